@@ -1,0 +1,49 @@
+// sqlock::error — the one exception type sqlock throws.
+//
+// Every failure carries a category so callers can act on it without parsing
+// messages: retry later on `busy`, give up on `timeout`, stop the protected
+// work on `lost`, page someone on `connection`, fix the setup on
+// `configuration`, fix the caller on `invalid_argument`. The backend's own
+// code (a PostgreSQL SQLSTATE such as "42P01", or an SQLite result code name
+// such as "SQLITE_BUSY") is available without including any backend header.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sqlock {
+
+/// What kind of failure an `error` reports.
+enum class errc {
+    busy,              ///< the lock is held by someone else
+    timeout,           ///< a wait (for a lock or a pooled connection) ran out
+    lost,              ///< our lock is gone: expired and taken over, or deleted
+    connection,        ///< the database cannot be reached or the link broke
+    configuration,     ///< bad URL scheme, missing table, missing privileges, ...
+    invalid_argument,  ///< a bad name, duration, table name or option
+    backend,           ///< any other database error (see backend_code())
+};
+
+/// Stable lower-case name of a category ("busy", "timeout", ...).
+const char* to_string(errc category) noexcept;
+
+/// error
+///
+/// The root of everything sqlock throws. Messages are one line, name the lock
+/// and the database where relevant, and never contain a password.
+class error : public std::runtime_error {
+public:
+    error(errc category, const std::string& message, std::string backend_code = {});
+
+    /// The failure's category.
+    errc category() const noexcept { return category_; }
+
+    /// The backend's own code (SQLSTATE or SQLite code name); empty when none.
+    const std::string& backend_code() const noexcept { return backend_code_; }
+
+private:
+    errc category_;
+    std::string backend_code_;
+};
+
+}  // namespace sqlock

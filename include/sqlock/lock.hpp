@@ -1,0 +1,101 @@
+// sqlock::Lock — a held lock: an RAII guard over one row of the lock table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sqlock/duration.hpp"
+#include "sqlock/error.hpp"
+
+namespace sqlock {
+
+namespace detail {
+struct LockState;
+class Acquirer;
+}
+
+/// Lock
+///
+/// Obtained from `Locker::lock()`, `try_lock()` or `acquire_slot()`. The
+/// destructor releases the lock and never throws: a failed release is passed
+/// to the release error handler (see `set_release_error_handler`). Call
+/// `release()` to release early and see failures as exceptions; after that the
+/// destructor does nothing.
+///
+/// Release and renew touch the row only while it is still this holder's (its
+/// id *and* its `locked_by`, which carries a random owner token, match): a
+/// stale handle can never release or extend somebody else's lock. A Lock
+/// destroyed in a forked child leaves the parent's lock alone.
+///
+/// Thread safety: a Lock may be used from one thread at a time; its heartbeat
+/// (if any) runs on its own thread and is synchronised internally.
+///
+///     sqlock::Locker locker("sqlite:///var/lib/app/locks.db");
+///     if (auto lock = locker.try_lock("nightly-report")) {
+///         run_report(lock->id());  // id() is a fencing token
+///     }                            // released here
+class Lock {
+public:
+    Lock(Lock&&) noexcept;
+    Lock& operator=(Lock&&) noexcept;
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+    ~Lock();
+
+    /// The name asked for (for a semaphore slot, without the slot suffix).
+    const std::string& name() const;
+    /// The row's `lockstring` ("name", or "name#N" for slot N).
+    const std::string& lockstring() const;
+    /// Semaphore slot number, 1-based; 0 for a plain lock.
+    int slot() const;
+    /// Fencing token: the row id, strictly increasing and never reused within
+    /// a table. Pass it to the resource you protect and have it reject
+    /// requests carrying a smaller token than the largest it has seen.
+    std::int64_t id() const;
+    /// When the lock was taken, UTC text from the database clock.
+    std::string created() const;
+    /// When the lease ends, UTC text from the database clock (updated by renew).
+    std::string expires() const;
+    /// The `locked_by` JSON stored in the row.
+    const std::string& locked_by() const;
+    /// The random owner token stored in `locked_by` ("guid").
+    const std::string& owner_token() const;
+
+    /// Extends the lease to `lease` from the database's now. Throws
+    /// `errc::lost` if the row is no longer ours, `errc::invalid_argument` for
+    /// a bad lease, or a connection/backend error.
+    void renew(duration lease);
+    /// Extends the lease by the length it was acquired with.
+    void renew();
+
+    /// Asks the database whether the row is still ours. False once lost.
+    bool held() const;
+    /// True once a heartbeat or an operation found the lock lost (no query).
+    bool lost() const noexcept;
+
+    /// Releases now. Throws `errc::lost` if the lock was no longer ours, or a
+    /// connection/backend error. A second call is a no-op.
+    void release();
+    /// True until released (or moved from).
+    bool active() const noexcept;
+
+private:
+    friend class Locker;
+    friend class detail::Acquirer;
+    explicit Lock(std::shared_ptr<detail::LockState> state);
+    void release_quietly() noexcept;
+
+    std::shared_ptr<detail::LockState> state_;
+};
+
+/// Receives failures of releases done by Lock destructors.
+using release_error_handler = std::function<void(const error&)>;
+
+/// Replaces the process-wide handler for failed releases in destructors.
+/// The default writes one line to stderr. Returns the previous handler.
+/// Passing an empty function restores the default. Thread-safe.
+release_error_handler set_release_error_handler(release_error_handler handler);
+
+}  // namespace sqlock

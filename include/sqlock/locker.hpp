@@ -1,0 +1,102 @@
+// sqlock::Locker — the front class: a lock table in a database, chosen by URL.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sqlock/lock.hpp"
+#include "sqlock/lock_info.hpp"
+#include "sqlock/options.hpp"
+
+namespace sqlock {
+
+namespace detail {
+struct LockerState;
+}
+
+/// Locker
+///
+/// Opens the lock table named by a URL:
+///   - `sqlite:///abs/path/locks.db`, `sqlite:relative/path.db` (embedded);
+///   - `postgresql://user:pass@host:port/db?...` or `postgres://...`, passed
+///     to libpq as it is (PG* environment variables and ~/.pgpass apply);
+///   - empty: `$SQLOCK_DB`, else the embedded default
+///     `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
+///
+/// Every time value comes from the database clock, so clients with skewed
+/// clocks agree. Connections are opened lazily; a bad URL or unknown scheme is
+/// reported by the constructor.
+///
+/// Thread safety: a Locker may be shared by any number of threads. It keeps a
+/// small pool of connections (LockerOptions::pool_size), handed out most
+/// recently used first to threads in the order they asked; a thread that
+/// cannot get one within pool_timeout gets `errc::timeout` naming the pool's
+/// size and how many connections are busy. Locks may outlive their Locker.
+class Locker {
+public:
+    /// Throws `errc::configuration` for an unknown scheme or a backend that was
+    /// not compiled in, `errc::invalid_argument` for a bad table name or URL.
+    explicit Locker(const std::string& url = {}, LockerOptions options = {});
+    Locker(Locker&&) noexcept;
+    Locker& operator=(Locker&&) noexcept;
+    Locker(const Locker&) = delete;
+    Locker& operator=(const Locker&) = delete;
+    ~Locker();
+
+    /// The URL used when none is given: $SQLOCK_DB, else the embedded default.
+    static std::string default_url();
+
+    /// Creates the lock table and its index if missing (idempotent).
+    void init();
+
+    /// Takes `name` if it is free or its holder's lease has run out (an expired
+    /// row is taken over atomically, with a new id). Returns nullopt if held.
+    /// Throws `errc::invalid_argument` for a bad name or option; with
+    /// `reentrant` off, `errc::busy` if this thread already holds it here.
+    std::optional<Lock> try_lock(const std::string& name, const LockOptions& options = {});
+
+    /// Like try_lock(), waiting up to `options.wait` (or forever with
+    /// `wait_forever`). Throws `errc::busy` naming the holder when the wait is
+    /// zero, `errc::timeout` naming the holder and its expiry when it ran out.
+    Lock lock(const std::string& name, const LockOptions& options = {});
+
+    /// Counting semaphore: takes the lowest free slot among 1..capacity of
+    /// `name` (each slot is a row "name#N"). Returns nullopt if all are held.
+    std::optional<Lock> try_acquire_slot(const std::string& name, int capacity,
+                                         const LockOptions& options = {});
+    /// Like try_acquire_slot(), waiting as lock() does.
+    Lock acquire_slot(const std::string& name, int capacity, const LockOptions& options = {});
+
+    /// Deletes expired rows in batches of `batch_size` (each its own short
+    /// transaction) and returns how many were deleted.
+    std::size_t purge_expired(std::size_t batch_size = 1000);
+
+    /// All rows, or those whose name starts with `prefix`, ordered by name.
+    std::vector<LockInfo> list(const std::string& prefix = {});
+    /// Only the expired rows (what purge_expired() would delete now).
+    std::vector<LockInfo> list_expired();
+    /// The row named `name` (a lockstring), if any.
+    std::optional<LockInfo> show(const std::string& name);
+
+    /// Releases `name` if its owner token is `token`; returns the row it
+    /// deleted. nullopt if there is no such row. Throws `errc::lost` if the
+    /// row belongs to another holder.
+    std::optional<LockInfo> release(const std::string& name, const std::string& token);
+    /// Deletes `name` whoever holds it; returns the row it deleted, if any.
+    std::optional<LockInfo> force_release(const std::string& name);
+
+    /// The database URL with any password replaced by "***".
+    std::string url() const;
+    /// "sqlite" or "postgresql".
+    std::string backend_name() const;
+    /// The table name as given.
+    const std::string& table() const;
+
+private:
+    std::shared_ptr<detail::LockerState> state_;
+};
+
+}  // namespace sqlock

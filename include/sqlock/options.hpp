@@ -1,0 +1,62 @@
+// Options for acquiring locks and for opening a Locker.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock {
+
+/// Called (from a heartbeat thread) when a held lock turns out to be lost.
+/// Arguments: the lock's name and its id (fencing token).
+using lost_handler = std::function<void(const std::string& name, std::int64_t id)>;
+
+/// LockOptions
+///
+/// How to acquire one lock. An aggregate, so C++20-style designated
+/// initializers read well: `locker.lock("job", {.expires = 10min, .wait = 30s})`.
+struct LockOptions {
+    /// Lease length: the lock stops counting this long after it was taken
+    /// (or last renewed). Must be > 0 and at most 366 days.
+    duration expires = std::chrono::hours(1);
+    /// How long lock() waits for a held lock. Zero means try once.
+    duration wait = duration::zero();
+    /// Wait without a deadline. Must be asked for explicitly; ignores `wait`.
+    bool wait_forever = false;
+    /// On release keep the row until created + min_hold, so that a redundant
+    /// host whose cron fires a little later does not run a fast job again.
+    duration min_hold = duration::zero();
+    /// Renew the lease from a background thread at a third of its length.
+    bool heartbeat = false;
+    /// Called once if the heartbeat finds the lock lost.
+    lost_handler on_lost;
+    /// Allow the same thread to take a lock it already holds through the same
+    /// Locker; nested holds are counted and the last release releases.
+    /// Without it such an attempt fails fast with `errc::busy`.
+    bool reentrant = false;
+    /// Extra caller metadata stored in `locked_by` under "meta".
+    std::map<std::string, std::string> metadata;
+};
+
+/// LockerOptions
+///
+/// How to open a Locker.
+struct LockerOptions {
+    /// Lock table name: an SQL identifier, optionally schema-qualified on
+    /// PostgreSQL ("ops.locks"). Validated, always quoted.
+    std::string table = "sqlock_locks";
+    /// Most database connections the Locker opens at once.
+    std::size_t pool_size = 4;
+    /// How long a thread waits for a pooled connection before `errc::timeout`.
+    duration pool_timeout = std::chrono::seconds(30);
+    /// Create the table on first use. Defaults to on for the embedded SQLite
+    /// default database and off elsewhere (there, run `sqlock init`).
+    enum class auto_init_mode { when_default, always, never };
+    auto_init_mode auto_init = auto_init_mode::when_default;
+};
+
+}  // namespace sqlock

@@ -1,0 +1,10 @@
+// sqlock — named locks and counting semaphores stored as rows in a SQL table.
+#pragma once
+
+#include "sqlock/config.hpp"
+#include "sqlock/duration.hpp"
+#include "sqlock/error.hpp"
+#include "sqlock/lock.hpp"
+#include "sqlock/lock_info.hpp"
+#include "sqlock/locker.hpp"
+#include "sqlock/options.hpp"

@@ -1,0 +1,113 @@
+// The backend contract: what every database must do for sqlock.
+//
+// A Backend is created once per Locker from its URL and creates Connections
+// for the Locker's pool. A Connection is used by one thread at a time (the
+// pool guarantees it). Every time value is computed by the database; the
+// client's clock is never consulted for anything stored or compared.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock::detail {
+
+/// One row of the lock table, as read back from the database.
+struct Row {
+    std::int64_t id = 0;
+    std::string lockstring;
+    std::string created;  // UTC "YYYY-MM-DD HH:MM:SS.mmm"
+    std::string expires;  // same
+    std::string locked_by;
+    double seconds_left = 0.0;  // expires - database now
+};
+
+/// Outcome of one acquisition attempt.
+struct AcquireResult {
+    std::optional<Row> acquired;  // our new row, when we got the lock
+    std::optional<Row> holder;    // the current holder's row, when we did not (if known)
+};
+
+enum class ReleaseOutcome {
+    released,  // row deleted
+    kept,      // row kept until created + min_hold (min_hold not yet over)
+    lost,      // no row with this id and locked_by: not ours any more
+};
+
+class Connection {
+public:
+    virtual ~Connection() = default;
+
+    /// Creates the table and index if missing.
+    virtual void init_schema() = 0;
+
+    /// Inserts `lockstring`, or takes over its row if expired (new id). One
+    /// atomic step. When held, fills `holder` if it can do so cheaply.
+    virtual AcquireResult try_acquire(const std::string& lockstring, duration lease,
+                                      const std::string& locked_by) = 0;
+
+    /// Semaphore: the lowest free (or expired) slot of `name` among
+    /// 1..capacity, each slot a row `slot_lockstring(name, n)`. The default
+    /// tries them in order with try_acquire(); backends may do better.
+    virtual AcquireResult try_acquire_slot(const std::string& name, int capacity,
+                                           duration lease, const std::string& locked_by,
+                                           int* slot_out);
+
+    /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
+    /// shortens its expiry to created + min_hold while that is still ahead.
+    virtual ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
+                                   duration min_hold) = 0;
+
+    /// Sets expires = now + lease if (id, locked_by) match and the row has not
+    /// expired; returns the updated row, or nullopt when the lock is lost.
+    virtual std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
+                                     duration lease) = 0;
+
+    /// True if the row (id, locked_by) exists and has not expired.
+    virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;
+
+    /// Deletes at most `batch` expired rows in one short transaction.
+    virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
+
+    /// Rows whose lockstring starts with `prefix` (all if empty), by name.
+    virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
+
+    /// The row named `lockstring`, if any.
+    virtual std::optional<Row> find(const std::string& lockstring) = 0;
+
+    /// Deletes the row with this id and exact locked_by; returns whether it did.
+    virtual bool delete_exact(std::int64_t id, const std::string& locked_by) = 0;
+};
+
+/// Push notifications of releases, for backends that have them (PostgreSQL
+/// LISTEN/NOTIFY). Used from a single thread.
+class ReleaseListener {
+public:
+    virtual ~ReleaseListener() = default;
+    /// Starts listening; after it returns, every later release is reported.
+    virtual void listen() = 0;
+    /// Waits up to `timeout`; returns the lockstrings released meanwhile
+    /// (empty on timeout). Throws sqlock::error on connection failure.
+    virtual std::vector<std::string> await(duration timeout) = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::unique_ptr<Connection> connect() = 0;
+    /// Null for backends that cannot push release events; waiters then poll
+    /// with capped exponential backoff and jitter.
+    virtual std::unique_ptr<ReleaseListener> listen() { return nullptr; }
+    virtual std::string name() const = 0;
+};
+
+/// "name#N": the row of slot N of semaphore `name`.
+std::string slot_lockstring(const std::string& name, int slot);
+
+}  // namespace sqlock::detail

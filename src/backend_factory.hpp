@@ -1,0 +1,16 @@
+// Choosing a backend from a parsed URL.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+#include "url.hpp"
+
+namespace sqlock::detail {
+
+/// The backend for `url`'s scheme. Throws errc::configuration when that
+/// backend was not compiled in, errc::invalid_argument for a bad table name.
+std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table);
+
+}  // namespace sqlock::detail

@@ -1,0 +1,16 @@
+// The PostgreSQL backend: locks shared by many hosts, via libpqxx.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+#include "url.hpp"
+
+namespace sqlock::detail {
+
+/// Creates the PostgreSQL backend for `url` (passed to libpq as it is) and
+/// `table` (validated; may be schema-qualified).
+std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table);
+
+}  // namespace sqlock::detail

@@ -1,0 +1,311 @@
+// SQLite done right for several processes:
+//   - WAL journal, so readers never block the writer and vice versa;
+//   - a busy timeout, so writers queue instead of failing;
+//   - only single-statement autocommit writes or BEGIN IMMEDIATE
+//     transactions: a deferred transaction that upgrades from read to write
+//     can fail with SQLITE_BUSY at once, without waiting, which would hand
+//     callers errors they did not cause;
+//   - prepared statements cached per connection.
+#include "sqlite_backend.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "schema.hpp"
+#include "sqlite_error.hpp"
+#include "sqlite_statement.hpp"
+#include "sqlock/error.hpp"
+#include "validate.hpp"
+
+namespace sqlock::detail {
+namespace {
+
+using sqlite::Statement;
+
+// 'now' is fixed for the duration of one sqlite3_step(), so every time in a
+// statement agrees.
+constexpr const char* now_sql = "strftime('%Y-%m-%d %H:%M:%f','now')";
+constexpr const char* columns_sql =
+    "id, lockstring, created, expires, locked_by, "
+    "(julianday(expires) - julianday('now')) * 86400.0";
+
+// A lease as an SQLite date modifier: "+3600.250 seconds".
+std::string seconds_modifier(duration d) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "+%lld.%03lld seconds", static_cast<long long>(d.count() / 1000),
+                  static_cast<long long>(d.count() % 1000));
+    return buf;
+}
+
+Row read_row(const Statement& st) {
+    Row r;
+    r.id = st.column_int64(0);
+    r.lockstring = st.column_text(1);
+    r.created = st.column_text(2);
+    r.expires = st.column_text(3);
+    r.locked_by = st.column_text(4);
+    r.seconds_left = st.column_double(5);
+    return r;
+}
+
+void make_private_directory(const std::string& path) {
+    // mkdir -p with mode 0700 for every component we create.
+    std::size_t pos = 1;
+    while ((pos = path.find('/', pos)) != std::string::npos) {
+        std::string dir = path.substr(0, pos);
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+            throw error(errc::connection,
+                        "cannot create directory '" + dir + "': " + std::strerror(errno));
+        ++pos;
+    }
+}
+
+class SqliteConnection final : public Connection {
+public:
+    SqliteConnection(const DatabaseUrl& url, const std::string& table)
+        : path_(url.sqlite_path),
+          table_(quote_table_name(table)),
+          index_(quote_table_name(table_basename(table) + "_expires_idx")),
+          table_unqualified_(table) {
+        if (url.is_embedded_default) {
+            make_private_directory(path_);
+            int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+            if (fd >= 0) ::close(fd);
+        }
+        int rc = sqlite3_open_v2(path_.c_str(), &db_,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+        if (rc != SQLITE_OK) {
+            std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+            sqlite3_close_v2(db_);
+            db_ = nullptr;
+            throw error(errc::connection,
+                        "cannot open SQLite database '" + path_ + "': " + msg +
+                            " (does the directory exist and is it accessible?)",
+                        sqlite::code_name(rc));
+        }
+        sqlite::set_error_database_name(db_, "SQLite database '" + path_ + "'");
+        sqlite3_extended_result_codes(db_, 1);
+        long busy_ms = 10000;
+        auto it = url.params.find("busy_timeout");
+        if (it != url.params.end()) {
+            char* end = nullptr;
+            busy_ms = std::strtol(it->second.c_str(), &end, 10);
+            if (it->second.empty() || *end || busy_ms < 0 || busy_ms > 3600000) {
+                close();
+                throw error(errc::invalid_argument,
+                            "busy_timeout must be milliseconds between 0 and 3600000");
+            }
+        }
+        for (const auto& [key, value] : url.params) {
+            if (key != "busy_timeout") {
+                close();
+                throw error(errc::invalid_argument,
+                            "unknown SQLite URL parameter '" + printable(key) +
+                                "' (known: busy_timeout)");
+            }
+        }
+        sqlite3_busy_timeout(db_, static_cast<int>(busy_ms));
+        try {
+            exec("PRAGMA journal_mode=WAL", "enabling WAL");
+            exec("PRAGMA synchronous=NORMAL", "setting synchronous");
+        } catch (...) {
+            close();
+            throw;
+        }
+    }
+
+    ~SqliteConnection() override { close(); }
+
+    void init_schema() override {
+        std::string sql = substitute(sqlite_schema_sql, "table", table_);
+        sql = substitute(sql, "index", index_);
+        sql = substitute(sql, "table_unqualified", table_);
+        exec(sql, "creating the lock table");
+    }
+
+    AcquireResult try_acquire(const std::string& lockstring, duration lease,
+                              const std::string& locked_by) override {
+        // Common case: the name is free; one autocommit statement.
+        if (auto row = insert(lockstring, lease, locked_by)) return {std::move(row), {}};
+        // Held: take it over if expired, atomically, under the write lock.
+        Transaction tx(*this);
+        {
+            Statement del = prepare("DELETE FROM " + table_ +
+                                    " WHERE lockstring = ?1 AND expires <= " + now_sql);
+            del.bind(1, lockstring).step();
+        }
+        AcquireResult result;
+        if (sqlite3_changes(db_) > 0) result.acquired = insert(lockstring, lease, locked_by);
+        if (!result.acquired) result.holder = find(lockstring);
+        tx.commit();
+        return result;
+    }
+
+    ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
+                           duration min_hold) override {
+        if (min_hold > duration::zero()) {
+            Statement keep =
+                prepare("UPDATE " + table_ +
+                        " SET expires = strftime('%Y-%m-%d %H:%M:%f', created, ?3)"
+                        " WHERE id = ?1 AND locked_by = ?2"
+                        " AND strftime('%Y-%m-%d %H:%M:%f', created, ?3) > " + now_sql);
+            keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
+            if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
+        }
+        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+    }
+
+    std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
+                             duration lease) override {
+        Statement st = prepare("UPDATE " + table_ + " SET expires = strftime('%Y-%m-%d %H:%M:%f'," +
+                               "'now', ?3) WHERE id = ?1 AND locked_by = ?2 AND expires > " +
+                               now_sql + " RETURNING " + columns_sql);
+        st.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(lease));
+        if (!st.step()) return std::nullopt;
+        Row row = read_row(st);
+        while (st.step()) {
+        }
+        return row;
+    }
+
+    bool is_held(std::int64_t id, const std::string& locked_by) override {
+        Statement st = prepare("SELECT 1 FROM " + table_ +
+                               " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now_sql);
+        st.bind(1, id).bind(2, locked_by);
+        return st.step();
+    }
+
+    std::size_t purge_expired_batch(std::size_t batch) override {
+        Statement st = prepare("DELETE FROM " + table_ + " WHERE id IN (SELECT id FROM " + table_ +
+                               " WHERE expires <= " + now_sql + " LIMIT ?1)");
+        st.bind(1, static_cast<std::int64_t>(batch)).step();
+        return static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+
+    std::vector<Row> list(const std::string& prefix, bool expired_only) override {
+        // substr() compares the prefix literally: no LIKE wildcards to escape.
+        Statement st = prepare(std::string("SELECT ") + columns_sql + " FROM " + table_ +
+                               " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
+                               " AND (?2 = 0 OR expires <= " + now_sql + ") ORDER BY lockstring");
+        st.bind(1, prefix).bind(2, static_cast<std::int64_t>(expired_only ? 1 : 0));
+        std::vector<Row> rows;
+        while (st.step()) rows.push_back(read_row(st));
+        return rows;
+    }
+
+    std::optional<Row> find(const std::string& lockstring) override {
+        Statement st = prepare(std::string("SELECT ") + columns_sql + " FROM " + table_ +
+                               " WHERE lockstring = ?1");
+        st.bind(1, lockstring);
+        if (!st.step()) return std::nullopt;
+        return read_row(st);
+    }
+
+    bool delete_exact(std::int64_t id, const std::string& locked_by) override {
+        Statement st = prepare("DELETE FROM " + table_ + " WHERE id = ?1 AND coalesce(locked_by, '') = ?2");
+        st.bind(1, id).bind(2, locked_by).step();
+        return sqlite3_changes(db_) > 0;
+    }
+
+private:
+    // BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
+    // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
+    class Transaction {
+    public:
+        explicit Transaction(SqliteConnection& c) : c_(c) {
+            c_.exec("BEGIN IMMEDIATE", "starting a write transaction");
+        }
+        void commit() {
+            c_.exec("COMMIT", "committing");
+            done_ = true;
+        }
+        ~Transaction() {
+            if (!done_) sqlite3_exec(c_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+
+    private:
+        SqliteConnection& c_;
+        bool done_ = false;
+    };
+
+    std::optional<Row> insert(const std::string& lockstring, duration lease,
+                              const std::string& locked_by) {
+        Statement st = prepare("INSERT INTO " + table_ +
+                               " (lockstring, created, expires, locked_by) VALUES (?1, " + now_sql +
+                               ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)"
+                               " ON CONFLICT (lockstring) DO NOTHING RETURNING " + columns_sql);
+        st.bind(1, lockstring).bind(2, seconds_modifier(lease)).bind(3, locked_by);
+        if (!st.step()) return std::nullopt;
+        Row row = read_row(st);
+        while (st.step()) {
+        }
+        return row;
+    }
+
+    Statement prepare(const std::string& sql) {
+        auto it = cache_.find(sql);
+        if (it == cache_.end()) {
+            sqlite3_stmt* stmt = nullptr;
+            int rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
+                                        nullptr);
+            if (rc != SQLITE_OK) sqlite::throw_sqlite_error(db_, rc, "preparing a statement");
+            it = cache_.emplace(sql, stmt).first;
+        }
+        return Statement(db_, it->second);
+    }
+
+    void exec(const std::string& sql, const char* what) {
+        char* message = nullptr;
+        int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+        sqlite3_free(message);
+        if (rc != SQLITE_OK) sqlite::throw_sqlite_error(db_, rc, what);
+    }
+
+    void close() noexcept {
+        for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+        cache_.clear();
+        if (db_) {
+            sqlite::set_error_database_name(db_, "");
+            sqlite3_close_v2(db_);
+            db_ = nullptr;
+        }
+    }
+
+    std::string path_;
+    std::string table_;
+    std::string index_;
+    std::string table_unqualified_;
+    sqlite3* db_ = nullptr;
+    std::unordered_map<std::string, sqlite3_stmt*> cache_;
+};
+
+class SqliteBackend final : public Backend {
+public:
+    SqliteBackend(DatabaseUrl url, std::string table)
+        : url_(std::move(url)), table_(std::move(table)) {}
+    std::unique_ptr<Connection> connect() override {
+        return std::make_unique<SqliteConnection>(url_, table_);
+    }
+    std::string name() const override { return "sqlite"; }
+
+private:
+    DatabaseUrl url_;
+    std::string table_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_sqlite_backend(const DatabaseUrl& url, const std::string& table) {
+    validate_table_name(table, /*allow_schema=*/false);
+    return std::make_unique<SqliteBackend>(url, table);
+}
+
+}  // namespace sqlock::detail

@@ -1,0 +1,76 @@
+#include "connection_pool.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail {
+
+ConnectionPool::ConnectionPool(factory make, std::size_t max_size, duration checkout_timeout)
+    : make_(std::move(make)), max_size_(max_size ? max_size : 1), timeout_(checkout_timeout) {}
+
+ConnectionPool::~ConnectionPool() = default;
+
+ConnectionPool::Handle::~Handle() {
+    if (conn_) pool_->give_back(std::move(conn_));
+}
+
+void ConnectionPool::Handle::discard() noexcept {
+    if (!conn_) return;
+    conn_.reset();
+    pool_->forget_one();
+}
+
+ConnectionPool::Handle ConnectionPool::checkout() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t ticket = next_ticket_++;
+    waiting_.push_back(ticket);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    // Served in arrival order: a thread proceeds only when it is first in
+    // line and a connection is idle or may still be opened.
+    auto ready = [&] { return waiting_.front() == ticket && (!idle_.empty() || open_ < max_size_); };
+    bool got_turn = cv_.wait_until(lock, deadline, ready);
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), ticket));
+    cv_.notify_all();  // the next in line may be able to go now
+    if (!got_turn) {
+        std::size_t busy = open_ - idle_.size();
+        throw error(errc::timeout, "no database connection free after " +
+                                       format_duration(timeout_) + ": pool size " +
+                                       std::to_string(max_size_) + ", " + std::to_string(busy) +
+                                       " busy");
+    }
+    std::unique_ptr<Connection> conn;
+    if (!idle_.empty()) {
+        conn = std::move(idle_.back());
+        idle_.pop_back();
+        return Handle(this, std::move(conn));
+    }
+    ++open_;
+    lock.unlock();
+    try {
+        conn = make_();
+    } catch (...) {
+        forget_one();
+        throw;
+    }
+    return Handle(this, std::move(conn));
+}
+
+void ConnectionPool::give_back(std::unique_ptr<Connection> c) noexcept {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        idle_.push_back(std::move(c));
+    }
+    cv_.notify_all();
+}
+
+void ConnectionPool::forget_one() noexcept {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        --open_;
+    }
+    cv_.notify_all();
+}
+
+}  // namespace sqlock::detail

@@ -1,0 +1,192 @@
+#include "sqlock/lock.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "lock_state.hpp"
+#include "validate.hpp"
+
+namespace sqlock {
+namespace {
+
+std::mutex handler_mutex;
+release_error_handler& handler_slot() {
+    static release_error_handler handler;
+    return handler;
+}
+
+void report_release_error(const error& e) noexcept {
+    release_error_handler handler;
+    {
+        std::lock_guard<std::mutex> guard(handler_mutex);
+        handler = handler_slot();
+    }
+    try {
+        if (handler)
+            handler(e);
+        else
+            std::fprintf(stderr, "sqlock: release failed (%s): %s\n", to_string(e.category()),
+                         e.what());
+    } catch (...) {
+        // A handler that throws must not escape a destructor.
+    }
+}
+
+}  // namespace
+
+release_error_handler set_release_error_handler(release_error_handler handler) {
+    std::lock_guard<std::mutex> guard(handler_mutex);
+    release_error_handler previous = std::move(handler_slot());
+    handler_slot() = std::move(handler);
+    return previous;
+}
+
+namespace detail {
+
+void LockState::mark_lost() noexcept {
+    if (lost.exchange(true)) return;
+    if (on_lost) {
+        try {
+            on_lost(name, id);
+        } catch (...) {
+        }
+    }
+}
+
+void LockState::detach() noexcept {
+    if (heartbeat) heartbeat->stop();
+    std::lock_guard<std::mutex> guard(locker->holds_mutex);
+    auto it = locker->holds.find(lockstring);
+    if (it != locker->holds.end()) {
+        auto current = it->second.lock();
+        if (!current || current.get() == this) locker->holds.erase(it);
+    }
+}
+
+void LockState::release_row() {
+    detach();
+    ReleaseOutcome outcome = locker->pool->with(
+        [&](Connection& c) { return c.release(id, locked_by, min_hold); });
+    if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);
+    if (outcome == ReleaseOutcome::lost) {
+        lost = true;
+        throw error(errc::lost, "lock '" + printable(lockstring) + "' (id " + std::to_string(id) +
+                                    ") was no longer ours at release: it expired and was taken "
+                                    "over or deleted [" + locker->url.redacted + "]");
+    }
+}
+
+LockState::~LockState() {
+    if (heartbeat) {
+        if (getpid() != pid)
+            heartbeat->abandon();
+        else
+            heartbeat->stop();
+    }
+}
+
+}  // namespace detail
+
+Lock::Lock(std::shared_ptr<detail::LockState> state) : state_(std::move(state)) {}
+Lock::Lock(Lock&&) noexcept = default;
+
+Lock& Lock::operator=(Lock&& other) noexcept {
+    if (this != &other) {
+        release_quietly();
+        state_ = std::move(other.state_);
+    }
+    return *this;
+}
+
+Lock::~Lock() { release_quietly(); }
+
+void Lock::release_quietly() noexcept {
+    if (!state_) return;
+    try {
+        release();
+    } catch (const error& e) {
+        report_release_error(e);
+    } catch (const std::exception& e) {
+        report_release_error(error(errc::backend, e.what()));
+    } catch (...) {
+        report_release_error(error(errc::backend, "unknown failure during release"));
+    }
+    state_.reset();
+}
+
+static const detail::LockState& checked(const std::shared_ptr<detail::LockState>& s) {
+    if (!s) throw error(errc::invalid_argument, "use of a released or moved-from sqlock::Lock");
+    return *s;
+}
+
+const std::string& Lock::name() const { return checked(state_).name; }
+const std::string& Lock::lockstring() const { return checked(state_).lockstring; }
+int Lock::slot() const { return checked(state_).slot; }
+std::int64_t Lock::id() const { return checked(state_).id; }
+const std::string& Lock::locked_by() const { return checked(state_).locked_by; }
+const std::string& Lock::owner_token() const { return checked(state_).token; }
+
+std::string Lock::created() const {
+    const auto& s = checked(state_);
+    std::lock_guard<std::mutex> guard(s.mutex);
+    return s.created;
+}
+
+std::string Lock::expires() const {
+    const auto& s = checked(state_);
+    std::lock_guard<std::mutex> guard(s.mutex);
+    return s.expires;
+}
+
+void Lock::renew() { renew(checked(state_).lease); }
+
+void Lock::renew(duration lease) {
+    checked(state_);
+    detail::validate_lease(lease, "lease");
+    auto& s = *state_;
+    auto row = s.locker->pool->with(
+        [&](detail::Connection& c) { return c.renew(s.id, s.locked_by, lease); });
+    if (!row) {
+        s.mark_lost();
+        throw error(errc::lost, "lock '" + detail::printable(s.lockstring) + "' (id " +
+                                    std::to_string(s.id) +
+                                    ") is no longer ours: its lease ran out or it was taken over [" +
+                                    s.locker->url.redacted + "]");
+    }
+    std::lock_guard<std::mutex> guard(s.mutex);
+    s.expires = row->expires;
+}
+
+bool Lock::held() const {
+    const auto& s = checked(state_);
+    if (s.lost) return false;
+    bool ours = s.locker->pool->with(
+        [&](detail::Connection& c) { return c.is_held(s.id, s.locked_by); });
+    if (!ours) const_cast<detail::LockState&>(s).mark_lost();
+    return ours;
+}
+
+bool Lock::lost() const noexcept { return state_ && state_->lost.load(); }
+
+bool Lock::active() const noexcept { return state_ != nullptr; }
+
+void Lock::release() {
+    if (!state_) return;  // second call: no-op
+    std::shared_ptr<detail::LockState> s = std::move(state_);
+    // In a forked child: the lock belongs to the parent. Leave it alone.
+    if (getpid() != s->pid) return;
+    {
+        std::lock_guard<std::mutex> guard(s->locker->holds_mutex);
+        if (s->depth > 1) {
+            --s->depth;  // an outer re-entrant hold remains
+            return;
+        }
+        s->depth = 0;
+    }
+    if (s->released.exchange(true)) return;
+    s->release_row();
+}
+
+}  // namespace sqlock

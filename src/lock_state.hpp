@@ -1,0 +1,52 @@
+// The state behind a Lock handle (shared by nested re-entrant handles).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "heartbeat.hpp"
+#include "locker_state.hpp"
+#include "sqlock/options.hpp"
+
+namespace sqlock::detail {
+
+struct LockState {
+    std::shared_ptr<LockerState> locker;
+    std::string name;
+    std::string lockstring;
+    int slot = 0;
+    std::int64_t id = 0;
+    std::string locked_by;
+    std::string token;
+    duration lease{};
+    duration min_hold{};
+    pid_t pid = 0;  // the process that acquired; a forked child must not release
+    std::thread::id thread;
+    lost_handler on_lost;
+
+    mutable std::mutex mutex;  // guards created/expires/depth against the heartbeat
+    std::string created;
+    std::string expires;
+    int depth = 1;  // re-entrant nesting, guarded by locker->holds_mutex
+
+    std::atomic<bool> released{false};
+    std::atomic<bool> lost{false};
+    std::unique_ptr<Heartbeat> heartbeat;
+
+    /// Marks the lock lost and calls on_lost once. Never throws.
+    void mark_lost() noexcept;
+    /// Stops the heartbeat, removes the in-process hold record. Never throws.
+    void detach() noexcept;
+    /// The actual release (row delete or min-hold keep). Throws on failure.
+    void release_row();
+
+    ~LockState();
+};
+
+}  // namespace sqlock::detail

@@ -1,0 +1,381 @@
+#include "sqlock/locker.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "backend_factory.hpp"
+#include "lock_state.hpp"
+#include "owner.hpp"
+#include "validate.hpp"
+
+namespace sqlock {
+namespace detail {
+
+LockerState::~LockerState() {
+    if (getpid() != creator_pid) {
+        // A forked child must not close the parent's connections: closing a
+        // PostgreSQL socket would end the parent's session for it.
+        if (hub) hub->abandon();
+        (void)hub.release();
+        (void)pool.release();
+        (void)backend.release();
+    }
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+LockInfo to_info(const Row& row) {
+    LockInfo info;
+    info.id = row.id;
+    info.name = row.lockstring;
+    info.created = row.created;
+    info.expires = row.expires;
+    info.locked_by = row.locked_by;
+    info.holder = parse_holder(row.locked_by);
+    info.seconds_left = row.seconds_left;
+    return info;
+}
+
+std::string describe_expiry(double seconds_left) {
+    if (seconds_left <= 0) return "expired";
+    return "expires in " +
+           format_duration(duration(static_cast<std::int64_t>(std::ceil(seconds_left)) * 1000));
+}
+
+std::string holder_text(const std::optional<Row>& holder) {
+    if (!holder) return "another holder (just taken)";
+    LockInfo info = to_info(*holder);
+    return describe_holder(info) + ", " + describe_expiry(info.seconds_left) + " (" +
+           info.expires + " UTC)";
+}
+
+void validate_options(const LockOptions& o) {
+    validate_lease(o.expires, "lease (expires)");
+    validate_non_negative(o.wait, "wait");
+    validate_non_negative(o.min_hold, "min_hold");
+}
+
+// What one acquisition attempt is: a plain lock or a semaphore slot.
+struct Target {
+    std::string name;      // as asked for
+    std::string wait_key;  // ReleaseHub key
+    int capacity = 0;      // 0: plain lock
+};
+
+}  // namespace
+
+class Acquirer {
+public:
+    Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
+
+    void ensure_initialized() {
+        if (!s_->needs_init.load()) return;
+        std::lock_guard<std::mutex> guard(s_->init_mutex);
+        if (!s_->needs_init.load()) return;
+        s_->pool->with([](Connection& c) {
+            c.init_schema();
+            return 0;
+        });
+        s_->needs_init = false;
+    }
+
+    // Re-entrancy: the same thread asking again for a lock it holds through
+    // this Locker would wait on itself. Returns a nested hold when allowed.
+    std::shared_ptr<LockState> check_reentry(const std::string& lockstring,
+                                             const LockOptions& o) {
+        std::lock_guard<std::mutex> guard(s_->holds_mutex);
+        auto it = s_->holds.find(lockstring);
+        if (it == s_->holds.end()) return nullptr;
+        auto held = it->second.lock();
+        if (!held || held->depth == 0 || held->lost) return nullptr;
+        if (held->thread != std::this_thread::get_id()) return nullptr;  // others may wait
+        if (!o.reentrant)
+            throw error(errc::busy, "lock '" + printable(lockstring) + "' is already held by this "
+                                    "thread through this Locker (id " + std::to_string(held->id) +
+                                    "); waiting would wait on itself (set reentrant to nest) [" +
+                                    s_->url.redacted + "]");
+        ++held->depth;
+        return held;
+    }
+
+    std::optional<Lock> attempt_once(const Target& t, const LockOptions& o,
+                                      std::optional<Row>* holder) {
+        ensure_initialized();
+        Owner owner = make_owner(o.metadata);
+        int slot = 0;
+        AcquireResult r = s_->pool->with([&](Connection& c) {
+            if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by);
+            return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot);
+        });
+        if (!r.acquired) {
+            // A connection that broke after our insert committed, then a retry:
+            // the "holder" may be ourselves. Then the lock is ours after all.
+            if (r.holder && r.holder->locked_by == owner.locked_by) {
+                r.acquired = r.holder;
+            } else {
+                *holder = r.holder;
+                return std::nullopt;
+            }
+        }
+        auto st = std::make_shared<LockState>();
+        st->locker = s_;
+        st->name = t.name;
+        st->lockstring = r.acquired->lockstring;
+        st->slot = slot;
+        st->id = r.acquired->id;
+        st->locked_by = owner.locked_by;
+        st->token = owner.token;
+        st->lease = o.expires;
+        st->min_hold = o.min_hold;
+        st->pid = getpid();
+        st->thread = std::this_thread::get_id();
+        st->on_lost = o.on_lost;
+        st->created = r.acquired->created;
+        st->expires = r.acquired->expires;
+        {
+            std::lock_guard<std::mutex> guard(s_->holds_mutex);
+            s_->holds[st->lockstring] = st;
+        }
+        if (o.heartbeat) {
+            LockState* raw = st.get();
+            st->heartbeat = std::make_unique<Heartbeat>(
+                o.expires,
+                [raw] {
+                    auto row = raw->locker->pool->with([raw](Connection& c) {
+                        return c.renew(raw->id, raw->locked_by, raw->lease);
+                    });
+                    if (!row) return false;
+                    std::lock_guard<std::mutex> guard(raw->mutex);
+                    raw->expires = row->expires;
+                    return true;
+                },
+                [raw] { raw->mark_lost(); });
+        }
+        return Lock(std::move(st));
+    }
+
+    Lock acquire(const Target& t, const LockOptions& o) {
+        const bool waits = o.wait_forever || o.wait > duration::zero();
+        const auto start = clock::now();
+        const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
+        if (waits) s_->hub->start();
+        duration backoff(1);
+        std::mt19937 jitter(std::random_device{}());
+        for (;;) {
+            std::uint64_t mark = s_->hub->mark(t.wait_key);
+            std::optional<Row> holder;
+            if (auto lock = attempt_once(t, o, &holder)) return std::move(*lock);
+            const auto now = clock::now();
+            const std::string what = t.capacity ? "all " + std::to_string(t.capacity) +
+                                                      " slots of semaphore '" + printable(t.name) +
+                                                      "' are taken; first to free: "
+                                                : "lock '" + printable(t.name) + "' is held by ";
+            if (!waits)
+                throw error(errc::busy, what + holder_text(holder) + " [" + s_->url.redacted + "]");
+            if (now >= deadline)
+                throw error(errc::timeout,
+                            (t.capacity ? what : "lock '" + printable(t.name) + "' still held by ") +
+                                holder_text(holder) + ", after waiting " +
+                                format_duration(std::chrono::duration_cast<duration>(now - start)) +
+                                " [" + s_->url.redacted + "]");
+            // Sleep until a release wakes us, the holder's lease runs out, or
+            // the deadline. Without push notifications: capped exponential
+            // backoff with jitter, so many waiters do not poll in lockstep.
+            auto until = deadline;
+            if (holder && holder->seconds_left > 0) {
+                auto expiry = now + std::chrono::milliseconds(
+                                        static_cast<std::int64_t>(holder->seconds_left * 1000) + 1);
+                until = std::min(until, expiry);
+            }
+            if (s_->hub->pushes()) {
+                // Safety net against a missed notification: re-check now and then.
+                until = std::min(until, now + std::chrono::seconds(5));
+            } else {
+                std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
+                                                                   backoff.count());
+                until = std::min(until, now + duration(spread(jitter)));
+                backoff = std::min(backoff * 2, duration(100));
+            }
+            s_->hub->wait_after(t.wait_key, mark, until);
+        }
+    }
+
+private:
+    std::shared_ptr<LockerState> s_;
+};
+
+}  // namespace detail
+
+using detail::Acquirer;
+
+Locker::Locker(const std::string& url, LockerOptions options) {
+    auto s = std::make_shared<detail::LockerState>();
+    s->creator_pid = getpid();
+    s->url = detail::parse_database_url(url);
+    s->table = options.table;
+    s->options = options;
+    if (options.pool_size == 0 || options.pool_size > 1000)
+        throw error(errc::invalid_argument, "pool_size must be between 1 and 1000");
+    detail::validate_non_negative(options.pool_timeout, "pool_timeout");
+    s->backend = detail::make_backend(s->url, s->table);
+    detail::Backend* backend = s->backend.get();
+    s->pool = std::make_unique<detail::ConnectionPool>([backend] { return backend->connect(); },
+                                                       options.pool_size, options.pool_timeout);
+    s->hub = std::make_unique<detail::ReleaseHub>([backend] { return backend->listen(); });
+    using mode = LockerOptions::auto_init_mode;
+    s->needs_init = options.auto_init == mode::always ||
+                    (options.auto_init == mode::when_default && s->url.is_embedded_default);
+    state_ = std::move(s);
+}
+
+Locker::Locker(Locker&&) noexcept = default;
+Locker& Locker::operator=(Locker&&) noexcept = default;
+Locker::~Locker() = default;
+
+std::string Locker::default_url() {
+    const char* env = std::getenv("SQLOCK_DB");
+    if (env && *env) return env;
+    return "sqlite://" + detail::embedded_default_path();
+}
+
+void Locker::init() {
+    state_->pool->with([](detail::Connection& c) {
+        c.init_schema();
+        return 0;
+    });
+    state_->needs_init = false;
+}
+
+std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions& options) {
+    detail::validate_lock_name(name);
+    detail::validate_options(options);
+    Acquirer a(state_);
+    if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
+    std::optional<detail::Row> holder;
+    return a.attempt_once({name, name, 0}, options, &holder);
+}
+
+Lock Locker::lock(const std::string& name, const LockOptions& options) {
+    detail::validate_lock_name(name);
+    detail::validate_options(options);
+    Acquirer a(state_);
+    if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
+    return a.acquire({name, name, 0}, options);
+}
+
+static void validate_semaphore(const std::string& name, int capacity) {
+    detail::validate_lock_name(name);
+    if (capacity < 1 || capacity > 10000)
+        throw error(errc::invalid_argument,
+                    "semaphore capacity must be between 1 and 10000, got " +
+                        std::to_string(capacity));
+    std::string longest = detail::slot_lockstring(name, capacity);
+    if (longest.size() > detail::max_name_bytes)
+        throw error(errc::invalid_argument,
+                    "semaphore name too long: slot rows are named '" + detail::printable(longest) +
+                        "', which exceeds 128 bytes");
+}
+
+std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capacity,
+                                             const LockOptions& options) {
+    validate_semaphore(name, capacity);
+    detail::validate_options(options);
+    Acquirer a(state_);
+    std::optional<detail::Row> holder;
+    return a.attempt_once({name, name, capacity}, options, &holder);
+}
+
+Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
+    validate_semaphore(name, capacity);
+    detail::validate_options(options);
+    return Acquirer(state_).acquire({name, name, capacity}, options);
+}
+
+std::size_t Locker::purge_expired(std::size_t batch_size) {
+    if (batch_size == 0) throw error(errc::invalid_argument, "purge batch size must be positive");
+    Acquirer(state_).ensure_initialized();
+    std::size_t total = 0;
+    for (;;) {
+        std::size_t n = state_->pool->with(
+            [&](detail::Connection& c) { return c.purge_expired_batch(batch_size); });
+        total += n;
+        if (n < batch_size) return total;
+    }
+}
+
+std::vector<LockInfo> Locker::list(const std::string& prefix) {
+    Acquirer(state_).ensure_initialized();
+    auto rows = state_->pool->with([&](detail::Connection& c) { return c.list(prefix, false); });
+    std::vector<LockInfo> out;
+    out.reserve(rows.size());
+    for (const auto& r : rows) out.push_back(detail::to_info(r));
+    return out;
+}
+
+std::vector<LockInfo> Locker::list_expired() {
+    Acquirer(state_).ensure_initialized();
+    auto rows = state_->pool->with([&](detail::Connection& c) { return c.list("", true); });
+    std::vector<LockInfo> out;
+    for (const auto& r : rows) out.push_back(detail::to_info(r));
+    return out;
+}
+
+std::optional<LockInfo> Locker::show(const std::string& name) {
+    detail::validate_lock_name(name);
+    Acquirer(state_).ensure_initialized();
+    auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
+    if (!row) return std::nullopt;
+    return detail::to_info(*row);
+}
+
+std::optional<LockInfo> Locker::release(const std::string& name, const std::string& token) {
+    detail::validate_lock_name(name);
+    if (token.empty()) throw error(errc::invalid_argument, "owner token is empty");
+    auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
+    if (!row) return std::nullopt;
+    LockInfo info = detail::to_info(*row);
+    if (info.holder.guid != token)
+        throw error(errc::lost, "lock '" + detail::printable(name) + "' is held by " +
+                                    describe_holder(info) + ", not by owner token " +
+                                    detail::printable(token, 40) + " [" + state_->url.redacted +
+                                    "]");
+    // Delete exactly that row: if it changed hands meanwhile, nothing happens.
+    bool deleted = state_->pool->with(
+        [&](detail::Connection& c) { return c.delete_exact(info.id, info.locked_by); });
+    if (!deleted)
+        throw error(errc::lost, "lock '" + detail::printable(name) +
+                                    "' changed hands while being released [" +
+                                    state_->url.redacted + "]");
+    state_->hub->released(name);
+    return info;
+}
+
+std::optional<LockInfo> Locker::force_release(const std::string& name) {
+    detail::validate_lock_name(name);
+    for (int attempt = 0; attempt < 10; ++attempt) {
+        auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
+        if (!row) return std::nullopt;
+        // Delete exactly the row we looked at, so we can say whose it was.
+        bool deleted = state_->pool->with(
+            [&](detail::Connection& c) { return c.delete_exact(row->id, row->locked_by); });
+        if (deleted) {
+            state_->hub->released(name);
+            return detail::to_info(*row);
+        }
+    }
+    throw error(errc::busy, "lock '" + detail::printable(name) +
+                                "' keeps changing hands; force release gave up [" +
+                                state_->url.redacted + "]");
+}
+
+std::string Locker::url() const { return state_->url.redacted; }
+std::string Locker::backend_name() const { return state_->backend->name(); }
+const std::string& Locker::table() const { return state_->table; }
+
+}  // namespace sqlock

@@ -1,0 +1,43 @@
+// What a Locker shares with the Locks it hands out (they may outlive it).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "backend.hpp"
+#include "connection_pool.hpp"
+#include "release_hub.hpp"
+#include "sqlock/options.hpp"
+#include "url.hpp"
+
+namespace sqlock::detail {
+
+struct LockState;
+
+struct LockerState {
+    DatabaseUrl url;
+    std::string table;
+    LockerOptions options;
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<ConnectionPool> pool;
+    std::unique_ptr<ReleaseHub> hub;
+    std::atomic<bool> needs_init{false};
+    std::mutex init_mutex;
+    pid_t creator_pid;
+
+    // Locks this Locker holds, by lockstring: for fail-fast and re-entrant
+    // acquisition by the thread that already holds one.
+    std::mutex holds_mutex;
+    std::map<std::string, std::weak_ptr<LockState>> holds;
+
+    LockerState() = default;
+    ~LockerState();
+};
+
+}  // namespace sqlock::detail

@@ -1,0 +1,118 @@
+#include "owner.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <array>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "sqlock/error.hpp"
+#include "validate.hpp"
+
+namespace sqlock::detail {
+namespace {
+
+std::string host_name() {
+    std::array<char, 256> buf{};
+    if (gethostname(buf.data(), buf.size() - 1) != 0) return "unknown";
+    return buf.data();
+}
+
+std::string user_name() {
+    struct passwd pw{};
+    struct passwd* result = nullptr;
+    std::array<char, 1024> buf{};
+    if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &result) == 0 && result)
+        return result->pw_name;
+    return std::to_string(geteuid());
+}
+
+std::string program_name() {
+    std::ifstream comm("/proc/self/comm");
+    std::string name;
+    if (comm && std::getline(comm, name) && !name.empty()) return name;
+    return "unknown";
+}
+
+// Only valid UTF-8 goes into the JSON; anything else is shown escaped.
+std::string json_safe(const std::string& s) { return is_valid_utf8(s) ? s : printable(s, 256); }
+
+}  // namespace
+
+std::string random_token() {
+    // std::random_device reads the kernel's CSPRNG on Linux; a fork-safe
+    // per-process engine would repeat tokens in forked children.
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> guard(mutex);
+    std::random_device device;
+    static const char* hex = "0123456789abcdef";
+    std::string token;
+    for (int i = 0; i < 4; ++i) {
+        std::uint32_t word = device();
+        for (int k = 0; k < 8; ++k) token += hex[(word >> (k * 4)) & 0xF];
+    }
+    return token;
+}
+
+Owner make_owner(const std::map<std::string, std::string>& metadata) {
+    static const std::string host = host_name();
+    static const std::string user = user_name();
+    static const std::string program = program_name();
+    Owner owner;
+    owner.token = random_token();
+    nlohmann::json j = {
+        {"host", json_safe(host)},       {"pid", static_cast<long>(getpid())},
+        {"guid", owner.token},           {"user", json_safe(user)},
+        {"program", json_safe(program)}, {"by", "sqlock"},
+    };
+    if (!metadata.empty()) {
+        nlohmann::json meta = nlohmann::json::object();
+        for (const auto& [k, v] : metadata) {
+            if (!is_valid_utf8(k) || !is_valid_utf8(v))
+                throw error(errc::invalid_argument, "lock metadata must be valid UTF-8 (key '" +
+                                                        printable(k) + "')");
+            meta[k] = v;
+        }
+        j["meta"] = std::move(meta);
+    }
+    owner.locked_by = j.dump();
+    if (owner.locked_by.size() > 1024)
+        throw error(errc::invalid_argument,
+                    "lock metadata too large: locked_by would be " +
+                        std::to_string(owner.locked_by.size()) + " bytes, the limit is 1024");
+    return owner;
+}
+
+Holder parse_holder(const std::string& locked_by) noexcept {
+    Holder h;
+    try {
+        auto j = nlohmann::json::parse(locked_by, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object()) return h;
+        auto str = [&](const char* key) -> std::string {
+            auto it = j.find(key);
+            if (it == j.end()) return {};
+            if (it->is_string()) return it->get<std::string>();
+            if (it->is_number()) return it->dump();
+            return {};
+        };
+        h.host = str("host");
+        h.user = str("user");
+        h.program = str("program");
+        h.guid = str("guid");
+        auto pid = j.find("pid");
+        if (pid != j.end()) {
+            if (pid->is_number_integer())
+                h.pid = pid->get<long>();
+            else if (pid->is_string())
+                h.pid = std::strtol(pid->get<std::string>().c_str(), nullptr, 10);
+        }
+    } catch (...) {
+        // A lenient parser: whatever we could not read stays empty.
+    }
+    return h;
+}
+
+}  // namespace sqlock::detail

@@ -1,0 +1,28 @@
+// The `locked_by` JSON: who holds a lock.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sqlock/lock_info.hpp"
+
+namespace sqlock::detail {
+
+struct Owner {
+    std::string token;      // random guid, the owner token
+    std::string locked_by;  // the JSON text stored in the row
+};
+
+/// Builds a fresh owner for this process: host, pid, a new random guid, user,
+/// program, and the caller's metadata under "meta". DBIx::Locker stores JSON
+/// with host, guid and pid too, so each can read the other's rows.
+/// Throws errc::invalid_argument if the result exceeds 1024 bytes.
+Owner make_owner(const std::map<std::string, std::string>& metadata);
+
+/// Parses a `locked_by` column leniently: never throws.
+Holder parse_holder(const std::string& locked_by) noexcept;
+
+/// A fresh random token (32 hex digits).
+std::string random_token();
+
+}  // namespace sqlock::detail

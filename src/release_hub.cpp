@@ -1,0 +1,121 @@
+#include "release_hub.hpp"
+
+#include <algorithm>
+
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail {
+
+std::string semaphore_key(const std::string& lockstring) {
+    std::size_t hash = lockstring.rfind('#');
+    if (hash == std::string::npos || hash + 1 == lockstring.size()) return {};
+    for (std::size_t i = hash + 1; i < lockstring.size(); ++i)
+        if (lockstring[i] < '0' || lockstring[i] > '9') return {};
+    return lockstring.substr(0, hash);
+}
+
+ReleaseHub::ReleaseHub(std::function<std::unique_ptr<ReleaseListener>()> make_listener)
+    : make_listener_(std::move(make_listener)) {}
+
+ReleaseHub::~ReleaseHub() {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void ReleaseHub::abandon() noexcept {
+    if (thread_.joinable()) thread_.detach();
+    // In a forked child the thread does not exist; prevent joining it.
+}
+
+void ReleaseHub::start() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!started_) {
+        started_ = true;
+        thread_ = std::thread([this] { run(); });
+    }
+    // The first LISTEN normally takes a round trip; do not wait long if the
+    // server is slow, waiters fall back to polling meanwhile.
+    cv_.wait_for(lock, std::chrono::seconds(2),
+                 [&] { return listening_.load() || listener_failed_ || stopping_; });
+}
+
+void ReleaseHub::run() {
+    std::unique_ptr<ReleaseListener> listener;
+    auto backoff = std::chrono::milliseconds(50);
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (stopping_) return;
+        }
+        try {
+            if (!listener) {
+                listener = make_listener_();
+                if (!listener) {
+                    std::lock_guard<std::mutex> guard(mutex_);
+                    listener_failed_ = true;
+                    cv_.notify_all();
+                    return;
+                }
+                listener->listen();
+                {
+                    std::lock_guard<std::mutex> guard(mutex_);
+                    // Releases may have been missed while not listening.
+                    reset_epoch_ = ++epoch_;
+                    listening_ = true;
+                }
+                cv_.notify_all();
+                backoff = std::chrono::milliseconds(50);
+            }
+            for (const std::string& name : listener->await(std::chrono::milliseconds(250)))
+                released(name);
+        } catch (const std::exception&) {
+            listener.reset();
+            {
+                std::lock_guard<std::mutex> guard(mutex_);
+                listening_ = false;
+                listener_failed_ = true;  // waiters poll until we are back
+            }
+            cv_.notify_all();
+            std::unique_lock<std::mutex> lock(mutex_);
+            cv_.wait_for(lock, backoff, [&] { return stopping_; });
+            backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+        }
+    }
+}
+
+std::uint64_t ReleaseHub::mark(const std::string& key) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    (void)key;
+    return epoch_;
+}
+
+void ReleaseHub::bump(const std::string& key) { epochs_[key] = epoch_; }
+
+void ReleaseHub::released(const std::string& lockstring) {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        ++epoch_;
+        bump(lockstring);
+        std::string sem = semaphore_key(lockstring);
+        if (!sem.empty()) bump(sem);
+        // Bound memory: forget old entries, waiters then rely on their timers.
+        if (epochs_.size() > 10000) epochs_.clear();
+    }
+    cv_.notify_all();
+}
+
+void ReleaseHub::wait_after(const std::string& key, std::uint64_t mark,
+                            std::chrono::steady_clock::time_point until) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait_until(lock, until, [&] {
+        if (stopping_ || reset_epoch_ > mark) return true;
+        auto it = epochs_.find(key);
+        return it != epochs_.end() && it->second > mark;
+    });
+}
+
+}  // namespace sqlock::detail

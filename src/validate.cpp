@@ -1,0 +1,135 @@
+#include "validate.hpp"
+
+#include <cstdio>
+
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail {
+namespace {
+
+constexpr auto max_lease = std::chrono::hours(24 * 366);
+
+bool is_identifier(const std::string& s) {
+    if (s.empty() || s.size() > 63) return false;
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    if (!alpha(s[0])) return false;
+    for (char c : s)
+        if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+    return true;
+}
+
+}  // namespace
+
+bool is_valid_utf8(const std::string& text) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    std::size_t n = text.size(), i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        int extra;
+        unsigned cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            extra = 1;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            extra = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            extra = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        for (int k = 1; k <= extra; ++k) {
+            if (i + k >= n) return false;
+            unsigned char cc = s[i + k];
+            if ((cc & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += extra + 1;
+    }
+    return true;
+}
+
+std::string printable(const std::string& text, std::size_t max_bytes) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < max_bytes; ++i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7F || c >= 0x80 || c == '\'' || c == '\\') {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    if (text.size() > max_bytes) out += "...";
+    return out;
+}
+
+void validate_lock_name(const std::string& name) {
+    if (name.empty()) throw error(errc::invalid_argument, "lock name is empty");
+    if (name.size() > max_name_bytes)
+        throw error(errc::invalid_argument, "lock name is " + std::to_string(name.size()) +
+                                                " bytes long; the limit is 128 bytes: '" +
+                                                printable(name) + "'");
+    if (name.find('\0') != std::string::npos)
+        throw error(errc::invalid_argument,
+                    "lock name contains a NUL byte: '" + printable(name) + "'");
+    if (!is_valid_utf8(name))
+        throw error(errc::invalid_argument,
+                    "lock name is not valid UTF-8: '" + printable(name) + "'");
+}
+
+void validate_lease(duration lease, const char* what) {
+    if (lease <= duration::zero())
+        throw error(errc::invalid_argument,
+                    std::string(what) + " must be positive, got " + format_duration(lease));
+    if (lease > max_lease)
+        throw error(errc::invalid_argument, std::string(what) + " of " + format_duration(lease) +
+                                                " is longer than the limit of 366 days");
+}
+
+void validate_non_negative(duration d, const char* what) {
+    if (d < duration::zero())
+        throw error(errc::invalid_argument, std::string(what) + " must not be negative");
+    if (d > max_lease)
+        throw error(errc::invalid_argument, std::string(what) + " of " + format_duration(d) +
+                                                " is longer than the limit of 366 days");
+}
+
+void validate_table_name(const std::string& table, bool allow_schema) {
+    std::size_t dot = table.find('.');
+    bool ok;
+    if (dot == std::string::npos) {
+        ok = is_identifier(table);
+    } else {
+        ok = allow_schema && is_identifier(table.substr(0, dot)) &&
+             is_identifier(table.substr(dot + 1));
+    }
+    if (!ok)
+        throw error(errc::invalid_argument,
+                    "invalid table name '" + printable(table) +
+                        "': use letters, digits and '_', not starting with a digit, at most 63 "
+                        "characters" +
+                        (allow_schema ? ", optionally schema-qualified (ops.locks)" : ""));
+}
+
+std::string quote_table_name(const std::string& table) {
+    std::size_t dot = table.find('.');
+    if (dot == std::string::npos) return "\"" + table + "\"";
+    return "\"" + table.substr(0, dot) + "\".\"" + table.substr(dot + 1) + "\"";
+}
+
+std::string table_basename(const std::string& table) {
+    std::size_t dot = table.find('.');
+    return dot == std::string::npos ? table : table.substr(dot + 1);
+}
+
+}  // namespace sqlock::detail

@@ -1,0 +1,38 @@
+// Checks on caller input. Every failure is errc::invalid_argument with a
+// message saying what was wrong; no SQL is ever built from a value.
+#pragma once
+
+#include <string>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock::detail {
+
+constexpr std::size_t max_name_bytes = 128;
+
+/// 1..128 bytes of valid UTF-8 without NUL.
+void validate_lock_name(const std::string& name);
+
+/// > 0 and at most 366 days. `what` names the option in the message.
+void validate_lease(duration lease, const char* what);
+
+/// >= 0 and at most 366 days.
+void validate_non_negative(duration d, const char* what);
+
+/// An SQL identifier [A-Za-z_][A-Za-z0-9_]* of at most 63 bytes, or with
+/// `allow_schema` two of them joined by a dot.
+void validate_table_name(const std::string& table, bool allow_schema);
+
+/// `"schema"."table"` / `"table"`. Only for validated names.
+std::string quote_table_name(const std::string& table);
+
+/// The unqualified part of a table name ("locks" for "ops.locks").
+std::string table_basename(const std::string& table);
+
+/// True if `text` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
+bool is_valid_utf8(const std::string& text);
+
+/// A printable rendering of a possibly hostile name for error messages.
+std::string printable(const std::string& text, std::size_t max_bytes = 64);
+
+}  // namespace sqlock::detail
