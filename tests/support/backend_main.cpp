@@ -1,0 +1,26 @@
+// Catch2 main for suites that run against one backend chosen at run time.
+// With SQLOCK_TEST_BACKEND=postgres and no server configured, the binary
+// exits 77, which ctest shows as skipped (never as passed) — unless
+// SQLOCK_TEST_REQUIRE_PG=1 (CI), where a missing server is a failure.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "test_support.hpp"
+
+int main(int argc, char* argv[]) {
+    if (sqlock_test::backend() == "postgres") {
+        const char* url = std::getenv("SQLOCK_TEST_PG_URL");
+        const char* require = std::getenv("SQLOCK_TEST_REQUIRE_PG");
+        if (!url || !*url) {
+            if (require && std::string(require) == "1") {
+                std::fprintf(stderr, "SQLOCK_TEST_PG_URL is not set but SQLOCK_TEST_REQUIRE_PG=1\n");
+                return 1;
+            }
+            std::fprintf(stderr, "skipped: no PostgreSQL server (set SQLOCK_TEST_PG_URL)\n");
+            return 77;
+        }
+    }
+    return Catch::Session().run(argc, argv);
+}
