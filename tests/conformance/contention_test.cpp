@@ -1,0 +1,69 @@
+// Several processes, one name: exactly one holder at a time, always.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::fresh_database;
+
+TEST_CASE("processes contending for one name never overlap", "[contention][stress]") {
+    auto db = fresh_database();
+    // The witness lives outside the database: a file only one process can
+    // create at a time. Overlapping holders would fail to create it.
+    std::string witness = sqlock_test::scratch_dir() + "/witness-" + std::to_string(getpid());
+    std::string count_dir = sqlock_test::scratch_dir() + "/count-" + std::to_string(getpid());
+    mkdir(count_dir.c_str(), 0700);
+    const int procs = 6, rounds = 30;
+    auto codes = sqlock_test::run_children(procs, [&](int i) {
+        auto locker = db.open();
+        int got = 0;
+        for (int r = 0; r < rounds; ++r) {
+            auto lock = locker.try_lock("the-one", {.expires = 30s});
+            if (!lock) {
+                lock = locker.lock("the-one", {.expires = 30s, .wait = 60s});
+            }
+            int fd = open(witness.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+            if (fd < 0) return 2;  // two holders at once
+            close(fd);
+            ++got;
+            unlink(witness.c_str());
+        }
+        std::string mark = count_dir + "/" + std::to_string(i) + "-" + std::to_string(got);
+        close(open(mark.c_str(), O_CREAT | O_WRONLY, 0600));
+        return got == rounds ? 0 : 3;
+    });
+    CHECK(codes == std::vector<int>(procs, 0));
+    CHECK(db.open().list().empty());
+}
+
+TEST_CASE("fencing tokens grow in acquisition order across processes", "[contention]") {
+    auto db = fresh_database();
+    std::string log = sqlock_test::scratch_dir() + "/fence-" + std::to_string(getpid());
+    auto codes = sqlock_test::run_children(4, [&](int) {
+        auto locker = db.open();
+        for (int r = 0; r < 15; ++r) {
+            auto lock = locker.lock("fence", {.wait = 60s});
+            // Append under the lock: the file's order is the acquisition order.
+            FILE* f = fopen(log.c_str(), "a");
+            fprintf(f, "%lld\n", static_cast<long long>(lock.id()));
+            fclose(f);
+        }
+        return 0;
+    });
+    REQUIRE(codes == std::vector<int>(4, 0));
+    FILE* f = fopen(log.c_str(), "r");
+    REQUIRE(f);
+    long long prev = 0, id = 0;
+    int n = 0;
+    while (fscanf(f, "%lld", &id) == 1) {
+        CHECK(id > prev);
+        prev = id;
+        ++n;
+    }
+    fclose(f);
+    CHECK(n == 60);
+}

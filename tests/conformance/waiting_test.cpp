@@ -1,0 +1,142 @@
+// Waiting with a deadline, prompt wake-ups, re-entrancy.
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::eventually;
+using sqlock_test::fresh_database;
+using steady = std::chrono::steady_clock;
+
+TEST_CASE("a wait that runs out throws timeout naming holder, expiry and wait", "[waiting]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto held = a.lock("slow", {.expires = 1h});
+    auto b = db.open();
+    auto start = steady::now();
+    try {
+        b.lock("slow", {.wait = 300ms});
+        FAIL("must time out");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::timeout);
+        std::string msg = e.what();
+        CHECK(msg.find("still held by") != std::string::npos);
+        CHECK(msg.find(std::to_string(getpid())) != std::string::npos);
+        CHECK(msg.find("expires in") != std::string::npos);
+        CHECK(msg.find("after waiting") != std::string::npos);
+    }
+    CHECK(steady::now() - start >= 300ms);
+}
+
+TEST_CASE("a waiter in another process gets the lock soon after release", "[waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto held = locker.lock("handoff");
+    std::string ready = sqlock_test::scratch_dir() + "/handoff-ready-" + std::to_string(getpid());
+    std::atomic<bool> done{false};
+    std::thread releaser([&] {
+        // Release once the child reports it is waiting.
+        eventually([&] { return access(ready.c_str(), F_OK) == 0; }, 20s);
+        held.release();
+        done = true;
+    });
+    auto codes = sqlock_test::run_children(1, [&](int) {
+        auto child = db.open();
+        FILE* f = fopen(ready.c_str(), "w");
+        if (f) fclose(f);
+        auto lock = child.lock("handoff", {.wait = 20s});
+        return lock.id() > 0 ? 0 : 1;
+    });
+    releaser.join();
+    CHECK(done);
+    REQUIRE(codes == std::vector<int>{0});
+}
+
+TEST_CASE("a waiter is woken by a release in the same process", "[waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto held = locker.lock("local");
+    std::atomic<bool> waiting{false};
+    std::int64_t got = 0;
+    std::thread waiter([&] {
+        waiting = true;
+        got = locker.lock("local", {.wait = 20s}).id();
+    });
+    REQUIRE(eventually([&] { return waiting.load(); }));
+    auto id = held.id();
+    held.release();
+    waiter.join();
+    CHECK(got > id);
+}
+
+TEST_CASE("a waiter takes over when the holder's lease runs out", "[waiting]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto crashed = a.lock("lease", {.expires = 300ms});  // never released in time
+    auto b = db.open();
+    auto lock = b.lock("lease", {.wait = 20s});
+    CHECK(lock.id() > crashed.id());
+    sqlock::set_release_error_handler([](const sqlock::error&) {});
+    crashed = std::move(lock);  // the stale one's release fails quietly
+    sqlock::set_release_error_handler({});
+}
+
+TEST_CASE("zero wait means try once", "[waiting]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto held = a.lock("once");
+    auto b = db.open();
+    auto start = steady::now();
+    CHECK_THROWS_AS(b.lock("once", {.wait = 0s}), sqlock::error);
+    CHECK(steady::now() - start < 5s);
+}
+
+TEST_CASE("re-entry by the holding thread fails fast unless asked for", "[waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto outer = locker.lock("nested");
+    auto start = steady::now();
+    try {
+        locker.lock("nested", {.wait = 30s});
+        FAIL("must fail fast");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        CHECK(std::string(e.what()).find("already held by this thread") != std::string::npos);
+    }
+    CHECK(steady::now() - start < 5s);
+}
+
+TEST_CASE("re-entrant mode counts nested holds and releases on the last", "[waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto outer = locker.lock("counted", {.reentrant = true});
+    {
+        auto inner = locker.lock("counted", {.wait = 5s, .reentrant = true});
+        CHECK(inner.id() == outer.id());
+        auto innermost = locker.try_lock("counted", {.reentrant = true});
+        REQUIRE(innermost);
+    }
+    CHECK(outer.held());
+    auto observer = db.open();
+    CHECK(observer.show("counted"));
+    outer.release();
+    CHECK_FALSE(observer.show("counted"));
+}
+
+TEST_CASE("another thread of the same process waits instead of failing", "[waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto held = locker.lock("shared");
+    std::atomic<int> got{0};
+    std::thread other([&] {
+        auto l = locker.lock("shared", {.wait = 20s});
+        got = 1;
+    });
+    held.release();
+    other.join();
+    CHECK(got == 1);
+}
