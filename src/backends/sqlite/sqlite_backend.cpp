@@ -34,7 +34,7 @@ using sqlite::Statement;
 constexpr const char* now_sql = "strftime('%Y-%m-%d %H:%M:%f','now')";
 constexpr const char* columns_sql =
     "id, lockstring, created, expires, locked_by, "
-    "(julianday(expires) - julianday('now')) * 86400.0";
+    "round((julianday(expires) - julianday('now')) * 86400000.0) / 1000.0";
 
 // A lease as an SQLite date modifier: "+3600.250 seconds".
 std::string seconds_modifier(duration d) {
