@@ -28,5 +28,9 @@ endif()
 if(SQLOCK_WITH_POSTGRES)
   string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " libpqxx")
 endif()
+# A relocatable .pc: the prefix is found relative to the file itself, so
+# `cmake --install --prefix X` works without reconfiguring.
+file(RELATIVE_PATH SQLOCK_PC_PREFIX_FROM_PCDIR
+     "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/sqlock.pc.in ${PROJECT_BINARY_DIR}/sqlock.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sqlock.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian machine: installs what it needs,
+# builds, starts a throwaway PostgreSQL server, runs every test against
+# SQLite and PostgreSQL, and checks that the server's password appears
+# nowhere in what the tests printed.
+#
+#   tests/run-all.sh            everything (what CI runs)
+#   SQLOCK_SQLITE_ONLY=1 tests/run-all.sh
+#                               developer shortcut without a PostgreSQL
+#                               server: its suites are reported as skipped
+set -euo pipefail
+set -o pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SQLOCK_BUILD_DIR:-$root/build-test}
+log=$(mktemp /tmp/sqlock-test-log-XXXXXX)
+pgdir=""
+cleanup() {
+    [[ -n "$pgdir" ]] && "$root/tests/pg-server.sh" stop "$pgdir" >/dev/null 2>&1 || true
+    rm -f "$log"
+}
+trap cleanup EXIT
+
+"$root/tools/install-deps.sh" --test
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo 2>&1 | tee -a "$log"
+cmake --build "$build" -j"$(nproc)" 2>&1 | tee -a "$log"
+
+password=""
+if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
+    pgdir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
+    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$pgdir")
+    export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
+    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$pgdir"
+    userinfo=${SQLOCK_TEST_PG_URL#*://}
+    userinfo=${userinfo%%@*}
+    [[ "$userinfo" == *:* ]] && password=${userinfo#*:}
+fi
+
+status=0
+ctest --test-dir "$build" --output-on-failure -j2 --timeout 900 2>&1 | tee -a "$log" || status=$?
+
+# LastTest.log holds the full output of every test, passed or failed.
+if [[ -n "$password" ]] && cat "$log" "$build/Testing/Temporary/LastTest.log" |
+        grep -qF -- "$password"; then
+    echo "FAIL: the PostgreSQL test password appeared in the test output" >&2
+    status=1
+fi
+exit $status
