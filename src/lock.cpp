@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "lock_state.hpp"
+#include "owner.hpp"
 #include "validate.hpp"
 
 namespace sqlock {
@@ -171,6 +172,22 @@ bool Lock::held() const {
 bool Lock::lost() const noexcept { return state_ && state_->lost.load(); }
 
 bool Lock::active() const noexcept { return state_ != nullptr; }
+
+LockInfo Lock::detach() {
+    checked(state_);
+    std::shared_ptr<detail::LockState> s = std::move(state_);
+    s->released = true;
+    s->detach();
+    LockInfo info;
+    info.id = s->id;
+    info.name = s->lockstring;
+    info.locked_by = s->locked_by;
+    info.holder = detail::parse_holder(s->locked_by);
+    std::lock_guard<std::mutex> guard(s->mutex);
+    info.created = s->created;
+    info.expires = s->expires;
+    return info;
+}
 
 void Lock::release() {
     if (!state_) return;  // second call: no-op

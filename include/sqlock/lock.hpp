@@ -8,6 +8,7 @@
 
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
+#include "sqlock/lock_info.hpp"
 
 namespace sqlock {
 
@@ -80,6 +81,12 @@ public:
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
+
+    /// Stops managing the lock without releasing it: the row stays until its
+    /// lease runs out, or until `Locker::release(name, owner_token)` or
+    /// `force_release`. For locks that must outlive the process (maintenance
+    /// windows). Stops the heartbeat. Returns the row as last known.
+    LockInfo detach();
 
 private:
     friend class Locker;

@@ -113,3 +113,22 @@ TEST_CASE("Locker::init is idempotent", "[locking]") {
     CHECK_NOTHROW(locker.init());
     CHECK(locker.show("kept"));
 }
+
+TEST_CASE("detach leaves the row held after the handle is gone", "[locking]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    std::string token;
+    {
+        auto lock = locker.lock("window", {.expires = 1h});
+        token = lock.owner_token();
+        auto id = lock.id();
+        auto info = lock.detach();
+        CHECK(info.id == id);
+        CHECK(info.holder.guid == token);
+        CHECK_FALSE(lock.active());
+    }
+    auto other = db.open();
+    CHECK_FALSE(other.try_lock("window"));
+    CHECK(other.release("window", token));
+    CHECK(other.try_lock("window"));
+}
