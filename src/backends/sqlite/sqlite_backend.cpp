@@ -16,7 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
+#include <array>
 
 #include "schema.hpp"
 #include "sqlite_error.hpp"
@@ -67,13 +67,64 @@ void make_private_directory(const std::string& path) {
     }
 }
 
+// Every statement the backend runs; texts are built once per connection.
+enum class sql {
+    insert,
+    delete_expired,
+    keep_until_min_hold,
+    renew,
+    is_held,
+    purge_batch,
+    list,
+    find,
+    delete_exact,
+    count
+};
+
+std::string sql_text(sql kind, const std::string& t) {
+    const std::string now = now_sql;
+    const std::string cols = columns_sql;
+    switch (kind) {
+        case sql::insert:
+            return "INSERT INTO " + t + " (lockstring, created, expires, locked_by) VALUES (?1, " +
+                   now + ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)" +
+                   " ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
+        case sql::delete_expired:
+            return "DELETE FROM " + t + " WHERE lockstring = ?1 AND expires <= " + now;
+        case sql::keep_until_min_hold:
+            return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f', created, ?3)" +
+                   " WHERE id = ?1 AND locked_by = ?2" +
+                   " AND strftime('%Y-%m-%d %H:%M:%f', created, ?3) > " + now;
+        case sql::renew:
+            return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', ?3)" +
+                   " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now + " RETURNING " + cols;
+        case sql::is_held:
+            return "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now;
+        case sql::purge_batch:
+            return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
+                   " WHERE expires <= " + now + " LIMIT ?1)";
+        case sql::list:
+            // substr() compares the prefix literally: no LIKE wildcards to escape.
+            return "SELECT " + cols + " FROM " + t +
+                   " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
+                   " AND (?2 = 0 OR expires <= " + now + ") ORDER BY lockstring";
+        case sql::find:
+            return "SELECT " + cols + " FROM " + t + " WHERE lockstring = ?1";
+        case sql::delete_exact:
+            // coalesce: rows written by other programs may have a NULL locked_by.
+            return "DELETE FROM " + t + " WHERE id = ?1 AND coalesce(locked_by, '') = ?2";
+        case sql::count:
+            break;
+    }
+    return {};
+}
+
 class SqliteConnection final : public Connection {
 public:
     SqliteConnection(const DatabaseUrl& url, const std::string& table)
         : path_(url.sqlite_path),
           table_(quote_table_name(table)),
-          index_(quote_table_name(table_basename(table) + "_expires_idx")),
-          table_unqualified_(table) {
+          index_(quote_table_name(table_basename(table) + "_expires_idx")) {
         if (url.is_embedded_default) {
             make_private_directory(path_);
             int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -138,8 +189,7 @@ public:
         // Held: take it over if expired, atomically, under the write lock.
         Transaction tx(*this);
         {
-            Statement del = prepare("DELETE FROM " + table_ +
-                                    " WHERE lockstring = ?1 AND expires <= " + now_sql);
+            Statement del = prepare(sql::delete_expired);
             del.bind(1, lockstring).step();
         }
         AcquireResult result;
@@ -152,11 +202,7 @@ public:
     ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
                            duration min_hold) override {
         if (min_hold > duration::zero()) {
-            Statement keep =
-                prepare("UPDATE " + table_ +
-                        " SET expires = strftime('%Y-%m-%d %H:%M:%f', created, ?3)"
-                        " WHERE id = ?1 AND locked_by = ?2"
-                        " AND strftime('%Y-%m-%d %H:%M:%f', created, ?3) > " + now_sql);
+            Statement keep = prepare(sql::keep_until_min_hold);
             keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
             if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
         }
@@ -165,9 +211,7 @@ public:
 
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
                              duration lease) override {
-        Statement st = prepare("UPDATE " + table_ + " SET expires = strftime('%Y-%m-%d %H:%M:%f'," +
-                               "'now', ?3) WHERE id = ?1 AND locked_by = ?2 AND expires > " +
-                               now_sql + " RETURNING " + columns_sql);
+        Statement st = prepare(sql::renew);
         st.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(lease));
         if (!st.step()) return std::nullopt;
         Row row = read_row(st);
@@ -177,24 +221,19 @@ public:
     }
 
     bool is_held(std::int64_t id, const std::string& locked_by) override {
-        Statement st = prepare("SELECT 1 FROM " + table_ +
-                               " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now_sql);
+        Statement st = prepare(sql::is_held);
         st.bind(1, id).bind(2, locked_by);
         return st.step();
     }
 
     std::size_t purge_expired_batch(std::size_t batch) override {
-        Statement st = prepare("DELETE FROM " + table_ + " WHERE id IN (SELECT id FROM " + table_ +
-                               " WHERE expires <= " + now_sql + " LIMIT ?1)");
+        Statement st = prepare(sql::purge_batch);
         st.bind(1, static_cast<std::int64_t>(batch)).step();
         return static_cast<std::size_t>(sqlite3_changes(db_));
     }
 
     std::vector<Row> list(const std::string& prefix, bool expired_only) override {
-        // substr() compares the prefix literally: no LIKE wildcards to escape.
-        Statement st = prepare(std::string("SELECT ") + columns_sql + " FROM " + table_ +
-                               " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
-                               " AND (?2 = 0 OR expires <= " + now_sql + ") ORDER BY lockstring");
+        Statement st = prepare(sql::list);
         st.bind(1, prefix).bind(2, static_cast<std::int64_t>(expired_only ? 1 : 0));
         std::vector<Row> rows;
         while (st.step()) rows.push_back(read_row(st));
@@ -202,15 +241,14 @@ public:
     }
 
     std::optional<Row> find(const std::string& lockstring) override {
-        Statement st = prepare(std::string("SELECT ") + columns_sql + " FROM " + table_ +
-                               " WHERE lockstring = ?1");
+        Statement st = prepare(sql::find);
         st.bind(1, lockstring);
         if (!st.step()) return std::nullopt;
         return read_row(st);
     }
 
     bool delete_exact(std::int64_t id, const std::string& locked_by) override {
-        Statement st = prepare("DELETE FROM " + table_ + " WHERE id = ?1 AND coalesce(locked_by, '') = ?2");
+        Statement st = prepare(sql::delete_exact);
         st.bind(1, id).bind(2, locked_by).step();
         return sqlite3_changes(db_) > 0;
     }
@@ -238,10 +276,7 @@ private:
 
     std::optional<Row> insert(const std::string& lockstring, duration lease,
                               const std::string& locked_by) {
-        Statement st = prepare("INSERT INTO " + table_ +
-                               " (lockstring, created, expires, locked_by) VALUES (?1, " + now_sql +
-                               ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)"
-                               " ON CONFLICT (lockstring) DO NOTHING RETURNING " + columns_sql);
+        Statement st = prepare(sql::insert);
         st.bind(1, lockstring).bind(2, seconds_modifier(lease)).bind(3, locked_by);
         if (!st.step()) return std::nullopt;
         Row row = read_row(st);
@@ -250,16 +285,19 @@ private:
         return row;
     }
 
-    Statement prepare(const std::string& sql) {
-        auto it = cache_.find(sql);
-        if (it == cache_.end()) {
-            sqlite3_stmt* stmt = nullptr;
-            int rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
+    // Prepared on first use, then reused for the connection's lifetime.
+    Statement prepare(sql kind) {
+        sqlite3_stmt*& stmt = cache_[static_cast<std::size_t>(kind)];
+        if (!stmt) {
+            const std::string text = sql_text(kind, table_);
+            int rc = sqlite3_prepare_v3(db_, text.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
                                         nullptr);
-            if (rc != SQLITE_OK) sqlite::throw_sqlite_error(db_, rc, "preparing a statement");
-            it = cache_.emplace(sql, stmt).first;
+            if (rc != SQLITE_OK) {
+                stmt = nullptr;
+                sqlite::throw_sqlite_error(db_, rc, "preparing a statement");
+            }
         }
-        return Statement(db_, it->second);
+        return Statement(db_, stmt);
     }
 
     void exec(const std::string& sql, const char* what) {
@@ -270,8 +308,10 @@ private:
     }
 
     void close() noexcept {
-        for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
-        cache_.clear();
+        for (auto& stmt : cache_) {
+            sqlite3_finalize(stmt);
+            stmt = nullptr;
+        }
         if (db_) {
             sqlite::set_error_database_name(db_, "");
             sqlite3_close_v2(db_);
@@ -282,9 +322,8 @@ private:
     std::string path_;
     std::string table_;
     std::string index_;
-    std::string table_unqualified_;
     sqlite3* db_ = nullptr;
-    std::unordered_map<std::string, sqlite3_stmt*> cache_;
+    std::array<sqlite3_stmt*, static_cast<std::size_t>(sql::count)> cache_{};
 };
 
 class SqliteBackend final : public Backend {
