@@ -41,17 +41,19 @@ std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string&
 #if SQLOCK_WITH_SQLITE
             return make_sqlite_backend(url, table);
 #else
-            throw error(errc::configuration, "this sqlock was built without SQLite support "
-                                             "(SQLOCK_WITH_SQLITE=OFF): cannot open '" +
-                                                 url.redacted + "'");
+            throw error(errc::configuration,
+                        "this sqlock was built without SQLite support "
+                        "(SQLOCK_WITH_SQLITE=OFF): cannot open '" +
+                            url.redacted + "'");
 #endif
         case DatabaseUrl::scheme_kind::postgresql:
 #if SQLOCK_WITH_POSTGRES
             return make_postgres_backend(url, table);
 #else
-            throw error(errc::configuration, "this sqlock was built without PostgreSQL support "
-                                             "(SQLOCK_WITH_POSTGRES=OFF): cannot open '" +
-                                                 url.redacted + "'");
+            throw error(errc::configuration,
+                        "this sqlock was built without PostgreSQL support "
+                        "(SQLOCK_WITH_POSTGRES=OFF): cannot open '" +
+                            url.redacted + "'");
 #endif
     }
     throw error(errc::configuration, "unsupported database URL '" + url.redacted + "'");

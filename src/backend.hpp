@@ -41,7 +41,7 @@ enum class ReleaseOutcome {
 };
 
 class Connection {
-public:
+  public:
     virtual ~Connection() = default;
 
     /// Creates the table and index if missing.
@@ -55,9 +55,8 @@ public:
     /// Semaphore: the lowest free (or expired) slot of `name` among
     /// 1..capacity, each slot a row `slot_lockstring(name, n)`. The default
     /// tries them in order with try_acquire(); backends may do better.
-    virtual AcquireResult try_acquire_slot(const std::string& name, int capacity,
-                                           duration lease, const std::string& locked_by,
-                                           int* slot_out);
+    virtual AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
+                                           const std::string& locked_by, int* slot_out);
 
     /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
     /// shortens its expiry to created + min_hold while that is still ahead.
@@ -88,7 +87,7 @@ public:
 /// Push notifications of releases, for backends that have them (PostgreSQL
 /// LISTEN/NOTIFY). Used from a single thread.
 class ReleaseListener {
-public:
+  public:
     virtual ~ReleaseListener() = default;
     /// Starts listening; after it returns, every later release is reported.
     virtual void listen() = 0;
@@ -98,7 +97,7 @@ public:
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::unique_ptr<Connection> connect() = 0;
     /// Null for backends that cannot push release events; waiters then poll

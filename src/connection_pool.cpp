@@ -29,7 +29,9 @@ ConnectionPool::Handle ConnectionPool::checkout() {
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     // Served in arrival order: a thread proceeds only when it is first in
     // line and a connection is idle or may still be opened.
-    auto ready = [&] { return waiting_.front() == ticket && (!idle_.empty() || open_ < max_size_); };
+    auto ready = [&] {
+        return waiting_.front() == ticket && (!idle_.empty() || open_ < max_size_);
+    };
     bool got_turn = cv_.wait_until(lock, deadline, ready);
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), ticket));
     cv_.notify_all();  // the next in line may be able to go now

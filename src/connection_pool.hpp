@@ -21,7 +21,7 @@
 namespace sqlock::detail {
 
 class ConnectionPool {
-public:
+  public:
     using factory = std::function<std::unique_ptr<Connection>()>;
 
     ConnectionPool(factory make, std::size_t max_size, duration checkout_timeout);
@@ -29,7 +29,7 @@ public:
 
     /// A checked-out connection; returns it to the pool when destroyed.
     class Handle {
-    public:
+      public:
         Handle(ConnectionPool* pool, std::unique_ptr<Connection> c)
             : pool_(pool), conn_(std::move(c)) {}
         Handle(Handle&&) = default;
@@ -40,7 +40,7 @@ public:
         /// Drops the connection instead of returning it (after a broken link).
         void discard() noexcept;
 
-    private:
+      private:
         ConnectionPool* pool_;
         std::unique_ptr<Connection> conn_;
     };
@@ -55,7 +55,7 @@ public:
 
     std::size_t max_size() const noexcept { return max_size_; }
 
-private:
+  private:
     void give_back(std::unique_ptr<Connection> c) noexcept;
     void forget_one() noexcept;
 

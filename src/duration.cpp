@@ -49,11 +49,20 @@ duration parse_duration(const std::string& text) {
                 i += 2;
             } else {
                 switch (text[i]) {
-                    case 's': unit_ms = 1000, rank = 2; break;
-                    case 'm': unit_ms = 60 * 1000, rank = 3; break;
-                    case 'h': unit_ms = 3600 * 1000, rank = 4; break;
-                    case 'd': unit_ms = 24 * 3600 * 1000, rank = 5; break;
-                    default: reject(text);
+                    case 's':
+                        unit_ms = 1000, rank = 2;
+                        break;
+                    case 'm':
+                        unit_ms = 60 * 1000, rank = 3;
+                        break;
+                    case 'h':
+                        unit_ms = 3600 * 1000, rank = 4;
+                        break;
+                    case 'd':
+                        unit_ms = 24 * 3600 * 1000, rank = 5;
+                        break;
+                    default:
+                        reject(text);
                 }
                 ++i;
             }

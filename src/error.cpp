@@ -4,13 +4,20 @@ namespace sqlock {
 
 const char* to_string(errc category) noexcept {
     switch (category) {
-        case errc::busy: return "busy";
-        case errc::timeout: return "timeout";
-        case errc::lost: return "lost";
-        case errc::connection: return "connection";
-        case errc::configuration: return "configuration";
-        case errc::invalid_argument: return "invalid_argument";
-        case errc::backend: return "backend";
+        case errc::busy:
+            return "busy";
+        case errc::timeout:
+            return "timeout";
+        case errc::lost:
+            return "lost";
+        case errc::connection:
+            return "connection";
+        case errc::configuration:
+            return "configuration";
+        case errc::invalid_argument:
+            return "invalid_argument";
+        case errc::backend:
+            return "backend";
     }
     return "unknown";
 }

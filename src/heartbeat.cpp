@@ -9,7 +9,9 @@ Heartbeat::Heartbeat(duration lease, std::function<bool()> renew, std::function<
     thread_ = std::thread([this] { run(); });
 }
 
-Heartbeat::~Heartbeat() { stop(); }
+Heartbeat::~Heartbeat() {
+    stop();
+}
 
 void Heartbeat::stop() noexcept {
     {
@@ -17,8 +19,10 @@ void Heartbeat::stop() noexcept {
         stopping_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-    else if (thread_.joinable()) thread_.detach();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
+        thread_.join();
+    else if (thread_.joinable())
+        thread_.detach();
 }
 
 void Heartbeat::abandon() noexcept {

@@ -18,7 +18,7 @@
 namespace sqlock::detail {
 
 class Heartbeat {
-public:
+  public:
     /// `renew` returns false if the lock is lost and throws on a transient
     /// failure; `lost` is called once when the lock is declared lost.
     Heartbeat(duration lease, std::function<bool()> renew, std::function<void()> lost);
@@ -28,7 +28,7 @@ public:
     /// In a forked child the thread does not exist: forget it without joining.
     void abandon() noexcept;
 
-private:
+  private:
     void run();
 
     duration lease_;

@@ -68,14 +68,15 @@ void LockState::detach() noexcept {
 
 void LockState::release_row() {
     detach();
-    ReleaseOutcome outcome = locker->pool->with(
-        [&](Connection& c) { return c.release(id, locked_by, min_hold); });
+    ReleaseOutcome outcome =
+        locker->pool->with([&](Connection& c) { return c.release(id, locked_by, min_hold); });
     if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);
     if (outcome == ReleaseOutcome::lost) {
         lost = true;
         throw error(errc::lost, "lock '" + printable(lockstring) + "' (id " + std::to_string(id) +
                                     ") was no longer ours at release: it expired and was taken "
-                                    "over or deleted [" + locker->url.redacted + "]");
+                                    "over or deleted [" +
+                                    locker->url.redacted + "]");
     }
 }
 
@@ -101,7 +102,9 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     return *this;
 }
 
-Lock::~Lock() { release_quietly(); }
+Lock::~Lock() {
+    release_quietly();
+}
 
 void Lock::release_quietly() noexcept {
     if (!state_) return;
@@ -122,12 +125,24 @@ static const detail::LockState& checked(const std::shared_ptr<detail::LockState>
     return *s;
 }
 
-const std::string& Lock::name() const { return checked(state_).name; }
-const std::string& Lock::lockstring() const { return checked(state_).lockstring; }
-int Lock::slot() const { return checked(state_).slot; }
-std::int64_t Lock::id() const { return checked(state_).id; }
-const std::string& Lock::locked_by() const { return checked(state_).locked_by; }
-const std::string& Lock::owner_token() const { return checked(state_).token; }
+const std::string& Lock::name() const {
+    return checked(state_).name;
+}
+const std::string& Lock::lockstring() const {
+    return checked(state_).lockstring;
+}
+int Lock::slot() const {
+    return checked(state_).slot;
+}
+std::int64_t Lock::id() const {
+    return checked(state_).id;
+}
+const std::string& Lock::locked_by() const {
+    return checked(state_).locked_by;
+}
+const std::string& Lock::owner_token() const {
+    return checked(state_).token;
+}
 
 std::string Lock::created() const {
     const auto& s = checked(state_);
@@ -141,7 +156,9 @@ std::string Lock::expires() const {
     return s.expires;
 }
 
-void Lock::renew() { renew(checked(state_).lease); }
+void Lock::renew() {
+    renew(checked(state_).lease);
+}
 
 void Lock::renew(duration lease) {
     checked(state_);
@@ -151,10 +168,10 @@ void Lock::renew(duration lease) {
         [&](detail::Connection& c) { return c.renew(s.id, s.locked_by, lease); });
     if (!row) {
         s.mark_lost();
-        throw error(errc::lost, "lock '" + detail::printable(s.lockstring) + "' (id " +
-                                    std::to_string(s.id) +
-                                    ") is no longer ours: its lease ran out or it was taken over [" +
-                                    s.locker->url.redacted + "]");
+        throw error(errc::lost,
+                    "lock '" + detail::printable(s.lockstring) + "' (id " + std::to_string(s.id) +
+                        ") is no longer ours: its lease ran out or it was taken over [" +
+                        s.locker->url.redacted + "]");
     }
     std::lock_guard<std::mutex> guard(s.mutex);
     s.expires = row->expires;
@@ -163,15 +180,19 @@ void Lock::renew(duration lease) {
 bool Lock::held() const {
     const auto& s = checked(state_);
     if (s.lost) return false;
-    bool ours = s.locker->pool->with(
-        [&](detail::Connection& c) { return c.is_held(s.id, s.locked_by); });
+    bool ours =
+        s.locker->pool->with([&](detail::Connection& c) { return c.is_held(s.id, s.locked_by); });
     if (!ours) const_cast<detail::LockState&>(s).mark_lost();
     return ours;
 }
 
-bool Lock::lost() const noexcept { return state_ && state_->lost.load(); }
+bool Lock::lost() const noexcept {
+    return state_ && state_->lost.load();
+}
 
-bool Lock::active() const noexcept { return state_ != nullptr; }
+bool Lock::active() const noexcept {
+    return state_ != nullptr;
+}
 
 LockInfo Lock::detach() {
     checked(state_);

@@ -51,8 +51,8 @@ std::string describe_expiry(double seconds_left) {
 std::string holder_text(const std::optional<Row>& holder) {
     if (!holder) return "another holder (just taken)";
     LockInfo info = to_info(*holder);
-    return describe_holder(info) + ", " + describe_expiry(info.seconds_left) + " (" +
-           info.expires + " UTC)";
+    return describe_holder(info) + ", " + describe_expiry(info.seconds_left) + " (" + info.expires +
+           " UTC)";
 }
 
 void validate_options(const LockOptions& o) {
@@ -71,7 +71,7 @@ struct Target {
 }  // namespace
 
 class Acquirer {
-public:
+  public:
     Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
 
     void ensure_initialized() {
@@ -87,8 +87,7 @@ public:
 
     // Re-entrancy: the same thread asking again for a lock it holds through
     // this Locker would wait on itself. Returns a nested hold when allowed.
-    std::shared_ptr<LockState> check_reentry(const std::string& lockstring,
-                                             const LockOptions& o) {
+    std::shared_ptr<LockState> check_reentry(const std::string& lockstring, const LockOptions& o) {
         std::lock_guard<std::mutex> guard(s_->holds_mutex);
         auto it = s_->holds.find(lockstring);
         if (it == s_->holds.end()) return nullptr;
@@ -96,16 +95,19 @@ public:
         if (!held || held->depth == 0 || held->lost) return nullptr;
         if (held->thread != std::this_thread::get_id()) return nullptr;  // others may wait
         if (!o.reentrant)
-            throw error(errc::busy, "lock '" + printable(lockstring) + "' is already held by this "
-                                    "thread through this Locker (id " + std::to_string(held->id) +
-                                    "); waiting would wait on itself (set reentrant to nest) [" +
-                                    s_->url.redacted + "]");
+            throw error(errc::busy,
+                        "lock '" + printable(lockstring) +
+                            "' is already held by this "
+                            "thread through this Locker (id " +
+                            std::to_string(held->id) +
+                            "); waiting would wait on itself (set reentrant to nest) [" +
+                            s_->url.redacted + "]");
         ++held->depth;
         return held;
     }
 
     std::optional<Lock> attempt_once(const Target& t, const LockOptions& o,
-                                      std::optional<Row>* holder) {
+                                     std::optional<Row>* holder) {
         ensure_initialized();
         Owner owner = make_owner(o.metadata);
         int slot = 0;
@@ -179,11 +181,12 @@ public:
             if (!waits)
                 throw error(errc::busy, what + holder_text(holder) + " [" + s_->url.redacted + "]");
             if (now >= deadline)
-                throw error(errc::timeout,
-                            (t.capacity ? what : "lock '" + printable(t.name) + "' still held by ") +
-                                holder_text(holder) + ", after waiting " +
-                                format_duration(std::chrono::duration_cast<duration>(now - start)) +
-                                " [" + s_->url.redacted + "]");
+                throw error(
+                    errc::timeout,
+                    (t.capacity ? what : "lock '" + printable(t.name) + "' still held by ") +
+                        holder_text(holder) + ", after waiting " +
+                        format_duration(std::chrono::duration_cast<duration>(now - start)) + " [" +
+                        s_->url.redacted + "]");
             // Sleep until a release wakes us, the holder's lease runs out, or
             // the deadline. Without push notifications: capped exponential
             // backoff with jitter, so many waiters do not poll in lockstep.
@@ -206,7 +209,7 @@ public:
         }
     }
 
-private:
+  private:
     std::shared_ptr<LockerState> s_;
 };
 
@@ -272,14 +275,13 @@ Lock Locker::lock(const std::string& name, const LockOptions& options) {
 static void validate_semaphore(const std::string& name, int capacity) {
     detail::validate_lock_name(name);
     if (capacity < 1 || capacity > 10000)
-        throw error(errc::invalid_argument,
-                    "semaphore capacity must be between 1 and 10000, got " +
-                        std::to_string(capacity));
+        throw error(errc::invalid_argument, "semaphore capacity must be between 1 and 10000, got " +
+                                                std::to_string(capacity));
     std::string longest = detail::slot_lockstring(name, capacity);
     if (longest.size() > detail::max_name_bytes)
-        throw error(errc::invalid_argument,
-                    "semaphore name too long: slot rows are named '" + detail::printable(longest) +
-                        "', which exceeds 128 bytes");
+        throw error(errc::invalid_argument, "semaphore name too long: slot rows are named '" +
+                                                detail::printable(longest) +
+                                                "', which exceeds 128 bytes");
 }
 
 std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capacity,
@@ -374,8 +376,14 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
                                 state_->url.redacted + "]");
 }
 
-std::string Locker::url() const { return state_->url.redacted; }
-std::string Locker::backend_name() const { return state_->backend->name(); }
-const std::string& Locker::table() const { return state_->table; }
+std::string Locker::url() const {
+    return state_->url.redacted;
+}
+std::string Locker::backend_name() const {
+    return state_->backend->name();
+}
+const std::string& Locker::table() const {
+    return state_->table;
+}
 
 }  // namespace sqlock

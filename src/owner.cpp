@@ -22,7 +22,7 @@ std::string host_name() {
 }
 
 std::string user_name() {
-    struct passwd pw{};
+    struct passwd pw {};
     struct passwd* result = nullptr;
     std::array<char, 1024> buf{};
     if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &result) == 0 && result)
@@ -38,7 +38,9 @@ std::string program_name() {
 }
 
 // Only valid UTF-8 goes into the JSON; anything else is shown escaped.
-std::string json_safe(const std::string& s) { return is_valid_utf8(s) ? s : printable(s, 256); }
+std::string json_safe(const std::string& s) {
+    return is_valid_utf8(s) ? s : printable(s, 256);
+}
 
 }  // namespace
 
@@ -53,8 +55,8 @@ std::string random_token() {
     std::lock_guard<std::mutex> guard(mutex);
     if (seeded_for != getpid()) {
         std::random_device device;
-        std::seed_seq seed{device(), device(), device(), device(), device(), device(),
-                           device(), device()};
+        std::seed_seq seed{device(), device(), device(), device(),
+                           device(), device(), device(), device()};
         engine.seed(seed);
         seeded_for = getpid();
     }
@@ -74,9 +76,8 @@ nlohmann::json base_owner_json(const std::string& token) {
     static const std::string user = user_name();
     static const std::string program = program_name();
     return {
-        {"host", json_safe(host)},       {"pid", static_cast<long>(getpid())},
-        {"guid", token},                 {"user", json_safe(user)},
-        {"program", json_safe(program)}, {"by", "sqlock"},
+        {"host", json_safe(host)}, {"pid", static_cast<long>(getpid())}, {"guid", token},
+        {"user", json_safe(user)}, {"program", json_safe(program)},      {"by", "sqlock"},
     };
 }
 
@@ -120,9 +121,9 @@ Owner make_owner(const std::map<std::string, std::string>& metadata) {
     j["meta"] = std::move(meta);
     owner.locked_by = j.dump();
     if (owner.locked_by.size() > 1024)
-        throw error(errc::invalid_argument,
-                    "lock metadata too large: locked_by would be " +
-                        std::to_string(owner.locked_by.size()) + " bytes, the limit is 1024");
+        throw error(errc::invalid_argument, "lock metadata too large: locked_by would be " +
+                                                std::to_string(owner.locked_by.size()) +
+                                                " bytes, the limit is 1024");
     return owner;
 }
 

@@ -93,7 +93,9 @@ std::uint64_t ReleaseHub::mark(const std::string& key) {
     return epoch_;
 }
 
-void ReleaseHub::bump(const std::string& key) { epochs_[key] = epoch_; }
+void ReleaseHub::bump(const std::string& key) {
+    epochs_[key] = epoch_;
+}
 
 void ReleaseHub::released(const std::string& lockstring) {
     {

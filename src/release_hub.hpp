@@ -24,7 +24,7 @@
 namespace sqlock::detail {
 
 class ReleaseHub {
-public:
+  public:
     /// `make_listener` returns null if the backend cannot push notifications.
     explicit ReleaseHub(std::function<std::unique_ptr<ReleaseListener>()> make_listener);
     ~ReleaseHub();
@@ -50,7 +50,7 @@ public:
     /// Forget threads in a forked child: they do not exist there.
     void abandon() noexcept;
 
-private:
+  private:
     void run();
     void bump(const std::string& key);
 

@@ -11,7 +11,9 @@ constexpr auto max_lease = std::chrono::hours(24 * 366);
 
 bool is_identifier(const std::string& s) {
     if (s.empty() || s.size() > 63) return false;
-    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    auto alpha = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
     if (!alpha(s[0])) return false;
     for (char c : s)
         if (!alpha(c) && !(c >= '0' && c <= '9')) return false;

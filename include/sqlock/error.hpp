@@ -32,7 +32,7 @@ const char* to_string(errc category) noexcept;
 /// The root of everything sqlock throws. Messages are one line, name the lock
 /// and the database where relevant, and never contain a password.
 class error : public std::runtime_error {
-public:
+  public:
     error(errc category, const std::string& message, std::string backend_code = {});
 
     /// The failure's category.
@@ -41,7 +41,7 @@ public:
     /// The backend's own code (SQLSTATE or SQLite code name); empty when none.
     const std::string& backend_code() const noexcept { return backend_code_; }
 
-private:
+  private:
     errc category_;
     std::string backend_code_;
 };

@@ -15,7 +15,7 @@ namespace sqlock {
 namespace detail {
 struct LockState;
 class Acquirer;
-}
+}  // namespace detail
 
 /// Lock
 ///
@@ -38,7 +38,7 @@ class Acquirer;
 ///         run_report(lock->id());  // id() is a fencing token
 ///     }                            // released here
 class Lock {
-public:
+  public:
     Lock(Lock&&) noexcept;
     Lock& operator=(Lock&&) noexcept;
     Lock(const Lock&) = delete;
@@ -88,7 +88,7 @@ public:
     /// windows). Stops the heartbeat. Returns the row as last known.
     LockInfo detach();
 
-private:
+  private:
     friend class Locker;
     friend class detail::Acquirer;
     explicit Lock(std::shared_ptr<detail::LockState> state);

@@ -36,7 +36,7 @@ struct LockerState;
 /// cannot get one within pool_timeout gets `errc::timeout` naming the pool's
 /// size and how many connections are busy. Locks may outlive their Locker.
 class Locker {
-public:
+  public:
     /// Throws `errc::configuration` for an unknown scheme or a backend that was
     /// not compiled in, `errc::invalid_argument` for a bad table name or URL.
     explicit Locker(const std::string& url = {}, LockerOptions options = {});
@@ -95,7 +95,7 @@ public:
     /// The table name as given.
     const std::string& table() const;
 
-private:
+  private:
     std::shared_ptr<detail::LockerState> state_;
 };
 

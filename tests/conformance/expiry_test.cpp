@@ -44,14 +44,13 @@ TEST_CASE("purge_expired deletes only expired rows", "[purge]") {
 
 TEST_CASE("purge_expired works in bounded batches", "[purge]") {
     auto db = fresh_database();
-    sqlock_test::exec_sql(
-        db, "INSERT INTO " + db.table +
-                " (lockstring, created, expires, locked_by) VALUES "
-                "('old-1', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
-                "('old-2', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
-                "('old-3', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
-                "('old-4', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
-                "('old-5', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}')");
+    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
+                                  " (lockstring, created, expires, locked_by) VALUES "
+                                  "('old-1', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
+                                  "('old-2', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
+                                  "('old-3', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
+                                  "('old-4', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
+                                  "('old-5', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}')");
     auto locker = db.open();
     auto live = locker.lock("live");
     CHECK(locker.purge_expired(2) == 5);

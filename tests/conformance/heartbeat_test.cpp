@@ -31,12 +31,12 @@ TEST_CASE("a heartbeat reports a taken-over lock as lost", "[heartbeat]") {
     auto locker = db.open();
     std::atomic<int> calls{0};
     std::atomic<std::int64_t> lost_id{0};
-    auto lock = locker.lock("stolen", {.expires = 900ms,
-                                       .heartbeat = true,
-                                       .on_lost = [&](const std::string&, std::int64_t id) {
-                                           lost_id = id;
-                                           ++calls;
-                                       }});
+    auto lock = locker.lock(
+        "stolen",
+        {.expires = 900ms, .heartbeat = true, .on_lost = [&](const std::string&, std::int64_t id) {
+             lost_id = id;
+             ++calls;
+         }});
     auto admin = db.open();
     REQUIRE(admin.force_release("stolen"));
     auto thief = admin.lock("stolen");

@@ -80,8 +80,9 @@ TEST_CASE("renewing an expired lock fails even if nobody took it", "[ownership]"
     auto lock = locker.lock("late", {.expires = 100ms});
     REQUIRE(eventually([&] { return expired(locker, "late"); }));
     CHECK_THROWS_MATCHES(lock.renew(1h), sqlock::error,
-                         Catch::Predicate<sqlock::error>(
-                             [](const sqlock::error& e) { return e.category() == sqlock::errc::lost; }));
+                         Catch::Predicate<sqlock::error>([](const sqlock::error& e) {
+                             return e.category() == sqlock::errc::lost;
+                         }));
 }
 
 TEST_CASE("a Lock destroyed in a forked child leaves the parent's lock alone", "[ownership]") {

@@ -61,8 +61,7 @@ TEST_CASE("zero, negative and absurd durations are rejected", "[validation]") {
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.lock("d", {.expires = std::chrono::hours(24 * 400)}); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.lock("d", {.wait = -1s}); }) ==
-          sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { locker.lock("d", {.wait = -1s}); }) == sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.lock("d", {.min_hold = -1s}); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.acquire_slot("d", 0); }) == sqlock::errc::invalid_argument);
@@ -73,15 +72,14 @@ TEST_CASE("zero, negative and absurd durations are rejected", "[validation]") {
 
 TEST_CASE("bad table names and URLs are rejected before touching a database", "[validation]") {
     auto db = fresh_database();
-    for (const std::string& table : std::vector<std::string>{"", "1abc", "a-b", "x;drop", "a b", "\"q\"", "a.b.c",
-                                    std::string(64, 't')}) {
+    for (const std::string& table : std::vector<std::string>{
+             "", "1abc", "a-b", "x;drop", "a b", "\"q\"", "a.b.c", std::string(64, 't')}) {
         INFO(table);
         CHECK(category_of([&] { sqlock::Locker(db.url, {.table = table}); }) ==
               sqlock::errc::invalid_argument);
     }
     CHECK(category_of([&] { sqlock::Locker("mysql://x/y"); }) == sqlock::errc::configuration);
-    CHECK(category_of([&] { sqlock::Locker("/just/a/path.db"); }) ==
-          sqlock::errc::configuration);
+    CHECK(category_of([&] { sqlock::Locker("/just/a/path.db"); }) == sqlock::errc::configuration);
     CHECK(category_of([&] { sqlock::Locker("sqlite://host/x.db"); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { sqlock::Locker("sqlite:"); }) == sqlock::errc::invalid_argument);

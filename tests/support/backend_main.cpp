@@ -15,7 +15,8 @@ int main(int argc, char* argv[]) {
         const char* require = std::getenv("SQLOCK_TEST_REQUIRE_PG");
         if (!url || !*url) {
             if (require && std::string(require) == "1") {
-                std::fprintf(stderr, "SQLOCK_TEST_PG_URL is not set but SQLOCK_TEST_REQUIRE_PG=1\n");
+                std::fprintf(stderr,
+                             "SQLOCK_TEST_PG_URL is not set but SQLOCK_TEST_REQUIRE_PG=1\n");
                 return 1;
             }
             std::fprintf(stderr, "skipped: no PostgreSQL server (set SQLOCK_TEST_PG_URL)\n");

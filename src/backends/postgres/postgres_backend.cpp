@@ -1,12 +1,37 @@
-// Placeholder until the PostgreSQL backend lands.
+// The PostgreSQL backend: locks shared by many hosts, via libpqxx.
 #include "postgres_backend.hpp"
 
-#include "sqlock/error.hpp"
+#include "postgres_connection.hpp"
+#include "postgres_listener.hpp"
+#include "postgres_target.hpp"
+#include "validate.hpp"
 
 namespace sqlock::detail {
+namespace {
 
-std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string&) {
-    throw error(errc::configuration, "PostgreSQL backend not implemented yet: " + url.redacted);
+class PostgresBackend final : public Backend {
+  public:
+    explicit PostgresBackend(std::shared_ptr<const postgres::PgTarget> target)
+        : target_(std::move(target)) {}
+
+    std::unique_ptr<Connection> connect() override {
+        return std::make_unique<postgres::PgConnection>(target_);
+    }
+    std::unique_ptr<ReleaseListener> listen() override {
+        return std::make_unique<postgres::PgReleaseListener>(target_);
+    }
+    std::string name() const override { return "postgresql"; }
+
+  private:
+    std::shared_ptr<const postgres::PgTarget> target_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table) {
+    validate_table_name(table, /*allow_schema=*/true);
+    return std::make_unique<PostgresBackend>(
+        std::make_shared<const postgres::PgTarget>(url, table));
 }
 
 }  // namespace sqlock::detail

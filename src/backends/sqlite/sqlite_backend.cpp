@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <array>
 
 #include "schema.hpp"
 #include "sqlite_error.hpp"
@@ -120,7 +120,7 @@ std::string sql_text(sql kind, const std::string& t) {
 }
 
 class SqliteConnection final : public Connection {
-public:
+  public:
     SqliteConnection(const DatabaseUrl& url, const std::string& table)
         : path_(url.sqlite_path),
           table_(quote_table_name(table)),
@@ -158,9 +158,8 @@ public:
         for (const auto& [key, value] : url.params) {
             if (key != "busy_timeout") {
                 close();
-                throw error(errc::invalid_argument,
-                            "unknown SQLite URL parameter '" + printable(key) +
-                                "' (known: busy_timeout)");
+                throw error(errc::invalid_argument, "unknown SQLite URL parameter '" +
+                                                        printable(key) + "' (known: busy_timeout)");
             }
         }
         sqlite3_busy_timeout(db_, static_cast<int>(busy_ms));
@@ -253,11 +252,11 @@ public:
         return sqlite3_changes(db_) > 0;
     }
 
-private:
+  private:
     // BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
     class Transaction {
-    public:
+      public:
         explicit Transaction(SqliteConnection& c) : c_(c) {
             c_.exec("BEGIN IMMEDIATE", "starting a write transaction");
         }
@@ -269,7 +268,7 @@ private:
             if (!done_) sqlite3_exec(c_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
         }
 
-    private:
+      private:
         SqliteConnection& c_;
         bool done_ = false;
     };
@@ -327,7 +326,7 @@ private:
 };
 
 class SqliteBackend final : public Backend {
-public:
+  public:
     SqliteBackend(DatabaseUrl url, std::string table)
         : url_(std::move(url)), table_(std::move(table)) {}
     std::unique_ptr<Connection> connect() override {
@@ -335,7 +334,7 @@ public:
     }
     std::string name() const override { return "sqlite"; }
 
-private:
+  private:
     DatabaseUrl url_;
     std::string table_;
 };

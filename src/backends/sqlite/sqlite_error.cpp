@@ -32,20 +32,34 @@ void set_error_database_name(sqlite3* db, const std::string& name) {
 
 std::string code_name(int rc) {
     switch (rc & 0xFF) {
-        case SQLITE_BUSY: return "SQLITE_BUSY";
-        case SQLITE_LOCKED: return "SQLITE_LOCKED";
-        case SQLITE_READONLY: return "SQLITE_READONLY";
-        case SQLITE_CANTOPEN: return "SQLITE_CANTOPEN";
-        case SQLITE_NOTADB: return "SQLITE_NOTADB";
-        case SQLITE_CORRUPT: return "SQLITE_CORRUPT";
-        case SQLITE_PERM: return "SQLITE_PERM";
-        case SQLITE_AUTH: return "SQLITE_AUTH";
-        case SQLITE_IOERR: return "SQLITE_IOERR";
-        case SQLITE_FULL: return "SQLITE_FULL";
-        case SQLITE_CONSTRAINT: return "SQLITE_CONSTRAINT";
-        case SQLITE_NOMEM: return "SQLITE_NOMEM";
-        case SQLITE_ERROR: return "SQLITE_ERROR";
-        default: return "SQLITE_" + std::to_string(rc);
+        case SQLITE_BUSY:
+            return "SQLITE_BUSY";
+        case SQLITE_LOCKED:
+            return "SQLITE_LOCKED";
+        case SQLITE_READONLY:
+            return "SQLITE_READONLY";
+        case SQLITE_CANTOPEN:
+            return "SQLITE_CANTOPEN";
+        case SQLITE_NOTADB:
+            return "SQLITE_NOTADB";
+        case SQLITE_CORRUPT:
+            return "SQLITE_CORRUPT";
+        case SQLITE_PERM:
+            return "SQLITE_PERM";
+        case SQLITE_AUTH:
+            return "SQLITE_AUTH";
+        case SQLITE_IOERR:
+            return "SQLITE_IOERR";
+        case SQLITE_FULL:
+            return "SQLITE_FULL";
+        case SQLITE_CONSTRAINT:
+            return "SQLITE_CONSTRAINT";
+        case SQLITE_NOMEM:
+            return "SQLITE_NOMEM";
+        case SQLITE_ERROR:
+            return "SQLITE_ERROR";
+        default:
+            return "SQLITE_" + std::to_string(rc);
     }
 }
 
@@ -57,8 +71,10 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& context) {
         case SQLITE_BUSY:
         case SQLITE_LOCKED:
             throw error(errc::backend,
-                        where + " is busy: another connection held its write lock past the busy "
-                                "timeout while " + context + " (" + code + ")",
+                        where +
+                            " is busy: another connection held its write lock past the busy "
+                            "timeout while " +
+                            context + " (" + code + ")",
                         code);
         case SQLITE_CANTOPEN:
             throw error(errc::connection,
@@ -67,8 +83,8 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& context) {
                         code);
         case SQLITE_NOTADB:
         case SQLITE_CORRUPT:
-            throw error(errc::configuration,
-                        where + " is not a usable SQLite database: " + detail, code);
+            throw error(errc::configuration, where + " is not a usable SQLite database: " + detail,
+                        code);
         case SQLITE_READONLY:
         case SQLITE_PERM:
         case SQLITE_AUTH:

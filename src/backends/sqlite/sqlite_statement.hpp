@@ -12,7 +12,7 @@ namespace sqlock::detail::sqlite {
 /// goes out of scope, so the next user starts clean. Not thread-safe (neither
 /// is the connection that owns the statement).
 class Statement {
-public:
+  public:
     Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;
@@ -32,7 +32,7 @@ public:
     double column_double(int col) const { return sqlite3_column_double(stmt_, col); }
     std::string column_text(int col) const;
 
-private:
+  private:
     sqlite3* db_;
     sqlite3_stmt* stmt_;
 };
