@@ -1,0 +1,50 @@
+// PgConnection — one pooled connection to the lock table on PostgreSQL.
+//
+// Each operation is one prepared statement in autocommit mode (a
+// pqxx::nontransaction sends no BEGIN/COMMIT), so the common case of every
+// operation is one round trip. Statements are prepared lazily by libpqxx on
+// first use, once per connection.
+//
+// A broken link is reported as errc::connection (never silently re-opened):
+// the pool then discards this connection and retries once on a new one.
+//
+// Thread safety: one thread at a time (the pool guarantees it).
+#pragma once
+
+#include <memory>
+
+#include "backend.hpp"
+#include "postgres_link.hpp"
+#include "postgres_target.hpp"
+
+namespace sqlock::detail::postgres {
+
+class PgConnection final : public Connection {
+  public:
+    explicit PgConnection(std::shared_ptr<const PgTarget> target);
+
+    void init_schema() override;
+    AcquireResult try_acquire(const std::string& lockstring, duration lease,
+                              const std::string& locked_by) override;
+    AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
+                                   const std::string& locked_by, int* slot_out) override;
+    ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
+                           duration min_hold) override;
+    std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
+                             duration lease) override;
+    bool is_held(std::int64_t id, const std::string& locked_by) override;
+    std::size_t purge_expired_batch(std::size_t batch) override;
+    std::vector<Row> list(const std::string& prefix, bool expired_only) override;
+    std::optional<Row> find(const std::string& lockstring) override;
+    bool delete_exact(std::int64_t id, const std::string& locked_by) override;
+
+  private:
+    template <typename... Args>
+    pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
+                      Args&&... args);
+
+    std::shared_ptr<const PgTarget> target_;
+    Link link_;
+};
+
+}  // namespace sqlock::detail::postgres

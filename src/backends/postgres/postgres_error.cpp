@@ -1,0 +1,108 @@
+#include "postgres_error.hpp"
+
+#include <pqxx/except>
+
+#include "validate.hpp"
+
+namespace sqlock::detail::postgres {
+namespace {
+
+// The server's message without its severity prefix and without the
+// "LINE 1: ..." excerpt of our own statement that libpq appends.
+std::string server_message(const char* what) {
+    std::string text = what;
+    std::size_t eol = text.find('\n');
+    if (eol != std::string::npos) text.resize(eol);
+    for (const char* prefix : {"ERROR:  ", "FATAL:  "})
+        if (text.compare(0, std::char_traits<char>::length(prefix), prefix) == 0)
+            text.erase(0, std::char_traits<char>::length(prefix));
+    return text;
+}
+
+[[noreturn]] void fail(const PgTarget& t, errc category, const std::string& message,
+                       const std::string& code = {}) {
+    // Redact the whole message: the URL and libpq's text alike.
+    throw error(category, t.redact(message + " [" + t.redact.url() + "]"), code);
+}
+
+[[noreturn]] void map_sql_error(const PgTarget& t, const pqxx::sql_error& e,
+                                const std::string& doing) {
+    const std::string& state = e.sqlstate();
+    const std::string msg = server_message(e.what());
+    const std::string table = "lock table " + t.table;
+    if (state == "42P01")
+        fail(t, errc::configuration,
+             table + " does not exist (" + msg + " while " + doing +
+                 "); run `sqlock init` or Locker::init() to create it",
+             state);
+    if (state == "3F000")
+        fail(t, errc::configuration,
+             "the schema of " + table + " does not exist (" + msg + " while " + doing +
+                 "); create the schema, then run `sqlock init` or Locker::init()",
+             state);
+    if (state == "42501")
+        fail(t, errc::configuration,
+             "insufficient privilege while " + doing + " on " + table + ": " + msg +
+                 "; the role needs SELECT, INSERT, UPDATE and DELETE on the table and USAGE on "
+                 "its id sequence (and CREATE on the schema for `sqlock init`)",
+             state);
+    if (state == "42703" || state == "42P10")
+        fail(t, errc::configuration,
+             table + " does not look like a lock table (" + msg + " while " + doing +
+                 "); it needs the columns id, lockstring (unique), created, expires, locked_by",
+             state);
+    // Class 08: connection exception; 57P01-57P03: the server is shutting
+    // down, crashed, or not accepting connections yet.
+    if (state.compare(0, 2, "08") == 0 || state == "57P01" || state == "57P02" || state == "57P03")
+        fail(t, errc::connection, "lost the connection to PostgreSQL while " + doing + ": " + msg,
+             state);
+    fail(t, errc::backend,
+         "PostgreSQL error " + (state.empty() ? std::string("(no SQLSTATE)") : state) + " while " +
+             doing + ": " + msg,
+         state);
+}
+
+}  // namespace
+
+std::string describe(const char* doing, const std::string& subject) {
+    if (subject.empty()) return doing;
+    return std::string(doing) + " '" + printable(subject) + "'";
+}
+
+void rethrow_as_error(const PgTarget& t, const std::string& doing) {
+    try {
+        throw;
+    } catch (const error&) {
+        throw;
+    } catch (const pqxx::broken_connection& e) {
+        fail(t, errc::connection,
+             "lost the connection to PostgreSQL while " + doing + ": " + e.what());
+    } catch (const pqxx::in_doubt_error& e) {
+        fail(t, errc::connection,
+             "the connection to PostgreSQL broke while committing (" + doing +
+                 "); the change may or may not have been made: " + e.what());
+    } catch (const pqxx::sql_error& e) {
+        map_sql_error(t, e, doing);
+    } catch (const std::exception& e) {
+        fail(t, errc::backend, "PostgreSQL failure while " + doing + ": " + e.what());
+    } catch (...) {
+        fail(t, errc::backend, "unknown failure while " + doing);
+    }
+}
+
+void rethrow_connect_error(const PgTarget& t) {
+    try {
+        throw;
+    } catch (const error&) {
+        throw;
+    } catch (const pqxx::sql_error& e) {
+        map_sql_error(t, e, "connecting");
+    } catch (const std::exception& e) {
+        // libpq's own text names the host and port it tried.
+        fail(t, errc::connection, std::string("cannot connect to PostgreSQL: ") + e.what());
+    } catch (...) {
+        fail(t, errc::connection, "cannot connect to PostgreSQL");
+    }
+}
+
+}  // namespace sqlock::detail::postgres

@@ -1,0 +1,45 @@
+// Mapping libpqxx exceptions onto sqlock's error categories.
+//
+//   broken link, server shutting down, in-doubt commit  -> errc::connection
+//   missing table (42P01) or schema (3F000)             -> errc::configuration,
+//                                                          saying to run `sqlock init`
+//   insufficient privilege (42501)                      -> errc::configuration
+//   a table that is not a lock table (42703, 42P10)     -> errc::configuration
+//   anything else                                       -> errc::backend with the SQLSTATE
+//
+// Every message passes through the target's Redactor and ends with the
+// redacted URL, so it names the server but never the password.
+#pragma once
+
+#include <string>
+
+#include "postgres_target.hpp"
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail::postgres {
+
+/// Throws the sqlock::error for the exception being handled. Call only from
+/// inside a catch handler. `doing` completes "while ...": "acquiring lock 'x'".
+[[noreturn]] void rethrow_as_error(const PgTarget& target, const std::string& doing);
+
+/// Throws the errc::connection error for a failed connection attempt (the
+/// exception being handled).
+[[noreturn]] void rethrow_connect_error(const PgTarget& target);
+
+/// "acquiring lock 'x'" from ("acquiring lock", "x"); the name made printable.
+std::string describe(const char* doing, const std::string& subject);
+
+/// Runs `f`, turning any libpqxx (or other) exception into a sqlock::error.
+template <typename F>
+auto guarded(const PgTarget& target, const char* doing, const std::string& subject, F&& f)
+    -> decltype(f()) {
+    try {
+        return f();
+    } catch (const error&) {
+        throw;
+    } catch (...) {
+        rethrow_as_error(target, describe(doing, subject));
+    }
+}
+
+}  // namespace sqlock::detail::postgres

@@ -1,0 +1,60 @@
+#include "postgres_listener.hpp"
+
+#include <pqxx/notification>
+
+#include "postgres_error.hpp"
+
+namespace sqlock::detail::postgres {
+
+// Collects payloads (lockstrings) as libpqxx delivers them.
+class PgReleaseListener::Receiver final : public pqxx::notification_receiver {
+  public:
+    Receiver(pqxx::connection_base& conn, const std::string& channel, std::vector<std::string>& out)
+        : pqxx::notification_receiver(conn, channel), out_(out) {}
+    void operator()(const std::string& payload, int) override { out_.push_back(payload); }
+
+  private:
+    std::vector<std::string>& out_;
+};
+
+PgReleaseListener::PgReleaseListener(std::shared_ptr<const PgTarget> target)
+    : target_(std::move(target)) {}
+
+PgReleaseListener::~PgReleaseListener() {
+    // The receiver unregisters from (and UNLISTENs on) the connection, so it
+    // must go first. It never throws: libpqxx reports failures as notices.
+    receiver_.reset();
+    link_.reset();
+}
+
+void PgReleaseListener::listen() {
+    receiver_.reset();
+    link_.reset();
+    link_ = std::make_unique<Link>(*target_);
+    guarded(*target_, "listening for releases of lock table", target_->table, [&] {
+        // Sends LISTEN and waits for the server's answer: once this returns,
+        // every later release reaches us.
+        receiver_ = std::make_unique<Receiver>(link_->get(), target_->channel, received_);
+        // libpqxx swallows a broken link during LISTEN; check for it.
+        if (!link_->get().is_open())
+            throw pqxx::broken_connection("connection lost while sending LISTEN");
+    });
+}
+
+std::vector<std::string> PgReleaseListener::await(duration timeout) {
+    if (!link_ || !receiver_)
+        throw error(errc::connection,
+                    "PostgreSQL release listener is not listening [" + target_->redact.url() + "]");
+    if (received_.empty()) {
+        const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+        guarded(*target_, "waiting for releases of lock table", target_->table, [&] {
+            link_->get().await_notification(static_cast<long>(micros / 1000000),
+                                            static_cast<long>(micros % 1000000));
+        });
+    }
+    std::vector<std::string> out;
+    out.swap(received_);
+    return out;
+}
+
+}  // namespace sqlock::detail::postgres

@@ -1,0 +1,142 @@
+#include "postgres_statements.hpp"
+
+#include "schema.hpp"
+
+namespace sqlock::detail::postgres {
+namespace {
+
+// The row columns of table alias `t`, as listed in the header.
+std::string columns(const std::string& t) {
+    return t + ".id, " + t + ".lockstring::text, " + "to_char(" + t +
+           ".created AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), " + "to_char(" + t +
+           ".expires AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), " + "coalesce(" + t +
+           ".locked_by, ''), " + "(round(extract(epoch FROM " + t +
+           ".expires - now()) * 1000) / 1000)::float8";
+}
+
+std::string millis(const char* param) {
+    return std::string("(") + param + "::bigint * interval '1 millisecond')";
+}
+
+// Insert the row, or take over an expired one. The take-over copies the id
+// the proposed row drew from the sequence, so the new holder always gets a
+// new, larger id: the fencing token never repeats. A live row is left alone
+// by the WHERE, without an error or an aborted transaction. (A failed attempt
+// still draws an id, which leaves gaps; ids only need to grow.)
+std::string upsert(const std::string& table, const std::string& values) {
+    return "INSERT INTO " + table + " AS t (lockstring, created, expires, locked_by) " + values +
+           " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id, created = excluded.created,"
+           " expires = excluded.expires, locked_by = excluded.locked_by"
+           " WHERE t.expires <= now()"
+           " RETURNING " +
+           columns("t");
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTarget& target) {
+    const std::string& T = target.quoted_table;
+    // The channel is validated identifier text: safe inside a string literal.
+    const std::string notify = "pg_notify('" + target.channel + "', lockstring)";
+    std::vector<std::pair<std::string, std::string>> out;
+
+    // $1 lockstring, $2 lease ms, $3 locked_by. One round trip whatever the
+    // outcome: our new row (true, ...), or the holder's (false, ...). The
+    // holder is read from the statement's snapshot; a row inserted by a
+    // concurrent transaction after it may be missing, then nothing returns.
+    out.emplace_back(
+        stmt::acquire,
+        "WITH ins AS (" +
+            upsert(T, "VALUES ($1::text, now(), now() + " + millis("$2") + ", $3::text)") +
+            ") SELECT true, * FROM ins UNION ALL SELECT false, " + columns("t") + " FROM " + T +
+            " AS t WHERE t.lockstring = $1::text AND NOT EXISTS (SELECT 1 FROM ins)");
+
+    // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
+    // expired slot in one statement. Rows come back as (kind, row...):
+    //   1: acquired; 2: all slots held, the one that frees first;
+    //   3: the candidate slot was taken concurrently (try again).
+    out.emplace_back(
+        stmt::acquire_slot,
+        "WITH slots AS (SELECT g.n, $1::text || '#' || g.n AS ls"
+        " FROM generate_series(1, $2::int) AS g(n)),"
+        " cand AS (SELECT s.ls FROM slots s LEFT JOIN " +
+            T +
+            " AS t ON t.lockstring = s.ls"
+            " WHERE t.id IS NULL OR t.expires <= now() ORDER BY s.n LIMIT 1),"
+            " ins AS (" +
+            upsert(T, "SELECT cand.ls, now(), now() + " + millis("$3") + ", $4::text FROM cand") +
+            ")"
+            " SELECT 1, * FROM ins"
+            " UNION ALL (SELECT 2, " +
+            columns("t") + " FROM " + T +
+            " AS t"
+            " WHERE t.lockstring IN (SELECT ls FROM slots) AND NOT EXISTS (SELECT 1 FROM cand)"
+            " ORDER BY t.expires LIMIT 1)"
+            " UNION ALL SELECT 3, NULL, cand.ls, NULL, NULL, NULL, NULL FROM cand"
+            " WHERE NOT EXISTS (SELECT 1 FROM ins)");
+
+    // $1 id, $2 locked_by, $3 min_hold ms. Keeps the row until created +
+    // min_hold while that is still ahead, else deletes it; either way tells
+    // the listeners (a kept row has a nearer expiry for waiters to re-read).
+    // The two modifications touch disjoint rows (keep or not keep), so the
+    // statement never modifies a row twice. No row: the lock was not ours.
+    out.emplace_back(stmt::release,
+                     "WITH r AS (SELECT id, ($3::bigint > 0 AND created + " + millis("$3") +
+                         " > now()) AS keep FROM " + T +
+                         " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text),"
+                         " k AS (UPDATE " +
+                         T + " AS t SET expires = t.created + " + millis("$3") +
+                         " FROM r WHERE t.id = r.id AND r.keep RETURNING t.lockstring),"
+                         " d AS (DELETE FROM " +
+                         T +
+                         " AS t USING r WHERE t.id = r.id AND NOT r.keep RETURNING t.lockstring)"
+                         " SELECT true, " +
+                         notify +
+                         " FROM k"
+                         " UNION ALL SELECT false, " +
+                         notify + " FROM d");
+
+    // $1 id, $2 locked_by, $3 lease ms.
+    out.emplace_back(stmt::renew, "UPDATE " + T + " AS t SET expires = now() + " + millis("$3") +
+                                      " WHERE t.id = $1::bigint AND t.locked_by = $2::text"
+                                      " AND t.expires > now() RETURNING " +
+                                      columns("t"));
+
+    // $1 id, $2 locked_by.
+    out.emplace_back(stmt::is_held, "SELECT 1 FROM " + T +
+                                        " WHERE id = $1::bigint AND locked_by = $2::text"
+                                        " AND expires > now()");
+
+    // $1 batch size. The outer condition is re-checked on rows that changed
+    // meanwhile, so a row taken over since the subquery saw it survives.
+    out.emplace_back(stmt::purge, "DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
+                                      " WHERE expires <= now() LIMIT $1::bigint)"
+                                      " AND expires <= now()");
+
+    // $1 prefix ('' for all), $2 expired only. starts_with compares the
+    // prefix literally (no LIKE wildcards); COLLATE "C" orders by bytes, as
+    // SQLite does, whatever the database's collation.
+    out.emplace_back(stmt::list, "SELECT " + columns("t") + " FROM " + T +
+                                     " AS t WHERE ($1::text = '' OR starts_with(t.lockstring, "
+                                     "$1::text)) AND (NOT $2::boolean OR t.expires <= now())"
+                                     " ORDER BY t.lockstring COLLATE \"C\"");
+
+    // $1 lockstring.
+    out.emplace_back(stmt::find, "SELECT " + columns("t") + " FROM " + T +
+                                     " AS t WHERE t.lockstring = $1::text");
+
+    // $1 id, $2 locked_by. Deleting frees the lock: tell the listeners.
+    out.emplace_back(stmt::delete_exact,
+                     "WITH d AS (DELETE FROM " + T +
+                         " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
+                         " RETURNING lockstring) SELECT " +
+                         notify + " FROM d");
+    return out;
+}
+
+std::string schema_script(const PgTarget& target) {
+    std::string sql = substitute(postgres_schema_sql, "table", target.quoted_table);
+    return substitute(sql, "index", target.quoted_index);
+}
+
+}  // namespace sqlock::detail::postgres

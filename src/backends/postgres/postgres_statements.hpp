@@ -1,0 +1,45 @@
+// The SQL of the PostgreSQL backend, one prepared statement per operation.
+//
+// Every statement is a single autocommit statement, so each operation is one
+// round trip and one short transaction. Times are the server's: now() and
+// column arithmetic only; leases travel as milliseconds ($n::bigint).
+//
+// Result columns of a lock row, in this order (see read_row()):
+//   id, lockstring, created, expires, locked_by, seconds_left
+// with created/expires as UTC text "YYYY-MM-DD HH:MM:SS.mmm" and seconds_left
+// rounded to milliseconds, as the SQLite backend reports them.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "postgres_target.hpp"
+
+namespace sqlock::detail::postgres {
+
+/// Names of the prepared statements.
+namespace stmt {
+constexpr const char* acquire = "sqlock_acquire";
+constexpr const char* acquire_slot = "sqlock_acquire_slot";
+constexpr const char* release = "sqlock_release";
+constexpr const char* renew = "sqlock_renew";
+constexpr const char* is_held = "sqlock_is_held";
+constexpr const char* purge = "sqlock_purge";
+constexpr const char* list = "sqlock_list";
+constexpr const char* find = "sqlock_find";
+constexpr const char* delete_exact = "sqlock_delete_exact";
+}  // namespace stmt
+
+/// (name, SQL) of every prepared statement for `target`'s table.
+std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTarget& target);
+
+/// The schema script (sql/postgres/schema.sql) for `target`'s table.
+std::string schema_script(const PgTarget& target);
+
+/// True when the table and its index both exist: SELECT with two text
+/// parameters, the table and the index as regclass text.
+constexpr const char* schema_exists_sql =
+    "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL";
+
+}  // namespace sqlock::detail::postgres

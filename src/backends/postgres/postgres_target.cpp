@@ -1,0 +1,58 @@
+#include "postgres_target.hpp"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "validate.hpp"
+
+namespace sqlock::detail::postgres {
+namespace {
+
+constexpr std::size_t max_identifier_bytes = 63;  // NAMEDATALEN - 1
+
+std::string fnv1a_hex(const std::string& text) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(h));
+    return buf;
+}
+
+// `prefix` + `suffix` if it fits, else `prefix` cut short + "_" + a hash of
+// the whole prefix + `suffix`: still deterministic, still distinct.
+std::string fit_identifier(const std::string& prefix, const std::string& suffix) {
+    if (prefix.size() + suffix.size() <= max_identifier_bytes) return prefix + suffix;
+    std::string hash = "_" + fnv1a_hex(prefix);
+    return prefix.substr(0, max_identifier_bytes - suffix.size() - hash.size()) + hash + suffix;
+}
+
+}  // namespace
+
+std::string index_name(const std::string& basename) {
+    return fit_identifier(basename, "_expires_idx");
+}
+
+std::string channel_name(const std::string& table) {
+    std::string name = "sqlock_" + table;
+    for (char& c : name)
+        if (c == '.') c = '_';
+    return fit_identifier(name, "");
+}
+
+PgTarget::PgTarget(DatabaseUrl u, std::string t)
+    : url(std::move(u)),
+      table(std::move(t)),
+      quoted_table(quote_table_name(table)),
+      quoted_index(quote_table_name(index_name(table_basename(table)))),
+      channel(channel_name(table)),
+      redact(url) {
+    std::size_t dot = table.find('.');
+    index_regclass = dot == std::string::npos
+                         ? quoted_index
+                         : quote_table_name(table.substr(0, dot)) + "." + quoted_index;
+}
+
+}  // namespace sqlock::detail::postgres

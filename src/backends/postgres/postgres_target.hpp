@@ -1,0 +1,37 @@
+// PgTarget — everything a PostgreSQL connection needs to know about its lock
+// table, worked out once per Locker and shared by its connections.
+#pragma once
+
+#include <string>
+
+#include "postgres_redactor.hpp"
+#include "url.hpp"
+
+namespace sqlock::detail::postgres {
+
+struct PgTarget {
+    /// `table` must be validated (validate_table_name with allow_schema).
+    PgTarget(DatabaseUrl url, std::string table);
+
+    DatabaseUrl url;             // url.original goes to libpq as it is
+    std::string table;           // as given: "locks" or "ops.locks"
+    std::string quoted_table;    // "ops"."locks"
+    std::string quoted_index;    // "locks_expires_idx" (an index lives in its table's schema)
+    std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
+    std::string channel;         // LISTEN/NOTIFY channel of this table
+    Redactor redact;             // scrubs the password out of messages
+};
+
+/// The expiry index name for a table basename: "<basename>_expires_idx",
+/// shortened with a hash suffix when that would exceed 63 bytes (PostgreSQL
+/// would truncate it silently, and two long table names could then share one
+/// index name, leaving the second table without its index).
+std::string index_name(const std::string& basename);
+
+/// The notification channel for a table: "sqlock_" + the table name with '.'
+/// replaced by '_', shortened with a hash suffix to fit 63 bytes. Two tables
+/// may share a channel; that only costs a spurious wake-up (waiters re-check
+/// the database), never a missed one.
+std::string channel_name(const std::string& table);
+
+}  // namespace sqlock::detail::postgres
