@@ -1,0 +1,113 @@
+// Helpers for the reliability suite: reading the lock table without going
+// through sqlock (so a test can compare it byte for byte), running programs
+// with a deadline, and memory shared with forked children.
+#pragma once
+
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace reliability {
+
+using namespace std::chrono_literals;
+
+/// A result row; a NULL cell is nullopt.
+using SqlRow = std::vector<std::optional<std::string>>;
+
+/// Runs `sql` directly on the database under test (SQLite C API or libpq) and
+/// returns its rows as text. Throws std::runtime_error on failure.
+std::vector<SqlRow> query(const sqlock_test::Database& db, const std::string& sql);
+
+/// Every row of the lock table, every column as stored (with SQLite's storage
+/// class), plus the table's definition: two equal dumps mean an unchanged table.
+std::string dump_table(const sqlock_test::Database& db);
+
+/// The PostgreSQL URL with its user name replaced (same password), e.g. to
+/// connect as the test cluster's other roles.
+std::string with_user(const std::string& pg_url, const std::string& user);
+
+/// The password in the URL's userinfo, or "" if none.
+std::string password_of(const std::string& url);
+
+/// An integer from the environment, or `fallback`: lets CI and the sanitizer
+/// runs scale the load without recompiling.
+long env_long(const char* name, long fallback);
+
+/// What a finished program did.
+struct Outcome {
+    int status = -1;  ///< exit code, or 128 + signal; -1 if it had to be killed at the deadline
+    std::string out;
+    std::string err;
+    bool timed_out = false;
+};
+
+/// Runs `argv` with `env` added to (or, with an empty value, removed from)
+/// this process's environment, feeding `input` on stdin, and kills it if it
+/// has not finished within `deadline`.
+Outcome run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+            const std::string& input = {}, std::chrono::milliseconds deadline = 60s);
+
+/// A running program with pipes to its stdin and stdout (stderr is captured
+/// to a file and returned by finish()).
+class Child {
+public:
+    Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child();
+
+    /// Next line of stdout without the newline; nullopt at EOF or after `deadline`.
+    std::optional<std::string> read_line(std::chrono::milliseconds deadline = 30s);
+    /// Writes a line to its stdin.
+    void write_line(const std::string& line);
+    /// Closes stdin and waits (up to `deadline`, then SIGKILL) for the exit.
+    Outcome finish(std::chrono::milliseconds deadline = 30s);
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    int in_ = -1, out_ = -1;
+    std::string err_path_;
+    std::string buffer_;
+    bool done_ = false;
+    Outcome outcome_;
+};
+
+/// An object in anonymous shared memory, visible to children forked after it
+/// was made. T must be usable from several processes (lock-free atomics and
+/// plain data).
+template <typename T>
+class Shared {
+public:
+    Shared() {
+        void* p = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                       0);
+        if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
+        ptr_ = new (p) T();
+    }
+    ~Shared() {
+        ptr_->~T();
+        munmap(ptr_, sizeof(T));
+    }
+    Shared(const Shared&) = delete;
+    Shared& operator=(const Shared&) = delete;
+    T* operator->() const { return ptr_; }
+    T& operator*() const { return *ptr_; }
+
+private:
+    T* ptr_;
+};
+
+/// True if this binary was built with AddressSanitizer or ThreadSanitizer.
+bool under_sanitizer();
+
+}  // namespace reliability
