@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv);
     } catch (const sqlock::error& e) {
-        std::cout << "error category=" << sqlock::to_string(e.category())
-                  << " message=" << e.what() << std::endl;
+        std::cout << "error category=" << sqlock::to_string(e.category()) << " message=" << e.what()
+                  << std::endl;
         return 1;
     } catch (const std::exception& e) {
         std::cout << "error category=other message=" << e.what() << std::endl;

@@ -18,7 +18,9 @@ namespace reliability {
 
 namespace {
 
-bool is_postgres(const sqlock_test::Database& db) { return db.url.rfind("postgres", 0) == 0; }
+bool is_postgres(const sqlock_test::Database& db) {
+    return db.url.rfind("postgres", 0) == 0;
+}
 
 std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql) {
     sqlite3* h = nullptr;
@@ -171,9 +173,10 @@ std::string dump_table(const sqlock_test::Database& db) {
         for (const auto& r : query(db, "SELECT to_regclass('" + db.table + "')::text"))
             out += "table: " + r[0].value_or("<missing>") + "\n";
     } else {
-        sql = "SELECT id, typeof(id), lockstring, created, typeof(created), expires, "
-              "typeof(expires), locked_by, typeof(locked_by) FROM " +
-              db.table + " ORDER BY id";
+        sql =
+            "SELECT id, typeof(id), lockstring, created, typeof(created), expires, "
+            "typeof(expires), locked_by, typeof(locked_by) FROM " +
+            db.table + " ORDER BY id";
         for (const auto& r :
              query(db, "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"))
             out += "schema: " + r[0].value_or("") + " " + r[1].value_or("") + " " +
@@ -309,8 +312,8 @@ Outcome Child::finish(std::chrono::milliseconds deadline) {
     done_ = true;
     if (in_ >= 0) close(in_);
     in_ = -1;
-    outcome_.status = wait_or_kill(pid_, std::chrono::steady_clock::now() + deadline,
-                                   &outcome_.timed_out);
+    outcome_.status =
+        wait_or_kill(pid_, std::chrono::steady_clock::now() + deadline, &outcome_.timed_out);
     char buf[4096];
     ssize_t n;
     while (out_ >= 0 && (n = ::read(out_, buf, sizeof buf)) > 0)

@@ -53,13 +53,14 @@ struct Outcome {
 /// Runs `argv` with `env` added to (or, with an empty value, removed from)
 /// this process's environment, feeding `input` on stdin, and kills it if it
 /// has not finished within `deadline`.
-Outcome run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
-            const std::string& input = {}, std::chrono::milliseconds deadline = 60s);
+Outcome run(const std::vector<std::string>& argv,
+            const std::map<std::string, std::string>& env = {}, const std::string& input = {},
+            std::chrono::milliseconds deadline = 60s);
 
 /// A running program with pipes to its stdin and stdout (stderr is captured
 /// to a file and returned by finish()).
 class Child {
-public:
+  public:
     Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
     Child(const Child&) = delete;
     Child& operator=(const Child&) = delete;
@@ -73,7 +74,7 @@ public:
     Outcome finish(std::chrono::milliseconds deadline = 30s);
     pid_t pid() const { return pid_; }
 
-private:
+  private:
     pid_t pid_ = -1;
     int in_ = -1, out_ = -1;
     std::string err_path_;
@@ -87,10 +88,10 @@ private:
 /// plain data).
 template <typename T>
 class Shared {
-public:
+  public:
     Shared() {
-        void* p = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-                       0);
+        void* p =
+            mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
         ptr_ = new (p) T();
     }
@@ -103,7 +104,7 @@ public:
     T* operator->() const { return ptr_; }
     T& operator*() const { return *ptr_; }
 
-private:
+  private:
     T* ptr_;
 };
 

@@ -70,7 +70,8 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
             std::optional<sqlock::Lock> lock;
             const sqlock::LockOptions options{.expires = 60s, .wait = 60s};
             if (res.capacity == 0)
-                lock = waiting ? locker.lock(res.name, options) : locker.try_lock(res.name, options);
+                lock =
+                    waiting ? locker.lock(res.name, options) : locker.try_lock(res.name, options);
             else
                 lock = waiting ? locker.acquire_slot(res.name, res.capacity, options)
                                : locker.try_acquire_slot(res.name, res.capacity, options);
@@ -102,7 +103,8 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
                 case 1:
                     if (!lock->held()) board.record_error("held() false while holding");
                     break;
-                default: break;
+                default:
+                    break;
             }
             // Remove the witness before the row: the next holder may come in
             // the moment the row is gone.
