@@ -44,7 +44,7 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
 }
 
 void PgConnection::init_schema() {
-    guarded(*target_, "creating lock table", target_->table, [&] {
+    guarded(*target_, "creating the lock table", {}, [&] {
         // Nothing to do (and no CREATE privilege needed) when it all exists:
         // CREATE ... IF NOT EXISTS checks privileges before existence.
         {

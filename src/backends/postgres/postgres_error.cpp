@@ -19,21 +19,39 @@ std::string server_message(const char* what) {
     return text;
 }
 
+// libpqxx 6.4 throws some of its SQLSTATE-specific exceptions without the
+// SQLSTATE (insufficient_privilege, and the transaction_rollback family,
+// which is not even an sql_error): recover it from the type.
+std::string sqlstate_of(const pqxx::sql_error& e) {
+    if (!e.sqlstate().empty()) return e.sqlstate();
+    if (dynamic_cast<const pqxx::insufficient_privilege*>(&e)) return "42501";
+    if (dynamic_cast<const pqxx::undefined_table*>(&e)) return "42P01";
+    if (dynamic_cast<const pqxx::undefined_column*>(&e)) return "42703";
+    return {};
+}
+
+std::string sqlstate_of(const pqxx::transaction_rollback& e) {
+    if (dynamic_cast<const pqxx::serialization_failure*>(&e)) return "40001";
+    if (dynamic_cast<const pqxx::deadlock_detected*>(&e)) return "40P01";
+    if (dynamic_cast<const pqxx::statement_completion_unknown*>(&e)) return "40003";
+    return "40000";
+}
+
 [[noreturn]] void fail(const PgTarget& t, errc category, const std::string& message,
                        const std::string& code = {}) {
     // Redact the whole message: the URL and libpq's text alike.
     throw error(category, t.redact(message + " [" + t.redact.url() + "]"), code);
 }
 
-[[noreturn]] void map_sql_error(const PgTarget& t, const pqxx::sql_error& e,
-                                const std::string& doing) {
-    const std::string& state = e.sqlstate();
-    const std::string msg = server_message(e.what());
+[[noreturn]] void map_sqlstate(const PgTarget& t, const std::string& state, const std::string& msg,
+                               const std::string& doing) {
     const std::string table = "lock table " + t.table;
+    const bool qualified = t.table.find('.') != std::string::npos;
     if (state == "42P01")
         fail(t, errc::configuration,
              table + " does not exist (" + msg + " while " + doing +
-                 "); run `sqlock init` or Locker::init() to create it",
+                 "); run `sqlock init` or Locker::init() to create it" +
+                 (qualified ? " (its schema must exist)" : ""),
              state);
     if (state == "3F000")
         fail(t, errc::configuration,
@@ -42,7 +60,7 @@ std::string server_message(const char* what) {
              state);
     if (state == "42501")
         fail(t, errc::configuration,
-             "insufficient privilege while " + doing + " on " + table + ": " + msg +
+             "insufficient privilege on " + table + " while " + doing + ": " + msg +
                  "; the role needs SELECT, INSERT, UPDATE and DELETE on the table and USAGE on "
                  "its id sequence (and CREATE on the schema for `sqlock init`)",
              state);
@@ -55,6 +73,11 @@ std::string server_message(const char* what) {
     // down, crashed, or not accepting connections yet.
     if (state.compare(0, 2, "08") == 0 || state == "57P01" || state == "57P02" || state == "57P03")
         fail(t, errc::connection, "lost the connection to PostgreSQL while " + doing + ": " + msg,
+             state);
+    // The statement may or may not have completed: like a broken commit.
+    if (state == "40003")
+        fail(t, errc::connection,
+             "PostgreSQL cannot tell whether the statement completed (" + doing + "): " + msg,
              state);
     fail(t, errc::backend,
          "PostgreSQL error " + (state.empty() ? std::string("(no SQLSTATE)") : state) + " while " +
@@ -82,7 +105,9 @@ void rethrow_as_error(const PgTarget& t, const std::string& doing) {
              "the connection to PostgreSQL broke while committing (" + doing +
                  "); the change may or may not have been made: " + e.what());
     } catch (const pqxx::sql_error& e) {
-        map_sql_error(t, e, doing);
+        map_sqlstate(t, sqlstate_of(e), server_message(e.what()), doing);
+    } catch (const pqxx::transaction_rollback& e) {
+        map_sqlstate(t, sqlstate_of(e), server_message(e.what()), doing);
     } catch (const std::exception& e) {
         fail(t, errc::backend, "PostgreSQL failure while " + doing + ": " + e.what());
     } catch (...) {
@@ -96,7 +121,7 @@ void rethrow_connect_error(const PgTarget& t) {
     } catch (const error&) {
         throw;
     } catch (const pqxx::sql_error& e) {
-        map_sql_error(t, e, "connecting");
+        map_sqlstate(t, sqlstate_of(e), server_message(e.what()), "connecting");
     } catch (const std::exception& e) {
         // libpq's own text names the host and port it tried.
         fail(t, errc::connection, std::string("cannot connect to PostgreSQL: ") + e.what());

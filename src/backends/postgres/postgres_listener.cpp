@@ -31,7 +31,7 @@ void PgReleaseListener::listen() {
     receiver_.reset();
     link_.reset();
     link_ = std::make_unique<Link>(*target_);
-    guarded(*target_, "listening for releases of lock table", target_->table, [&] {
+    guarded(*target_, "listening for releases", {}, [&] {
         // Sends LISTEN and waits for the server's answer: once this returns,
         // every later release reaches us.
         receiver_ = std::make_unique<Receiver>(link_->get(), target_->channel, received_);
@@ -47,7 +47,7 @@ std::vector<std::string> PgReleaseListener::await(duration timeout) {
                     "PostgreSQL release listener is not listening [" + target_->redact.url() + "]");
     if (received_.empty()) {
         const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
-        guarded(*target_, "waiting for releases of lock table", target_->table, [&] {
+        guarded(*target_, "waiting for releases", {}, [&] {
             link_->get().await_notification(static_cast<long>(micros / 1000000),
                                             static_cast<long>(micros % 1000000));
         });
