@@ -1,0 +1,236 @@
+// Acquisition on PostgreSQL: one statement per attempt, no aborted
+// transactions for a held name, take-over with a new id, semaphores.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "pg_test.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::fresh_database;
+
+namespace {
+
+bool is_utc_text(const std::string& t) {
+    static const std::regex format(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})");
+    return std::regex_match(t, format);
+}
+
+// A Locker whose statements the server logs, tagged with `app`.
+sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app) {
+    sqlock::LockerOptions options;
+    options.table = db.table;
+    options.pool_size = 1;
+    std::string url =
+        pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"), "application_name", app);
+    return sqlock::Locker(url, options);
+}
+
+long long rollbacks() {
+    return std::stoll(pg_test::query(
+        pg_test::url(),
+        "SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()"));
+}
+
+}  // namespace
+
+TEST_CASE("a lock row carries server times as UTC text and a growing id", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto lock = a.lock("times", {.expires = 90s});
+    CHECK(is_utc_text(lock.created()));
+    CHECK(is_utc_text(lock.expires()));
+    // created is the server's now, in UTC.
+    std::string server_now =
+        pg_test::query(db.url, "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')");
+    CHECK(lock.created().substr(0, 16) <= server_now);
+    auto info = a.show("times");
+    REQUIRE(info);
+    CHECK(info->seconds_left > 85.0);
+    CHECK(info->seconds_left <= 90.0);
+    CHECK(info->id == lock.id());
+}
+
+TEST_CASE("an expired lock is taken over with a new, larger id", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto b = db.open();
+    auto old = a.lock("takeover", {.expires = 100ms});
+    CHECK_FALSE(b.try_lock("takeover"));
+    std::this_thread::sleep_for(200ms);
+    auto taken = b.try_lock("takeover", {.expires = 1h});
+    REQUIRE(taken);
+    CHECK(taken->id() > old.id());
+    // The old handle can neither renew nor release the new holder's row.
+    CHECK_THROWS_MATCHES(old.renew(), sqlock::error,
+                         Catch::Predicate<sqlock::error>([](const sqlock::error& e) {
+                             return e.category() == sqlock::errc::lost;
+                         }));
+    try {
+        old.release();
+        FAIL("releasing a taken-over lock must throw lost");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::lost);
+    }
+    CHECK(taken->held());
+    auto row = a.show("takeover");
+    REQUIRE(row);
+    CHECK(row->id == taken->id());
+}
+
+TEST_CASE("busy names the holder, read in the same statement as the attempt", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto held = a.lock("holder-named", {.metadata = {{"job", "nightly"}}});
+    auto b = db.open();
+    try {
+        b.lock("holder-named");
+        FAIL("must be busy");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        std::string msg = e.what();
+        CHECK(msg.find(std::to_string(getpid())) != std::string::npos);
+        CHECK(msg.find("expires in") != std::string::npos);
+        CHECK_FALSE(pg_test::leaks_password(msg));
+    }
+}
+
+TEST_CASE("a held name costs one statement per attempt and aborts no transaction", "[pg][serial]") {
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    auto holder = db.open();
+    auto held = holder.lock("contended");
+    const std::string app = pg_test::unique("oneshot");
+    const std::string prefix = "app=" + app + " ";
+    const long long before = rollbacks();
+    const std::size_t log_start = pg_test::server_log_size();
+    {
+        auto locker = logged_locker(db, app);
+        for (int i = 0; i < 100; ++i) REQUIRE_FALSE(locker.try_lock("contended"));
+        // A free name: one statement to take it, one to release it.
+        locker.lock("free").release();
+        auto slot = locker.try_acquire_slot("sem", 5);
+        REQUIRE(slot);
+        slot->release();
+    }  // closes the connection: its statistics reach pg_stat_database
+    std::string log = pg_test::server_log(log_start);
+    std::size_t ours = pg_test::count(log, prefix);
+    INFO("server log lines of this test's connection: " << ours);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire:") == 101);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot:") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release:") == 2);
+    CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
+    // Nothing else ran: every logged statement was one of those.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 104);
+    CHECK(pg_test::count(log, prefix + "LOG:  statement:") == 0);
+
+    // The statistics of a closed session arrive shortly after it ends.
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            return pg_test::query(db.url,
+                                  "SELECT count(*) FROM pg_stat_activity WHERE application_name "
+                                  "= '" +
+                                      app + "'") == "0";
+        },
+        10s));
+    std::this_thread::sleep_for(1500ms);
+    CHECK(rollbacks() == before);
+    // The instrument works: one deliberate rollback shows up.
+    pg_test::query(db.url, "BEGIN; SELECT 1; ROLLBACK");
+    CHECK(sqlock_test::eventually([&] { return rollbacks() == before + 1; }, 10s));
+}
+
+TEST_CASE("semaphore slots: lowest free first, the earliest to expire reported", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto s1 = a.try_acquire_slot("pool", 3, {.expires = 1h});
+    auto s2 = a.try_acquire_slot("pool", 3, {.expires = 10min});
+    auto s3 = a.try_acquire_slot("pool", 3, {.expires = 1h});
+    REQUIRE((s1 && s2 && s3));
+    CHECK(s1->slot() == 1);
+    CHECK(s2->slot() == 2);
+    CHECK(s3->slot() == 3);
+    CHECK(s2->lockstring() == "pool#2");
+    CHECK_FALSE(a.try_acquire_slot("pool", 3));
+    try {
+        a.acquire_slot("pool", 3);
+        FAIL("must be busy");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        CHECK(std::string(e.what()).find("expires in 10m") != std::string::npos);
+    }
+    s2->release();
+    auto again = a.try_acquire_slot("pool", 3);
+    REQUIRE(again);
+    CHECK(again->slot() == 2);
+    // A larger capacity only adds slots above.
+    auto fourth = a.try_acquire_slot("pool", 4);
+    REQUIRE(fourth);
+    CHECK(fourth->slot() == 4);
+}
+
+TEST_CASE("an expired semaphore slot is taken over before higher free slots", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto s1 = a.try_acquire_slot("lease", 3, {.expires = 100ms});
+    auto s2 = a.try_acquire_slot("lease", 3, {.expires = 1h});
+    REQUIRE((s1 && s2));
+    std::this_thread::sleep_for(200ms);
+    auto b = db.open();
+    auto taken = b.try_acquire_slot("lease", 3);
+    REQUIRE(taken);
+    CHECK(taken->slot() == 1);
+    CHECK(taken->id() > s2->id());
+    CHECK_THROWS_AS(s1->release(), sqlock::error);  // no longer ours
+}
+
+TEST_CASE("several threads racing for slots each get a distinct one", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open({.pool_size = 8});
+    std::vector<std::optional<sqlock::Lock>> got(8);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&, i] { got[i] = a.try_acquire_slot("race", 5); });
+    for (auto& t : threads) t.join();
+    std::set<int> slots;
+    int held = 0;
+    for (auto& g : got)
+        if (g) {
+            ++held;
+            slots.insert(g->slot());
+        }
+    CHECK(held == 5);
+    CHECK(slots == std::set<int>{1, 2, 3, 4, 5});
+}
+
+TEST_CASE("min_hold keeps the row until created + min_hold", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto lock = a.lock("cron", {.expires = 1h, .min_hold = 700ms});
+    lock.release();
+    auto row = a.show("cron");
+    REQUIRE(row);
+    CHECK(row->seconds_left <= 0.7);
+    CHECK_FALSE(db.open().try_lock("cron"));
+    std::this_thread::sleep_for(800ms);
+    CHECK(db.open().try_lock("cron"));
+}
+
+TEST_CASE("list orders by bytes and filters by literal prefix", "[pg]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto l1 = a.lock("b_x");
+    auto l2 = a.lock("B%x");
+    auto l3 = a.lock("a");
+    auto l4 = a.lock("b%y");
+    std::vector<std::string> names;
+    for (const auto& i : a.list()) names.push_back(i.name);
+    CHECK(names == std::vector<std::string>{"B%x", "a", "b%y", "b_x"});
+    names.clear();
+    for (const auto& i : a.list("b%")) names.push_back(i.name);
+    CHECK(names == std::vector<std::string>{"b%y"});
+}

@@ -1,0 +1,128 @@
+#include "pg_test.hpp"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pg_test {
+namespace {
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+// Positions of the password in a postgresql://user:password@host/... URL.
+void split_userinfo(const std::string& url, std::size_t& user_begin, std::size_t& colon,
+                    std::size_t& at) {
+    user_begin = url.find("://");
+    if (user_begin == std::string::npos) throw std::runtime_error("URL without ://");
+    user_begin += 3;
+    at = url.find('@', user_begin);
+    colon = url.find(':', user_begin);
+    if (at == std::string::npos || colon == std::string::npos || colon > at)
+        throw std::runtime_error("test URL has no user:password@");
+}
+
+}  // namespace
+
+std::string url() {
+    return env("SQLOCK_TEST_PG_URL");
+}
+
+std::string password() {
+    std::string u = url();
+    std::size_t b, c, a;
+    split_userinfo(u, b, c, a);
+    return u.substr(c + 1, a - c - 1);
+}
+
+std::string with_param(const std::string& u, const std::string& key, const std::string& value) {
+    return u + (u.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
+}
+
+std::string with_user(const std::string& u, const std::string& user) {
+    std::size_t b, c, a;
+    split_userinfo(u, b, c, a);
+    return u.substr(0, b) + user + u.substr(c);
+}
+
+std::string with_password(const std::string& u, const std::string& pw) {
+    std::size_t b, c, a;
+    split_userinfo(u, b, c, a);
+    return u.substr(0, c + 1) + pw + u.substr(a);
+}
+
+std::string unique(const std::string& prefix) {
+    static std::atomic<int> n{0};
+    return prefix + "_" + std::to_string(getpid()) + "_" + std::to_string(++n);
+}
+
+std::string query(const std::string& u, const std::string& sql) {
+    PGconn* conn = PQconnectdb(u.c_str());
+    if (PQstatus(conn) != CONNECTION_OK) {
+        PQfinish(conn);
+        throw std::runtime_error("pg_test::query: cannot connect");  // no message: it names the URL
+    }
+    PGresult* r = PQexec(conn, sql.c_str());
+    auto status = PQresultStatus(r);
+    std::string value;
+    if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) value = PQgetvalue(r, 0, 0);
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    PQfinish(conn);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+        throw std::runtime_error("pg_test::query: " + msg);
+    return value;
+}
+
+bool have_server_control() {
+    if (!env("SQLOCK_TEST_PG_SCRIPT").empty() && !env("SQLOCK_TEST_PG_DIR").empty()) return true;
+    if (env("SQLOCK_TEST_REQUIRE_PG") == "1")
+        FAIL(
+            "SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR must be set with "
+            "SQLOCK_TEST_REQUIRE_PG=1");
+    WARN("not run: set SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR (see tests/pg-server.sh)");
+    return false;
+}
+
+void restart_server() {
+    std::string cmd = "'" + env("SQLOCK_TEST_PG_SCRIPT") + "' restart '" +
+                      env("SQLOCK_TEST_PG_DIR") + "' >/dev/null";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("restarting the server failed");
+}
+
+std::string server_log(std::size_t from) {
+    std::ifstream in(env("SQLOCK_TEST_PG_DIR") + "/postgres.log", std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read the server log");
+    in.seekg(static_cast<std::streamoff>(from));
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+std::size_t server_log_size() {
+    return static_cast<std::size_t>(
+        std::filesystem::file_size(env("SQLOCK_TEST_PG_DIR") + "/postgres.log"));
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t pos = text.find(needle); pos != std::string::npos;
+         pos = text.find(needle, pos + needle.size()))
+        ++n;
+    return n;
+}
+
+bool leaks_password(const std::string& text) {
+    return text.find(password()) != std::string::npos;
+}
+
+}  // namespace pg_test

@@ -1,0 +1,53 @@
+// Helpers for the PostgreSQL-specific tests: URL surgery, direct queries
+// (libpq, independent of the code under test), and control of the throwaway
+// server started by tests/pg-server.sh.
+//
+// Never pass the real password to a Catch macro that prints its operands:
+// tests/run-all.sh fails the run if the password appears in any output.
+#pragma once
+
+#include <string>
+
+namespace pg_test {
+
+/// $SQLOCK_TEST_PG_URL (the main test will have skipped without it).
+std::string url();
+
+/// The password in $SQLOCK_TEST_PG_URL.
+std::string password();
+
+/// `url` with libpq parameter `key=value` appended to its query string.
+std::string with_param(const std::string& url, const std::string& key, const std::string& value);
+
+/// `url` with a different user name (same password) or a different password.
+std::string with_user(const std::string& url, const std::string& user);
+std::string with_password(const std::string& url, const std::string& password);
+
+/// A name unique to this process and call: "<prefix>_<pid>_<n>".
+std::string unique(const std::string& prefix);
+
+/// Runs `sql` on a new connection to `url` and returns the first column of
+/// the first row ("" if none). Throws std::runtime_error on failure.
+std::string query(const std::string& url, const std::string& sql);
+
+/// Whether the tests may restart the server and read its log
+/// ($SQLOCK_TEST_PG_SCRIPT and $SQLOCK_TEST_PG_DIR set). If not, the caller
+/// should return early: a warning says so, or with SQLOCK_TEST_REQUIRE_PG=1
+/// the test fails.
+bool have_server_control();
+
+/// tests/pg-server.sh restart $SQLOCK_TEST_PG_DIR; throws if it fails.
+void restart_server();
+
+/// The server log (DIR/postgres.log) from byte `from` on.
+std::string server_log(std::size_t from = 0);
+std::size_t server_log_size();
+
+/// Occurrences of `needle` in `text`.
+std::size_t count(const std::string& text, const std::string& needle);
+
+/// True if `text` contains the test server's password (checked without ever
+/// printing it).
+bool leaks_password(const std::string& text);
+
+}  // namespace pg_test

@@ -1,0 +1,126 @@
+// Broken links: a lock is a row, so it outlives its holder's connection; after
+// a reconnect, release and renew work as before.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "pg_test.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::fresh_database;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// A Locker whose connections carry application_name `app`, so a test can
+// find (and kill) exactly them.
+sqlock::Locker tagged_locker(const sqlock_test::Database& db, const std::string& app,
+                             std::size_t pool_size = 4) {
+    sqlock::LockerOptions options;
+    options.table = db.table;
+    options.pool_size = pool_size;
+    return sqlock::Locker(pg_test::with_param(db.url, "application_name", app), options);
+}
+
+int terminate_backends(const std::string& url, const std::string& app) {
+    return std::stoi(pg_test::query(url,
+                                    "SELECT count(pg_terminate_backend(pid)) FROM "
+                                    "pg_stat_activity WHERE application_name = '" +
+                                        app + "'"));
+}
+
+// How long until a waiter in `waiter` gets `name` after `holder` lets go.
+std::chrono::milliseconds handoff_delay(sqlock::Locker& waiter, sqlock::Lock& held,
+                                        const std::string& name) {
+    std::atomic<bool> waiting{false};
+    steady::time_point acquired;
+    std::thread t([&] {
+        waiting = true;
+        auto lock = waiter.lock(name, {.wait = 30s});
+        acquired = steady::now();
+    });
+    REQUIRE(sqlock_test::eventually([&] { return waiting.load(); }));
+    std::this_thread::sleep_for(2500ms);  // the waiter is blocked by now
+    auto released = steady::now();
+    held.release();
+    t.join();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(acquired - released);
+}
+
+}  // namespace
+
+TEST_CASE("release and renew work after the holder's connection was terminated", "[pg]") {
+    auto db = fresh_database();
+    const std::string app = pg_test::unique("terminated");
+    auto locker = tagged_locker(db, app);
+    auto lock = locker.lock("survivor", {.expires = 1h});
+    auto other = locker.lock("other", {.expires = 1h});
+    REQUIRE(terminate_backends(db.url, app) >= 1);
+    // The row is still there: nobody else may take it.
+    CHECK_FALSE(db.open().try_lock("survivor"));
+    CHECK_NOTHROW(lock.renew(2h));
+    CHECK(lock.held());
+    REQUIRE(terminate_backends(db.url, app) >= 1);
+    CHECK_NOTHROW(lock.release());
+    CHECK_FALSE(locker.show("survivor"));
+    REQUIRE(terminate_backends(db.url, app) >= 1);
+    CHECK_NOTHROW(other.release());
+    CHECK(locker.list().empty());
+}
+
+TEST_CASE("a terminated listener reconnects and waiters are still woken", "[pg]") {
+    auto db = fresh_database();
+    const std::string app = pg_test::unique("listener");
+    auto waiter = tagged_locker(db, app);
+    auto holder = db.open();
+    auto first = holder.lock("wake");
+    CHECK(handoff_delay(waiter, first, "wake") < 1s);
+    // Kill every connection of the waiting Locker, its listener included.
+    REQUIRE(terminate_backends(db.url, app) >= 1);
+    auto second = holder.lock("wake", {.wait = 10s});
+    CHECK(handoff_delay(waiter, second, "wake") < 1s);
+}
+
+TEST_CASE("a lock survives a server restart; release and renew work afterwards", "[pg][serial]") {
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    auto locker = db.open({.pool_size = 2});
+    auto holder = db.open();
+    auto renewed = locker.lock("renewed", {.expires = 1h});
+    auto released = locker.lock("released", {.expires = 1h});
+    // Start the waiting machinery (and its listener) before the restart.
+    auto wake = holder.lock("wake");
+    CHECK(handoff_delay(locker, wake, "wake") < 1s);
+    auto before = renewed.expires();
+
+    pg_test::restart_server();
+
+    CHECK_NOTHROW(renewed.renew(2h));
+    CHECK(renewed.expires() > before);
+    CHECK(renewed.held());
+    CHECK_NOTHROW(released.release());
+    CHECK_FALSE(locker.show("released"));
+    CHECK_FALSE(db.open().try_lock("renewed"));
+    CHECK_NOTHROW(renewed.release());
+    // The listener found its way back: waiters are woken promptly again.
+    auto again = holder.lock("wake", {.wait = 10s});
+    CHECK(handoff_delay(locker, again, "wake") < 1s);
+    CHECK(locker.list().empty());
+}
+
+TEST_CASE("a heartbeat keeps a lock across a server restart", "[pg][serial]") {
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    auto locker = db.open();
+    std::atomic<bool> lost{false};
+    auto lock =
+        locker.lock("beating", {.expires = 3s,
+                                .heartbeat = true,
+                                .on_lost = [&](const std::string&, std::int64_t) { lost = true; }});
+    pg_test::restart_server();
+    std::this_thread::sleep_for(4s);  // longer than the lease: only renewals kept it
+    CHECK_FALSE(lost);
+    CHECK(lock.held());
+    CHECK_NOTHROW(lock.release());
+}
