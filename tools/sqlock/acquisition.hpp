@@ -1,0 +1,41 @@
+// Taking a lock (or a semaphore slot) for `run` and `acquire`, waiting with
+// a progress line and staying responsive to signals while waiting.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "output.hpp"
+#include "sqlock/locker.hpp"
+
+namespace sqlock_cli {
+
+/// What to acquire.
+struct AcquireRequest {
+    std::string name;
+    int slots = 0;                ///< > 0: a slot of a counting semaphore
+    sqlock::LockOptions options;  ///< lease, min_hold, heartbeat, ...; wait is ignored
+    sqlock::duration wait{};      ///< 0: one attempt
+};
+
+/// Called between slices of waiting; returns a signal number that should end
+/// the wait, or 0.
+using interruption_check = std::function<int()>;
+
+/// Acquires, waiting up to `request.wait`. The library's lock() blocks, so
+/// the wait is done in slices of at most half a second: between them sqlock
+/// checks `interrupted` and updates the progress line (stderr, at most every
+/// 2 s on a terminal or 5 s otherwise; only on a terminal unless --verbose;
+/// never with --quiet).
+///
+/// Throws sqlock::error busy (no wait) or timeout (naming the holder and the
+/// time waited), cli_error 128+N when interrupted by signal N, or whatever
+/// the library throws for other failures.
+sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
+                     const interruption_check& interrupted = {});
+
+/// Who is in the way: "lock 'x' is held by host:pid (...), expires in 4m
+/// (...)", or for a semaphore the slot that frees first. Never throws.
+std::string describe_contention(sqlock::Locker& locker, const std::string& name, int slots);
+
+}  // namespace sqlock_cli

@@ -1,0 +1,187 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "exit_codes.hpp"
+#include "output.hpp"
+
+extern char** environ;
+
+namespace sqlock_cli {
+namespace {
+
+[[noreturn]] void cannot_run(const std::string& name, int err) {
+    throw cli_error(err == ENOENT ? exit_code::command_not_found : exit_code::cannot_execute,
+                    "cannot run " + in_quotes(name) + ": " + std::strerror(err));
+}
+
+bool is_executable_file(const std::string& path, int* err) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        *err = errno;
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        *err = EACCES;  // what execve says for a directory
+        return false;
+    }
+    if (::access(path.c_str(), X_OK) != 0) {
+        *err = errno;
+        return false;
+    }
+    return true;
+}
+
+std::string env_name(const std::string& entry) {
+    return entry.substr(0, entry.find('='));
+}
+
+}  // namespace
+
+std::string resolve_executable(const std::string& name) {
+    if (name.empty()) cannot_run(name, ENOENT);
+    int err = 0;
+    if (name.find('/') != std::string::npos) {
+        if (!is_executable_file(name, &err)) cannot_run(name, err);
+        return name;
+    }
+    const char* path_env = std::getenv("PATH");
+    std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+    // Like execvp: a candidate that exists but cannot be executed is
+    // remembered (126) while the search goes on for one that can.
+    int found_err = ENOENT;
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t end = path.find(':', start);
+        std::string dir = path.substr(start, end == std::string::npos ? end : end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (is_executable_file(candidate, &err)) return candidate;
+        if (err != ENOENT && err != ENOTDIR) found_err = err;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    cannot_run(name, found_err);
+}
+
+std::vector<std::string> command_environment(const std::vector<std::string>& extra) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string entry = *e;
+        bool replaced = false;
+        for (const auto& x : extra) replaced = replaced || env_name(x) == env_name(entry);
+        if (!replaced) env.push_back(std::move(entry));
+    }
+    env.insert(env.end(), extra.begin(), extra.end());
+    return env;
+}
+
+int exit_code_for_status(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return exit_code::signal_base + WTERMSIG(status);
+    return exit_code::internal;
+}
+
+ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& argv,
+                                 const std::vector<std::string>& env, const sigset_t& mask) {
+    // Everything the child needs is prepared before fork(): sqlock has other
+    // threads (the heartbeat), so the child may only make async-signal-safe
+    // calls between fork() and execve().
+    std::vector<char*> child_argv;
+    for (const auto& a : argv) child_argv.push_back(const_cast<char*>(a.c_str()));
+    child_argv.push_back(nullptr);
+    std::vector<char*> child_env;
+    for (const auto& e : env) child_env.push_back(const_cast<char*>(e.c_str()));
+    child_env.push_back(nullptr);
+
+    // execve's errno comes back through a close-on-exec pipe: end of file
+    // means the exec succeeded.
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0)
+        throw cli_error(exit_code::internal, std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        int err = errno;
+        ::close(report[0]);
+        ::close(report[1]);
+        throw cli_error(exit_code::internal, std::string("fork: ") + std::strerror(err));
+    }
+    if (pid == 0) {
+        ::close(report[0]);
+#ifdef __linux__
+        // Die with sqlock: the command must not outlive the lock's holder.
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(exit_code::internal);  // sqlock already gone
+#else
+        (void)parent;
+#endif
+        ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+        ::execve(path.c_str(), child_argv.data(), child_env.data());
+        int err = errno;
+        ssize_t ignored = ::write(report[1], &err, sizeof err);
+        (void)ignored;
+        ::_exit(err == ENOENT ? exit_code::command_not_found : exit_code::cannot_execute);
+    }
+    ::close(report[1]);
+    int err = 0;
+    ssize_t n;
+    do {
+        n = ::read(report[0], &err, sizeof err);
+    } while (n < 0 && errno == EINTR);
+    ::close(report[0]);
+    ChildProcess child(pid);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        child.pid_ = -1;
+        cannot_run(argv.front(), err);
+    }
+    return child;
+}
+
+ChildProcess::~ChildProcess() {
+    if (pid_ <= 0) return;
+    // Only reached when sqlock gives up on an error path.
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+std::optional<int> ChildProcess::poll() {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid_, &status, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid_) {
+        pid_ = -1;
+        return status;
+    }
+    if (r < 0) {
+        // ECHILD: collected by someone else; its status is gone. Report an
+        // internal error rather than waiting forever.
+        pid_ = -1;
+        return exit_code::internal << 8;  // a wait status meaning "exited 70"
+    }
+    return std::nullopt;
+}
+
+void ChildProcess::signal(int signo) noexcept {
+    if (pid_ > 0) ::kill(pid_, signo);
+}
+
+}  // namespace sqlock_cli

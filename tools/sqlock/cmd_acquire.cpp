@@ -1,0 +1,102 @@
+// sqlock acquire NAME: take a lock and leave it held after sqlock exits, for
+// maintenance windows and for scripts that release it later themselves.
+#include <cstdio>
+#include <cstdlib>
+
+#include "acquisition.hpp"
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+#include "lock_format.hpp"
+#include "option_values.hpp"
+
+namespace sqlock_cli {
+
+const char* const acquire_details =
+    "Takes lock NAME and leaves it held when sqlock exits, until it is released with\n"
+    "`sqlock release` or its lease (--expires) ends. Nothing renews it.\n"
+    "\n"
+    "Prints shell assignments (or --json) with the lock's name, fencing id and owner\n"
+    "token, so that a script can hold the lock across commands:\n"
+    "\n"
+    "  eval \"$(sqlock acquire maintenance --expires 2h)\" || exit\n"
+    "  ...                                  # the maintenance work\n"
+    "  sqlock release \"$SQLOCK_LOCKSTRING\"   # uses $SQLOCK_TOKEN\n";
+
+void add_acquire_options(cxxopts::Options& options, const std::string& group) {
+    options.add_options(group)(
+        "expires", "Lease: the lock ends this long after it was taken unless released before",
+        cxxopts::value<std::string>()->default_value("1h"),
+        "DUR")("wait", "Wait up to DUR for a held lock; 0 fails at once",
+               cxxopts::value<std::string>()->default_value("0"), "DUR")(
+        "slots", "Counting semaphore: take one of N slots of NAME", cxxopts::value<std::string>(),
+        "N")("json", "Print JSON instead of shell assignments");
+}
+
+namespace {
+
+// 'text' for a POSIX shell: single quotes, with ' written as '\''.
+std::string shell_quoted(const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+}  // namespace
+
+int run_acquire(Invocation& inv) {
+    if (inv.args.size() != 1)
+        throw usage_error(
+            "acquire needs exactly one lock name; usage: sqlock acquire NAME "
+            "[--expires DUR] [--wait DUR] [--slots N] [--json]");
+    const auto& o = inv.options;
+    AcquireRequest request;
+    request.name = inv.args[0];
+    request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
+    request.wait = duration_option(o, "wait", duration_kind::non_negative);
+    request.options.expires = duration_option(o, "expires", duration_kind::positive);
+    request.options.metadata["command"] = "sqlock acquire";
+    const bool json = o.count("json") > 0;
+
+    sqlock::Locker locker = open_locker(inv.global);
+    const std::string db = at_database(locker.url());
+    sqlock::Lock lock = acquire(locker, request, inv.out);
+
+    if (json) {
+        Output::data(json_text({{"name", lock.name()},
+                                {"lockstring", lock.lockstring()},
+                                {"slot", lock.slot()},
+                                {"id", lock.id()},
+                                {"token", lock.owner_token()},
+                                {"created", lock.created()},
+                                {"expires", lock.expires()}},
+                               false));
+    } else {
+        Output::data("export SQLOCK_NAME=" + shell_quoted(lock.name()) + "\n" +
+                     "export SQLOCK_LOCKSTRING=" + shell_quoted(lock.lockstring()) + "\n" +
+                     "export SQLOCK_ID=" + std::to_string(lock.id()) + "\n" +
+                     "export SQLOCK_TOKEN=" + lock.owner_token() + "\n" +
+                     "export SQLOCK_EXPIRES=" + shell_quoted(lock.expires()) + "\n");
+    }
+    inv.out.note("acquired lock " + in_quotes(lock.lockstring()) + " (id " +
+                 std::to_string(lock.id()) + ") until " + lock.expires() +
+                 " UTC; release it with `sqlock release " + terminal_safe(lock.lockstring()) +
+                 " --token " + lock.owner_token() + "`" + db);
+
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        // Nobody learnt the token: do not leave a lock only --force can free.
+        lock.release();
+        throw cli_error(exit_code::internal,
+                        "could not write the lock's token to stdout; released lock " +
+                            in_quotes(request.name) + " again" + db);
+    }
+    // The library has no way to let a Lock go without releasing it, and its
+    // destructor (which would run on a normal return) deletes the row. So
+    // leave without running destructors: the row is committed, stdout and
+    // stderr are flushed, and the connections close with the process.
+    std::fflush(stderr);
+    std::_Exit(exit_code::ok);
+}
+
+}  // namespace sqlock_cli

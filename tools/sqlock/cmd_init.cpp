@@ -1,0 +1,20 @@
+// sqlock init: create the lock table and its index (idempotent). Needed
+// once per database other than the embedded default, which is created on
+// first use.
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+
+namespace sqlock_cli {
+
+int run_init(Invocation& inv) {
+    if (!inv.args.empty()) throw usage_error("init takes no arguments; usage: sqlock init");
+    sqlock::Locker locker = open_locker(inv.global, /*creating=*/true);
+    locker.init();
+    inv.out.result("lock table " + in_quotes(locker.table()) + " is ready" +
+                   at_database(locker.url()));
+    return exit_code::ok;
+}
+
+}  // namespace sqlock_cli

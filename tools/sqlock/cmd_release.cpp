@@ -1,0 +1,72 @@
+// sqlock release NAME: release a lock taken by `sqlock acquire` (by its owner
+// token), or anyone's lock with --force.
+#include <cstdlib>
+
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+#include "lock_format.hpp"
+#include "option_values.hpp"
+
+namespace sqlock_cli {
+
+const char* const release_details =
+    "Without --force, releases NAME only if its owner token is TOKEN (--token, else\n"
+    "$SQLOCK_TOKEN): exits 79 if someone else holds it or nobody does (it ran out and\n"
+    "was reaped or taken over). With --force, releases NAME whoever holds it and says\n"
+    "whose it was; a lock that is not held is not an error then. NAME is the row's name:\n"
+    "\"name#N\" for slot N of a semaphore.\n";
+
+void add_release_options(cxxopts::Options& options, const std::string& group) {
+    options.add_options(group)("token", "Owner token printed by `sqlock acquire`",
+                               cxxopts::value<std::string>(),
+                               "TOKEN")("force", "Release the lock whoever holds it");
+}
+
+int run_release(Invocation& inv) {
+    if (inv.args.size() != 1)
+        throw usage_error(
+            "release needs exactly one lock name; usage: sqlock release NAME "
+            "[--token TOKEN | --force]");
+    const std::string& name = inv.args[0];
+    const bool force = inv.options.count("force") > 0;
+    std::string token = string_option(inv.options, "token");
+    if (force && !token.empty()) throw usage_error("use either --token or --force, not both");
+    if (!force && token.empty()) {
+        const char* env = std::getenv("SQLOCK_TOKEN");
+        if (env) token = env;
+    }
+    if (!force && token.empty())
+        throw usage_error(
+            "release needs the owner token (--token TOKEN or $SQLOCK_TOKEN), or "
+            "--force to release whoever holds " +
+            in_quotes(name));
+
+    sqlock::Locker locker = open_locker(inv.global);
+    const std::string db = at_database(locker.url());
+    if (force) {
+        auto row = locker.force_release(name);
+        if (!row) {
+            inv.out.result("lock " + in_quotes(name) + " was not held" + db);
+        } else {
+            inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
+                           "), which was held by " + terminal_safe(describe_holder(*row)) +
+                           (row->expired() ? " (its lease had run out)" : "") + db);
+        }
+        return exit_code::ok;
+    }
+    // Throws errc::lost (79) when another holder has it.
+    auto row = locker.release(name, token);
+    if (!row)
+        throw sqlock::error(sqlock::errc::lost,
+                            "lock " + in_quotes(name) +
+                                " is not held by anyone: its lease ran out and it was reaped or "
+                                "taken over and released, or it was never taken" +
+                                db);
+    inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) + ")" +
+                   db);
+    return exit_code::ok;
+}
+
+}  // namespace sqlock_cli

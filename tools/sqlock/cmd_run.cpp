@@ -1,0 +1,217 @@
+// sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]: the main job. Takes the
+// lock, runs COMMAND, renews the lease while it runs, forwards signals,
+// releases the lock when COMMAND has ended, and exits with its status.
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "acquisition.hpp"
+#include "child_process.hpp"
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+#include "option_values.hpp"
+#include "signals.hpp"
+#include "supervisor.hpp"
+
+namespace sqlock_cli {
+
+const char* const run_details =
+    "Runs COMMAND while holding lock NAME and releases the lock once COMMAND has ended.\n"
+    "If another holder has the lock, COMMAND is not run: sqlock exits 75 (or\n"
+    "--conflict-exit-code) at once, or after --wait. Otherwise sqlock exits with\n"
+    "COMMAND's status: 128+N if a signal N killed it, 127 if it was not found, 126 if it\n"
+    "could not be executed.\n"
+    "\n"
+    "While COMMAND runs the lease is renewed every third of --expires (--no-heartbeat\n"
+    "turns that off). If the lock is lost anyway (the database was unreachable for a\n"
+    "whole lease and someone else took it, or it was force-released), sqlock says so\n"
+    "and, with --on-lost=term (the default), sends COMMAND SIGTERM, then SIGKILL after\n"
+    "10 s, and exits 79. With --on-lost=ignore COMMAND runs on and its status is kept.\n"
+    "\n"
+    "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to sqlock are forwarded\n"
+    "to COMMAND; the lock is released after COMMAND exits. COMMAND stays in sqlock's\n"
+    "process group, so Ctrl-C in a terminal reaches it directly (and is not forwarded a\n"
+    "second time). If sqlock itself is killed (SIGKILL), COMMAND gets SIGTERM (Linux)\n"
+    "and the lock frees when its lease ends.\n"
+    "\n"
+    "COMMAND's environment also has SQLOCK_NAME, SQLOCK_LOCKSTRING (\"name#N\" for a\n"
+    "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing.\n"
+    "\n"
+    "--min-hold keeps the lock at least that long after it was taken, even when COMMAND\n"
+    "ends sooner: a redundant host whose cron fires a few seconds later then finds it\n"
+    "held and skips, instead of running a quick job a second time.\n"
+    "\n"
+    "Examples:\n"
+    "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
+    "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
+    "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
+    "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n";
+
+void add_run_options(cxxopts::Options& options, const std::string& group) {
+    options.add_options(group)(
+        "expires", "Lease: the lock stops counting this long after it was taken or last renewed",
+        cxxopts::value<std::string>()->default_value("1h"),
+        "DUR")("wait", "Wait up to DUR for a held lock; 0 skips at once",
+               cxxopts::value<std::string>()->default_value("0"), "DUR")(
+        "slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
+        cxxopts::value<std::string>(), "N")(
+        "min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
+        cxxopts::value<std::string>()->default_value("0"),
+        "DUR")("heartbeat", "Renew the lease while COMMAND runs (the default)")(
+        "no-heartbeat", "Do not renew: the lock ends after --expires even if COMMAND still runs")(
+        "on-lost", "If the lock is lost while COMMAND runs: term (SIGTERM it, exit 79) or ignore",
+        cxxopts::value<std::string>()->default_value("term"), "ACTION")(
+        "conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
+        cxxopts::value<std::string>(), "N");
+}
+
+namespace {
+
+struct RunSettings {
+    AcquireRequest request;
+    bool terminate_on_lost = true;
+    int conflict_code = exit_code::busy;
+    std::vector<std::string> command;
+};
+
+// What `run` stores in the row's metadata: the program it runs, so `list`
+// can show it. Only argv[0]: arguments may hold secrets, and the lock table
+// is readable from every host that uses it.
+std::string command_label(const std::string& argv0) {
+    std::string label = terminal_safe(argv0);  // always valid UTF-8
+    if (label.size() > 200) {
+        std::size_t cut = 200;
+        while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
+        label = label.substr(0, cut) + "...";
+    }
+    return label;
+}
+
+RunSettings parse_settings(const Invocation& inv) {
+    const auto& o = inv.options;
+    const std::string usage = "usage: sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]";
+    if (inv.args.empty()) throw usage_error("run needs a lock name; " + usage);
+    if (inv.args.size() > 1)
+        throw usage_error("unexpected argument " + in_quotes(inv.args[1]) +
+                          " before `--`: put the command after `--`; " + usage);
+    if (!inv.has_separator || inv.exec_argv.empty())
+        throw usage_error("run needs a command after `--`; " + usage);
+    if (o.count("heartbeat") && o.count("no-heartbeat"))
+        throw usage_error("--heartbeat and --no-heartbeat contradict each other");
+
+    RunSettings s;
+    s.command = inv.exec_argv;
+    s.request.name = inv.args[0];
+    s.request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
+    s.request.wait = duration_option(o, "wait", duration_kind::non_negative);
+    s.request.options.expires = duration_option(o, "expires", duration_kind::positive);
+    s.request.options.min_hold = duration_option(o, "min-hold", duration_kind::non_negative);
+    s.request.options.heartbeat = o.count("no-heartbeat") == 0;
+    s.request.options.metadata["command"] = command_label(s.command.front());
+    std::string on_lost = string_option(o, "on-lost", "term");
+    if (on_lost != "term" && on_lost != "ignore")
+        throw usage_error("--on-lost must be term or ignore, got " + in_quotes(on_lost));
+    s.terminate_on_lost = on_lost == "term";
+    s.conflict_code =
+        static_cast<int>(integer_option(o, "conflict-exit-code", 0, 255, exit_code::busy));
+    return s;
+}
+
+std::string describe(const sqlock::Lock& lock) {
+    return "lock " + in_quotes(lock.lockstring()) + " (id " + std::to_string(lock.id()) + ")";
+}
+
+}  // namespace
+
+int run_run(Invocation& inv) {
+    RunSettings s = parse_settings(inv);
+    // Before the Locker: the library's threads must inherit the blocked mask.
+    SignalRelay signals;
+    // Opening connects nothing yet; it validates the URL and table, and
+    // names the database for the messages below.
+    sqlock::Locker locker = open_locker(inv.global);
+    const std::string db = at_database(locker.url());
+    // Before the lock: a mistyped command must not take (or, with
+    // --min-hold, keep) a lock.
+    std::string path;
+    try {
+        path = resolve_executable(s.command.front());
+    } catch (const cli_error& e) {
+        throw cli_error(e.code(), e.what() + std::string(" (lock ") + in_quotes(s.request.name) +
+                                      " not taken)" + db);
+    }
+
+    auto lost = std::make_shared<std::atomic<bool>>(false);
+    s.request.options.on_lost = [lost](const std::string&, std::int64_t) { *lost = true; };
+    std::optional<sqlock::Lock> lock;
+    try {
+        lock.emplace(
+            acquire(locker, s.request, inv.out, [&signals] { return signals.take_pending(); }));
+    } catch (const sqlock::error& e) {
+        if (e.category() == sqlock::errc::busy || e.category() == sqlock::errc::timeout)
+            throw cli_error(s.conflict_code, e.what(), /*quiet_ok=*/true);
+        throw;
+    }
+    // Computed now: a released Lock no longer answers questions.
+    const std::string what = describe(*lock);
+    inv.out.detail("acquired " + what + ", lease " +
+                   sqlock::format_duration(s.request.options.expires) + " until " +
+                   lock->expires() + " UTC" + db);
+
+    std::vector<std::string> env = command_environment({
+        "SQLOCK_NAME=" + lock->name(),
+        "SQLOCK_LOCKSTRING=" + lock->lockstring(),
+        "SQLOCK_SLOT=" + std::to_string(lock->slot()),
+        "SQLOCK_ID=" + std::to_string(lock->id()),
+    });
+    std::optional<ChildProcess> child;
+    try {
+        child.emplace(ChildProcess::spawn(path, s.command, env, signals.original_mask()));
+    } catch (const cli_error& e) {
+        try {
+            lock->release();
+        } catch (const std::exception& release_error) {
+            Output::error(release_error.what());
+        }
+        throw cli_error(e.code(), e.what() + db);
+    }
+
+    SupervisePolicy policy;
+    policy.terminate_on_lost = s.terminate_on_lost;
+    SuperviseResult result = supervise(*child, signals, *lost, policy, [&] {
+        Output::error("lost " + what + " while " + in_quotes(s.command.front()) +
+                      " was running: the lease could not be renewed (it ran out and was taken "
+                      "over, or the lock was force-released); " +
+                      (s.terminate_on_lost ? "terminating the command"
+                                           : "letting the command finish (--on-lost=ignore)") +
+                      db);
+    });
+    const int code = exit_code_for_status(result.status);
+    bool was_lost = result.lost;
+    int release_failure = 0;
+    try {
+        lock->release();
+        if (s.request.options.min_hold > sqlock::duration::zero())
+            inv.out.detail("released " + what + "; its row stays until " +
+                           sqlock::format_duration(s.request.options.min_hold) +
+                           " after it was taken (--min-hold)" + db);
+        else
+            inv.out.detail("released " + what + db);
+    } catch (const sqlock::error& e) {
+        if (e.category() == sqlock::errc::lost) {
+            if (!was_lost) Output::error(e.what());  // found only now (no heartbeat)
+            was_lost = true;
+        } else {
+            Output::error("the command has ended, but releasing the lock failed: " +
+                          std::string(e.what()));
+            release_failure = exit_code_for(e.category());
+        }
+    }
+    if (was_lost && s.terminate_on_lost) return exit_code::lost;
+    if (release_failure && code == 0) return release_failure;
+    return code;
+}
+
+}  // namespace sqlock_cli

@@ -1,0 +1,60 @@
+// The registry of sqlock's commands: name, usage, options, and the function
+// that runs it. Each command lives in its own cmd_*.cpp.
+#pragma once
+
+#include <cxxopts.hpp>
+#include <string>
+#include <vector>
+
+namespace sqlock_cli {
+
+struct Invocation;
+
+/// Command
+///
+/// One subcommand. `add_options` declares its own options (the global ones
+/// are added for every command); `run` returns the exit code or throws
+/// cli_error / sqlock::error, which main turns into one line and a code.
+struct Command {
+    std::string name;
+    std::string usage;    ///< what follows "sqlock NAME" in the usage line
+    std::string summary;  ///< one line, for `sqlock --help`
+    std::string details;  ///< printed after the options by `sqlock help NAME`
+    void (*add_options)(cxxopts::Options&, const std::string& group) = nullptr;
+    int (*run)(Invocation&) = nullptr;
+    /// "--" ends sqlock's own options and starts a command line to execute.
+    bool takes_command = false;
+};
+
+/// Every command, in the order `sqlock --help` lists them.
+const std::vector<Command>& commands();
+
+/// The command called `name`, or nullptr.
+const Command* find_command(const std::string& name);
+
+// The commands, each defined in its own file.
+void add_run_options(cxxopts::Options& options, const std::string& group);
+int run_run(Invocation& inv);
+extern const char* const run_details;
+
+void add_acquire_options(cxxopts::Options& options, const std::string& group);
+int run_acquire(Invocation& inv);
+extern const char* const acquire_details;
+
+void add_release_options(cxxopts::Options& options, const std::string& group);
+int run_release(Invocation& inv);
+extern const char* const release_details;
+
+void add_list_options(cxxopts::Options& options, const std::string& group);
+int run_list(Invocation& inv);
+int run_show(Invocation& inv);
+
+void add_reap_options(cxxopts::Options& options, const std::string& group);
+int run_reap(Invocation& inv);
+extern const char* const reap_details;
+
+int run_init(Invocation& inv);
+
+int run_help(Invocation& inv);
+
+}  // namespace sqlock_cli

@@ -1,0 +1,44 @@
+#include "exit_codes.hpp"
+
+namespace sqlock_cli {
+
+int exit_code_for(sqlock::errc category, int conflict) {
+    switch (category) {
+        case sqlock::errc::busy:
+        case sqlock::errc::timeout:
+            return conflict;
+        case sqlock::errc::lost:
+            return exit_code::lost;
+        case sqlock::errc::connection:
+            return exit_code::unavailable;
+        case sqlock::errc::configuration:
+            return exit_code::configuration;
+        case sqlock::errc::invalid_argument:
+            return exit_code::usage;
+        case sqlock::errc::backend:
+            return exit_code::internal;
+    }
+    return exit_code::internal;
+}
+
+const std::string& exit_code_help() {
+    static const std::string text =
+        "Exit codes:\n"
+        "  0        success (run: the command succeeded)\n"
+        "  1        show: no such lock\n"
+        "  64       bad usage: unknown flag, bad duration, lock name or table name\n"
+        "  69       database unreachable\n"
+        "  70       internal or database error\n"
+        "  75       lock busy, or --wait ran out (run: see --conflict-exit-code)\n"
+        "  78       configuration: lock table or database file missing (run `sqlock\n"
+        "           init`), unknown URL scheme, no write permission\n"
+        "  79       the lock was lost while held (run: the command was terminated\n"
+        "           unless --on-lost=ignore); release: not held by that token\n"
+        "  126/127  run: the command could not be executed / was not found\n"
+        "  128+N    run: the command was killed by signal N, or sqlock was\n"
+        "           interrupted by signal N while waiting for the lock\n"
+        "  other    run: the command's own exit status\n";
+    return text;
+}
+
+}  // namespace sqlock_cli

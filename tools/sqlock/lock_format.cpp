@@ -1,0 +1,129 @@
+#include "lock_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "output.hpp"
+#include "sqlock/duration.hpp"
+
+namespace sqlock_cli {
+namespace {
+
+std::string seconds_text(double seconds) {
+    auto ms = static_cast<std::int64_t>(std::ceil(seconds)) * 1000;
+    return sqlock::format_duration(sqlock::duration(ms));
+}
+
+// "YYYY-MM-DD HH:MM:SS" of the database's "YYYY-MM-DD HH:MM:SS.mmm".
+std::string to_seconds(const std::string& time) {
+    return time.substr(0, 19);
+}
+
+std::string or_dash(const std::string& s) {
+    return s.empty() ? "-" : terminal_safe(s);
+}
+
+}  // namespace
+
+std::string holder_command(const sqlock::LockInfo& info) {
+    auto j = nlohmann::json::parse(info.locked_by, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+        auto meta = j.find("meta");
+        if (meta != j.end() && meta->is_object()) {
+            auto command = meta->find("command");
+            if (command != meta->end() && command->is_string()) return command->get<std::string>();
+        }
+    }
+    return info.holder.program;
+}
+
+std::string time_left(const sqlock::LockInfo& info) {
+    return info.expired() ? "-" : seconds_text(info.seconds_left);
+}
+
+std::string expiry_phrase(const sqlock::LockInfo& info) {
+    if (info.expired()) return "expired " + seconds_text(-info.seconds_left) + " ago";
+    return "expires in " + seconds_text(info.seconds_left);
+}
+
+std::string holder_sentence(const sqlock::LockInfo& info) {
+    return "lock " + in_quotes(info.name) + " is held by " + terminal_safe(describe_holder(info)) +
+           ", " + expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
+}
+
+nlohmann::json lock_json(const sqlock::LockInfo& info) {
+    return {
+        {"name", info.name},
+        {"id", info.id},
+        {"created", info.created},
+        {"expires", info.expires},
+        {"seconds_left", info.seconds_left},
+        {"expired", info.expired()},
+        {"holder",
+         {{"host", info.holder.host},
+          {"pid", info.holder.pid},
+          {"user", info.holder.user},
+          {"program", info.holder.program},
+          {"command", holder_command(info)}}},
+        {"locked_by", info.locked_by},
+    };
+}
+
+std::string json_text(const nlohmann::json& json, bool pretty) {
+    return json.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"NAME", "ID", "HOST", "PID", "USER", "COMMAND", "CREATED (UTC)",
+                     "EXPIRES (UTC)", "LEFT", "STATE"});
+    for (const auto& r : rows) {
+        cells.push_back({terminal_safe(r.name), std::to_string(r.id), or_dash(r.holder.host),
+                         r.holder.pid ? std::to_string(r.holder.pid) : "-", or_dash(r.holder.user),
+                         or_dash(holder_command(r)), to_seconds(r.created), to_seconds(r.expires),
+                         time_left(r), r.expired() ? "expired" : "held"});
+    }
+    // Widths in bytes: good enough for the ASCII that lock tables mostly hold.
+    std::vector<std::size_t> width(cells.front().size(), 0);
+    for (const auto& line : cells)
+        for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+    std::string out;
+    for (const auto& line : cells) {
+        std::string text;
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            text += line[i];
+            if (i + 1 < line.size()) text += std::string(width[i] - line[i].size() + 2, ' ');
+        }
+        if (!out.empty()) out += "\n";
+        out += text;
+    }
+    return out;
+}
+
+std::string lock_details(const sqlock::LockInfo& info) {
+    std::string out;
+    auto field = [&out](const char* name, const std::string& value) {
+        std::string label = std::string(name) + ":";
+        label.resize(10, ' ');
+        if (!out.empty()) out += "\n";
+        out += label + value;
+    };
+    field("name", terminal_safe(info.name));
+    field("id", std::to_string(info.id));
+    field("state", info.expired() ? "expired" : "held");
+    field("holder", terminal_safe(describe_holder(info)));
+    field("host", or_dash(info.holder.host));
+    field("pid", info.holder.pid ? std::to_string(info.holder.pid) : "-");
+    field("user", or_dash(info.holder.user));
+    field("program", or_dash(info.holder.program));
+    field("command", or_dash(holder_command(info)));
+    field("created", info.created + " UTC");
+    field("expires", info.expires + " UTC");
+    field("left", info.expired() ? expiry_phrase(info) : time_left(info));
+    if (info.holder.host.empty() && info.holder.pid == 0)
+        field("locked_by", terminal_safe(info.locked_by));  // written by another program
+    return out;
+}
+
+}  // namespace sqlock_cli

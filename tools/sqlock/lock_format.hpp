@@ -1,0 +1,40 @@
+// How lock rows are shown: a table for `list`, a block for `show`, and JSON
+// (one object per row, same fields) for scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sqlock/lock_info.hpp"
+
+namespace sqlock_cli {
+
+/// The command `sqlock run` recorded in the row (its argv[0]), else the
+/// holder's program name, else empty.
+std::string holder_command(const sqlock::LockInfo& info);
+
+/// "59m12s", or "-" once expired.
+std::string time_left(const sqlock::LockInfo& info);
+
+/// "expires in 59m12s" / "expired 3s ago".
+std::string expiry_phrase(const sqlock::LockInfo& info);
+
+/// "lock 'name' is held by host:pid (user, program), expires in 5m (... UTC)".
+std::string holder_sentence(const sqlock::LockInfo& info);
+
+/// One row as JSON: name, id, created, expires, seconds_left, expired,
+/// holder {host, pid, user, program, command}, locked_by (the raw column).
+nlohmann::json lock_json(const sqlock::LockInfo& info);
+
+/// `json` as text. Invalid UTF-8 (rows written by other programs) is
+/// replaced rather than thrown on.
+std::string json_text(const nlohmann::json& json, bool pretty);
+
+/// The `list` table, header included, one line per row, no trailing newline.
+std::string lock_table(const std::vector<sqlock::LockInfo>& rows);
+
+/// The `show` block: "field: value" lines, no trailing newline.
+std::string lock_details(const sqlock::LockInfo& info);
+
+}  // namespace sqlock_cli

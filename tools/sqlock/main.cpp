@@ -1,0 +1,54 @@
+// sqlock: named locks and counting semaphores in a SQL table, from the shell.
+//
+// main() only dispatches (the commands live in cmd_*.cpp) and is the one
+// place where every failure becomes a single "sqlock: ..." line on stderr and
+// an exit code (exit_codes.hpp): nothing escapes as an uncaught exception.
+#include <cxxopts.hpp>
+
+#include "command_line.hpp"
+#include "exit_codes.hpp"
+#include "output.hpp"
+#include "password_scrub.hpp"
+#include "sqlock/config.hpp"
+#include "sqlock/error.hpp"
+
+int main(int argc, char** argv) {
+    using namespace sqlock_cli;
+    bool quiet = false;
+    try {
+        ParsedCommandLine parsed = parse_command_line(argc, argv);
+        // Parsed values are copies: hide the password from `ps` from now on.
+        scrub_database_passwords(argc, argv);
+        if (parsed.what == ParsedCommandLine::action::help) {
+            Output::data(parsed.text);
+            return exit_code::ok;
+        }
+        if (parsed.what == ParsedCommandLine::action::version) {
+            Output::data(std::string("sqlock ") + SQLOCK_VERSION +
+                         " (backends:" + (SQLOCK_WITH_SQLITE ? " sqlite" : "") +
+                         (SQLOCK_WITH_POSTGRES ? " postgresql" : "") + ")");
+            return exit_code::ok;
+        }
+        Invocation& inv = parsed.invocation;
+        quiet = inv.global.quiet;
+        return inv.command->run(inv);
+    } catch (const cli_error& e) {
+        if (!(quiet && e.quiet_ok()) && *e.what()) Output::error(e.what());
+        return e.code();
+    } catch (const sqlock::error& e) {
+        // Busy and timeout are expected outcomes (another host has the lock);
+        // --quiet keeps them out of cron mail.
+        bool expected = e.category() == sqlock::errc::busy || e.category() == sqlock::errc::timeout;
+        if (!(quiet && expected)) Output::error(e.what());
+        return exit_code_for(e.category());
+    } catch (const cxxopts::exceptions::exception& e) {
+        Output::error(std::string(e.what()) + "; see `sqlock --help`");
+        return exit_code::usage;
+    } catch (const std::exception& e) {
+        Output::error(std::string("internal error: ") + e.what());
+        return exit_code::internal;
+    } catch (...) {
+        Output::error("internal error: unknown exception");
+        return exit_code::internal;
+    }
+}

@@ -1,0 +1,38 @@
+// Turning option text into checked values, with messages that name the
+// option and say what is accepted. All checks happen before any database
+// is touched, so a typo can never write a row.
+#pragma once
+
+#include <cxxopts.hpp>
+#include <string>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock_cli {
+
+/// What a duration option may be.
+enum class duration_kind {
+    positive,      ///< > 0 (a lease)
+    non_negative,  ///< >= 0 (a wait, a minimum hold)
+};
+
+/// `text` as a duration for `--option`. Accepts what sqlock::parse_duration
+/// accepts (90, 90s, 15m, 2h, 1d, 1h30m, 250ms), at most 366 days. Throws
+/// cli_error (64) showing the accepted forms.
+sqlock::duration parse_duration_option(const std::string& option, const std::string& text,
+                                       duration_kind kind);
+
+/// The value of duration option `name` (its default if not given).
+sqlock::duration duration_option(const cxxopts::ParseResult& result, const std::string& name,
+                                 duration_kind kind);
+
+/// The value of integer option `name`, which must lie in [min, max]; `fallback`
+/// when not given. Throws cli_error (64) otherwise.
+long integer_option(const cxxopts::ParseResult& result, const std::string& name, long min, long max,
+                    long fallback);
+
+/// The value of string option `name`, or `fallback` when not given.
+std::string string_option(const cxxopts::ParseResult& result, const std::string& name,
+                          const std::string& fallback = {});
+
+}  // namespace sqlock_cli

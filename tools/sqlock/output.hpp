@@ -1,0 +1,58 @@
+// Where sqlock's words go: results on stdout, diagnostics on stderr as single
+// lines prefixed "sqlock: ", governed by --quiet and --verbose.
+#pragma once
+
+#include <string>
+
+namespace sqlock_cli {
+
+/// Output
+///
+/// --quiet silences result messages and notes (and the "lock busy"
+/// message), never errors nor the data a command was asked for; --verbose adds details and the wait
+/// progress line when stderr is not a terminal. Stateless apart from the two flags; cheap to copy.
+class Output {
+  public:
+    Output() = default;
+    Output(bool quiet, bool verbose) : quiet_(quiet), verbose_(verbose) {}
+
+    bool quiet() const noexcept { return quiet_; }
+    bool verbose() const noexcept { return verbose_; }
+
+    /// Data asked for (a listing, JSON, a token) on stdout, even with --quiet.
+    static void data(const std::string& text);
+    /// A result message on stdout ("purged 3 expired locks"), not with --quiet.
+    void result(const std::string& line) const;
+    /// A "sqlock: ..." line on stderr (not with --quiet).
+    void note(const std::string& message) const;
+    /// A "sqlock: ..." line on stderr, only with --verbose (and not --quiet).
+    void detail(const std::string& message) const;
+    /// A "sqlock: ..." line on stderr, always. Newlines in `message` are
+    /// flattened so that every error is exactly one line.
+    static void error(const std::string& message);
+
+  private:
+    bool quiet_ = false;
+    bool verbose_ = false;
+};
+
+/// `text` made safe for a terminal: valid UTF-8 is kept, control characters
+/// and invalid bytes are shown as \xNN, so a hostile lock name cannot move
+/// the cursor or retitle the window.
+std::string terminal_safe(const std::string& text);
+
+/// `text` on one line: CR and LF become spaces, trailing blanks go.
+std::string one_line(std::string text);
+
+/// "'name'" for messages (terminal-safe).
+std::string in_quotes(const std::string& name);
+
+/// " [url]": the suffix naming the database in messages. Pass a URL that is
+/// already redacted (Locker::url()).
+std::string at_database(const std::string& redacted_url);
+
+/// Writes all of `text` to `fd` in as few write() calls as possible, so a
+/// line is not interleaved with output of the command sqlock runs.
+void write_all(int fd, const std::string& text) noexcept;
+
+}  // namespace sqlock_cli

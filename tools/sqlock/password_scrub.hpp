@@ -1,0 +1,24 @@
+// Hiding database passwords from `ps`: the --db value is overwritten in place
+// in argv once it has been parsed, which is what /proc/PID/cmdline shows.
+// This narrows the window but cannot close it (the value is visible from
+// exec until the overwrite), so the documentation recommends SQLOCK_DB,
+// PGPASSWORD or ~/.pgpass over a password on the command line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sqlock_cli {
+
+/// [begin, end) byte ranges of the passwords in a database URL: the
+/// userinfo password (`scheme://user:PASSWORD@host`) and every `password=`
+/// query parameter. Mirrors the library's redaction rules.
+std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url);
+
+/// Overwrites the passwords of every `--db URL` / `--db=URL` argument with
+/// '*', in place, stopping at "--" (the command `run` executes is not ours).
+void scrub_database_passwords(int argc, char** argv);
+
+}  // namespace sqlock_cli
