@@ -160,6 +160,25 @@ int run_run(Invocation& inv) {
                    sqlock::format_duration(s.request.options.expires) + " until " +
                    lock->expires() + " UTC" + db);
 
+    // When the command is not started after all, release now; a failed
+    // release is reported, but the reason for not starting is the error.
+    auto release_unused = [&] {
+        try {
+            lock->release();
+        } catch (const std::exception& e) {
+            Output::error(e.what());
+        }
+    };
+
+    // A signal that came while the lock was being taken (blocked until now)
+    // means "stop": do not start the command for it to find on arrival.
+    if (int signo = signals.take_pending()) {
+        release_unused();
+        throw cli_error(exit_code::signal_base + signo,
+                        "interrupted by " + signal_name(signo) + " before starting " +
+                            in_quotes(s.command.front()) + "; released " + what + db);
+    }
+
     std::vector<std::string> env = command_environment({
         "SQLOCK_NAME=" + lock->name(),
         "SQLOCK_LOCKSTRING=" + lock->lockstring(),
@@ -170,11 +189,7 @@ int run_run(Invocation& inv) {
     try {
         child.emplace(ChildProcess::spawn(path, s.command, env, signals.original_mask()));
     } catch (const cli_error& e) {
-        try {
-            lock->release();
-        } catch (const std::exception& release_error) {
-            Output::error(release_error.what());
-        }
+        release_unused();
         throw cli_error(e.code(), e.what() + db);
     }
 
