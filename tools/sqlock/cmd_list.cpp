@@ -18,7 +18,7 @@ int run_list(Invocation& inv) {
     sqlock::Locker locker = open_locker(inv.global);
     const auto rows = locker.list(prefix);
     if (inv.options.count("json")) {
-        nlohmann::json array = nlohmann::json::array();
+        nlohmann::ordered_json array = nlohmann::ordered_json::array();
         for (const auto& row : rows) array.push_back(lock_json(row));
         Output::data(json_text(array, true));
     } else if (rows.empty()) {

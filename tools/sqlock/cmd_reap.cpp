@@ -34,7 +34,7 @@ int run_reap(Invocation& inv) {
     const std::size_t count = dry_run ? expired.size() : locker.purge_expired();
 
     if (json) {
-        nlohmann::json locks = nlohmann::json::array();
+        nlohmann::ordered_json locks = nlohmann::ordered_json::array();
         for (const auto& row : expired) locks.push_back(lock_json(row));
         Output::data(json_text({{"dry_run", dry_run}, {"count", count}, {"locks", locks}}, true));
         return exit_code::ok;

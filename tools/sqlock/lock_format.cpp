@@ -52,7 +52,7 @@ std::string holder_sentence(const sqlock::LockInfo& info) {
            ", " + expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
 }
 
-nlohmann::json lock_json(const sqlock::LockInfo& info) {
+nlohmann::ordered_json lock_json(const sqlock::LockInfo& info) {
     return {
         {"name", info.name},
         {"id", info.id},
@@ -70,8 +70,8 @@ nlohmann::json lock_json(const sqlock::LockInfo& info) {
     };
 }
 
-std::string json_text(const nlohmann::json& json, bool pretty) {
-    return json.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string json_text(const nlohmann::ordered_json& json, bool pretty) {
+    return json.dump(pretty ? 2 : -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {

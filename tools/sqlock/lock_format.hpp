@@ -23,13 +23,13 @@ std::string expiry_phrase(const sqlock::LockInfo& info);
 /// "lock 'name' is held by host:pid (user, program), expires in 5m (... UTC)".
 std::string holder_sentence(const sqlock::LockInfo& info);
 
-/// One row as JSON: name, id, created, expires, seconds_left, expired,
-/// holder {host, pid, user, program, command}, locked_by (the raw column).
-nlohmann::json lock_json(const sqlock::LockInfo& info);
+/// One row as JSON (fields in this order, for people reading it): name, id, created, expires,
+/// seconds_left, expired, holder {host, pid, user, program, command}, locked_by (the raw column).
+nlohmann::ordered_json lock_json(const sqlock::LockInfo& info);
 
 /// `json` as text. Invalid UTF-8 (rows written by other programs) is
 /// replaced rather than thrown on.
-std::string json_text(const nlohmann::json& json, bool pretty);
+std::string json_text(const nlohmann::ordered_json& json, bool pretty);
 
 /// The `list` table, header included, one line per row, no trailing newline.
 std::string lock_table(const std::vector<sqlock::LockInfo>& rows);
