@@ -33,6 +33,21 @@ TEST_CASE("password_ranges finds userinfo and query passwords", "[cli][scrub]") 
     CHECK(scrubbed("sqlite:///var/lib/a:b@c.db") == "sqlite:///var/lib/a:b@c.db");
 }
 
+TEST_CASE("without_passwords redacts a URL echoed in a message", "[cli][scrub]") {
+    CHECK(sqlock_cli::without_passwords("postgresql://u:secret@h/db?password=x&a=b") ==
+          "postgresql://u:***@h/db?password=***&a=b");
+    CHECK(sqlock_cli::without_passwords("nightly-backup") == "nightly-backup");
+}
+
+TEST_CASE("a URL given as the command is echoed without its password", "[cli][scrub]") {
+    Cli cli = fresh_cli();
+    Result r = cli({"postgresql://u:not-to-be-shown@h/db", "list"});
+    CHECK(r.code == 64);
+    CHECK(r.err_lines() == 1);
+    CHECK(r.err.find("not-to-be-shown") == std::string::npos);
+    CHECK(r.err.find("u:***@h") != std::string::npos);
+}
+
 TEST_CASE("scrub_database_passwords rewrites --db values, not the command", "[cli][scrub]") {
     std::vector<std::string> storage = {
         "sqlock", "--db", "postgresql://u:pw@h/d", "run", "x", "--db=postgresql://u:pw2@h/d", "--",

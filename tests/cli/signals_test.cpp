@@ -115,5 +115,5 @@ TEST_CASE("run: killed with SIGKILL, sqlock takes its command along; the lock fr
     Result r = cli({"run", "crashy", "--wait", "10s", "--", "sh", "-c", "echo ran >> " + witness});
     CHECK(r.code == 0);
     CHECK(count_lines(witness) == 1);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(4));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));  // not the full wait
 }

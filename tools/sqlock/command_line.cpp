@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "exit_codes.hpp"
+#include "password_scrub.hpp"
 #include "sqlock/config.hpp"
 
 namespace sqlock_cli {
@@ -98,9 +99,14 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     const Command* command = nullptr;
     if (command_at > 0) {
         command = find_command(argv[command_at]);
-        if (!command)
-            throw usage_error("unknown command " + in_quotes(argv[command_at]) +
-                              "; see `sqlock --help` for the list");
+        if (!command) {
+            // `sqlock --expires 5m run ...`: the value was taken for the command.
+            bool after_option = command_at > 1 && argv[command_at - 1][0] == '-';
+            throw usage_error("unknown command " + in_quotes(without_passwords(argv[command_at])) +
+                              (after_option ? "; a command's own options go after it (sqlock "
+                                              "run NAME --expires 5m -- ...)"
+                                            : "; see `sqlock --help` for the list"));
+        }
     }
 
     // For `run`, everything after the first "--" is the command to execute:
@@ -153,8 +159,9 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     inv.out = Output(inv.global.quiet, inv.global.verbose);
     if (result.count("args")) inv.args = result["args"].as<std::vector<std::string>>();
     if (!result.unmatched().empty())
-        throw usage_error("unexpected argument " + in_quotes(result.unmatched().front()) +
-                          " for `" + command->name + "`; see `sqlock help " + command->name + "`");
+        throw usage_error("unexpected argument " +
+                          in_quotes(without_passwords(result.unmatched().front())) + " for `" +
+                          command->name + "`; see `sqlock help " + command->name + "`");
     inv.has_separator = separator < argc;
     for (int i = separator + 1; i < argc; ++i) inv.exec_argv.emplace_back(argv[i]);
     inv.options = std::move(result);

@@ -35,6 +35,14 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
     return ranges;
 }
 
+std::string without_passwords(const std::string& text) {
+    std::string out = text;
+    auto ranges = password_ranges(text);
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
+        out.replace(it->first, it->second - it->first, "***");
+    return out;
+}
+
 static void scrub(char* value) {
     std::string url(value);
     for (const auto& [begin, end] : password_ranges(url))

@@ -17,6 +17,10 @@ namespace sqlock_cli {
 /// query parameter. Mirrors the library's redaction rules.
 std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url);
 
+/// `text` with every password range replaced by "***": for echoing an
+/// argument in a message when it might be a URL given in the wrong place.
+std::string without_passwords(const std::string& text);
+
 /// Overwrites the passwords of every `--db URL` / `--db=URL` argument with
 /// '*', in place, stopping at "--" (the command `run` executes is not ours).
 void scrub_database_passwords(int argc, char** argv);
