@@ -25,13 +25,14 @@ const char* const acquire_details =
     "  sqlock release \"$SQLOCK_LOCKSTRING\"   # uses $SQLOCK_TOKEN\n";
 
 void add_acquire_options(cxxopts::Options& options, const std::string& group) {
-    options.add_options(group)(
-        "expires", "Lease: the lock ends this long after it was taken unless released before",
-        cxxopts::value<std::string>()->default_value("1h"),
-        "DUR")("wait", "Wait up to DUR for a held lock; 0 fails at once",
-               cxxopts::value<std::string>()->default_value("0"), "DUR")(
-        "slots", "Counting semaphore: take one of N slots of NAME", cxxopts::value<std::string>(),
-        "N")("json", "Print JSON instead of shell assignments");
+    auto add = options.add_options(group);
+    add("expires", "Lease: the lock ends this long after it was taken unless released before",
+        cxxopts::value<std::string>()->default_value("1h"), "DUR");
+    add("wait", "Wait up to DUR for a held lock; 0 fails at once",
+        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add("slots", "Counting semaphore: take one of N slots of NAME", cxxopts::value<std::string>(),
+        "N");
+    add("json", "Print JSON instead of shell assignments");
 }
 
 namespace {

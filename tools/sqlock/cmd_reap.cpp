@@ -15,8 +15,9 @@ const char* const reap_details =
     "  */10 * * * *  sqlock reap --quiet\n";
 
 void add_reap_options(cxxopts::Options& options, const std::string& group) {
-    options.add_options(group)("dry-run", "Only say what would be deleted")(
-        "json", "Print JSON: {\"dry_run\", \"count\", \"locks\"}");
+    auto add = options.add_options(group);
+    add("dry-run", "Only say what would be deleted");
+    add("json", "Print JSON: {\"dry_run\", \"count\", \"locks\"}");
 }
 
 int run_reap(Invocation& inv) {

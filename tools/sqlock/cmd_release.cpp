@@ -19,9 +19,9 @@ const char* const release_details =
     "\"name#N\" for slot N of a semaphore.\n";
 
 void add_release_options(cxxopts::Options& options, const std::string& group) {
-    options.add_options(group)("token", "Owner token printed by `sqlock acquire`",
-                               cxxopts::value<std::string>(),
-                               "TOKEN")("force", "Release the lock whoever holds it");
+    auto add = options.add_options(group);
+    add("token", "Owner token printed by `sqlock acquire`", cxxopts::value<std::string>(), "TOKEN");
+    add("force", "Release the lock whoever holds it");
 }
 
 int run_release(Invocation& inv) {

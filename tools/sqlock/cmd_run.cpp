@@ -50,20 +50,20 @@ const char* const run_details =
     "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n";
 
 void add_run_options(cxxopts::Options& options, const std::string& group) {
-    options.add_options(group)(
-        "expires", "Lease: the lock stops counting this long after it was taken or last renewed",
-        cxxopts::value<std::string>()->default_value("1h"),
-        "DUR")("wait", "Wait up to DUR for a held lock; 0 skips at once",
-               cxxopts::value<std::string>()->default_value("0"), "DUR")(
-        "slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
-        cxxopts::value<std::string>(), "N")(
-        "min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
-        cxxopts::value<std::string>()->default_value("0"),
-        "DUR")("heartbeat", "Renew the lease while COMMAND runs (the default)")(
-        "no-heartbeat", "Do not renew: the lock ends after --expires even if COMMAND still runs")(
-        "on-lost", "If the lock is lost while COMMAND runs: term (SIGTERM it, exit 79) or ignore",
-        cxxopts::value<std::string>()->default_value("term"), "ACTION")(
-        "conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
+    auto add = options.add_options(group);
+    add("expires", "Lease: the lock stops counting this long after it was taken or last renewed",
+        cxxopts::value<std::string>()->default_value("1h"), "DUR");
+    add("wait", "Wait up to DUR for a held lock; 0 skips at once",
+        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add("slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
+        cxxopts::value<std::string>(), "N");
+    add("min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
+        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add("heartbeat", "Renew the lease while COMMAND runs (the default)");
+    add("no-heartbeat", "Do not renew: the lock ends after --expires even if COMMAND still runs");
+    add("on-lost", "If the lock is lost while COMMAND runs: term (SIGTERM it, exit 79) or ignore",
+        cxxopts::value<std::string>()->default_value("term"), "ACTION");
+    add("conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
         cxxopts::value<std::string>(), "N");
 }
 

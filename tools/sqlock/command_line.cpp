@@ -43,7 +43,7 @@ cxxopts::Options make_options(const Command* command) {
     cxxopts::Options options(command ? "sqlock " + command->name : "sqlock", "");
     options.custom_help("");
     options.positional_help("");
-    options.set_width(100);
+    options.set_width(92);  // wrapped lines stay under 100 columns
     if (command && command->add_options) command->add_options(options, command->name);
     add_global_options(options, command == nullptr);
     options.add_options()("args", "", cxxopts::value<std::vector<std::string>>());

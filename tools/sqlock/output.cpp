@@ -70,9 +70,18 @@ std::string terminal_safe(const std::string& text) {
             continue;
         }
         // Decode one UTF-8 sequence; anything malformed is escaped byte-wise.
-        int extra = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 && c <= 0xDF ? 1 : -1;
-        if (c >= 0xF5) extra = -1;
-        unsigned cp = extra == 1 ? c & 0x1F : extra == 2 ? c & 0x0F : c & 0x07;
+        int extra = -1;
+        unsigned cp = 0;
+        if (c >= 0xC2 && c <= 0xDF) {
+            extra = 1;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            extra = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            extra = 3;
+            cp = c & 0x07;
+        }
         bool ok = extra > 0;
         for (int k = 1; ok && k <= extra; ++k) {
             if (i + k >= n || (s[i + k] & 0xC0) != 0x80) {
