@@ -1,0 +1,45 @@
+// 6. The command: what `sqlock run NAME -- true` adds to a command's start,
+// against `flock -n FILE true` (the classic single-host lock) and `true`.
+// The three run in rotating order; medians of wall time.
+#include "cli_runs.hpp"
+#include "sections.hpp"
+#include "stats.hpp"
+
+namespace sqlock_bench {
+
+void bench_command(Context& ctx, const BackendTarget& target) {
+    CliRuns cli(ctx.options, ctx.scratch_dir);
+    std::vector<double> with_sqlock, with_flock, alone;
+    for (int r = 0; r < ctx.scale.command_runs; ++r) {
+        for (int k = 0; k < 3; ++k) {
+            switch ((k + r) % 3) {
+                case 0:
+                    with_sqlock.push_back(cli.sqlock_run().wall_ms);
+                    break;
+                case 1:
+                    with_flock.push_back(cli.flock_run().wall_ms);
+                    break;
+                case 2:
+                    alone.push_back(cli.true_run().wall_ms);
+                    break;
+            }
+        }
+    }
+    const std::string runs = "median of " + std::to_string(ctx.scale.command_runs) +
+                             " runs each, rotating order; embedded default database";
+    Result vs_flock = make_row("command", target, "sqlock run NAME -- true, wall time", "ms");
+    vs_flock.sqlock = median(with_sqlock);
+    vs_flock.baseline = median(with_flock);
+    vs_flock.baseline_name = "flock -n FILE true";
+    vs_flock.note = runs + "; p90 " + format_value(percentile(with_sqlock, 90), "ms") + " (flock " +
+                    format_value(percentile(with_flock, 90), "ms") + ")";
+    ctx.report.add(vs_flock);
+
+    Result vs_true = make_row("command", target, "sqlock run NAME -- true, wall time", "ms");
+    vs_true.sqlock = median(with_sqlock);
+    vs_true.baseline = median(alone);
+    vs_true.baseline_name = "true";
+    ctx.report.add(vs_true);
+}
+
+}  // namespace sqlock_bench

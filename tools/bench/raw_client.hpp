@@ -1,0 +1,57 @@
+// The baseline: a hand-written lock client on the database's own C API.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "target.hpp"
+
+namespace sqlock_bench {
+
+/// RawClient
+///
+/// What a careful programmer would write without sqlock: one connection,
+/// the statements prepared once, a fixed owner string, and a lock that is
+/// an INSERT ... ON CONFLICT DO NOTHING RETURNING id followed by a DELETE by
+/// id and owner. It does not take over expired rows, build owner JSON, keep
+/// a pool or notify waiters: the difference to sqlock is what those cost.
+/// It also does the benchmark's bulk work (filler rows, dropping tables).
+/// Not thread-safe: one per process.
+class RawClient {
+  public:
+    virtual ~RawClient() = default;
+
+    /// Inserts `name` (lease 1 h) unless a row exists; the new id, or 0.
+    virtual std::int64_t try_acquire(const std::string& name) = 0;
+    /// Deletes the row with this id and our owner string.
+    virtual void release(std::int64_t id) = 0;
+    /// Semaphore in one statement: the lowest slot among name#1..name#capacity
+    /// without a row; the new id, or 0 when all have rows.
+    virtual std::int64_t try_acquire_slot(const std::string& name, int capacity) = 0;
+
+    /// Inserts rows prefix<first> .. prefix<first+count-1> in one
+    /// transaction: live for a day, or already expired an hour ago.
+    virtual void fill(const std::string& prefix, std::int64_t first, std::int64_t count,
+                      bool expired) = 0;
+    /// Deletes every expired row in one statement; returns how many.
+    virtual std::int64_t purge_expired_at_once() = 0;
+    /// Drops the lock table.
+    virtual void drop_table() = 0;
+    /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)".
+    virtual std::string server_version() = 0;
+};
+
+/// Connects to `location` (an SQLite file path or a PostgreSQL URL) for the
+/// lock table `table` (a plain identifier).
+std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& location,
+                                       const std::string& table);
+
+std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table);
+std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table);
+
+/// A locked_by value like sqlock's (same keys, similar length) for the
+/// baseline's rows, so rows and indexes have comparable sizes.
+std::string raw_owner_string();
+
+}  // namespace sqlock_bench

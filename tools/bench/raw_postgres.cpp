@@ -1,0 +1,162 @@
+// The PostgreSQL baseline: libpq with server-side prepared statements, one
+// round trip per statement, autocommit.
+#include <libpq-fe.h>
+
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "raw_client.hpp"
+
+namespace sqlock_bench {
+namespace {
+
+// Owns one PGresult.
+class Result {
+  public:
+    explicit Result(PGresult* r) : r_(r) {}
+    ~Result() { PQclear(r_); }
+    Result(const Result&) = delete;
+    Result& operator=(const Result&) = delete;
+    PGresult* get() const { return r_; }
+
+  private:
+    PGresult* r_;
+};
+
+class RawPostgres final : public RawClient {
+  public:
+    RawPostgres(const std::string& url, const std::string& table)
+        : url_(url), table_("\"" + table + "\""), owner_(raw_owner_string()) {
+        conn_ = PQconnectdb(url.c_str());
+        if (PQstatus(conn_) != CONNECTION_OK) {
+            std::string msg = PQerrorMessage(conn_);
+            PQfinish(conn_);
+            throw std::runtime_error("raw PostgreSQL client: cannot connect to " + redact_url(url) +
+                                     ": " + scrub_password(trimmed(msg), url));
+        }
+        // DROP TABLE IF EXISTS and friends talk back; nobody needs to read it.
+        PQsetNoticeProcessor(
+            conn_, [](void*, const char*) {}, nullptr);
+        try {
+            prepare("acquire", "INSERT INTO " + table_ +
+                                   " (lockstring, created, expires, locked_by)"
+                                   " VALUES ($1, now(), now() + interval '1 hour', $2)"
+                                   " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
+            prepare("release", "DELETE FROM " + table_ + " WHERE id = $1 AND locked_by = $2");
+            prepare("slot", "INSERT INTO " + table_ +
+                                " (lockstring, created, expires, locked_by)"
+                                " SELECT $1 || '#' || n, now(), now() + interval '1 hour', $3"
+                                " FROM generate_series(1, $2::int) AS n WHERE NOT EXISTS"
+                                " (SELECT 1 FROM " +
+                                table_ +
+                                " WHERE lockstring = $1 || '#' || n) ORDER BY n LIMIT 1"
+                                " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
+        } catch (...) {
+            PQfinish(conn_);
+            throw;
+        }
+    }
+
+    ~RawPostgres() override { PQfinish(conn_); }
+
+    std::int64_t try_acquire(const std::string& name) override {
+        return id_of(run("acquire", {name.c_str(), owner_.c_str()}));
+    }
+
+    void release(std::int64_t id) override {
+        const std::string text = std::to_string(id);
+        Result r(run("release", {text.c_str(), owner_.c_str()}));
+        if (std::string(PQcmdTuples(r.get())) != "1")
+            throw std::runtime_error("raw release found no row");
+    }
+
+    std::int64_t try_acquire_slot(const std::string& name, int capacity) override {
+        const std::string cap = std::to_string(capacity);
+        return id_of(run("slot", {name.c_str(), cap.c_str(), owner_.c_str()}));
+    }
+
+    void fill(const std::string& prefix, std::int64_t first, std::int64_t count,
+              bool expired) override {
+        const std::string created = expired ? "now() - interval '2 hours'" : "now()";
+        const std::string expires =
+            expired ? "now() - interval '1 hour'" : "now() + interval '1 day'";
+        const std::string a = std::to_string(first), b = std::to_string(first + count - 1);
+        Result r(check(PQexecParams(conn_,
+                                    ("INSERT INTO " + table_ +
+                                     " (lockstring, created, expires, locked_by)"
+                                     " SELECT $1 || g, " +
+                                     created + ", " + expires +
+                                     ", $4 FROM generate_series($2::bigint, $3::bigint) AS g")
+                                        .c_str(),
+                                    4, nullptr,
+                                    std::vector<const char*>{prefix.c_str(), a.c_str(), b.c_str(),
+                                                             owner_.c_str()}
+                                        .data(),
+                                    nullptr, nullptr, 0),
+                       "bulk INSERT"));
+        // A long-lived table has statistics; give the planner the same.
+        exec("ANALYZE " + table_);
+    }
+
+    std::int64_t purge_expired_at_once() override {
+        Result r(check(PQexec(conn_, ("DELETE FROM " + table_ + " WHERE expires <= now()").c_str()),
+                       "DELETE"));
+        return std::stoll(PQcmdTuples(r.get()));
+    }
+
+    void drop_table() override { exec("DROP TABLE IF EXISTS " + table_); }
+
+    std::string server_version() override {
+        Result r(check(PQexec(conn_, "SELECT version()"), "SELECT version()"));
+        std::string v = PQgetvalue(r.get(), 0, 0);
+        return v.substr(0, v.find(" on "));
+    }
+
+  private:
+    static std::string trimmed(std::string s) {
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        return s;
+    }
+
+    PGresult* check(PGresult* r, const char* what) {
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+        std::string msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn_);
+        PQclear(r);
+        throw std::runtime_error(std::string("raw PostgreSQL client: ") + what + ": " +
+                                 scrub_password(trimmed(msg), url_));
+    }
+
+    void exec(const std::string& sql) { Result r(check(PQexec(conn_, sql.c_str()), sql.c_str())); }
+
+    void prepare(const char* name, const std::string& sql) {
+        Result r(check(PQprepare(conn_, name, sql.c_str(), 0, nullptr), "PREPARE"));
+    }
+
+    PGresult* run(const char* statement, std::initializer_list<const char*> params) {
+        return check(PQexecPrepared(conn_, statement, static_cast<int>(params.size()),
+                                    params.begin(), nullptr, nullptr, 0),
+                     statement);
+    }
+
+    static std::int64_t id_of(PGresult* raw) {
+        Result r(raw);
+        if (PQntuples(r.get()) == 0) return 0;
+        return std::stoll(PQgetvalue(r.get(), 0, 0));
+    }
+
+    std::string url_;  // holds the password: never printed
+    std::string table_;
+    std::string owner_;
+    PGconn* conn_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table) {
+    return std::make_unique<RawPostgres>(url, table);
+}
+
+}  // namespace sqlock_bench

@@ -1,0 +1,165 @@
+// The SQLite baseline: the sqlite3 C API with sqlock's connection settings
+// (WAL, synchronous=NORMAL, a 10 s busy timeout, persistent prepared
+// statements), so the difference is sqlock's own work.
+#include <sqlite3.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "raw_client.hpp"
+
+namespace sqlock_bench {
+namespace {
+
+constexpr const char* now_sql = "strftime('%Y-%m-%d %H:%M:%f','now')";
+
+class RawSqlite final : public RawClient {
+  public:
+    RawSqlite(const std::string& path, const std::string& table)
+        : table_("\"" + table + "\""), owner_(raw_owner_string()) {
+        int rc = sqlite3_open_v2(path.c_str(), &db_,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+        if (rc != SQLITE_OK) {
+            std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+            sqlite3_close_v2(db_);
+            throw std::runtime_error("cannot open SQLite database " + path + ": " + msg);
+        }
+        try {
+            setup();
+        } catch (...) {
+            close();
+            throw;
+        }
+    }
+
+    ~RawSqlite() override { close(); }
+
+    std::int64_t try_acquire(const std::string& name) override {
+        sqlite3_bind_text(insert_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+        sqlite3_bind_text(insert_, 2, owner_.data(), static_cast<int>(owner_.size()),
+                          SQLITE_STATIC);
+        return step_for_id(insert_);
+    }
+
+    void release(std::int64_t id) override {
+        sqlite3_bind_int64(delete_, 1, id);
+        sqlite3_bind_text(delete_, 2, owner_.data(), static_cast<int>(owner_.size()),
+                          SQLITE_STATIC);
+        int rc = sqlite3_step(delete_);
+        sqlite3_reset(delete_);
+        if (rc != SQLITE_DONE) fail("DELETE");
+        if (sqlite3_changes(db_) != 1) throw std::runtime_error("raw release found no row");
+    }
+
+    std::int64_t try_acquire_slot(const std::string& name, int capacity) override {
+        sqlite3_bind_text(slot_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+        sqlite3_bind_int(slot_, 2, capacity);
+        sqlite3_bind_text(slot_, 3, owner_.data(), static_cast<int>(owner_.size()), SQLITE_STATIC);
+        return step_for_id(slot_);
+    }
+
+    void fill(const std::string& prefix, std::int64_t first, std::int64_t count,
+              bool expired) override {
+        const char* created = expired ? "'-7200 seconds'" : "'+0 seconds'";
+        const char* expires = expired ? "'-3600 seconds'" : "'+86400 seconds'";
+        sqlite3_stmt* st = prepare(
+            "WITH RECURSIVE s(n) AS (SELECT ?2 UNION ALL SELECT n + 1 FROM s WHERE n < ?3)"
+            " INSERT INTO " +
+            table_ +
+            " (lockstring, created, expires, locked_by)"
+            " SELECT ?1 || n, strftime('%Y-%m-%d %H:%M:%f','now'," +
+            created + "), strftime('%Y-%m-%d %H:%M:%f','now'," + expires + "), ?4 FROM s");
+        sqlite3_bind_text(st, 1, prefix.data(), static_cast<int>(prefix.size()), SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, first);
+        sqlite3_bind_int64(st, 3, first + count - 1);
+        sqlite3_bind_text(st, 4, owner_.data(), static_cast<int>(owner_.size()), SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) fail("bulk INSERT");
+    }
+
+    std::int64_t purge_expired_at_once() override {
+        exec("DELETE FROM " + table_ + " WHERE expires <= " + now_sql);
+        return sqlite3_changes64(db_);
+    }
+
+    void drop_table() override { exec("DROP TABLE IF EXISTS " + table_); }
+
+    std::string server_version() override { return std::string("SQLite ") + sqlite3_libversion(); }
+
+  private:
+    void setup() {
+        sqlite3_busy_timeout(db_, 10000);
+        exec("PRAGMA journal_mode=WAL");
+        exec("PRAGMA synchronous=NORMAL");
+        insert_ = prepare("INSERT INTO " + table_ +
+                          " (lockstring, created, expires, locked_by) VALUES (?1, " + now_sql +
+                          ", strftime('%Y-%m-%d %H:%M:%f','now','+3600 seconds'), ?2)"
+                          " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
+        delete_ = prepare("DELETE FROM " + table_ + " WHERE id = ?1 AND locked_by = ?2");
+        // The lowest slot without a row. The WHERE before ON CONFLICT is
+        // required by SQLite's grammar for INSERT ... SELECT with an upsert.
+        slot_ = prepare(
+            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s"
+            " WHERE n < ?2) INSERT INTO " +
+            table_ + " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " +
+            now_sql +
+            ", strftime('%Y-%m-%d %H:%M:%f','now','+3600 seconds'), ?3"
+            " FROM s WHERE NOT EXISTS (SELECT 1 FROM " +
+            table_ +
+            " WHERE lockstring = ?1 || '#' || n) ORDER BY n LIMIT 1"
+            " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
+    }
+
+    void close() noexcept {
+        for (sqlite3_stmt* st : {insert_, delete_, slot_}) sqlite3_finalize(st);
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+    }
+
+    std::int64_t step_for_id(sqlite3_stmt* st) {
+        std::int64_t id = 0;
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            id = sqlite3_column_int64(st, 0);
+            rc = sqlite3_step(st);
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) fail("INSERT");
+        return id;
+    }
+
+    sqlite3_stmt* prepare(const std::string& sql) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) !=
+            SQLITE_OK)
+            fail("preparing a statement");
+        return st;
+    }
+
+    void exec(const std::string& sql) {
+        if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+            fail(sql.c_str());
+    }
+
+    [[noreturn]] void fail(const char* what) {
+        throw std::runtime_error(std::string("raw SQLite client: ") + what + ": " +
+                                 sqlite3_errmsg(db_));
+    }
+
+    std::string table_;
+    std::string owner_;
+    sqlite3* db_ = nullptr;
+    sqlite3_stmt* insert_ = nullptr;
+    sqlite3_stmt* delete_ = nullptr;
+    sqlite3_stmt* slot_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table) {
+    return std::make_unique<RawSqlite>(path, table);
+}
+
+}  // namespace sqlock_bench
