@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "sqlock/error.hpp"
+#include "sqlock/url.hpp"
 
 namespace sqlock::detail {
 namespace {
@@ -16,24 +17,6 @@ std::string env_or_empty(const char* name) {
     return v ? std::string(v) : std::string();
 }
 
-// Hides the value of every `password=` parameter in a query string.
-std::string redact_query(std::string query) {
-    std::size_t pos = 0;
-    while ((pos = query.find("password=", pos)) != std::string::npos) {
-        bool at_boundary = pos == 0 || query[pos - 1] == '?' || query[pos - 1] == '&';
-        std::size_t value = pos + 9;
-        if (!at_boundary) {
-            pos = value;
-            continue;
-        }
-        std::size_t end = query.find('&', value);
-        if (end == std::string::npos) end = query.size();
-        query.replace(value, end - value, "***");
-        pos = value + 3;
-    }
-    return query;
-}
-
 std::map<std::string, std::string> parse_query(const std::string& query, const std::string& shown) {
     std::map<std::string, std::string> params;
     std::size_t start = 0;
@@ -44,7 +27,7 @@ std::map<std::string, std::string> parse_query(const std::string& query, const s
         std::size_t eq = pair.find('=');
         if (pair.empty() || eq == std::string::npos || eq == 0)
             throw error(errc::invalid_argument,
-                        "malformed query parameter '" + pair + "' in database URL '" + shown + "'");
+                        "malformed query parameter '" + escape_controls(pair) + "' in database URL '" + shown + "'");
         params[pair.substr(0, eq)] = pair.substr(eq + 1);
         start = end + 1;
     }
@@ -53,24 +36,29 @@ std::map<std::string, std::string> parse_query(const std::string& query, const s
 
 }  // namespace
 
-std::string redact_url(const std::string& url) {
-    std::string out = url;
-    std::size_t scheme_end = out.find("://");
-    if (scheme_end != std::string::npos) {
-        std::size_t auth_start = scheme_end + 3;
-        std::size_t auth_end = out.find_first_of("/?#", auth_start);
-        if (auth_end == std::string::npos) auth_end = out.size();
-        // The last '@' of the authority ends the userinfo (passwords may hold '@').
-        std::size_t at = out.rfind('@', auth_end);
-        if (at != std::string::npos && at >= auth_start) {
-            std::size_t colon = out.find(':', auth_start);
-            if (colon != std::string::npos && colon < at)
-                out.replace(colon + 1, at - colon - 1, "***");
+std::string escape_controls(const std::string& text) {
+    // Messages are one line: control characters are shown as \xNN.
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char c : text) {
+        if (c < 0x20 || c == 0x7F) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+        } else {
+            out += static_cast<char>(c);
         }
     }
-    std::size_t q = out.find('?');
-    if (q != std::string::npos) out = out.substr(0, q + 1) + redact_query(out.substr(q + 1));
     return out;
+}
+
+std::string redact_url(const std::string& url) {
+    std::string out = url;
+    auto ranges = password_ranges(url);
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
+        out.replace(it->first, it->second - it->first, "***");
+    return escape_controls(out);
 }
 
 std::string embedded_default_path() {
@@ -139,3 +127,46 @@ DatabaseUrl parse_database_url(const std::string& given) {
 }
 
 }  // namespace sqlock::detail
+
+namespace sqlock {
+
+std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url) {
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;
+    std::size_t scheme_end = url.find("://");
+    std::size_t query_from = 0;
+    if (scheme_end != std::string::npos) {
+        // libpq ends the userinfo at the first '@' and the whole authority
+        // at the first '/'; '?', '#' and ':' may be part of a password. A
+        // password with a raw '@' (it should be %40) makes libpq read the
+        // rest as the host, so redact up to the *last* '@' before the first
+        // '/': a superset of what libpq reads as the password.
+        std::size_t auth_start = scheme_end + 3;
+        query_from = auth_start;
+        std::size_t slash = url.find('/', auth_start);
+        std::size_t at = url.rfind('@', slash == std::string::npos ? std::string::npos : slash);
+        if (at != std::string::npos && at >= auth_start) {
+            std::size_t colon = url.find(':', auth_start);
+            if (colon != std::string::npos && colon < at) ranges.emplace_back(colon + 1, at);
+            query_from = at + 1;
+        }
+    }
+    std::size_t q = url.find('?', query_from);
+    if (q != std::string::npos) {
+        std::size_t pos = q + 1;
+        while ((pos = url.find("password=", pos)) != std::string::npos) {
+            bool at_boundary = url[pos - 1] == '?' || url[pos - 1] == '&';
+            std::size_t value = pos + 9;
+            if (at_boundary) {
+                std::size_t end = url.find('&', value);
+                if (end == std::string::npos) end = url.size();
+                ranges.emplace_back(value, end);
+            }
+            pos = value;
+        }
+    }
+    return ranges;
+}
+
+std::string redact_url(const std::string& url) { return detail::redact_url(url); }
+
+}  // namespace sqlock

@@ -23,6 +23,9 @@ DatabaseUrl parse_database_url(const std::string& url);
 /// The URL with the password (userinfo or `password=` parameter) hidden.
 std::string redact_url(const std::string& url);
 
+/// `text` with control characters shown as \xNN, so messages stay one line.
+std::string escape_controls(const std::string& text);
+
 /// `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
 std::string embedded_default_path();
 

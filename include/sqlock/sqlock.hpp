@@ -8,3 +8,4 @@
 #include "sqlock/lock_info.hpp"
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/url.hpp"

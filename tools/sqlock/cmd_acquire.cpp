@@ -1,7 +1,6 @@
 // sqlock acquire NAME: take a lock and leave it held after sqlock exits, for
 // maintenance windows and for scripts that release it later themselves.
 #include <cstdio>
-#include <cstdlib>
 
 #include "acquisition.hpp"
 #include "command_line.hpp"
@@ -92,12 +91,10 @@ int run_acquire(Invocation& inv) {
                         "could not write the lock's token to stdout; released lock " +
                             in_quotes(request.name) + " again" + db);
     }
-    // The library has no way to let a Lock go without releasing it, and its
-    // destructor (which would run on a normal return) deletes the row. So
-    // leave without running destructors: the row is committed, stdout and
-    // stderr are flushed, and the connections close with the process.
-    std::fflush(stderr);
-    std::_Exit(exit_code::ok);
+    // Leave the row held past this process: released later by token,
+    // by --force, or when its lease runs out.
+    lock.detach();
+    return exit_code::ok;
 }
 
 }  // namespace sqlock_cli

@@ -12,11 +12,6 @@
 
 namespace sqlock_cli {
 
-/// [begin, end) byte ranges of the passwords in a database URL: the
-/// userinfo password (`scheme://user:PASSWORD@host`) and every `password=`
-/// query parameter. Mirrors the library's redaction rules.
-std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url);
-
 /// `text` with every password range replaced by "***": for echoing an
 /// argument in a message when it might be a URL given in the wrong place.
 std::string without_passwords(const std::string& text);

@@ -62,7 +62,7 @@ void make_private_directory(const std::string& path) {
         std::string dir = path.substr(0, pos);
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
             throw error(errc::connection,
-                        "cannot create directory '" + dir + "': " + std::strerror(errno));
+                        "cannot create directory '" + escape_controls(dir) + "': " + std::strerror(errno));
         ++pos;
     }
 }
@@ -138,11 +138,11 @@ class SqliteConnection final : public Connection {
             sqlite3_close_v2(db_);
             db_ = nullptr;
             throw error(errc::connection,
-                        "cannot open SQLite database '" + path_ + "': " + msg +
+                        "cannot open SQLite database '" + escape_controls(path_) + "': " + msg +
                             " (does the directory exist and is it accessible?)",
                         sqlite::code_name(rc));
         }
-        sqlite::set_error_database_name(db_, "SQLite database '" + path_ + "'");
+        sqlite::set_error_database_name(db_, "SQLite database '" + escape_controls(path_) + "'");
         sqlite3_extended_result_codes(db_, 1);
         long busy_ms = 10000;
         auto it = url.params.find("busy_timeout");
