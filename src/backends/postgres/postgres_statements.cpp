@@ -5,13 +5,21 @@
 namespace sqlock::detail::postgres {
 namespace {
 
-// The row columns of table alias `t`, as listed in the header.
+// The row columns of table alias `t`, as listed in the header. Rows written
+// by other programs may hold timestamps sqlock never writes: the infinities
+// (to_char gives NULL for them, and "expires - now()" fails with 22008) are
+// shown as 'infinity'/'-infinity' and given a finite seconds_left beyond any
+// real date (timestamptz ends in 294276 AD), so callers can do arithmetic.
 std::string columns(const std::string& t) {
-    return t + ".id, " + t + ".lockstring::text, " + "to_char(" + t +
-           ".created AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), " + "to_char(" + t +
-           ".expires AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), " + "coalesce(" + t +
-           ".locked_by, ''), " + "(round(extract(epoch FROM " + t +
-           ".expires - now()) * 1000) / 1000)::float8";
+    auto utc_text = [&](const std::string& col) {
+        return "coalesce(to_char(" + t + "." + col +
+               " AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), " + t + "." + col + "::text)";
+    };
+    return t + ".id, " + t + ".lockstring::text, " + utc_text("created") + ", " +
+           utc_text("expires") + ", coalesce(" + t + ".locked_by, ''), CASE WHEN isfinite(" + t +
+           ".expires) THEN (round(extract(epoch FROM " + t +
+           ".expires - now()) * 1000) / 1000)::float8 WHEN " + t +
+           ".expires > now() THEN 1e13::float8 ELSE -1e13::float8 END";
 }
 
 std::string millis(const char* param) {
@@ -23,56 +31,66 @@ std::string millis(const char* param) {
 // new, larger id: the fencing token never repeats. A live row is left alone
 // by the WHERE, without an error or an aborted transaction. (A failed attempt
 // still draws an id, which leaves gaps; ids only need to grow.)
-std::string upsert(const std::string& table, const std::string& values) {
-    return "INSERT INTO " + table + " AS t (lockstring, created, expires, locked_by) " + values +
-           " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id, created = excluded.created,"
-           " expires = excluded.expires, locked_by = excluded.locked_by"
-           " WHERE t.expires <= now()"
-           " RETURNING " +
+std::string upsert(const std::string& table, const std::string& rows) {
+    return "INSERT INTO " + table + " AS t (lockstring, created, expires, locked_by) " + rows +
+           " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id,"
+           " created = excluded.created, expires = excluded.expires,"
+           " locked_by = excluded.locked_by WHERE t.expires <= now() RETURNING " +
            columns("t");
+}
+
+// Ids must grow in the order holders get a name, or a fencing resource would
+// turn away the rightful holder. nextval() alone does not promise that: an
+// attempt can draw its id, stall, and insert after a later-drawn id was
+// acquired and released. So each attempt first takes a transaction-level
+// advisory lock on (table, name) and only then draws its id (the proposed
+// row is built from the `turn` row, after the lock). Slots of a semaphore
+// share their semaphore's key, so "x#2" locks with "x". The lock is held
+// for the one short statement.
+std::string turn(const std::string& table, const std::string& key) {
+    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('" + table + "'), hashtext(" + key +
+           ")))";
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTarget& target) {
     const std::string& T = target.quoted_table;
-    // The channel is validated identifier text: safe inside a string literal.
+    // Table and channel are validated identifier text: safe in a literal.
     const std::string notify = "pg_notify('" + target.channel + "', lockstring)";
+    const std::string cols = columns("t");
     std::vector<std::pair<std::string, std::string>> out;
+    // clang-format off
 
     // $1 lockstring, $2 lease ms, $3 locked_by. One round trip whatever the
     // outcome: our new row (true, ...), or the holder's (false, ...). The
     // holder is read from the statement's snapshot; a row inserted by a
     // concurrent transaction after it may be missing, then nothing returns.
-    out.emplace_back(
-        stmt::acquire,
-        "WITH ins AS (" +
-            upsert(T, "VALUES ($1::text, now(), now() + " + millis("$2") + ", $3::text)") +
-            ") SELECT true, * FROM ins UNION ALL SELECT false, " + columns("t") + " FROM " + T +
-            " AS t WHERE t.lockstring = $1::text AND NOT EXISTS (SELECT 1 FROM ins)");
+    out.emplace_back(stmt::acquire,
+        "WITH " + turn(target.table, "regexp_replace($1::text, '#[0-9]+$', '')") +
+        ", ins AS (" +
+            upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn") +
+        ") SELECT true, * FROM ins"
+        " UNION ALL SELECT false, " + cols + " FROM " + T + " AS t"
+        " WHERE t.lockstring = $1::text AND NOT EXISTS (SELECT 1 FROM ins)");
 
     // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
     // expired slot in one statement. Rows come back as (kind, row...):
     //   1: acquired; 2: all slots held, the one that frees first;
     //   3: the candidate slot was taken concurrently (try again).
-    out.emplace_back(
-        stmt::acquire_slot,
-        "WITH slots AS (SELECT g.n, $1::text || '#' || g.n AS ls"
-        " FROM generate_series(1, $2::int) AS g(n)),"
-        " cand AS (SELECT s.ls FROM slots s LEFT JOIN " +
-            T +
-            " AS t ON t.lockstring = s.ls"
-            " WHERE t.id IS NULL OR t.expires <= now() ORDER BY s.n LIMIT 1),"
-            " ins AS (" +
+    out.emplace_back(stmt::acquire_slot,
+        "WITH " + turn(target.table, "$1::text") +
+        ", slots AS (SELECT g.n, $1::text || '#' || g.n AS ls"
+            " FROM turn, generate_series(1, $2::int) AS g(n))"
+        ", cand AS (SELECT s.ls FROM slots s LEFT JOIN " + T + " AS t ON t.lockstring = s.ls"
+            " WHERE t.id IS NULL OR t.expires <= now() ORDER BY s.n LIMIT 1)"
+        ", ins AS (" +
             upsert(T, "SELECT cand.ls, now(), now() + " + millis("$3") + ", $4::text FROM cand") +
-            ")"
-            " SELECT 1, * FROM ins"
-            " UNION ALL (SELECT 2, " +
-            columns("t") + " FROM " + T +
-            " AS t"
+        ") SELECT 1, * FROM ins"
+        " UNION ALL (SELECT 2, " + cols + " FROM " + T + " AS t"
             " WHERE t.lockstring IN (SELECT ls FROM slots) AND NOT EXISTS (SELECT 1 FROM cand)"
             " ORDER BY t.expires LIMIT 1)"
-            " UNION ALL SELECT 3, NULL, cand.ls, NULL, NULL, NULL, NULL FROM cand"
+        " UNION ALL SELECT 3, NULL, cand.ls, NULL, NULL, NULL, NULL FROM cand"
             " WHERE NOT EXISTS (SELECT 1 FROM ins)");
 
     // $1 id, $2 locked_by, $3 min_hold ms. Keeps the row until created +
@@ -81,56 +99,51 @@ std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTar
     // The two modifications touch disjoint rows (keep or not keep), so the
     // statement never modifies a row twice. No row: the lock was not ours.
     out.emplace_back(stmt::release,
-                     "WITH r AS (SELECT id, ($3::bigint > 0 AND created + " + millis("$3") +
-                         " > now()) AS keep FROM " + T +
-                         " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text),"
-                         " k AS (UPDATE " +
-                         T + " AS t SET expires = t.created + " + millis("$3") +
-                         " FROM r WHERE t.id = r.id AND r.keep RETURNING t.lockstring),"
-                         " d AS (DELETE FROM " +
-                         T +
-                         " AS t USING r WHERE t.id = r.id AND NOT r.keep RETURNING t.lockstring)"
-                         " SELECT true, " +
-                         notify +
-                         " FROM k"
-                         " UNION ALL SELECT false, " +
-                         notify + " FROM d");
+        "WITH r AS (SELECT id, ($3::bigint > 0 AND created + " + millis("$3") + " > now()) AS keep"
+            " FROM " + T + " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text)"
+        ", k AS (UPDATE " + T + " AS t SET expires = t.created + " + millis("$3") +
+            " FROM r WHERE t.id = r.id AND r.keep RETURNING t.lockstring)"
+        ", d AS (DELETE FROM " + T + " AS t USING r WHERE t.id = r.id AND NOT r.keep"
+            " RETURNING t.lockstring)"
+        " SELECT true, " + notify + " FROM k UNION ALL SELECT false, " + notify + " FROM d");
 
     // $1 id, $2 locked_by, $3 lease ms.
-    out.emplace_back(stmt::renew, "UPDATE " + T + " AS t SET expires = now() + " + millis("$3") +
-                                      " WHERE t.id = $1::bigint AND t.locked_by = $2::text"
-                                      " AND t.expires > now() RETURNING " +
-                                      columns("t"));
+    out.emplace_back(stmt::renew,
+        "UPDATE " + T + " AS t SET expires = now() + " + millis("$3") +
+        " WHERE t.id = $1::bigint AND t.locked_by = $2::text AND t.expires > now()"
+        " RETURNING " + cols);
 
     // $1 id, $2 locked_by.
-    out.emplace_back(stmt::is_held, "SELECT 1 FROM " + T +
-                                        " WHERE id = $1::bigint AND locked_by = $2::text"
-                                        " AND expires > now()");
+    out.emplace_back(stmt::is_held,
+        "SELECT 1 FROM " + T +
+        " WHERE id = $1::bigint AND locked_by = $2::text AND expires > now()");
 
     // $1 batch size. The outer condition is re-checked on rows that changed
     // meanwhile, so a row taken over since the subquery saw it survives.
-    out.emplace_back(stmt::purge, "DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
-                                      " WHERE expires <= now() LIMIT $1::bigint)"
-                                      " AND expires <= now()");
+    out.emplace_back(stmt::purge,
+        "DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
+        " WHERE expires <= now() LIMIT $1::bigint) AND expires <= now()");
 
     // $1 prefix ('' for all), $2 expired only. starts_with compares the
     // prefix literally (no LIKE wildcards); COLLATE "C" orders by bytes, as
     // SQLite does, whatever the database's collation.
-    out.emplace_back(stmt::list, "SELECT " + columns("t") + " FROM " + T +
-                                     " AS t WHERE ($1::text = '' OR starts_with(t.lockstring, "
-                                     "$1::text)) AND (NOT $2::boolean OR t.expires <= now())"
-                                     " ORDER BY t.lockstring COLLATE \"C\"");
+    out.emplace_back(stmt::list,
+        "SELECT " + cols + " FROM " + T + " AS t"
+        " WHERE ($1::text = '' OR starts_with(t.lockstring, $1::text))"
+        " AND (NOT $2::boolean OR t.expires <= now())"
+        " ORDER BY t.lockstring COLLATE \"C\"");
 
     // $1 lockstring.
-    out.emplace_back(stmt::find, "SELECT " + columns("t") + " FROM " + T +
-                                     " AS t WHERE t.lockstring = $1::text");
+    out.emplace_back(stmt::find,
+        "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = $1::text");
 
     // $1 id, $2 locked_by. Deleting frees the lock: tell the listeners.
     out.emplace_back(stmt::delete_exact,
-                     "WITH d AS (DELETE FROM " + T +
-                         " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
-                         " RETURNING lockstring) SELECT " +
-                         notify + " FROM d");
+        "WITH d AS (DELETE FROM " + T +
+            " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text RETURNING lockstring)"
+        " SELECT " + notify + " FROM d");
+
+    // clang-format on
     return out;
 }
 
