@@ -15,7 +15,9 @@ namespace sqlock::detail::postgres {
 
 class Redactor {
   public:
-    explicit Redactor(const DatabaseUrl& url);
+    /// Hides the password(s) found in `url` and the `extra_secrets` (such as
+    /// the password as libpq decoded it).
+    Redactor(const DatabaseUrl& url, const std::vector<std::string>& extra_secrets);
 
     /// `text` with the URL replaced by its redacted form, every occurrence of
     /// the password (as written, and percent-decoded) replaced by "***", and

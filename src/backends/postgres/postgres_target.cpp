@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "postgres_conninfo.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail::postgres {
@@ -48,7 +49,7 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t)
       quoted_table(quote_table_name(table)),
       quoted_index(quote_table_name(index_name(table_basename(table)))),
       channel(channel_name(table)),
-      redact(url) {
+      redact(url, {parse_conninfo(url).password}) {
     std::size_t dot = table.find('.');
     index_regclass = dot == std::string::npos
                          ? quoted_index

@@ -11,6 +11,7 @@ namespace sqlock::detail::postgres {
 
 struct PgTarget {
     /// `table` must be validated (validate_table_name with allow_schema).
+    /// Throws errc::invalid_argument for a URL libpq cannot parse.
     PgTarget(DatabaseUrl url, std::string table);
 
     DatabaseUrl url;             // url.original goes to libpq as it is
