@@ -47,14 +47,14 @@ void PgConnection::init_schema() {
     guarded(*target_, "creating the lock table", {}, [&] {
         // Nothing to do (and no CREATE privilege needed) when it all exists:
         // CREATE ... IF NOT EXISTS checks privileges before existence.
+        bool exists;
         {
             pqxx::nontransaction check(link_.get());
-            if (check
-                    .exec_params(schema_exists_sql, target_->quoted_table,
-                                 target_->index_regclass)[0][0]
-                    .as<bool>())
-                return;
+            pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
+                                               target_->index_regclass);
+            exists = r[0][0].as<bool>();
         }
+        if (exists) return;
         // Concurrent CREATE TABLE IF NOT EXISTS of one table can still fail
         // on the catalog's unique indexes; an advisory lock serialises us.
         pqxx::work tx(link_.get());

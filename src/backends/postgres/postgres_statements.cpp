@@ -10,6 +10,9 @@ namespace {
 // (to_char gives NULL for them, and "expires - now()" fails with 22008) are
 // shown as 'infinity'/'-infinity' and given a finite seconds_left beyond any
 // real date (timestamptz ends in 294276 AD), so callers can do arithmetic.
+// seconds_left is rounded *up* to whole milliseconds: timestamps carry
+// microseconds, and rounding 0.4 ms to 0 would call a row expired that the
+// statements (expires > now()) still treat as held.
 std::string columns(const std::string& t) {
     auto utc_text = [&](const std::string& col) {
         return "coalesce(to_char(" + t + "." + col +
@@ -17,7 +20,7 @@ std::string columns(const std::string& t) {
     };
     return t + ".id, " + t + ".lockstring::text, " + utc_text("created") + ", " +
            utc_text("expires") + ", coalesce(" + t + ".locked_by, ''), CASE WHEN isfinite(" + t +
-           ".expires) THEN (round(extract(epoch FROM " + t +
+           ".expires) THEN (ceil(extract(epoch FROM " + t +
            ".expires - now()) * 1000) / 1000)::float8 WHEN " + t +
            ".expires > now() THEN 1e13::float8 ELSE -1e13::float8 END";
 }

@@ -7,7 +7,8 @@
 // Result columns of a lock row, in this order (see read_row()):
 //   id, lockstring, created, expires, locked_by, seconds_left
 // with created/expires as UTC text "YYYY-MM-DD HH:MM:SS.mmm" and seconds_left
-// rounded to milliseconds, as the SQLite backend reports them.
+// to the millisecond, as the SQLite backend reports them (rounded up, so that
+// seconds_left > 0 exactly when expires > now()).
 #pragma once
 
 #include <string>
