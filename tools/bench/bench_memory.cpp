@@ -44,10 +44,10 @@ void command_rss(Context& ctx, const BackendTarget& target) {
     row.sqlock = median(sqlock_mib);
     row.baseline = median(flock_mib);
     row.baseline_name = "flock -n FILE true";
-    row.note =
-        "wait4() ru_maxrss of the command process (children of `run` not included), "
-        "median of " +
-        std::to_string(ctx.scale.rss_runs) + " runs";
+    // wait4() reports the larger of the process's own peak and that of the
+    // children it waited for (`true`, about 1 MiB): in effect the command's.
+    row.note = "wait4() ru_maxrss of the command, median of " + std::to_string(ctx.scale.rss_runs) +
+               " runs";
     ctx.report.add(row);
 }
 

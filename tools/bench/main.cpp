@@ -162,10 +162,15 @@ int run(int argc, char** argv) {
         }
     }
     report.fact("run time", format_value(seconds_since(started), "s"));
-    if (options.json)
+    // With --json, stdout is JSON only; the table still goes to stderr for
+    // whoever watches the run.
+    if (options.json) {
+        std::cerr << "\n";
+        report.print_table(std::cerr);
         std::cout << report.to_json().dump(2) << "\n";
-    else
+    } else {
         report.print_table(std::cout);
+    }
     if (interrupted_run) return 130;
     return report.any_failed() ? 1 : 0;
 }

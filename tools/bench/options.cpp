@@ -48,7 +48,7 @@ Options parse_options(int argc, char** argv) {
     // clang-format off
     spec.add_options()
         ("quick", "scaled-down run (under a minute): 10^5 instead of 10^6 rows, shorter rounds")
-        ("json", "print the results as JSON instead of a table")
+        ("json", "print the results as JSON on stdout (the table goes to stderr)")
         ("pg-url", "PostgreSQL URL (default: $SQLOCK_TEST_PG_URL); without one the "
                    "PostgreSQL rows are skipped", cxxopts::value<std::string>())
         ("sqlock", "the sqlock command for the command rows",
