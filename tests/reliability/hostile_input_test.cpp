@@ -210,7 +210,7 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
          open_url("postgresql://u:" + planted_password + "@127.0.0.1:1/db?connect_timeout=5")},
         {"PostgreSQL password in the query", errc::connection,
          open_url("postgresql://127.0.0.1:1/db?user=u&password=" + planted_password)},
-        {"PostgreSQL URL with a bad percent escape", errc::connection,
+        {"PostgreSQL URL with a bad percent escape", errc::invalid_argument,
          open_url("postgresql://u:" + planted_password + "%zz@127.0.0.1:1/db")},
         // Use after release.
         {"a released Lock", errc::invalid_argument,
@@ -232,15 +232,12 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
     WARN("hostile library inputs (" << sqlock_test::backend() << "): " << count);
 }
 
-// Known library bugs, one test case each, marked [!shouldfail]: they pass
-// while the bug is there and start failing once it is fixed, as a reminder
-// to drop the tag. See tools/fuzz/RELIABILITY.md.
+// Regression tests for library bugs this suite found (fixed since).
 
-TEST_CASE("known bug: a '?' or '#' in a URL password escapes redaction",
-          "[hostile][known-bug][!shouldfail]") {
+TEST_CASE("a '?' or '#' in a URL password does not escape redaction", "[hostile][redaction]") {
     // libpq ends the userinfo at the first '@', so "u:Pa?ss@host" has the
-    // password "Pa?ss"; redact_url() ends the authority at the first '?' or
-    // '#' and then finds no '@' before it. Found by tools/fuzz/fuzz_url.
+    // password "Pa?ss"; redaction used to end the authority at the first
+    // '?' or '#' and then find no '@' before it. Found by fuzz_url.
     for (const std::string password : {"Qm?x" + planted_password, "Qm#x" + planted_password}) {
         const std::string url = "postgresql://u:" + password + "@127.0.0.1:1/db?connect_timeout=5";
         sqlock::Locker locker(url);
@@ -253,10 +250,8 @@ TEST_CASE("known bug: a '?' or '#' in a URL password escapes redaction",
     }
 }
 
-TEST_CASE("known bug: control characters in a SQLite path make multi-line messages",
-          "[hostile][known-bug][!shouldfail]") {
-    // The path goes into messages unescaped (sqlite_backend.cpp, url.cpp),
-    // unlike lock names, which pass through printable().
+TEST_CASE("control characters in a SQLite path do not split messages", "[hostile]") {
+    // The path used to go into messages unescaped, unlike lock names.
     const std::string url = "sqlite://" + sqlock_test::scratch_dir() + "/no\nsuch/x.db";
     try {
         sqlock::Locker(url).list();
@@ -266,12 +261,10 @@ TEST_CASE("known bug: control characters in a SQLite path make multi-line messag
     }
 }
 
-TEST_CASE("known bug: a malformed PostgreSQL URL is reported as a connection failure",
-          "[hostile][known-bug][!shouldfail]") {
+TEST_CASE("a malformed PostgreSQL URL is invalid_argument, not a connection failure", "[hostile]") {
     // libpq rejects the URL before any network traffic; errc::connection
-    // ("cannot be reached", exit 69 in the CLI) sends the user looking at
-    // the network instead of at a typo. SQLite's malformed URLs are
-    // invalid_argument.
+    // ("cannot be reached", exit 69 in the CLI) used to send the user
+    // looking at the network instead of at a typo.
     for (const std::string url :
          {"postgresql://127.0.0.1:1/db?bogus=1", "postgresql://127.0.0.1:1/db?novalue"}) {
         INFO(url);
