@@ -47,12 +47,12 @@ std::string upsert(const std::string& table, const std::string& rows) {
 // attempt can draw its id, stall, and insert after a later-drawn id was
 // acquired and released. So each attempt first takes a transaction-level
 // advisory lock on (table, name) and only then draws its id (the proposed
-// row is built from the `turn` row, after the lock). Slots of a semaphore
-// share their semaphore's key, so "x#2" locks with "x". The lock is held
-// for the one short statement.
-std::string turn(const std::string& table, const std::string& key) {
-    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('" + table + "'), hashtext(" + key +
-           ")))";
+// row is built from the `turn` row, after the lock). The table part is its
+// OID, so "locks" and "public.locks" agree; slots of a semaphore share their
+// semaphore's key, so "x#2" locks with "x". Held for the one short statement.
+std::string turn(const std::string& quoted_table, const std::string& key) {
+    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
+           "'::regclass::oid::text), hashtext(" + key + ")))";
 }
 
 }  // namespace
@@ -70,7 +70,7 @@ std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTar
     // holder is read from the statement's snapshot; a row inserted by a
     // concurrent transaction after it may be missing, then nothing returns.
     out.emplace_back(stmt::acquire,
-        "WITH " + turn(target.table, "regexp_replace($1::text, '#[0-9]+$', '')") +
+        "WITH " + turn(T, "regexp_replace($1::text, '#[0-9]+$', '')") +
         ", ins AS (" +
             upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn") +
         ") SELECT true, * FROM ins"
@@ -82,7 +82,7 @@ std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTar
     //   1: acquired; 2: all slots held, the one that frees first;
     //   3: the candidate slot was taken concurrently (try again).
     out.emplace_back(stmt::acquire_slot,
-        "WITH " + turn(target.table, "$1::text") +
+        "WITH " + turn(T, "$1::text") +
         ", slots AS (SELECT g.n, $1::text || '#' || g.n AS ls"
             " FROM turn, generate_series(1, $2::int) AS g(n))"
         ", cand AS (SELECT s.ls FROM slots s LEFT JOIN " + T + " AS t ON t.lockstring = s.ls"
