@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The test suite under sanitizers:
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer (also catches leaks):
+#         every test, in build-asan
+#   tsan  ThreadSanitizer: the suites with threads (conformance, reliability),
+#         in build-tsan
+#
+#   tests/sanitizers.sh            both (what CI runs)
+#   tests/sanitizers.sh asan|tsan  one of them
+#
+# Starts a throwaway PostgreSQL server with tests/pg-server.sh unless
+# SQLOCK_TEST_PG_URL is already set (SQLOCK_SQLITE_ONLY=1: none, PostgreSQL
+# suites are skipped). The stress tests are scaled down to fit CI's time on
+# two cores; any sanitizer report fails the test that triggered it.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+modes=("$@")
+[[ ${#modes[@]} -gt 0 ]] || modes=(asan tsan)
+jobs=${SQLOCK_JOBS:-2}
+
+pgdir=""
+cleanup() {
+    [[ -n "$pgdir" ]] && "$root/tests/pg-server.sh" stop "$pgdir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+if [[ -z "${SQLOCK_TEST_PG_URL:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
+    pgdir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
+    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$pgdir")
+    export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
+    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$pgdir"
+fi
+
+# Less load than the plain run: sanitized code is 2-10x slower.
+export SQLOCK_STRESS_ROUNDS=${SQLOCK_STRESS_ROUNDS:-60}
+export SQLOCK_KILLS=${SQLOCK_KILLS:-100}
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+configure() {  # build-dir sanitizers
+    cmake -S "$root" -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSQLOCK_SANITIZE="$2" \
+        -DSQLOCK_BUILD_TESTS=ON -DSQLOCK_BUILD_TOOLS=ON "${launcher[@]}" >"$1.log" 2>&1 ||
+        { cat "$1.log" >&2; return 1; }
+}
+
+status=0
+for mode in "${modes[@]}"; do
+    case "$mode" in
+        asan)
+            build=$root/build-asan
+            configure "$build" address,undefined
+            cmake --build "$build" -j"$jobs"
+            echo "== AddressSanitizer + UndefinedBehaviorSanitizer: all tests"
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E '^consumer' ||
+                status=1
+            ;;
+        tsan)
+            build=$root/build-tsan
+            configure "$build" thread
+            cmake --build "$build" -j"$jobs" --target conformance reliability reliability_helper
+            echo "== ThreadSanitizer: the suites with threads"
+            TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 \
+                -R '^(conformance|reliability)\.' || status=1
+            ;;
+        *)
+            echo "usage: $0 [asan] [tsan]" >&2
+            exit 2
+            ;;
+    esac
+done
+exit $status
