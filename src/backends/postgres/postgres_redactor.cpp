@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sqlock/url.hpp"
+
 namespace sqlock::detail::postgres {
 namespace {
 
@@ -20,39 +22,6 @@ void replace_all(std::string& text, const std::string& needle, const std::string
         text.replace(pos, needle.size(), with);
         pos += with.size();
     }
-}
-
-// The password as the URL spells it: in the userinfo ("user:secret@host")
-// and in any "password=" query parameter. The userinfo is read both the way
-// libpq reads it (up to the first '@' before any '/') and the way a URL
-// parser would (the last '@' before the first '/', '?' or '#'): whichever
-// way the URL is meant, the text is hidden.
-std::vector<std::string> passwords_in(const std::string& url) {
-    std::vector<std::string> found;
-    std::size_t scheme_end = url.find("://");
-    if (scheme_end != std::string::npos) {
-        const std::size_t start = scheme_end + 3;
-        auto password_before = [&](std::size_t at) {
-            std::size_t colon = url.find(':', start);
-            if (colon != std::string::npos && colon < at)
-                found.push_back(url.substr(colon + 1, at - colon - 1));
-        };
-        std::size_t libpq_end = url.find_first_of("@/", start);
-        if (libpq_end != std::string::npos && url[libpq_end] == '@') password_before(libpq_end);
-        std::size_t auth_end = url.find_first_of("/?#", start);
-        if (auth_end == std::string::npos) auth_end = url.size();
-        std::size_t at = url.rfind('@', auth_end);
-        if (at != std::string::npos && at >= start) password_before(at);
-    }
-    std::size_t q = url.find('?');
-    while (q != std::string::npos) {
-        std::size_t begin = q + 1;
-        std::size_t end = url.find('&', begin);
-        std::string pair = url.substr(begin, end == std::string::npos ? end : end - begin);
-        if (pair.compare(0, 9, "password=") == 0) found.push_back(pair.substr(9));
-        q = end;
-    }
-    return found;
 }
 
 }  // namespace
@@ -76,7 +45,10 @@ std::string percent_decode(const std::string& text) {
 
 Redactor::Redactor(const DatabaseUrl& url, const std::vector<std::string>& extra_secrets)
     : original_url_(url.original), redacted_url_(url.redacted), secrets_(extra_secrets) {
-    for (const std::string& raw : passwords_in(url.original)) {
+    // The password as the URL spells it (sqlock's one set of rules, the way
+    // libpq reads a URL), and percent-decoded.
+    for (const auto& [begin, end] : password_ranges(url.original)) {
+        const std::string raw = url.original.substr(begin, end - begin);
         secrets_.push_back(raw);
         secrets_.push_back(percent_decode(raw));
     }
