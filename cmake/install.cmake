@@ -26,7 +26,7 @@ if(SQLOCK_WITH_SQLITE)
   string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " sqlite3")
 endif()
 if(SQLOCK_WITH_POSTGRES)
-  string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " libpqxx")
+  string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " libpqxx libpq")
 endif()
 # A relocatable .pc: the prefix is found relative to the file itself, so
 # `cmake --install --prefix X` works without reconfiguring.

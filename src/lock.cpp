@@ -68,6 +68,10 @@ void LockState::detach() noexcept {
 
 void LockState::release_row() {
     detach();
+    // If the link breaks mid-release, the pool retries once; a DELETE that
+    // committed just before the break then finds no row and reports "lost".
+    // Erring that way is deliberate: "released" for a lock that was in fact
+    // taken over would tell the caller its critical section was protected.
     ReleaseOutcome outcome =
         locker->pool->with([&](Connection& c) { return c.release(id, locked_by, min_hold); });
     if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <thread>
 
 #include "backend_factory.hpp"
 #include "lock_state.hpp"
@@ -192,9 +193,10 @@ class Acquirer {
             // backoff with jitter, so many waiters do not poll in lockstep.
             auto until = deadline;
             if (holder && holder->seconds_left > 0) {
-                auto expiry = now + std::chrono::milliseconds(
-                                        static_cast<std::int64_t>(holder->seconds_left * 1000) + 1);
-                until = std::min(until, expiry);
+                // Capped before converting: a row expiring centuries ahead
+                // (a foreign program's "forever") would overflow the clock.
+                double ms = std::min(holder->seconds_left * 1000.0 + 1.0, 86400000.0);
+                until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
             }
             if (s_->hub->pushes()) {
                 // Safety net against a missed notification: re-check now and then.
@@ -304,10 +306,15 @@ std::size_t Locker::purge_expired(std::size_t batch_size) {
     Acquirer(state_).ensure_initialized();
     std::size_t total = 0;
     for (;;) {
+        auto started = std::chrono::steady_clock::now();
         std::size_t n = state_->pool->with(
             [&](detail::Connection& c) { return c.purge_expired_batch(batch_size); });
         total += n;
         if (n < batch_size) return total;
+        // Leave the database to everybody else for as long as the batch held
+        // its write lock, so a large purge never starves acquirers: they get
+        // at least half of the time.
+        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
     }
 }
 

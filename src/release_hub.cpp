@@ -70,7 +70,7 @@ void ReleaseHub::run() {
                 cv_.notify_all();
                 backoff = std::chrono::milliseconds(50);
             }
-            for (const std::string& name : listener->await(std::chrono::milliseconds(250)))
+            for (const std::string& name : listener->await(std::chrono::milliseconds(100)))
                 released(name);
         } catch (const std::exception&) {
             listener.reset();

@@ -71,8 +71,9 @@ class Locker {
     Lock acquire_slot(const std::string& name, int capacity, const LockOptions& options = {});
 
     /// Deletes expired rows in batches of `batch_size` (each its own short
-    /// transaction) and returns how many were deleted.
-    std::size_t purge_expired(std::size_t batch_size = 1000);
+    /// transaction, paced so acquirers get at least half of the time) and
+    /// returns how many were deleted.
+    std::size_t purge_expired(std::size_t batch_size = 500);
 
     /// All rows, or those whose name starts with `prefix`, ordered by name.
     std::vector<LockInfo> list(const std::string& prefix = {});

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -78,6 +79,9 @@ enum class sql {
     list,
     find,
     delete_exact,
+    insert_lowest_slot,
+    delete_expired_slots,
+    first_to_expire_slot,
     count
 };
 
@@ -113,6 +117,25 @@ std::string sql_text(sql kind, const std::string& t) {
         case sql::delete_exact:
             // coalesce: rows written by other programs may have a NULL locked_by.
             return "DELETE FROM " + t + " WHERE id = ?1 AND coalesce(locked_by, '') = ?2";
+        case sql::insert_lowest_slot:
+            // Slots 1..?2 of semaphore ?1, lowest free first. If the lowest
+            // one not held is an expired row, this conflicts and inserts
+            // nothing; the caller then reclaims expired slots and retries.
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) INSERT INTO " + t +
+                   " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " + now +
+                   ", strftime('%Y-%m-%d %H:%M:%f','now', ?3), ?4 FROM slot WHERE NOT EXISTS"
+                   " (SELECT 1 FROM " + t + " WHERE lockstring = ?1 || '#' || n AND expires > " +
+                   now + ") ORDER BY n LIMIT 1 ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
+        case sql::delete_expired_slots:
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) DELETE FROM " + t +
+                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND expires <= " + now;
+        case sql::first_to_expire_slot:
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) SELECT " + cols + " FROM " + t +
+                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot)"
+                   " ORDER BY expires LIMIT 1";
         case sql::count:
             break;
     }
@@ -162,7 +185,13 @@ class SqliteConnection final : public Connection {
                                                         printable(key) + "' (known: busy_timeout)");
             }
         }
-        sqlite3_busy_timeout(db_, static_cast<int>(busy_ms));
+        busy_timeout_ = std::chrono::milliseconds(busy_ms);
+        sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
+        // A short process (`sqlock run`) would otherwise checkpoint and delete
+        // the WAL on every exit and re-create it on the next start: four
+        // fsyncs per run. The WAL keeps its commits; regular auto-checkpoints
+        // still bound its size.
+        sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
         try {
             exec("PRAGMA journal_mode=WAL", "enabling WAL");
             exec("PRAGMA synchronous=NORMAL", "setting synchronous");
@@ -194,6 +223,48 @@ class SqliteConnection final : public Connection {
         AcquireResult result;
         if (sqlite3_changes(db_) > 0) result.acquired = insert(lockstring, lease, locked_by);
         if (!result.acquired) result.holder = find(lockstring);
+        tx.commit();
+        return result;
+    }
+
+    AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
+                                   const std::string& locked_by, int* slot_out) override {
+        // One statement takes the lowest free slot: a write statement holds
+        // SQLite's write lock from its first read, so "lowest free" cannot
+        // change under it.
+        auto took = [&]() -> std::optional<Row> {
+            Statement st = prepare(sql::insert_lowest_slot);
+            st.bind(1, name).bind(2, static_cast<std::int64_t>(capacity));
+            st.bind(3, seconds_modifier(lease)).bind(4, locked_by);
+            if (!st.step()) return std::nullopt;
+            Row row = read_row(st);
+            while (st.step()) {
+            }
+            return row;
+        };
+        auto done = [&](Row row) {
+            *slot_out = std::stoi(row.lockstring.substr(row.lockstring.rfind('#') + 1));
+            return AcquireResult{std::move(row), {}};
+        };
+        if (auto row = took()) return done(std::move(*row));
+        // All taken: reclaim expired slots, then try again, atomically.
+        Transaction tx(*this);
+        {
+            Statement del = prepare(sql::delete_expired_slots);
+            del.bind(1, name).bind(2, static_cast<std::int64_t>(capacity)).step();
+        }
+        std::optional<Row> row;
+        if (sqlite3_changes(db_) > 0) row = took();
+        AcquireResult result;
+        if (row) {
+            tx.commit();
+            return done(std::move(*row));
+        }
+        Statement first = prepare(sql::first_to_expire_slot);
+        first.bind(1, name).bind(2, static_cast<std::int64_t>(capacity));
+        if (first.step()) result.holder = read_row(first);
+        while (first.step()) {
+        }
         tx.commit();
         return result;
     }
@@ -253,6 +324,19 @@ class SqliteConnection final : public Connection {
     }
 
   private:
+    // Waits for another connection's write lock in 1 ms steps up to the busy
+    // timeout. SQLite's own handler sleeps up to 100 ms at a time, so a
+    // waiter tends to wake in the middle of the next writer's transaction
+    // (a reaper's batches, another process's acquire) and lose again.
+    static int on_busy(void* self, int attempts) {
+        auto* c = static_cast<SqliteConnection*>(self);
+        auto now = std::chrono::steady_clock::now();
+        if (attempts == 0) c->busy_since_ = now;
+        if (now - c->busy_since_ >= c->busy_timeout_) return 0;
+        sqlite3_sleep(1);
+        return 1;
+    }
+
     // BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
     class Transaction {
@@ -318,6 +402,8 @@ class SqliteConnection final : public Connection {
         }
     }
 
+    std::chrono::milliseconds busy_timeout_{10000};
+    std::chrono::steady_clock::time_point busy_since_{};
     std::string path_;
     std::string table_;
     std::string index_;
