@@ -228,7 +228,21 @@ void Lock::release() {
         s->depth = 0;
     }
     if (s->released.exchange(true)) return;
-    s->release_row();
+    try {
+        s->release_row();
+    } catch (const error& e) {
+        if (e.category() == errc::lost) throw;
+        // A transient failure (database busy, connection down): the row is
+        // still ours, so keep the handle usable for another release(), and
+        // for the destructor's. The heartbeat stays stopped.
+        s->released = false;
+        {
+            std::lock_guard<std::mutex> guard(s->locker->holds_mutex);
+            s->depth = 1;
+        }
+        state_ = std::move(s);
+        throw;
+    }
 }
 
 }  // namespace sqlock

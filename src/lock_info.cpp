@@ -1,5 +1,6 @@
 #include "sqlock/lock_info.hpp"
 
+#include "url.hpp"
 #include "validate.hpp"
 
 namespace sqlock {
@@ -10,10 +11,13 @@ std::string describe_holder(const LockInfo& info) {
         if (info.locked_by.empty()) return "unknown holder";
         return "'" + detail::printable(info.locked_by, 80) + "'";
     }
-    std::string out = (h.host.empty() ? "?" : h.host) + ":" + std::to_string(h.pid);
+    // Rows written by other programs may carry anything: keep messages on
+    // one line.
+    using detail::escape_controls;
+    std::string out = (h.host.empty() ? "?" : escape_controls(h.host)) + ":" + std::to_string(h.pid);
     std::string extra;
-    if (!h.user.empty()) extra = h.user;
-    if (!h.program.empty()) extra += (extra.empty() ? "" : ", ") + h.program;
+    if (!h.user.empty()) extra = escape_controls(h.user);
+    if (!h.program.empty()) extra += (extra.empty() ? "" : ", ") + escape_controls(h.program);
     if (!extra.empty()) out += " (" + extra + ")";
     return out;
 }

@@ -53,6 +53,7 @@ for mode in "${modes[@]}"; do
             configure "$build" address,undefined
             cmake --build "$build" -j"$jobs"
             echo "== AddressSanitizer + UndefinedBehaviorSanitizer: all tests"
+            LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
                 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E '^consumer' ||

@@ -131,15 +131,9 @@ TEST_CASE("odd rows from other programs never break list, show, reap or locking"
                           << " reaped after take-overs");
 }
 
-// Known library bugs, each [!shouldfail]: the case passes while the bug is
-// there and fails once it is fixed, as a reminder to drop the tag. (The
-// SQLite-only one is in sqlite_faults_test.cpp.) See tools/fuzz/RELIABILITY.md.
-
-TEST_CASE("known bug: a foreign holder's fields reach messages unescaped",
-          "[foreign][known-bug][!shouldfail]") {
-    // describe_holder() prints host, user and program as the row has them,
-    // so a newline in a foreign row splits the busy error (and `sqlock list`
-    // output) over lines; lock names go through printable(), these do not.
+// Regression: describe_holder() used to print host, user and program as the
+// row had them, so a newline in a foreign row split the busy error over lines.
+TEST_CASE("a foreign holder's fields are escaped in messages", "[foreign]") {
     auto db = fresh_database();
     sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
                                   " (lockstring, created, expires, locked_by) VALUES ('nl', "
@@ -159,7 +153,6 @@ TEST_CASE("known bug: a foreign holder's fields reach messages unescaped",
 
 TEST_CASE("a row's expired() flag agrees with what the database will do with it", "[foreign]") {
     auto db = fresh_database();
-    // Only rows with a defined outcome; see the known bug above for the rest.
     for (const auto& r : odd_rows())
         if (r.state != Planted::either)
             sqlock_test::exec_sql(db, "INSERT INTO " + db.table +

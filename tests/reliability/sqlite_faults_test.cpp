@@ -261,15 +261,12 @@ TEST_CASE("a missing directory, a directory, a non-database: each a clear error"
     }
 }
 
-// Known library bug, [!shouldfail]: passes while the bug is there, fails
-// once it is fixed, as a reminder to drop the tag (tools/fuzz/RELIABILITY.md).
-TEST_CASE("known bug: SQLite compares expiry as text, so some foreign timestamps never expire",
-          "[sqlite][foreign][known-bug][!shouldfail]") {
-    // A text SQLite's date functions cannot parse gets seconds_left 0, so
-    // LockInfo::expired() says true, while the SQL ("expires <= now" on
-    // text) treats the row as held for ever and the reaper never removes
-    // it. An ISO 8601 expiry ("...T...") in the past still blocks until
-    // midnight UTC, because 'T' sorts after the ' ' sqlock writes.
+// Regression: expiry used to be compared as text only, so a timestamp
+// SQLite cannot parse blocked for ever (while expired() said true) and an
+// ISO 8601 "...T..." expiry in the past blocked until midnight UTC. Such rows
+// now count as expired: listed, taken over and reaped.
+TEST_CASE("foreign timestamps SQLite cannot compare as text still expire",
+          "[sqlite][foreign]") {
     auto db = fresh_database();
     int n = 0;
     for (const std::string expires : {"'not a date'", "'2999-13-45 99:99:99'", "X'00ff'",
@@ -284,5 +281,9 @@ TEST_CASE("known bug: SQLite compares expiry as text, so some foreign timestamps
     for (const auto& info : locker.list()) {
         INFO(info.name << ": expires '" << info.expires << "' left " << info.seconds_left);
         CHECK(info.expired() == (expired.count(info.name) == 1));
+        CHECK(info.expired());
     }
+    CHECK(locker.try_lock("odd-1"));
+    CHECK(locker.purge_expired() == 3);
+    CHECK(locker.list().empty());
 }

@@ -22,7 +22,10 @@ const std::string& backend() {
 }
 
 const std::string& scratch_dir() {
-    static const std::string dir = [] {
+    // Deliberately leaked: the atexit cleanup below is registered while this
+    // static is being initialised, so it would run after a normal static's
+    // destructor and read freed memory.
+    static const std::string& dir = *new std::string([] {
         std::string base = std::filesystem::temp_directory_path().string() + "/sqlock-test-XXXXXX";
         if (!mkdtemp(base.data())) throw std::runtime_error("mkdtemp failed");
         static pid_t owner = getpid();
@@ -33,7 +36,7 @@ const std::string& scratch_dir() {
             }
         });
         return base;
-    }();
+    }());
     return dir;
 }
 

@@ -82,8 +82,17 @@ enum class sql {
     insert_lowest_slot,
     delete_expired_slots,
     first_to_expire_slot,
+    odd_expired_ids,
+    delete_id_if_dead,
     count
 };
+
+// Whether a row still counts, for per-row checks. julianday() also reads
+// timestamps other programs write (ISO 'T' separator, no fraction) and is
+// NULL for text that is no time at all: such a row counts as expired, so it
+// can be taken over and reaped instead of blocking forever.
+constexpr const char* live = "julianday(expires) > julianday('now')";
+constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1)";
 
 std::string sql_text(sql kind, const std::string& t) {
     const std::string now = now_sql;
@@ -94,16 +103,16 @@ std::string sql_text(sql kind, const std::string& t) {
                    now + ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)" +
                    " ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
         case sql::delete_expired:
-            return "DELETE FROM " + t + " WHERE lockstring = ?1 AND expires <= " + now;
+            return "DELETE FROM " + t + " WHERE lockstring = ?1 AND " + dead;
         case sql::keep_until_min_hold:
             return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f', created, ?3)" +
                    " WHERE id = ?1 AND locked_by = ?2" +
                    " AND strftime('%Y-%m-%d %H:%M:%f', created, ?3) > " + now;
         case sql::renew:
             return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', ?3)" +
-                   " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now + " RETURNING " + cols;
+                   " WHERE id = ?1 AND locked_by = ?2 AND " + live + " RETURNING " + cols;
         case sql::is_held:
-            return "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now;
+            return "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND " + live;
         case sql::purge_batch:
             return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
                    " WHERE expires <= " + now + " LIMIT ?1)";
@@ -111,7 +120,7 @@ std::string sql_text(sql kind, const std::string& t) {
             // substr() compares the prefix literally: no LIKE wildcards to escape.
             return "SELECT " + cols + " FROM " + t +
                    " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
-                   " AND (?2 = 0 OR expires <= " + now + ") ORDER BY lockstring";
+                   " AND (?2 = 0 OR " + dead + ") ORDER BY lockstring";
         case sql::find:
             return "SELECT " + cols + " FROM " + t + " WHERE lockstring = ?1";
         case sql::delete_exact:
@@ -125,17 +134,26 @@ std::string sql_text(sql kind, const std::string& t) {
                    " WHERE n < ?2) INSERT INTO " + t +
                    " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " + now +
                    ", strftime('%Y-%m-%d %H:%M:%f','now', ?3), ?4 FROM slot WHERE NOT EXISTS"
-                   " (SELECT 1 FROM " + t + " WHERE lockstring = ?1 || '#' || n AND expires > " +
-                   now + ") ORDER BY n LIMIT 1 ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
+                   " (SELECT 1 FROM " + t + " WHERE lockstring = ?1 || '#' || n AND " + live +
+                   ") ORDER BY n LIMIT 1 ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
         case sql::delete_expired_slots:
             return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
                    " WHERE n < ?2) DELETE FROM " + t +
-                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND expires <= " + now;
+                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND " + dead;
         case sql::first_to_expire_slot:
             return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
                    " WHERE n < ?2) SELECT " + cols + " FROM " + t +
                    " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot)"
                    " ORDER BY expires LIMIT 1";
+        case sql::odd_expired_ids:
+            // Rows that are expired by their time but not by text comparison
+            // (written by other programs: ISO 'T' separators, invalid dates,
+            // garbage) cannot be found through the index. A read scan, done
+            // outside the write lock, once per purge.
+            return "SELECT id FROM " + t + " WHERE NOT coalesce(expires <= " + now + ", 0) AND " +
+                   dead + " LIMIT ?1";
+        case sql::delete_id_if_dead:
+            return "DELETE FROM " + t + " WHERE id = ?1 AND " + dead;
         case sql::count:
             break;
     }
@@ -297,9 +315,29 @@ class SqliteConnection final : public Connection {
     }
 
     std::size_t purge_expired_batch(std::size_t batch) override {
-        Statement st = prepare(sql::purge_batch);
-        st.bind(1, static_cast<std::int64_t>(batch)).step();
-        return static_cast<std::size_t>(sqlite3_changes(db_));
+        std::size_t purged;
+        {
+            Statement st = prepare(sql::purge_batch);
+            st.bind(1, static_cast<std::int64_t>(batch)).step();
+            purged = static_cast<std::size_t>(sqlite3_changes(db_));
+        }
+        if (purged == batch) return purged;
+        // The indexed rows are done; now the odd ones, found by a read scan.
+        std::vector<std::int64_t> ids;
+        {
+            Statement scan = prepare(sql::odd_expired_ids);
+            scan.bind(1, static_cast<std::int64_t>(batch - purged));
+            while (scan.step()) ids.push_back(scan.column_int64(0));
+        }
+        if (ids.empty()) return purged;
+        Transaction tx(*this);
+        for (std::int64_t id : ids) {
+            Statement del = prepare(sql::delete_id_if_dead);
+            del.bind(1, id).step();
+            purged += static_cast<std::size_t>(sqlite3_changes(db_));
+        }
+        tx.commit();
+        return purged;
     }
 
     std::vector<Row> list(const std::string& prefix, bool expired_only) override {
