@@ -8,6 +8,13 @@
 #   SQLOCK_SQLITE_ONLY=1 tests/run-all.sh
 #                               developer shortcut without a PostgreSQL
 #                               server: its suites are reported as skipped
+#   SQLOCK_SKIP_SANITIZERS=1 tests/run-all.sh
+#                               developer shortcut: no sanitizer builds and
+#                               no fuzzing (CI runs them)
+#
+# Stages: build, ctest, a --quick benchmark smoke run, the suite under
+# ASan+UBSan and TSan (tests/sanitizers.sh), the fuzzers (tools/fuzz/run.sh),
+# then the password check. Every stage runs; any failure fails the run.
 set -euo pipefail
 set -o pipefail
 
@@ -38,12 +45,37 @@ if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
 fi
 
 status=0
-ctest --test-dir "$build" --output-on-failure -j2 --timeout 900 2>&1 | tee -a "$log" || status=$?
+stage() { echo; echo "=== $* ==="; }
+
+stage "tests (ctest)"
+ctest --test-dir "$build" --output-on-failure -j2 --timeout 900 2>&1 | tee -a "$log" || status=1
+
+# A smoke run of the benchmark: it must work; its timings fail nothing.
+stage "benchmark smoke run (sqlock-bench --quick)"
+"$build/tools/bench/sqlock-bench" --quick 2>&1 | tee -a "$log" || status=1
+
+if [[ "${SQLOCK_SKIP_SANITIZERS:-0}" != 1 ]]; then
+    stage "sanitizers (ASan+UBSan: all tests; TSan: threaded suites)"
+    "$root/tests/sanitizers.sh" 2>&1 | tee -a "$log" || status=1
+    stage "fuzzers (libFuzzer, bounded time per parser)"
+    "$root/tools/fuzz/run.sh" 2>&1 | tee -a "$log" || status=1
+fi
 
 # LastTest.log holds the full output of every test, passed or failed.
-if [[ -n "$password" ]] && cat "$log" "$build/Testing/Temporary/LastTest.log" |
-        grep -qF -- "$password"; then
+if [[ -n "$password" ]] &&
+        cat "$log" "$build/Testing/Temporary/LastTest.log" \
+            "$root"/build-asan/Testing/Temporary/LastTest.log \
+            "$root"/build-tsan/Testing/Temporary/LastTest.log 2>/dev/null |
+        grep -aqF -- "$password"; then
     echo "FAIL: the PostgreSQL test password appeared in the test output" >&2
     status=1
+fi
+stage "done: $([[ $status == 0 ]] && echo all stages passed || echo FAILED)"
+# The main suite's count, as the last line: "N passed, N failed".
+summary=$(grep -a -m1 -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" || true)
+if [[ -n "$summary" ]]; then
+    failed=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$summary")
+    total=$(sed -E 's/.* tests failed out of ([0-9]+).*/\1/' <<<"$summary")
+    echo "$((total - failed)) passed, $failed failed"
 fi
 exit $status

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -52,7 +54,14 @@ Database fresh_database() {
     Database db;
     if (backend() == "postgres") {
         db.url = pg_url();
-        db.table = "t_" + std::to_string(getpid()) + "_" + std::to_string(n);
+        // Random too: later runs on the same server (the sanitizer stage)
+        // may reuse a pid, and tables are never dropped.
+        static const std::string run = [] {
+            char buf[9];
+            std::snprintf(buf, sizeof buf, "%08x", std::random_device{}());
+            return std::string(buf);
+        }();
+        db.table = "t_" + std::to_string(getpid()) + "_" + run + "_" + std::to_string(n);
     } else {
         db.url = "sqlite://" + scratch_dir() + "/db" + std::to_string(n) + ".db";
         db.table = "sqlock_locks";
