@@ -105,6 +105,10 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
 
 ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& locked_by,
                                      duration min_hold) {
+    // Without a minimum hold, the plain DELETE (+ NOTIFY) is cheaper than the
+    // keep-or-delete statement (measured: about 5 us of a 60 us cycle).
+    if (min_hold <= duration::zero())
+        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
     pqxx::result r = exec("releasing lock id", std::to_string(id), stmt::release, id, locked_by,
                           millis(min_hold));
     if (r.empty()) return ReleaseOutcome::lost;
