@@ -26,8 +26,9 @@ std::map<std::string, std::string> parse_query(const std::string& query, const s
         std::string pair = query.substr(start, end - start);
         std::size_t eq = pair.find('=');
         if (pair.empty() || eq == std::string::npos || eq == 0)
-            throw error(errc::invalid_argument,
-                        "malformed query parameter '" + escape_controls(pair) + "' in database URL '" + shown + "'");
+            throw error(errc::invalid_argument, "malformed query parameter '" +
+                                                    escape_controls(pair) + "' in database URL '" +
+                                                    shown + "'");
         params[pair.substr(0, eq)] = pair.substr(eq + 1);
         start = end + 1;
     }
@@ -167,6 +168,8 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
     return ranges;
 }
 
-std::string redact_url(const std::string& url) { return detail::redact_url(url); }
+std::string redact_url(const std::string& url) {
+    return detail::redact_url(url);
+}
 
 }  // namespace sqlock

@@ -336,8 +336,7 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     auto names_in = [](const std::string& json) {
         std::set<std::string> names;
         const auto doc = nlohmann::json::parse(json);
-        for (const auto& lock : doc.at("locks"))
-            names.insert(lock.at("name").get<std::string>());
+        for (const auto& lock : doc.at("locks")) names.insert(lock.at("name").get<std::string>());
         return names;
     };
     const std::set<std::string> expired = {"job#2", "jo", "old-1"};

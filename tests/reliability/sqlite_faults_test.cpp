@@ -265,8 +265,7 @@ TEST_CASE("a missing directory, a directory, a non-database: each a clear error"
 // SQLite cannot parse blocked for ever (while expired() said true) and an
 // ISO 8601 "...T..." expiry in the past blocked until midnight UTC. Such rows
 // now count as expired: listed, taken over and reaped.
-TEST_CASE("foreign timestamps SQLite cannot compare as text still expire",
-          "[sqlite][foreign]") {
+TEST_CASE("foreign timestamps SQLite cannot compare as text still expire", "[sqlite][foreign]") {
     auto db = fresh_database();
     int n = 0;
     for (const std::string expires : {"'not a date'", "'2999-13-45 99:99:99'", "X'00ff'",

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -62,8 +62,8 @@ void make_private_directory(const std::string& path) {
     while ((pos = path.find('/', pos)) != std::string::npos) {
         std::string dir = path.substr(0, pos);
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            throw error(errc::connection,
-                        "cannot create directory '" + escape_controls(dir) + "': " + std::strerror(errno));
+            throw error(errc::connection, "cannot create directory '" + escape_controls(dir) +
+                                              "': " + std::strerror(errno));
         ++pos;
     }
 }
@@ -131,18 +131,20 @@ std::string sql_text(sql kind, const std::string& t) {
             // one not held is an expired row, this conflicts and inserts
             // nothing; the caller then reclaims expired slots and retries.
             return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
-                   " WHERE n < ?2) INSERT INTO " + t +
-                   " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " + now +
+                   " WHERE n < ?2) INSERT INTO " +
+                   t + " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " + now +
                    ", strftime('%Y-%m-%d %H:%M:%f','now', ?3), ?4 FROM slot WHERE NOT EXISTS"
-                   " (SELECT 1 FROM " + t + " WHERE lockstring = ?1 || '#' || n AND " + live +
+                   " (SELECT 1 FROM " +
+                   t + " WHERE lockstring = ?1 || '#' || n AND " + live +
                    ") ORDER BY n LIMIT 1 ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
         case sql::delete_expired_slots:
             return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
-                   " WHERE n < ?2) DELETE FROM " + t +
-                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND " + dead;
+                   " WHERE n < ?2) DELETE FROM " +
+                   t + " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND " + dead;
         case sql::first_to_expire_slot:
             return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
-                   " WHERE n < ?2) SELECT " + cols + " FROM " + t +
+                   " WHERE n < ?2) SELECT " +
+                   cols + " FROM " + t +
                    " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot)"
                    " ORDER BY expires LIMIT 1";
         case sql::odd_expired_ids:
