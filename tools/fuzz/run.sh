@@ -4,8 +4,6 @@
 #
 #   tools/fuzz/run.sh                   20 s per target (what CI runs)
 #   SQLOCK_FUZZ_SECONDS=600 tools/fuzz/run.sh fuzz_url
-#   SQLOCK_FUZZ_STRICT=1 tools/fuzz/run.sh fuzz_url
-#                                       also fuzz the known redaction bug
 #
 # New inputs go to a scratch corpus, not the committed one; a crash leaves
 # its input in $build/fuzz-artifacts/ and fails the run. Prints one line per
