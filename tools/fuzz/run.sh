@@ -40,7 +40,10 @@ for target in "${targets[@]}"; do
     log="$work/$name.log"
     # The scratch corpus first: libFuzzer adds what it finds to the first
     # directory and only reads the others.
-    if "$build/tools/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    # A fixed seed by default, so a CI failure can be replayed exactly
+    # (SQLOCK_FUZZ_SEED=0 asks libFuzzer for a random one).
+    if "$build/tools/fuzz/$target" -seed="${SQLOCK_FUZZ_SEED:-1}" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
         "$work/$name" "$root/tools/fuzz/corpus/$name" >"$log" 2>&1; then
         result=ok
