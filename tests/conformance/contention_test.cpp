@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "test_support.hpp"
 
@@ -55,15 +57,8 @@ TEST_CASE("fencing tokens grow in acquisition order across processes", "[content
         return 0;
     });
     REQUIRE(codes == std::vector<int>(4, 0));
-    FILE* f = fopen(log.c_str(), "r");
-    REQUIRE(f);
-    long long prev = 0, id = 0;
-    int n = 0;
-    while (fscanf(f, "%lld", &id) == 1) {
-        CHECK(id > prev);
-        prev = id;
-        ++n;
-    }
-    fclose(f);
-    CHECK(n == 60);
+    auto ids = sqlock_test::read_ids(log);
+    CHECK(ids.size() == 60);
+    // Strictly increasing: no neighbour pair where the later id is not larger.
+    CHECK(std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end());
 }

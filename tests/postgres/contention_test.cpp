@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "test_support.hpp"
@@ -42,17 +44,10 @@ TEST_CASE("processes waiting for one name take turns, one holder at a time", "[p
         return longest < 4s ? 0 : 3;
     });
     CHECK(codes == std::vector<int>(procs, 0));
-    FILE* f = fopen(order.c_str(), "r");
-    REQUIRE(f);
-    long long prev = 0, id = 0;
-    int n = 0;
-    while (fscanf(f, "%lld", &id) == 1) {
-        CHECK(id > prev);
-        prev = id;
-        ++n;
-    }
-    fclose(f);
-    CHECK(n == procs * rounds);
+    auto ids = sqlock_test::read_ids(order);
+    CHECK(ids.size() == static_cast<std::size_t>(procs * rounds));
+    // Strictly increasing: no neighbour pair where the later id is not larger.
+    CHECK(std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end());
     CHECK(db.open().list().empty());
 }
 

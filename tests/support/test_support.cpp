@@ -111,6 +111,16 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
     return condition();
 }
 
+std::vector<long long> read_ids(const std::string& path) {
+    std::vector<long long> ids;
+    if (FILE* f = fopen(path.c_str(), "r")) {
+        long long id = 0;
+        while (fscanf(f, "%lld", &id) == 1) ids.push_back(id);
+        fclose(f);
+    }
+    return ids;
+}
+
 void exec_sql(const Database& db, const std::string& sql) {
     if (backend() == "postgres") {
         PGconn* conn = PQconnectdb(db.url.c_str());

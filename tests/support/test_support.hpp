@@ -38,6 +38,10 @@ std::vector<int> run_children(int n, const std::function<int(int)>& body);
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+/// Reads the ids one per line from `path` (written by holders in
+/// acquisition order) and returns them; fencing tests check they increase.
+std::vector<long long> read_ids(const std::string& path);
+
 /// Runs a SQL statement directly on the database (sqlite3 CLI-free helper for
 /// tests that plant odd rows): SQLite via the C API, PostgreSQL via libpq.
 void exec_sql(const Database& db, const std::string& sql);
