@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "sqlock/error.hpp"
+#include "sqlock/utf8.hpp"
 
 namespace sqlock::detail {
 namespace {
@@ -23,38 +24,10 @@ bool is_identifier(const std::string& s) {
 }  // namespace
 
 bool is_valid_utf8(const std::string& text) {
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    std::size_t n = text.size(), i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        int extra;
-        unsigned cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            extra = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            extra = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            extra = 3;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        for (int k = 1; k <= extra; ++k) {
-            if (i + k >= n) return false;
-            unsigned char cc = s[i + k];
-            if ((cc & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += extra + 1;
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t len = utf8_sequence_length(text, i);
+        if (len == 0) return false;
+        i += len;
     }
     return true;
 }

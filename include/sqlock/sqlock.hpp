@@ -9,3 +9,4 @@
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
 #include "sqlock/url.hpp"
+#include "sqlock/utf8.hpp"

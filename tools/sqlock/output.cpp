@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "sqlock/utf8.hpp"
+
 namespace sqlock_cli {
 
 void write_all(int fd, const std::string& text) noexcept {
@@ -69,38 +71,17 @@ std::string terminal_safe(const std::string& text) {
             ++i;
             continue;
         }
-        // Decode one UTF-8 sequence; anything malformed is escaped byte-wise.
-        int extra = -1;
-        unsigned cp = 0;
-        if (c >= 0xC2 && c <= 0xDF) {
-            extra = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            extra = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            extra = 3;
-            cp = c & 0x07;
-        }
-        bool ok = extra > 0;
-        for (int k = 1; ok && k <= extra; ++k) {
-            if (i + k >= n || (s[i + k] & 0xC0) != 0x80) {
-                ok = false;
-                break;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if (ok && ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-                   (cp >= 0xD800 && cp <= 0xDFFF)))
-            ok = false;
-        if (ok && cp >= 0x80 && cp <= 0x9F) ok = false;  // C1 controls (CSI is U+009B)
-        if (!ok) {
+        // One UTF-8 sequence; anything malformed is escaped byte-wise, and so
+        // are C1 controls (U+009B is a CSI to some terminals).
+        char32_t cp = 0;
+        std::size_t len = sqlock::utf8_sequence_length(text, i, &cp);
+        if (len == 0 || (cp >= 0x80 && cp <= 0x9F)) {
             out += escaped(c);
             ++i;
             continue;
         }
-        out.append(text, i, static_cast<std::size_t>(extra) + 1);
-        i += static_cast<std::size_t>(extra) + 1;
+        out.append(text, i, len);
+        i += len;
     }
     return out;
 }
