@@ -53,8 +53,6 @@ class ConnectionPool {
     template <typename Op>
     auto with(Op&& op, bool retry_on_broken = true) -> decltype(op(std::declval<Connection&>()));
 
-    std::size_t max_size() const noexcept { return max_size_; }
-
   private:
     void give_back(std::unique_ptr<Connection> c) noexcept;
     void forget_one() noexcept;

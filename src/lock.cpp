@@ -186,7 +186,7 @@ bool Lock::held() const {
     if (s.lost) return false;
     bool ours =
         s.locker->pool->with([&](detail::Connection& c) { return c.is_held(s.id, s.locked_by); });
-    if (!ours) const_cast<detail::LockState&>(s).mark_lost();
+    if (!ours) state_->mark_lost();
     return ours;
 }
 

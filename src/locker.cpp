@@ -64,9 +64,8 @@ void validate_options(const LockOptions& o) {
 
 // What one acquisition attempt is: a plain lock or a semaphore slot.
 struct Target {
-    std::string name;      // as asked for
-    std::string wait_key;  // ReleaseHub key
-    int capacity = 0;      // 0: plain lock
+    std::string name;  // as asked for; also the ReleaseHub key waiters wait on
+    int capacity = 0;  // 0: plain lock
 };
 
 }  // namespace
@@ -107,10 +106,11 @@ class Acquirer {
         return held;
     }
 
-    std::optional<Lock> attempt_once(const Target& t, const LockOptions& o,
+    // One attempt as `owner`; a waiting caller keeps one owner for all its
+    // attempts.
+    std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, const Owner& owner,
                                      std::optional<Row>* holder) {
         ensure_initialized();
-        Owner owner = make_owner(o.metadata);
         int slot = 0;
         AcquireResult r = s_->pool->with([&](Connection& c) {
             if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by);
@@ -168,12 +168,13 @@ class Acquirer {
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
         if (waits) s_->hub->start();
+        const Owner owner = make_owner(o.metadata);
         duration backoff(1);
-        std::mt19937 jitter(std::random_device{}());
+        std::optional<std::mt19937> jitter;  // seeded only if we poll
         for (;;) {
-            std::uint64_t mark = s_->hub->mark(t.wait_key);
+            std::uint64_t mark = s_->hub->mark();
             std::optional<Row> holder;
-            if (auto lock = attempt_once(t, o, &holder)) return std::move(*lock);
+            if (auto lock = attempt_once(t, o, owner, &holder)) return std::move(*lock);
             const auto now = clock::now();
             const std::string what = t.capacity ? "all " + std::to_string(t.capacity) +
                                                       " slots of semaphore '" + printable(t.name) +
@@ -204,10 +205,11 @@ class Acquirer {
             } else {
                 std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
                                                                    backoff.count());
-                until = std::min(until, now + duration(spread(jitter)));
+                if (!jitter) jitter.emplace(std::random_device{}());
+                until = std::min(until, now + duration(spread(*jitter)));
                 backoff = std::min(backoff * 2, duration(100));
             }
-            s_->hub->wait_after(t.wait_key, mark, until);
+            s_->hub->wait_after(t.name, mark, until);
         }
     }
 
@@ -263,7 +265,7 @@ std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions&
     Acquirer a(state_);
     if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, name, 0}, options, &holder);
+    return a.attempt_once({name, 0}, options, detail::make_owner(options.metadata), &holder);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
@@ -271,7 +273,7 @@ Lock Locker::lock(const std::string& name, const LockOptions& options) {
     detail::validate_options(options);
     Acquirer a(state_);
     if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
-    return a.acquire({name, name, 0}, options);
+    return a.acquire({name, 0}, options);
 }
 
 static void validate_semaphore(const std::string& name, int capacity) {
@@ -292,13 +294,13 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
     detail::validate_options(options);
     Acquirer a(state_);
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, name, capacity}, options, &holder);
+    return a.attempt_once({name, capacity}, options, detail::make_owner(options.metadata), &holder);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
     validate_semaphore(name, capacity);
     detail::validate_options(options);
-    return Acquirer(state_).acquire({name, name, capacity}, options);
+    return Acquirer(state_).acquire({name, capacity}, options);
 }
 
 std::size_t Locker::purge_expired(std::size_t batch_size) {
@@ -318,21 +320,27 @@ std::size_t Locker::purge_expired(std::size_t batch_size) {
     }
 }
 
-std::vector<LockInfo> Locker::list(const std::string& prefix) {
-    Acquirer(state_).ensure_initialized();
-    auto rows = state_->pool->with([&](detail::Connection& c) { return c.list(prefix, false); });
+namespace {
+
+std::vector<LockInfo> read_rows(const std::shared_ptr<detail::LockerState>& state,
+                                const std::string& prefix, bool expired_only) {
+    Acquirer(state).ensure_initialized();
+    auto found =
+        state->pool->with([&](detail::Connection& c) { return c.list(prefix, expired_only); });
     std::vector<LockInfo> out;
-    out.reserve(rows.size());
-    for (const auto& r : rows) out.push_back(detail::to_info(r));
+    out.reserve(found.size());
+    for (const auto& r : found) out.push_back(detail::to_info(r));
     return out;
 }
 
+}  // namespace
+
+std::vector<LockInfo> Locker::list(const std::string& prefix) {
+    return read_rows(state_, prefix, false);
+}
+
 std::vector<LockInfo> Locker::list_expired() {
-    Acquirer(state_).ensure_initialized();
-    auto rows = state_->pool->with([&](detail::Connection& c) { return c.list("", true); });
-    std::vector<LockInfo> out;
-    for (const auto& r : rows) out.push_back(detail::to_info(r));
-    return out;
+    return read_rows(state_, "", true);
 }
 
 std::optional<LockInfo> Locker::show(const std::string& name) {

@@ -87,9 +87,8 @@ void ReleaseHub::run() {
     }
 }
 
-std::uint64_t ReleaseHub::mark(const std::string& key) {
+std::uint64_t ReleaseHub::mark() {
     std::lock_guard<std::mutex> guard(mutex_);
-    (void)key;
     return epoch_;
 }
 

@@ -31,7 +31,7 @@ class ReleaseHub {
 
     /// A point in the stream of releases; take it *before* an acquisition
     /// attempt, then wait_after() it, so no release in between is missed.
-    std::uint64_t mark(const std::string& key);
+    std::uint64_t mark();
 
     /// Waits until a release of `key` after `mark`, or `until`. Returns at
     /// the latest after `poll_slice` when the backend has no notifications.

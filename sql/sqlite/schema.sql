@@ -15,4 +15,4 @@ CREATE TABLE IF NOT EXISTS ${table} (
 );
 
 -- Keeps the reaper's and take-over's "expires <= now" cheap.
-CREATE INDEX IF NOT EXISTS ${index} ON ${table_unqualified} (expires);
+CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires);

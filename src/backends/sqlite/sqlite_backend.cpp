@@ -226,7 +226,6 @@ class SqliteConnection final : public Connection {
     void init_schema() override {
         std::string sql = substitute(sqlite_schema_sql, "table", table_);
         sql = substitute(sql, "index", index_);
-        sql = substitute(sql, "table_unqualified", table_);
         exec(sql, "creating the lock table");
     }
 
