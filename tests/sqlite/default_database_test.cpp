@@ -2,9 +2,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -86,4 +90,46 @@ TEST_CASE("a database other than the default needs init", "[sqlite][url]") {
         CHECK(e.category() == sqlock::errc::configuration);
         CHECK(std::string(e.what()).find("sqlock init") != std::string::npos);
     }
+}
+
+// The pool's only connection is kept busy for certain: another process's
+// write transaction makes try_lock() wait inside SQLite's busy handler while
+// holding it. A second thread must then time out on the pool, not hang, and
+// say how big the pool is and how much of it is busy.
+TEST_CASE("a pool checkout times out naming the pool's size and busy count", "[sqlite][pool]") {
+    const std::string path = sqlock_test::scratch_dir() + "/pool.db";
+    sqlock::Locker("sqlite://" + path).init();
+    sqlite3* blocker = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &blocker) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+
+    sqlock::Locker locker("sqlite://" + path + "?busy_timeout=10000",
+                          {.pool_size = 1, .pool_timeout = std::chrono::milliseconds(200)});
+    std::atomic<bool> inside{false};
+    std::thread busy([&] {
+        inside = true;
+        try {
+            locker.try_lock("blocked");  // waits on the write lock, holding the connection
+        } catch (const sqlock::error&) {
+        }
+    });
+    REQUIRE(sqlock_test::eventually([&] { return inside.load(); }));
+    // The connection is checked out once the attempt has begun; keep asking
+    // until the pool reports it busy (each ask waits 200 ms at most).
+    std::string message;
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            try {
+                locker.show("anything");
+            } catch (const sqlock::error& e) {
+                if (e.category() == sqlock::errc::timeout) message = e.what();
+            }
+            return !message.empty();
+        },
+        std::chrono::seconds(8)));
+    CHECK(message.find("pool size 1") != std::string::npos);
+    CHECK(message.find("1 busy") != std::string::npos);
+    sqlite3_exec(blocker, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(blocker);
+    busy.join();
 }
