@@ -70,7 +70,11 @@ TEST_CASE("past the minimum hold, release deletes the row", "[heartbeat]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto job = locker.lock("slow-job", {.min_hold = 100ms});
-    std::this_thread::sleep_for(150ms);  // min_hold must elapse: the condition *is* time
+    // A clock probe taken after the job with a lease as long as its min_hold:
+    // once the database says the probe expired, the min_hold has passed too.
+    auto probe = locker.lock("clock-probe", {.expires = 100ms});
+    REQUIRE(eventually([&] { return locker.show("clock-probe")->expired(); }));
+    probe.release();  // expired but not taken over: still ours to delete
     job.release();
     CHECK_FALSE(locker.show("slow-job"));
 }

@@ -96,8 +96,9 @@ TEST_CASE("a waiter in another process acquires within ms of the release, withou
         return std::make_pair(now_ns(), lock.id());
     });
     child.wait_ready();
-    // Long enough for the child to be listening and asleep, well short of the
-    // 5 s safety-net re-check: only the notification can wake it in time.
+    // An observation window, not synchronisation: 3 s in which a polling
+    // waiter would make dozens of attempts (counted by the id gap below),
+    // well short of the 5 s safety-net re-check.
     std::this_thread::sleep_for(3s);
     const std::int64_t released_at = now_ns();
     held.release();
@@ -128,7 +129,10 @@ TEST_CASE("every waiter is woken, each in turn, long before the safety net", "[p
             return std::make_pair(at, lock.id());  // released on return: wakes the next one
         }));
     for (auto& c : children) c.wait_ready();
-    std::this_thread::sleep_for(2500ms);
+    // Each child's first attempt draws an id; then all three are asleep.
+    const std::int64_t held_id = held.id();
+    REQUIRE(sqlock_test::eventually(
+        [&] { return pg_test::last_id_drawn(db.url, db.table) >= held_id + 3; }));
     const std::int64_t released_at = now_ns();
     held.release();
     std::int64_t last = 0;
@@ -149,7 +153,14 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
         return std::make_pair(now_ns(), slot.slot() == 2 ? slot.id() : std::int64_t{-1});
     });
     child.wait_ready();
-    std::this_thread::sleep_for(2500ms);
+    // A failed slot attempt draws no id; instead, the child's session has run
+    // the slot statement once the holder's has (and both sit idle after it).
+    REQUIRE(sqlock_test::eventually([&] {
+        return pg_test::query(db.url,
+                              "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND "
+                              "query LIKE '%generate_series%" +
+                                  db.table + "%'") == "2";
+    }));
     const std::int64_t released_at = now_ns();
     s2.release();
     auto [acquired_at, id] = child.result();
@@ -169,7 +180,8 @@ TEST_CASE("a release kept by min_hold tells waiters the new, nearer expiry", "[p
         return std::make_pair(now_ns(), lock.id());
     });
     child.wait_ready();
-    std::this_thread::sleep_for(1500ms);
+    REQUIRE(sqlock_test::eventually(
+        [&] { return pg_test::last_id_drawn(db.url, db.table) > held_id; }));
     held.release();  // kept until created + 4 s
     auto [acquired_at, id] = child.result();
     CHECK(id > held_id);

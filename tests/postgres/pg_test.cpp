@@ -125,4 +125,10 @@ bool leaks_password(const std::string& text) {
     return text.find(password()) != std::string::npos;
 }
 
+long long last_id_drawn(const std::string& url, const std::string& table) {
+    std::string v = query(url, "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('" +
+                                   table + "', 'id')), 0)");
+    return std::stoll(v);
+}
+
 }  // namespace pg_test

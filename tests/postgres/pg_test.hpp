@@ -36,6 +36,11 @@ std::string query(const std::string& url, const std::string& sql);
 /// the test fails.
 bool have_server_control();
 
+/// The last id drawn from `table`'s id sequence. Every acquisition attempt
+/// draws one, so a waiter has made its first attempt (and gone to sleep)
+/// once this passes the holder's id.
+long long last_id_drawn(const std::string& url, const std::string& table);
+
 /// tests/pg-server.sh restart $SQLOCK_TEST_PG_DIR; throws if it fails.
 void restart_server();
 

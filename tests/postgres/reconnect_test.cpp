@@ -31,8 +31,8 @@ int terminate_backends(const std::string& url, const std::string& app) {
 }
 
 // How long until a waiter in `waiter` gets `name` after `holder` lets go.
-std::chrono::milliseconds handoff_delay(sqlock::Locker& waiter, sqlock::Lock& held,
-                                        const std::string& name) {
+std::chrono::milliseconds handoff_delay(const sqlock_test::Database& db, sqlock::Locker& waiter,
+                                        sqlock::Lock& held, const std::string& name) {
     std::atomic<bool> waiting{false};
     steady::time_point acquired;
     std::thread t([&] {
@@ -40,8 +40,10 @@ std::chrono::milliseconds handoff_delay(sqlock::Locker& waiter, sqlock::Lock& he
         auto lock = waiter.lock(name, {.wait = 30s});
         acquired = steady::now();
     });
-    REQUIRE(sqlock_test::eventually([&] { return waiting.load(); }));
-    std::this_thread::sleep_for(2500ms);  // the waiter is blocked by now
+    // Its first attempt has drawn an id: from then on it sleeps until woken.
+    const std::int64_t held_id = held.id();
+    REQUIRE(sqlock_test::eventually(
+        [&] { return waiting && pg_test::last_id_drawn(db.url, db.table) > held_id; }));
     auto released = steady::now();
     held.release();
     t.join();
@@ -75,11 +77,11 @@ TEST_CASE("a terminated listener reconnects and waiters are still woken", "[pg]"
     auto waiter = tagged_locker(db, app);
     auto holder = db.open();
     auto first = holder.lock("wake");
-    CHECK(handoff_delay(waiter, first, "wake") < 1s);
+    CHECK(handoff_delay(db, waiter, first, "wake") < 1s);
     // Kill every connection of the waiting Locker, its listener included.
     REQUIRE(terminate_backends(db.url, app) >= 1);
     auto second = holder.lock("wake", {.wait = 10s});
-    CHECK(handoff_delay(waiter, second, "wake") < 1s);
+    CHECK(handoff_delay(db, waiter, second, "wake") < 1s);
 }
 
 TEST_CASE("a lock survives a server restart; release and renew work afterwards", "[pg][serial]") {
@@ -91,7 +93,7 @@ TEST_CASE("a lock survives a server restart; release and renew work afterwards",
     auto released = locker.lock("released", {.expires = 1h});
     // Start the waiting machinery (and its listener) before the restart.
     auto wake = holder.lock("wake");
-    CHECK(handoff_delay(locker, wake, "wake") < 1s);
+    CHECK(handoff_delay(db, locker, wake, "wake") < 1s);
     auto before = renewed.expires();
 
     pg_test::restart_server();
@@ -105,7 +107,7 @@ TEST_CASE("a lock survives a server restart; release and renew work afterwards",
     CHECK_NOTHROW(renewed.release());
     // The listener found its way back: waiters are woken promptly again.
     auto again = holder.lock("wake", {.wait = 10s});
-    CHECK(handoff_delay(locker, again, "wake") < 1s);
+    CHECK(handoff_delay(db, locker, again, "wake") < 1s);
     CHECK(locker.list().empty());
 }
 
