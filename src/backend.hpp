@@ -103,6 +103,10 @@ class Backend {
     /// Null for backends that cannot push release events; waiters then poll
     /// with capped exponential backoff and jitter.
     virtual std::unique_ptr<ReleaseListener> listen() { return nullptr; }
+    /// Makes the database itself exist, for Locker::init(). Only file-based
+    /// backends have anything to do; a server's database is created by its
+    /// administrator.
+    virtual void create_database() {}
     virtual std::string name() const = 0;
 };
 

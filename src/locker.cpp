@@ -252,6 +252,7 @@ std::string Locker::default_url() {
 }
 
 void Locker::init() {
+    state_->backend->create_database();
     state_->pool->with([](detail::Connection& c) {
         c.init_schema();
         return 0;

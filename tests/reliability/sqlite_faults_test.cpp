@@ -208,12 +208,18 @@ TEST_CASE("a missing directory, a directory, a non-database: each a clear error"
     const std::string scratch = sqlock_test::scratch_dir();
     {
         const std::string path = scratch + "/missing-dir/sub/x.db";
+        // Using a database that is not there is a configuration error (the
+        // path is wrong, or `init` was never run), as the CLI's exit 78 says.
         sqlock::error e = error_of([&] { sqlock::Locker("sqlite://" + path).try_lock("x"); });
         INFO(e.what());
-        CHECK(e.category() == errc::connection);
+        CHECK(e.category() == errc::configuration);
         CHECK(e.backend_code() == "SQLITE_CANTOPEN");
         CHECK(std::string(e.what()).find(path) != std::string::npos);
-        CHECK(std::string(e.what()).find("directory") != std::string::npos);
+        CHECK(std::string(e.what()).find("sqlock init") != std::string::npos);
+        // init() cannot create it either: the directory is missing.
+        sqlock::error on_init = error_of([&] { sqlock::Locker("sqlite://" + path).init(); });
+        CHECK(on_init.category() == errc::connection);
+        CHECK(std::string(on_init.what()).find("directory") != std::string::npos);
         // Nothing was created on the way.
         CHECK_FALSE(std::filesystem::exists(scratch + "/missing-dir"));
     }

@@ -56,6 +56,13 @@ Row read_row(const Statement& st) {
     return r;
 }
 
+// The path names no file at all (as opposed to a file that exists but cannot
+// be opened, e.g. for its permissions).
+bool file_missing(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
 void make_private_directory(const std::string& path) {
     // mkdir -p with mode 0700 for every component we create.
     std::size_t pos = 1;
@@ -164,22 +171,47 @@ std::string sql_text(sql kind, const std::string& t) {
 
 class SqliteConnection final : public Connection {
   public:
-    SqliteConnection(const DatabaseUrl& url, const std::string& table)
+    /// `create`: make the file if it is missing (the embedded default, and
+    /// Locker::init()); otherwise a missing file is a configuration error, so
+    /// a mistyped path never leaves an empty database behind.
+    SqliteConnection(const DatabaseUrl& url, const std::string& table, bool create)
         : path_(url.sqlite_path),
           table_(quote_table_name(table)),
           index_(quote_table_name(table_basename(table) + "_expires_idx")) {
+        // Bad parameters are reported before any file is touched.
+        long busy_ms = 10000;
+        auto it = url.params.find("busy_timeout");
+        if (it != url.params.end()) {
+            char* end = nullptr;
+            busy_ms = std::strtol(it->second.c_str(), &end, 10);
+            if (it->second.empty() || *end || busy_ms < 0 || busy_ms > 3600000) {
+                throw error(errc::invalid_argument,
+                            "busy_timeout must be milliseconds between 0 and 3600000");
+            }
+        }
+        for (const auto& [key, value] : url.params) {
+            if (key != "busy_timeout") {
+                throw error(errc::invalid_argument, "unknown SQLite URL parameter '" +
+                                                        printable(key) + "' (known: busy_timeout)");
+            }
+        }
         if (url.is_embedded_default) {
             make_private_directory(path_);
             int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
             if (fd >= 0) ::close(fd);
         }
-        int rc = sqlite3_open_v2(path_.c_str(), &db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+        int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+        int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
         if (rc != SQLITE_OK) {
             std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
             sqlite3_close_v2(db_);
             db_ = nullptr;
+            if (!create && file_missing(path_))
+                throw error(errc::configuration,
+                            "no lock database at '" + escape_controls(path_) +
+                                "' (the SQLite file does not exist); create it with `sqlock "
+                                "init` or Locker::init()",
+                            sqlite::code_name(rc));
             throw error(errc::connection,
                         "cannot open SQLite database '" + escape_controls(path_) + "': " + msg +
                             " (does the directory exist and is it accessible?)",
@@ -187,24 +219,6 @@ class SqliteConnection final : public Connection {
         }
         sqlite::set_error_database_name(db_, "SQLite database '" + escape_controls(path_) + "'");
         sqlite3_extended_result_codes(db_, 1);
-        long busy_ms = 10000;
-        auto it = url.params.find("busy_timeout");
-        if (it != url.params.end()) {
-            char* end = nullptr;
-            busy_ms = std::strtol(it->second.c_str(), &end, 10);
-            if (it->second.empty() || *end || busy_ms < 0 || busy_ms > 3600000) {
-                close();
-                throw error(errc::invalid_argument,
-                            "busy_timeout must be milliseconds between 0 and 3600000");
-            }
-        }
-        for (const auto& [key, value] : url.params) {
-            if (key != "busy_timeout") {
-                close();
-                throw error(errc::invalid_argument, "unknown SQLite URL parameter '" +
-                                                        printable(key) + "' (known: busy_timeout)");
-            }
-        }
         busy_timeout_ = std::chrono::milliseconds(busy_ms);
         sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
         // A short process (`sqlock run`) would otherwise checkpoint and delete
@@ -455,8 +469,9 @@ class SqliteBackend final : public Backend {
     SqliteBackend(DatabaseUrl url, std::string table)
         : url_(std::move(url)), table_(std::move(table)) {}
     std::unique_ptr<Connection> connect() override {
-        return std::make_unique<SqliteConnection>(url_, table_);
+        return std::make_unique<SqliteConnection>(url_, table_, url_.is_embedded_default);
     }
+    void create_database() override { SqliteConnection(url_, table_, /*create=*/true); }
     std::string name() const override { return "sqlite"; }
 
   private:
