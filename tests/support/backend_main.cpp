@@ -1,7 +1,8 @@
 // Catch2 main for suites that run against one backend chosen at run time.
-// With SQLOCK_TEST_BACKEND=postgres and no server configured, the binary
-// exits 77, which ctest shows as skipped (never as passed) — unless
-// SQLOCK_TEST_REQUIRE_PG=1 (CI), where a missing server is a failure.
+// With SQLOCK_TEST_BACKEND=postgres and no server configured, the suite is
+// skipped (sqlock_test::skip_suite; ctest shows it as skipped, never as
+// passed) — unless SQLOCK_TEST_REQUIRE_PG=1 (CI), where a missing server is a
+// failure.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -19,8 +20,7 @@ int main(int argc, char* argv[]) {
                              "SQLOCK_TEST_PG_URL is not set but SQLOCK_TEST_REQUIRE_PG=1\n");
                 return 1;
             }
-            std::fprintf(stderr, "skipped: no PostgreSQL server (set SQLOCK_TEST_PG_URL)\n");
-            return 77;
+            return sqlock_test::skip_suite("no PostgreSQL server (set SQLOCK_TEST_PG_URL)");
         }
     }
     return Catch::Session().run(argc, argv);
