@@ -51,8 +51,7 @@ Process spawn(const args_t& args, const env_t& env) {
     for (auto& e : env_s) envp.push_back(e.data());
     envp.push_back(nullptr);
 
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
+    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
     if (pid == 0) {
         int in = open("/dev/null", O_RDONLY);
         int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -94,8 +93,7 @@ Process::Process(Process&& other) noexcept
 Process::~Process() {
     if (pid_ > 0 && !code_) {
         kill(pid_, SIGKILL);
-        int status;
-        waitpid(pid_, &status, 0);
+        sqlock_test::wait_child(pid_, std::chrono::seconds(10));
     }
 }
 
@@ -114,8 +112,7 @@ Result Process::wait(std::chrono::milliseconds timeout) {
     bool ended = sqlock_test::eventually([&] { return poll().has_value(); }, timeout);
     if (!ended) {
         kill(pid_, SIGKILL);
-        int status;
-        waitpid(pid_, &status, 0);
+        sqlock_test::wait_child(pid_, std::chrono::seconds(10));
         code_ = -1;
         FAIL("sqlock did not end within " << timeout.count() << " ms; stderr: " << err());
     }

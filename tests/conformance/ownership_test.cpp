@@ -90,16 +90,14 @@ TEST_CASE("a Lock destroyed in a forked child leaves the parent's lock alone", "
     auto locker = db.open();
     auto lock = locker.lock("parent");
     std::fflush(nullptr);
-    pid_t pid = fork();
+    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
     if (pid == 0) {
         {
             sqlock::Lock inherited = std::move(lock);  // destroyed here, in the child
         }
         _exit(0);
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
+    REQUIRE(sqlock_test::wait_child(pid, std::chrono::seconds(30)) == 0);
     CHECK(lock.held());
     auto info = locker.show("parent");
     REQUIRE(info);

@@ -1,9 +1,12 @@
 // Waiting with a deadline, prompt wake-ups, re-entrancy.
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <new>
 #include <thread>
 
 #include "test_support.hpp"
@@ -33,52 +36,84 @@ TEST_CASE("a wait that runs out throws timeout naming holder, expiry and wait", 
     CHECK(steady::now() - start >= 300ms);
 }
 
+namespace {
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
+        .count();
+}
+
+// When a waiter entered lock() and when lock() returned (steady clock,
+// comparable across processes: CLOCK_MONOTONIC), in memory shared with a
+// forked child.
+struct WaitTimes {
+    std::atomic<std::int64_t> entered{0}, returned{0};
+};
+
+WaitTimes* shared_wait_times() {
+    void* p =
+        mmap(nullptr, sizeof(WaitTimes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(p != MAP_FAILED);
+    return new (p) WaitTimes();
+}
+
+}  // namespace
+
+// The release comes after the waiter entered lock() (the test awaits that)
+// and lock() returns after the release: the waiter was inside lock() when
+// the lock became free, so what is tested is the wake-up, not a first try.
 TEST_CASE("a waiter in another process gets the lock soon after release", "[waiting]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto held = locker.lock("handoff");
-    std::string ready = sqlock_test::scratch_dir() + "/handoff-ready-" + std::to_string(getpid());
-    // Fork before this process has any other thread: a child forked while
+    WaitTimes* times = shared_wait_times();
+    // Forked before this process has any other thread: a child forked while
     // another thread holds an allocator lock (ASan's, for one) deadlocks.
     std::fflush(nullptr);
-    pid_t child = fork();
-    REQUIRE(child >= 0);
+    pid_t child = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
     if (child == 0) {
         int code = 1;
         try {
             auto waiter = db.open();
-            FILE* f = fopen(ready.c_str(), "w");
-            if (f) fclose(f);
-            code = waiter.lock("handoff", {.wait = 20s}).id() > held.id() ? 0 : 2;
+            if (waiter.try_lock("handoff")) _exit(4);  // must be held
+            times->entered = now_ns();
+            const auto id = waiter.lock("handoff", {.wait = 20s}).id();
+            times->returned = now_ns();
+            code = id > held.id() ? 0 : 2;
         } catch (...) {
             code = 3;
         }
         _exit(code);
     }
-    // Release once the child reports it is about to wait.
-    REQUIRE(eventually([&] { return access(ready.c_str(), F_OK) == 0; }, 20s));
+    REQUIRE(eventually([&] { return times->entered != 0; }, 20s));
+    const std::int64_t released = now_ns();
     held.release();
-    int status = 0;
-    waitpid(child, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(sqlock_test::wait_child(child, 30s) == 0);
+    CHECK(times->returned > released);
+    munmap(times, sizeof(WaitTimes));
 }
 
 TEST_CASE("a waiter is woken by a release in the same process", "[waiting]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto held = locker.lock("local");
-    std::atomic<bool> waiting{false};
+    std::atomic<std::int64_t> entered{0}, returned{0};
     std::int64_t got = 0;
-    std::thread waiter([&] {
-        waiting = true;
-        got = locker.lock("local", {.wait = 20s}).id();
+    sqlock_test::ScopedThread waiter([&] {
+        try {
+            entered = now_ns();
+            got = locker.lock("local", {.wait = 20s}).id();
+            returned = now_ns();
+        } catch (...) {
+        }
     });
-    REQUIRE(eventually([&] { return waiting.load(); }));
+    REQUIRE(eventually([&] { return entered != 0; }));
     auto id = held.id();
+    const std::int64_t released = now_ns();
     held.release();
     waiter.join();
     CHECK(got > id);
+    CHECK(returned > released);  // inside lock() across the release
 }
 
 TEST_CASE("a waiter takes over when the holder's lease runs out", "[waiting]") {
@@ -140,9 +175,12 @@ TEST_CASE("another thread of the same process waits instead of failing", "[waiti
     auto locker = db.open();
     auto held = locker.lock("shared");
     std::atomic<int> got{0};
-    std::thread other([&] {
-        auto l = locker.lock("shared", {.wait = 20s});
-        got = 1;
+    sqlock_test::ScopedThread other([&] {
+        try {
+            auto l = locker.lock("shared", {.wait = 20s});
+            got = 1;
+        } catch (...) {
+        }
     });
     held.release();
     other.join();

@@ -2,6 +2,7 @@
 // transactions for a held name, take-over with a new id, semaphores.
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <regex>
 #include <set>
@@ -195,10 +196,19 @@ TEST_CASE("several threads racing for slots each get a distinct one", "[pg]") {
     auto db = fresh_database();
     auto a = db.open({.pool_size = 8});
     std::vector<std::optional<sqlock::Lock>> got(8);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < 8; ++i)
-        threads.emplace_back([&, i] { got[i] = a.try_acquire_slot("race", 5); });
-    for (auto& t : threads) t.join();
+    std::atomic<int> errors{0};
+    {
+        std::vector<sqlock_test::ScopedThread> threads;
+        for (int i = 0; i < 8; ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    got[i] = a.try_acquire_slot("race", 5);
+                } catch (const sqlock::error&) {
+                    ++errors;
+                }
+            });
+    }
+    CHECK(errors == 0);
     std::set<int> slots;
     int held = 0;
     for (auto& g : got)

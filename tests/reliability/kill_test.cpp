@@ -123,26 +123,38 @@ TEST_CASE("holders SIGKILLed at any point: locks come back after the lease, no s
     const auto budget = std::chrono::seconds(reliability::env_long("SQLOCK_KILL_SECONDS", 20));
     Shared<Board> board;
 
-    pid_t pids[children];
+    pid_t pids[children] = {-1, -1, -1, -1};
     int incarnation[children];
+    // The children loop for ever: if a REQUIRE below ends this test early,
+    // they must not go on hammering the database under the next test.
+    struct Reaper {
+        pid_t* pids;
+        ~Reaper() {
+            for (int s = 0; s < children; ++s) {
+                if (pids[s] <= 0) continue;
+                kill(pids[s], SIGKILL);
+                sqlock_test::wait_child(pids[s], 10s);
+            }
+        }
+    } reaper{pids};
     int next_incarnation = 0;
     auto spawn = [&](int slot) {
         REQUIRE(next_incarnation < max_incarnations);
         incarnation[slot] = next_incarnation++;
         board->phase[slot] = spawning;
-        pid_t pid = fork();
-        REQUIRE(pid >= 0);
+        pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
         if (pid == 0) child_main(db, *board, slot, incarnation[slot], lease);
         pids[slot] = pid;
     };
     // Returns the phase the child was in when it died.
     auto kill_child = [&](int slot) {
         kill(pids[slot], SIGKILL);
-        int status = 0;
-        waitpid(pids[slot], &status, 0);
+        const auto code = sqlock_test::wait_child(pids[slot], 10s);
+        pids[slot] = -1;
         board->dead[incarnation[slot]] = true;
-        if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-            board->record_error("child exited by itself with status " + std::to_string(status));
+        if (code != 128 + SIGKILL)
+            board->record_error("child exited by itself with status " +
+                                std::to_string(code.value_or(-1)));
         return board->phase[slot].load();
     };
 

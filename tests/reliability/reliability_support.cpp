@@ -18,73 +18,6 @@ namespace reliability {
 
 namespace {
 
-bool is_postgres(const sqlock_test::Database& db) {
-    return db.url.rfind("postgres", 0) == 0;
-}
-
-std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql) {
-    sqlite3* h = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-        std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
-        sqlite3_close(h);
-        throw std::runtime_error("query: cannot open " + path + ": " + msg);
-    }
-    sqlite3_busy_timeout(h, 10000);
-    sqlite3_stmt* st = nullptr;
-    std::vector<SqlRow> rows;
-    int rc = sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr);
-    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) break;
-        SqlRow row;
-        for (int c = 0; c < sqlite3_column_count(st); ++c) {
-            if (sqlite3_column_type(st, c) == SQLITE_NULL) {
-                row.emplace_back();
-            } else {
-                const char* text = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-                row.emplace_back(std::string(text, sqlite3_column_bytes(st, c)));
-            }
-        }
-        rows.push_back(std::move(row));
-    }
-    std::string msg = sqlite3_errmsg(h);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    if (rc != SQLITE_DONE) throw std::runtime_error("query: " + msg + " in: " + sql);
-    return rows;
-}
-
-std::vector<SqlRow> query_postgres(const std::string& url, const std::string& sql) {
-    PGconn* conn = PQconnectdb(url.c_str());
-    if (PQstatus(conn) != CONNECTION_OK) {
-        std::string msg = PQerrorMessage(conn);
-        PQfinish(conn);
-        // libpq does not echo passwords, but keep even the URL out of logs.
-        throw std::runtime_error("query: cannot connect: " + msg);
-    }
-    PGresult* r = PQexec(conn, sql.c_str());
-    auto status = PQresultStatus(r);
-    std::vector<SqlRow> rows;
-    if (status == PGRES_TUPLES_OK) {
-        for (int i = 0; i < PQntuples(r); ++i) {
-            SqlRow row;
-            for (int c = 0; c < PQnfields(r); ++c) {
-                if (PQgetisnull(r, i, c))
-                    row.emplace_back();
-                else
-                    row.emplace_back(std::string(PQgetvalue(r, i, c), PQgetlength(r, i, c)));
-            }
-            rows.push_back(std::move(row));
-        }
-    }
-    std::string msg = PQresultErrorMessage(r);
-    PQclear(r);
-    PQfinish(conn);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-        throw std::runtime_error("query: " + msg + " in: " + sql);
-    return rows;
-}
-
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;
@@ -136,38 +69,21 @@ int decode_status(int status) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Waits for `pid` up to `deadline`, then kills it. Polls waitpid: a child
-// exit has no file descriptor to wait on without pidfd support.
+// Waits for `pid` up to `deadline`, then kills it.
 int wait_or_kill(pid_t pid, std::chrono::steady_clock::time_point deadline, bool* timed_out) {
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return decode_status(status);
-        if (r < 0 && errno != EINTR) return -1;
-        if (std::chrono::steady_clock::now() >= deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            *timed_out = true;
-            return -1;
-        }
-        usleep(2000);
-    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    const auto code = sqlock_test::wait_child(pid, std::max(left, std::chrono::milliseconds(0)));
+    if (!code) *timed_out = true;
+    return code.value_or(-1);
 }
 
 }  // namespace
 
-std::vector<SqlRow> query(const sqlock_test::Database& db, const std::string& sql) {
-    if (is_postgres(db)) return query_postgres(db.url, sql);
-    std::string path = db.url.substr(std::string("sqlite://").size());
-    std::size_t q = path.find('?');
-    if (q != std::string::npos) path.resize(q);
-    return query_sqlite(path, sql);
-}
-
 std::string dump_table(const sqlock_test::Database& db) {
     std::string sql;
     std::string out;
-    if (is_postgres(db)) {
+    if (db.url.rfind("postgres", 0) == 0) {
         sql = "SELECT id::text, lockstring, created::text, expires::text, locked_by FROM " +
               db.table + " ORDER BY id";
         for (const auto& r : query(db, "SELECT to_regclass('" + db.table + "')::text"))
@@ -225,8 +141,7 @@ Outcome run(const std::vector<std::string>& argv, const std::map<std::string, st
         in << input;
     }
     ExecArgs args(argv, child_environment(env));
-    pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
+    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
     if (pid == 0) {
         // Files, not pipes: nothing can block on a full pipe, and a hung
         // program still leaves what it printed for the failure message.
@@ -256,8 +171,7 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
         throw std::runtime_error("pipe failed");
     ExecArgs args(argv, child_environment(env));
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
+    pid_ = sqlock_test::fork_child(sqlock_test::child_work::execs);
     if (pid_ == 0) {
         int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(to_child[0], 0);

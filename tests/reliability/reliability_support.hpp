@@ -20,12 +20,8 @@ namespace reliability {
 
 using namespace std::chrono_literals;
 
-/// A result row; a NULL cell is nullopt.
-using SqlRow = std::vector<std::optional<std::string>>;
-
-/// Runs `sql` directly on the database under test (SQLite C API or libpq) and
-/// returns its rows as text. Throws std::runtime_error on failure.
-std::vector<SqlRow> query(const sqlock_test::Database& db, const std::string& sql);
+using sqlock_test::query;
+using sqlock_test::SqlRow;
 
 /// Every row of the lock table, every column as stored (with SQLite's storage
 /// class), plus the table's definition: two equal dumps mean an unchanged table.

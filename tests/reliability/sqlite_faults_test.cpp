@@ -34,8 +34,7 @@ class Writer {
         int ready[2], release[2];
         REQUIRE(pipe(ready) == 0);
         REQUIRE(pipe(release) == 0);
-        pid_ = fork();
-        REQUIRE(pid_ >= 0);
+        pid_ = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
         if (pid_ == 0) {
             close(ready[0]);
             close(release[1]);
@@ -57,17 +56,15 @@ class Writer {
         close(ready[1]);
         close(release[0]);
         release_ = release[1];
-        char c = 0;
-        REQUIRE(read(ready[0], &c, 1) == 1);
+        const std::string answer = sqlock_test::read_within(ready[0], 1, 30s);
         close(ready[0]);
-        REQUIRE(c == 'y');
+        REQUIRE(answer == "y");
     }
     ~Writer() { end(); }
     void end() {
         if (pid_ <= 0) return;
         close(release_);
-        int status = 0;
-        waitpid(pid_, &status, 0);
+        sqlock_test::wait_child(pid_, 30s);
         pid_ = -1;
     }
 
@@ -97,8 +94,7 @@ sqlock::error error_of(Op&& op) {
 std::string as_unprivileged(const std::function<void()>& op) {
     int out[2];
     REQUIRE(pipe(out) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
+    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
     if (pid == 0) {
         close(out[0]);
         std::string result = "no error";
@@ -118,12 +114,9 @@ std::string as_unprivileged(const std::function<void()>& op) {
         _exit(0);
     }
     close(out[1]);
-    std::string result;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(out[0], buf, sizeof buf)) > 0) result.append(buf, static_cast<size_t>(n));
+    std::string result = sqlock_test::read_within(out[0], 64 * 1024, 60s);
     close(out[0]);
-    waitpid(pid, nullptr, 0);
+    sqlock_test::wait_child(pid, 30s);
     return result;
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("a pool checkout times out naming the pool's size and busy count", "[s
     sqlock::Locker locker("sqlite://" + path + "?busy_timeout=10000",
                           {.pool_size = 1, .pool_timeout = std::chrono::milliseconds(200)});
     std::atomic<bool> inside{false};
-    std::thread busy([&] {
+    sqlock_test::ScopedThread busy([&] {
         inside = true;
         try {
             locker.try_lock("blocked");  // waits on the write lock, holding the connection

@@ -1,14 +1,22 @@
 #include "test_support.hpp"
 
 #include <libpq-fe.h>
+#include <poll.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -75,11 +83,61 @@ sqlock::Locker Database::open(sqlock::LockerOptions options) const {
     return sqlock::Locker(url, options);
 }
 
-std::vector<int> run_children(int n, const std::function<int(int)>& body) {
+int thread_count() {
+    std::error_code ec;
+    int n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+        ++n;
+    return n;
+}
+
+pid_t fork_child(child_work work) {
+    if (work == child_work::runs_code) {
+        const int threads = thread_count();
+        if (threads != 1)
+            throw std::logic_error(
+                "test bug: fork() of a child that runs code, from a process with " +
+                std::to_string(threads) +
+                " threads; fork before starting threads, or exec a helper");
+    }
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(125);  // the parent died before prctl
+    }
+    return pid;
+}
+
+static int decode_status(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    // Polled: a child's exit has no descriptor to wait on (pidfd_open needs
+    // a newer libc than the one the tests assume).
+    for (auto pause = std::chrono::microseconds(100);;
+         pause = std::min(pause * 2, std::chrono::microseconds(20000))) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return decode_status(status);
+        if (r < 0 && errno != EINTR) return std::nullopt;
+        if (std::chrono::steady_clock::now() >= deadline) break;
+        std::this_thread::sleep_for(pause);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return std::nullopt;
+}
+
+std::vector<int> run_children(int n, const std::function<int(int)>& body,
+                              std::chrono::milliseconds timeout) {
     std::vector<pid_t> pids;
     for (int i = 0; i < n; ++i) {
-        pid_t pid = fork();
-        if (pid < 0) throw std::runtime_error("fork failed");
+        pid_t pid = fork_child(child_work::runs_code);
         if (pid == 0) {
             int code = 99;
             try {
@@ -93,13 +151,47 @@ std::vector<int> run_children(int n, const std::function<int(int)>& body) {
         }
         pids.push_back(pid);
     }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::vector<int> codes;
     for (pid_t pid : pids) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-        codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        codes.push_back(wait_child(pid, std::max(left, std::chrono::milliseconds(0))).value_or(-1));
     }
     return codes;
+}
+
+std::string read_within(int fd, std::size_t n, std::chrono::milliseconds timeout) {
+    std::string data;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (data.size() < n) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{fd, POLLIN, 0};
+        const int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) break;
+        char buf[4096];
+        const ssize_t got = read(fd, buf, std::min(sizeof buf, n - data.size()));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        data.append(buf, static_cast<std::size_t>(got));
+    }
+    return data;
+}
+
+bool have_tool(bool present, const std::string& what) {
+    if (present) return true;
+    const char* strict = std::getenv("SQLOCK_TEST_REQUIRE_ALL");
+    if (strict && std::string(strict) == "1")
+        FAIL(what << " is missing (SQLOCK_TEST_REQUIRE_ALL=1)");
+    WARN(what << " is missing: not tested");
+    return false;
+}
+
+int skip_suite(const std::string& why) {
+    std::cout << "SQLOCK_TEST_SKIPPED: " << why << std::endl;
+    return 0;
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
@@ -121,33 +213,91 @@ std::vector<long long> read_ids(const std::string& path) {
     return ids;
 }
 
-void exec_sql(const Database& db, const std::string& sql) {
-    if (backend() == "postgres") {
-        PGconn* conn = PQconnectdb(db.url.c_str());
-        if (PQstatus(conn) != CONNECTION_OK) {
-            std::string msg = PQerrorMessage(conn);
-            PQfinish(conn);
-            throw std::runtime_error("exec_sql connect: " + msg);
-        }
-        PGresult* r = PQexec(conn, sql.c_str());
-        auto status = PQresultStatus(r);
-        std::string msg = PQresultErrorMessage(r);
-        PQclear(r);
-        PQfinish(conn);
-        if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-            throw std::runtime_error("exec_sql: " + msg);
-    } else {
-        std::string path = db.url.substr(std::string("sqlite://").size());
-        sqlite3* h = nullptr;
-        sqlite3_open(path.c_str(), &h);
-        sqlite3_busy_timeout(h, 10000);
-        char* err = nullptr;
-        int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
-        std::string msg = err ? err : "";
-        sqlite3_free(err);
+namespace {
+
+std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql) {
+    sqlite3* h = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
         sqlite3_close(h);
-        if (rc != SQLITE_OK) throw std::runtime_error("exec_sql: " + msg);
+        throw std::runtime_error("query: cannot open " + path + ": " + msg);
     }
+    sqlite3_busy_timeout(h, 10000);
+    // Every statement of `sql` in turn (like sqlite3_exec); the rows are the
+    // last statement's.
+    std::vector<SqlRow> rows;
+    const char* next = sql.c_str();
+    int rc = SQLITE_DONE;
+    while (next && *next) {
+        sqlite3_stmt* st = nullptr;
+        rc = sqlite3_prepare_v2(h, next, -1, &st, &next);
+        if (rc != SQLITE_OK) break;
+        if (!st) continue;  // only white space or a comment left
+        rows.clear();
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            SqlRow row;
+            for (int c = 0; c < sqlite3_column_count(st); ++c) {
+                if (sqlite3_column_type(st, c) == SQLITE_NULL) {
+                    row.emplace_back();
+                } else {
+                    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
+                    row.emplace_back(std::string(text, sqlite3_column_bytes(st, c)));
+                }
+            }
+            rows.push_back(std::move(row));
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) break;
+    }
+    std::string msg = sqlite3_errmsg(h);
+    sqlite3_close(h);
+    if (rc != SQLITE_DONE) throw std::runtime_error("query: " + msg + " in: " + sql);
+    return rows;
+}
+
+std::vector<SqlRow> query_postgres(const std::string& url, const std::string& sql) {
+    PGconn* conn = PQconnectdb(url.c_str());
+    if (PQstatus(conn) != CONNECTION_OK) {
+        std::string msg = PQerrorMessage(conn);
+        PQfinish(conn);
+        // libpq does not echo passwords, but keep even the URL out of logs.
+        throw std::runtime_error("query: cannot connect: " + msg);
+    }
+    PGresult* r = PQexec(conn, sql.c_str());
+    auto status = PQresultStatus(r);
+    std::vector<SqlRow> rows;
+    if (status == PGRES_TUPLES_OK) {
+        for (int i = 0; i < PQntuples(r); ++i) {
+            SqlRow row;
+            for (int c = 0; c < PQnfields(r); ++c) {
+                if (PQgetisnull(r, i, c))
+                    row.emplace_back();
+                else
+                    row.emplace_back(std::string(PQgetvalue(r, i, c), PQgetlength(r, i, c)));
+            }
+            rows.push_back(std::move(row));
+        }
+    }
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    PQfinish(conn);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+        throw std::runtime_error("query: " + msg + " in: " + sql);
+    return rows;
+}
+
+}  // namespace
+
+std::vector<SqlRow> query(const Database& db, const std::string& sql) {
+    if (db.url.rfind("postgres", 0) == 0) return query_postgres(db.url, sql);
+    std::string path = db.url.substr(std::string("sqlite://").size());
+    std::size_t q = path.find('?');
+    if (q != std::string::npos) path.resize(q);
+    return query_sqlite(path, sql);
+}
+
+void exec_sql(const Database& db, const std::string& sql) {
+    query(db, sql);
 }
 
 }  // namespace sqlock_test

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sqlock/sqlock.hpp"
@@ -30,9 +32,70 @@ Database fresh_database();
 /// A private scratch directory for this test process (removed at exit).
 const std::string& scratch_dir();
 
+/// What a forked child will do.
+enum class child_work {
+    runs_code,  ///< runs test code (allocates, connects): the parent must have one thread
+    execs,      ///< only async-signal-safe calls, then execve: threads are fine
+};
+
+/// Forks a child that dies with this process (PR_SET_PDEATHSIG, SIGKILL).
+///
+/// With `child_work::runs_code` it throws std::logic_error instead if this
+/// process has more than one thread: a child forked from a threaded process
+/// inherits every lock another thread held at that moment (malloc's, the
+/// sanitizer allocator's, libpq's) and can deadlock on the first of them. Fork
+/// such children before any thread starts, or exec a helper program.
+pid_t fork_child(child_work work);
+
+/// Number of threads of this process (from /proc/self/task).
+int thread_count();
+
+/// Waits for `pid` up to `timeout`; returns its exit code (128+s if killed by
+/// signal s), or nullopt if it had to be killed (SIGKILL) at the deadline.
+std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout);
+
+/// Reads from `fd` until `n` bytes, end of file or `timeout`, whichever comes
+/// first (a child that hangs must not hang the test); returns what it read.
+std::string read_within(int fd, std::size_t n, std::chrono::milliseconds timeout);
+
 /// Runs `body(i)` in `n` forked children; returns their exit codes (a child
-/// killed by signal s reports 128+s). `body`'s return value is the exit code.
-std::vector<int> run_children(int n, const std::function<int(int)>& body);
+/// killed by signal s reports 128+s; one still running after `timeout` is
+/// killed and reports -1). `body`'s return value is the exit code.
+std::vector<int> run_children(int n, const std::function<int(int)>& body,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(180));
+
+/// ScopedThread
+///
+/// A std::thread that joins when it goes out of scope. A failing REQUIRE
+/// throws; a plain joinable std::thread destroyed by that unwinding calls
+/// std::terminate and loses every result of the test binary. The body must
+/// end by itself (bounded waits only), or the join waits for it.
+class ScopedThread {
+  public:
+    template <typename F>
+    explicit ScopedThread(F&& body) : thread_(std::forward<F>(body)) {}
+    ScopedThread(ScopedThread&&) = default;
+    ScopedThread& operator=(ScopedThread&&) = delete;
+    ~ScopedThread() { join(); }
+    void join() {
+        if (thread_.joinable()) thread_.join();
+    }
+
+  private:
+    std::thread thread_;
+};
+
+/// For a test that needs an optional tool (libfaketime, ...): returns
+/// `present`. When it is false the test fails if $SQLOCK_TEST_REQUIRE_ALL=1
+/// (tests/run-all.sh, hence CI: a missing tool is a broken setup there, as a
+/// missing server is), else it warns and the caller returns early.
+bool have_tool(bool present, const std::string& what);
+
+/// Prints the line ctest recognises as "skipped" (SKIP_REGULAR_EXPRESSION in
+/// tests/CMakeLists.txt) and returns 0 for main() to return. A skip is never
+/// an exit code: Catch2 exits with the number of failed assertions, which can
+/// be any code.
+int skip_suite(const std::string& why);
 
 /// Waits for `condition` up to `timeout`, re-checking every few ms.
 bool eventually(const std::function<bool()>& condition,
@@ -42,8 +105,15 @@ bool eventually(const std::function<bool()>& condition,
 /// acquisition order) and returns them; fencing tests check they increase.
 std::vector<long long> read_ids(const std::string& path);
 
-/// Runs a SQL statement directly on the database (sqlite3 CLI-free helper for
-/// tests that plant odd rows): SQLite via the C API, PostgreSQL via libpq.
+/// A result row; a NULL cell is nullopt.
+using SqlRow = std::vector<std::optional<std::string>>;
+
+/// Runs `sql` directly on the database under test, independent of the code
+/// under test (SQLite C API, or libpq on a new connection), and returns its
+/// rows as text. Throws std::runtime_error on failure.
+std::vector<SqlRow> query(const Database& db, const std::string& sql);
+
+/// query() for statements whose rows do not matter (planting odd rows).
 void exec_sql(const Database& db, const std::string& sql);
 
 }  // namespace sqlock_test
