@@ -1,11 +1,39 @@
 // Fencing tokens and the reaper's core (purge of expired rows).
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
 
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+
+namespace {
+
+// Committed write transactions recorded in a SQLite WAL file: frames of the
+// WAL's current generation (salts equal to the header's) whose "database size
+// after commit" field is set. Valid while nothing checkpoints the WAL (a test
+// database stays far below the 1000-page auto-checkpoint).
+int wal_commits(const sqlock_test::Database& db) {
+    const std::string path = db.url.substr(std::string("sqlite://").size()) + "-wal";
+    std::ifstream in(path, std::ios::binary);
+    const std::string wal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto be32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (std::size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<std::uint8_t>(wal[at + i]);
+        return v;
+    };
+    if (wal.size() < 32) return 0;
+    const std::uint32_t page = be32(8), salt1 = be32(16), salt2 = be32(20);
+    int commits = 0;
+    for (std::size_t at = 32; at + 24 + page <= wal.size(); at += 24 + page)
+        if (be32(at + 8) == salt1 && be32(at + 12) == salt2 && be32(at + 4) != 0) ++commits;
+    return commits;
+}
+
+}  // namespace
 
 TEST_CASE("ids are strictly increasing and never reused", "[fencing]") {
     auto db = fresh_database();
@@ -51,9 +79,32 @@ TEST_CASE("purge_expired works in bounded batches", "[purge]") {
                                   "('old-3', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
                                   "('old-4', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
                                   "('old-5', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}')");
+    // How many rows each transaction deleted: a trigger logs the transaction
+    // of every deleted row on PostgreSQL; on SQLite the WAL counts commits.
+    const bool postgres = sqlock_test::backend() == "postgres";
+    const std::string log = db.table + "_deletes";
+    if (postgres)
+        sqlock_test::exec_sql(
+            db, "CREATE TABLE " + log + " (tx bigint); CREATE FUNCTION " + log +
+                    "_f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN INSERT INTO " + log +
+                    " VALUES (txid_current()); RETURN OLD; END$$; CREATE TRIGGER " + log +
+                    "_t AFTER DELETE ON " + db.table + " FOR EACH ROW EXECUTE FUNCTION " + log +
+                    "_f()");
     auto locker = db.open();
     auto live = locker.lock("live");
+    const int commits_before = postgres ? 0 : wal_commits(db);
     CHECK(locker.purge_expired(2) == 5);
     CHECK(locker.list().size() == 1);
+    // Batches of at most 2: 2 + 2 + 1, each in its own transaction.
+    if (postgres) {
+        auto per_tx = sqlock_test::query(
+            db, "SELECT count(*) FROM " + log + " GROUP BY tx ORDER BY count(*) DESC, tx");
+        REQUIRE(per_tx.size() == 3);
+        CHECK(*per_tx[0][0] == "2");
+        CHECK(*per_tx[1][0] == "2");
+        CHECK(*per_tx[2][0] == "1");
+    } else {
+        CHECK(wal_commits(db) - commits_before == 3);
+    }
     CHECK_THROWS_AS(locker.purge_expired(0), sqlock::error);
 }

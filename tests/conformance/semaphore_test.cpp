@@ -68,6 +68,27 @@ TEST_CASE("waiting for a slot, expiry take-over and minimum hold apply", "[semap
     sqlock::set_release_error_handler({});
 }
 
+TEST_CASE("a released slot stays taken for its minimum hold", "[semaphore]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto other = db.open();
+    auto kept = locker.acquire_slot("m", 2, {.expires = 1h, .min_hold = 1h});
+    auto plain = locker.acquire_slot("m", 2, {.expires = 1h});
+    CHECK(kept.slot() == 1);
+    CHECK(plain.slot() == 2);
+    const auto kept_id = kept.id();
+    kept.release();   // kept until created + 1 h
+    plain.release();  // free at once
+    // Slot 1 still counts; slot 2 is free again.
+    auto next = other.try_acquire_slot("m", 2);
+    REQUIRE(next);
+    CHECK(next->slot() == 2);
+    CHECK_FALSE(other.try_acquire_slot("m", 2));
+    auto row = other.show("m#1");
+    REQUIRE(row);
+    CHECK(row->id == kept_id);
+}
+
 // Many processes with different capacities hammer one semaphore. Each slot
 // has a witness file created with O_EXCL while held: two holders of one slot
 // would collide. Holders of slot s never exceed s by construction; the count
