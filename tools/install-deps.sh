@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev
           libcxxopts-dev catch2 nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
-    packages+=(postgresql sqlite3 faketime libfaketime clang procps util-linux)
+    packages+=(postgresql sqlite3 faketime libfaketime clang procps util-linux gdb ccache)
 fi
 
 missing=()

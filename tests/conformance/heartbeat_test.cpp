@@ -12,11 +12,14 @@ using sqlock_test::fresh_database;
 TEST_CASE("a heartbeat keeps a lock alive past its original lease", "[heartbeat]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("long-job", {.expires = 600ms, .heartbeat = true});
+    // A 2 s lease is renewed every ~0.7 s; a renewal takes a few ms here, so
+    // a machine 3x slower under a sanitizer still renews with time to spare.
+    auto lock = locker.lock("long-job", {.expires = 2s, .heartbeat = true});
     std::string first_expiry = lock.expires();
     auto other = db.open();
-    // Three leases later the lock is still ours and its expiry has moved on.
-    auto until = std::chrono::steady_clock::now() + 1800ms;
+    // Two and a half leases later the lock is still ours and its expiry has
+    // moved on.
+    auto until = std::chrono::steady_clock::now() + 5s;
     while (std::chrono::steady_clock::now() < until) {
         CHECK_FALSE(other.try_lock("long-job"));
         std::this_thread::sleep_for(100ms);  // pacing the probe, not synchronisation

@@ -119,13 +119,22 @@ TEST_CASE("a heartbeat keeps a lock across a server restart", "[pg][serial]") {
     if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     auto locker = db.open();
+    // The lease must outlast a restart with room for renewals: derived from
+    // a restart measured in this run (about 0.5 s here), at least 3 s.
+    const auto before = steady::now();
+    pg_test::restart_server();
+    const auto restart =
+        std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - before);
+    const auto lease = std::max<std::chrono::milliseconds>(3s, 6 * restart);
+    INFO("one restart took " << restart.count() << " ms; lease " << lease.count() << " ms");
     std::atomic<bool> lost{false};
     auto lock =
-        locker.lock("beating", {.expires = 3s,
+        locker.lock("beating", {.expires = lease,
                                 .heartbeat = true,
                                 .on_lost = [&](const std::string&, std::int64_t) { lost = true; }});
     pg_test::restart_server();
-    std::this_thread::sleep_for(4s);  // longer than the lease: only renewals kept it
+    // An observation window longer than the lease: only renewals kept it.
+    std::this_thread::sleep_for(lease + 1s);
     CHECK_FALSE(lost);
     CHECK(lock.held());
     CHECK_NOTHROW(lock.release());

@@ -2,7 +2,9 @@
 // NULLs, and timestamps no sqlock would write (far future, far past, not a
 // date at all). None of it may crash or wedge listing, showing, reaping or
 // locking; the conformance suite has the basic cases, this goes further.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <iterator>
 #include <set>
 
 #include "reliability_support.hpp"
@@ -116,10 +118,18 @@ TEST_CASE("odd rows from other programs never break list, show, reap or locking"
     }
     // The reaper deletes exactly what list_expired() reported and never
     // throws; taken-over rows were replaced by our own (released) locks.
+    std::set<std::string> before, expired_now, expected_after, after;
+    for (const auto& info : locker.list()) before.insert(info.name);
+    for (const auto& info : locker.list_expired()) expired_now.insert(info.name);
+    std::set_difference(before.begin(), before.end(), expired_now.begin(), expired_now.end(),
+                        std::inserter(expected_after, expected_after.end()));
     std::size_t purged = 0;
     REQUIRE_NOTHROW(purged = locker.purge_expired());
     std::vector<sqlock::LockInfo> remaining;
     REQUIRE_NOTHROW(remaining = locker.list());
+    for (const auto& info : remaining) after.insert(info.name);
+    CHECK(purged == expired_now.size());
+    CHECK(after == expected_after);
     for (const auto& info : remaining) {
         INFO(info.name);
         CHECK_FALSE(info.name.empty());

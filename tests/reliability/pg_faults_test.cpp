@@ -130,7 +130,7 @@ TEST_CASE("server restart while locks are held and others wait", "[pg-faults][re
     auto holder = db.open();
     auto plain = holder.lock("restart/plain", {.expires = 60s});
     // The lease is 20 s, far longer than a restart even on a slow machine
-    // (measured here: about 0.3 s per restart; 3x slower is still far inside):
+    // (measured here: about 0.5 s per restart, so 3x slower is still far inside):
     // the heartbeat must ride the restarts out.
     auto beating = holder.lock("restart/beating", {.expires = 20s, .heartbeat = true});
     log->lock_held = true;
