@@ -60,7 +60,9 @@ TEST_CASE("an expired lock is taken over with a new, larger id", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto old = a.lock("takeover", {.expires = 100ms});
+    b.list();  // connected before the lease starts: a slow connect must not outlast it
+    // 1 s: ten times what the check below takes under a sanitizer here.
+    auto old = a.lock("takeover", {.expires = 1s});
     CHECK_FALSE(b.try_lock("takeover"));
     REQUIRE(sqlock_test::eventually([&] { return b.show("takeover")->expired(); }));
     auto taken = b.try_lock("takeover", {.expires = 1h});
@@ -180,7 +182,7 @@ TEST_CASE("semaphore slots: lowest free first, the earliest to expire reported",
 TEST_CASE("an expired semaphore slot is taken over before higher free slots", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto s1 = a.try_acquire_slot("lease", 3, {.expires = 100ms});
+    auto s1 = a.try_acquire_slot("lease", 3, {.expires = 1s});
     auto s2 = a.try_acquire_slot("lease", 3, {.expires = 1h});
     REQUIRE((s1 && s2));
     auto b = db.open();
