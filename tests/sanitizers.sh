@@ -45,7 +45,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 configure() {  # build-dir sanitizers
     cmake -S "$root" -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSQLOCK_SANITIZE="$2" \
-        -DSQLOCK_BUILD_TESTS=ON -DSQLOCK_BUILD_TOOLS=ON "${launcher[@]}" >"$1.log" 2>&1 ||
+        -DSQLOCK_BUILD_TESTS=ON -DSQLOCK_BUILD_TOOLS=ON -DSQLOCK_BUILD_BENCH=OFF "${launcher[@]}" >"$1.log" 2>&1 ||
         { cat "$1.log" >&2; return 1; }
 }
 
