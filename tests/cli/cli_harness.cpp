@@ -92,12 +92,10 @@ Process spawn(const args_t& args, const env_t& env, const SpawnOptions& how = {}
         sigprocmask(SIG_SETMASK, &none, nullptr);
         struct sigaction action {};
         sigemptyset(&action.sa_mask);
-        for (int s : handled_signals) {
-            action.sa_handler = SIG_DFL;
-            for (int i : how.ignored_signals)
-                if (i == s) action.sa_handler = SIG_IGN;
-            sigaction(s, &action, nullptr);
-        }
+        action.sa_handler = SIG_DFL;
+        for (int s : handled_signals) sigaction(s, &action, nullptr);
+        action.sa_handler = SIG_IGN;
+        for (int s : how.ignored_signals) sigaction(s, &action, nullptr);
         execve(argv[0], argv.data(), envp.data());
         _exit(201);
     }
