@@ -59,6 +59,11 @@ ConnectionPool::Handle ConnectionPool::checkout() {
     return Handle(this, std::move(conn));
 }
 
+std::size_t ConnectionPool::waiting() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return waiting_.size();
+}
+
 void ConnectionPool::give_back(std::unique_ptr<Connection> c) noexcept {
     {
         std::lock_guard<std::mutex> guard(mutex_);

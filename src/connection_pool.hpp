@@ -47,6 +47,10 @@ class ConnectionPool {
 
     Handle checkout();
 
+    /// How many threads are waiting in checkout() right now. For tests of the
+    /// hand-out order: it is the only way to know a thread has queued.
+    std::size_t waiting() const;
+
     /// Runs `op` on a pooled connection. If the connection turns out broken
     /// (errc::connection), it is discarded and `op` is retried once on a fresh
     /// one when `retry_on_broken` is set.
@@ -60,7 +64,7 @@ class ConnectionPool {
     factory make_;
     std::size_t max_size_;
     duration timeout_;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<std::unique_ptr<Connection>> idle_;  // back = most recently used
     std::size_t open_ = 0;                           // idle + checked out

@@ -1,6 +1,7 @@
 #include "cli_harness.hpp"
 
 #include <fcntl.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,7 +29,12 @@ int decode(int status) {
     return -1;
 }
 
-Process spawn(const args_t& args, const env_t& env) {
+// The signals whose disposition sqlock looks at: a test's child starts with
+// each at its default unless the test asks for it to be ignored, whatever the
+// test runner's own disposition was.
+constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE};
+
+Process spawn(const args_t& args, const env_t& env, const SpawnOptions& how = {}) {
     const std::string dir = make_dir();
     const std::string out = dir + "/stdout", err = dir + "/stderr";
     // Built before fork(): the child of a threaded test process may only make
@@ -51,11 +57,25 @@ Process spawn(const args_t& args, const env_t& env) {
     for (auto& e : env_s) envp.push_back(e.data());
     envp.push_back(nullptr);
 
+    // A pipe whose reading end is closed before sqlock starts: the first
+    // write to it fails (EPIPE, or SIGPIPE) with no race against a reader.
+    int broken_pipe = -1;
+    if (how.stdout_broken_pipe) {
+        int ends[2];
+        REQUIRE(pipe2(ends, O_CLOEXEC) == 0);
+        close(ends[0]);
+        broken_pipe = ends[1];
+    }
+    const std::string out_target = how.stdout_path.empty() ? out : how.stdout_path;
+
+    // The child only execs; it dies with the test (PR_SET_PDEATHSIG).
     pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
     if (pid == 0) {
         int in = open("/dev/null", O_RDONLY);
-        int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int o = broken_pipe >= 0 ? broken_pipe
+                                 : open(out_target.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = how.stderr_fd >= 0 ? how.stderr_fd
+                                   : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || o < 0 || e < 0) _exit(200);
         dup2(in, 0);
         dup2(o, 1);
@@ -64,13 +84,54 @@ Process spawn(const args_t& args, const env_t& env) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
+        struct sigaction action {};
+        sigemptyset(&action.sa_mask);
+        action.sa_handler = SIG_DFL;
+        for (int s : handled_signals) sigaction(s, &action, nullptr);
+        action.sa_handler = SIG_IGN;
+        for (int s : how.ignored_signals) sigaction(s, &action, nullptr);
         execve(argv[0], argv.data(), envp.data());
         _exit(201);
     }
+    if (broken_pipe >= 0) close(broken_pipe);
     return Process(pid, out, err);
 }
 
 }  // namespace
+
+Pty::Pty() {
+    // Wide enough that sqlock never shortens its line to fit.
+    struct winsize size {};
+    size.ws_row = 24;
+    size.ws_col = 1000;
+    REQUIRE(openpty(&master_, &slave_, nullptr, nullptr, &size) == 0);
+    fcntl(master_, F_SETFD, FD_CLOEXEC);
+    fcntl(slave_, F_SETFD, FD_CLOEXEC);  // dup2() onto stderr clears it there
+    fcntl(master_, F_SETFL, fcntl(master_, F_GETFL) | O_NONBLOCK);
+}
+
+Pty::~Pty() {
+    close_slave();
+    if (master_ >= 0) close(master_);
+}
+
+void Pty::close_slave() {
+    if (slave_ >= 0) close(slave_);
+    slave_ = -1;
+}
+
+const std::string& Pty::text() {
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(master_, buf, sizeof buf);
+        if (n > 0) {
+            text_.append(buf, static_cast<std::size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        return text_;  // EAGAIN: nothing more now; EIO: the terminal side is closed
+    }
+}
 
 int Result::err_lines() const {
     int n = 0;
@@ -145,6 +206,10 @@ Result Cli::operator()(const args_t& args, const env_t& env) const {
 
 Process Cli::start(const args_t& args, const env_t& env) const {
     return spawn(with_table(*this, args), with_db(*this, env));
+}
+
+Process Cli::start(const args_t& args, const env_t& env, const SpawnOptions& how) const {
+    return spawn(with_table(*this, args), with_db(*this, env), how);
 }
 
 Result Cli::bare(const args_t& args, const env_t& env) const {

@@ -32,6 +32,43 @@ struct Result {
     int err_lines() const;
 };
 
+/// How to start sqlock, beyond its arguments and environment. The default is
+/// what every test gets: stdin /dev/null, stdout and stderr to files, every
+/// signal sqlock handles at its default disposition.
+struct SpawnOptions {
+    /// stdout goes to this file instead (e.g. "/dev/full").
+    std::string stdout_path;
+    /// stdout is a pipe nobody reads any more (a reader that went away).
+    bool stdout_broken_pipe = false;
+    /// stderr goes to this descriptor (a terminal: Pty::slave()) if >= 0.
+    int stderr_fd = -1;
+    /// Set to SIG_IGN before exec, as `nohup` does for SIGHUP.
+    std::vector<int> ignored_signals;
+};
+
+/// Pty
+///
+/// A pseudo-terminal for sqlock's stderr: the test reads from the master side
+/// what a user at a terminal would see.
+class Pty {
+  public:
+    Pty();  ///< fails the test if no pty can be opened
+    Pty(const Pty&) = delete;
+    Pty& operator=(const Pty&) = delete;
+    ~Pty();
+    /// The terminal side, for SpawnOptions::stderr_fd.
+    int slave() const { return slave_; }
+    /// Closes the test's copy of the terminal side (after starting sqlock), so
+    /// that the master sees end of file once sqlock is gone.
+    void close_slave();
+    /// Everything written to the terminal so far (reads without blocking).
+    const std::string& text();
+
+  private:
+    int master_ = -1, slave_ = -1;
+    std::string text_;
+};
+
 /// Process
 ///
 /// sqlock running in the background; stdout and stderr go to files. The
@@ -68,6 +105,7 @@ struct Cli {
 
     Result operator()(const args_t& args, const env_t& env = {}) const;
     Process start(const args_t& args, const env_t& env = {}) const;
+    Process start(const args_t& args, const env_t& env, const SpawnOptions& how) const;
     /// Without --table and SQLOCK_DB (SQLOCK_DB removed from the environment).
     Result bare(const args_t& args, const env_t& env = {}) const;
 };

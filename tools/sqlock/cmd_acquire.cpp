@@ -1,5 +1,7 @@
 // sqlock acquire NAME: take a lock and leave it held after sqlock exits, for
 // maintenance windows and for scripts that release it later themselves.
+#include <signal.h>
+
 #include <cstdio>
 
 #include "acquisition.hpp"
@@ -62,6 +64,15 @@ int run_acquire(Invocation& inv) {
     sqlock::Locker locker = open_locker(inv.global);
     const std::string db = at_database(locker.url());
     sqlock::Lock lock = acquire(locker, request, inv.out);
+
+    // A reader that went away (`sqlock acquire x | true`) must make the write
+    // fail with EPIPE, not kill sqlock with SIGPIPE before it can release:
+    // the lock would stay held for its whole lease with nobody knowing its
+    // token.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
 
     if (json) {
         Output::data(json_text({{"name", lock.name()},

@@ -222,6 +222,10 @@ int run_run(Invocation& inv) {
             Output::error("the command has ended, but releasing the lock failed: " +
                           std::string(e.what()));
             release_failure = exit_code_for(e.category());
+            // Reported once: the Lock's destructor would retry the release
+            // and report its failure a second time. The row ends with its
+            // lease.
+            lock->detach();
         }
     }
     if (was_lost && s.terminate_on_lost) return exit_code::lost;

@@ -1,0 +1,283 @@
+// Promises the README makes about the library that no other test checked:
+// `wait_forever`, `auto_init`, the default lease, and the connection pool's
+// hand-out order (most recently used first, to waiting threads in arrival
+// order).
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iomanip>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "backend_factory.hpp"  // internal: the pool is tested directly
+#include "connection_pool.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::eventually;
+using sqlock_test::fresh_database;
+
+namespace {
+
+// Seconds from one database timestamp ("YYYY-MM-DD HH:MM:SS.mmm", UTC) to
+// another.
+double seconds_between(const std::string& from, const std::string& to) {
+    auto parse = [](const std::string& text) {
+        std::tm tm{};
+        double seconds = 0;
+        std::istringstream in(text);
+        in >> std::get_time(&tm, "%Y-%m-%d %H:%M:") >> seconds;
+        REQUIRE_FALSE(in.fail());
+        return static_cast<double>(timegm(&tm)) + seconds;
+    };
+    return parse(to) - parse(from);
+}
+
+// A forked child that dies with the test: killed and collected by the
+// destructor unless wait() collected it.
+class Child {
+  public:
+    explicit Child(pid_t pid) : pid_(pid) {}
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child() {
+        if (pid_ <= 0) return;
+        kill(pid_, SIGKILL);
+        sqlock_test::wait_child(pid_, 10s);
+    }
+    /// The exit code (128+N if killed by signal N), or -1 if it did not end
+    /// within `timeout` (then it is killed).
+    int wait(std::chrono::milliseconds timeout) {
+        const auto code = sqlock_test::wait_child(pid_, timeout);
+        pid_ = -1;
+        return code.value_or(-1);
+    }
+
+  private:
+    pid_t pid_;
+};
+
+// Joins a thread whatever happens to the test (a failed REQUIRE must not
+// leave a joinable std::thread behind, which would call std::terminate).
+struct Joiner {
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+        for (auto& t : threads)
+            if (t.joinable()) t.join();
+    }
+};
+
+}  // namespace
+
+TEST_CASE("promise: wait_forever waits past `wait` until the lock frees", "[promises][waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    // Not renewed, so it frees when the lease runs out: the waiter cannot
+    // get it sooner, and gets it in the end.
+    auto held = locker.lock("forever", {.expires = 3s});
+    const std::string elapsed_file =
+        sqlock_test::scratch_dir() + "/forever-" + std::to_string(getpid());
+    // Fork before this process has any other thread (none exists yet: no
+    // wait, no heartbeat).
+    std::fflush(nullptr);
+    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
+    if (pid == 0) {
+        int code = 10;
+        try {
+            auto waiter = db.open();
+            auto start = std::chrono::steady_clock::now();
+            // `wait` is ignored with wait_forever: a wait of 100 ms would
+            // time out long before the lease ends.
+            auto lock = waiter.lock("forever", {.wait = 100ms, .wait_forever = true});
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+            if (FILE* f = std::fopen(elapsed_file.c_str(), "w")) {
+                std::fprintf(f, "%lld\n", static_cast<long long>(ms));
+                std::fclose(f);
+            }
+            code = lock.id() > held.id() ? 0 : 11;
+            lock.release();
+        } catch (const sqlock::error& e) {
+            std::fprintf(stderr, "waiter: %s\n", e.what());
+            code = 12;
+        }
+        std::fflush(nullptr);
+        _exit(code);
+    }
+    Child child(pid);
+    // The lease is 3 s; 30 s is generous for a machine 3x slower.
+    CHECK(child.wait(30s) == 0);
+    auto ids = sqlock_test::read_ids(elapsed_file);
+    REQUIRE(ids.size() == 1);
+    // It really waited (and did not merely arrive after the lease): the
+    // child started within moments of the lock being taken, 3 s before its
+    // lease ended; 1 s leaves 2 s for a slow start.
+    CHECK(ids[0] >= 1000);
+    try {
+        held.release();
+        FAIL("the lock was taken over, its release must report it lost");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::lost);
+    }
+}
+
+TEST_CASE("promise: the default lease is one hour", "[promises][lease]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    CHECK(sqlock::LockOptions{}.expires == std::chrono::hours(1));
+    // Both ends are the database's: exact, whatever the machine's speed.
+    auto lock = locker.try_lock("default-lease");
+    REQUIRE(lock);
+    CHECK(seconds_between(lock->created(), lock->expires()) == Approx(3600).margin(0.002));
+    auto row = locker.show("default-lease");
+    REQUIRE(row);
+    CHECK(seconds_between(row->created, row->expires) == Approx(3600).margin(0.002));
+    CHECK(row->seconds_left > 3500);
+    CHECK(row->seconds_left <= 3600);
+
+    auto slot = locker.try_acquire_slot("default-lease-pool", 2);
+    REQUIRE(slot);
+    CHECK(seconds_between(slot->created(), slot->expires()) == Approx(3600).margin(0.002));
+
+    // renew() without a length renews by the lease the lock was taken with.
+    auto short_lease = locker.try_lock("renewed", {.expires = 10min});
+    REQUIRE(short_lease);
+    short_lease->renew();
+    auto renewed = locker.show("renewed");
+    REQUIRE(renewed);
+    CHECK(renewed->seconds_left > 500);
+    CHECK(renewed->seconds_left <= 600);
+}
+
+TEST_CASE("promise: auto_init creates the table only when asked, or for the embedded default",
+          "[promises][init]") {
+    using mode = sqlock::LockerOptions::auto_init_mode;
+    auto db = fresh_database();  // the database exists; the table below does not
+    const std::string table =
+        sqlock_test::backend() == "postgres" ? db.table + "_auto" : "auto_created";
+    auto needs_init = [&](mode m) {
+        sqlock::Locker locker(db.url, {.table = table, .auto_init = m});
+        try {
+            locker.try_lock("first");
+            FAIL("the table was there or was created");
+        } catch (const sqlock::error& e) {
+            CHECK(e.category() == sqlock::errc::configuration);
+            CHECK(std::string(e.what()).find("sqlock init") != std::string::npos);
+        }
+    };
+
+    SECTION("by default a URL's table is not created: configuration error, nothing made") {
+        needs_init(mode::when_default);
+        needs_init(mode::never);  // still missing after the attempt above
+    }
+    SECTION("`always` creates it on first use, for everyone") {
+        sqlock::Locker creating(db.url, {.table = table, .auto_init = mode::always});
+        auto lock = creating.try_lock("first");
+        REQUIRE(lock);
+        sqlock::Locker other(db.url, {.table = table, .auto_init = mode::never});
+        CHECK_FALSE(other.try_lock("first"));
+        CHECK(other.list().size() == 1);
+    }
+    SECTION("the embedded default: created by default, not with `never`") {
+        const std::string state = sqlock_test::scratch_dir() + "/auto-init-state";
+        const char* old_xdg = std::getenv("XDG_STATE_HOME");
+        const char* old_db = std::getenv("SQLOCK_DB");
+        const std::string saved_xdg = old_xdg ? old_xdg : "", saved_db = old_db ? old_db : "";
+        struct Restore {
+            bool had_xdg, had_db;
+            const std::string &xdg, &db;
+            ~Restore() {
+                had_xdg ? setenv("XDG_STATE_HOME", xdg.c_str(), 1) : unsetenv("XDG_STATE_HOME");
+                had_db ? setenv("SQLOCK_DB", db.c_str(), 1) : unsetenv("SQLOCK_DB");
+            }
+        } restore{old_xdg != nullptr, old_db != nullptr, saved_xdg, saved_db};
+        setenv("XDG_STATE_HOME", state.c_str(), 1);
+        unsetenv("SQLOCK_DB");
+        {
+            sqlock::Locker never("", {.auto_init = mode::never});
+            try {
+                never.try_lock("first");
+                FAIL("`never` created the table of the embedded default");
+            } catch (const sqlock::error& e) {
+                CHECK(e.category() == sqlock::errc::configuration);
+            }
+        }
+        sqlock::Locker embedded("");
+        CHECK(embedded.try_lock("first"));
+    }
+}
+
+TEST_CASE("promise: the pool hands connections to waiting threads in arrival order",
+          "[promises][pool]") {
+    auto db = fresh_database();
+    auto backend =
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table);
+    sqlock::detail::ConnectionPool pool([&] { return backend->connect(); }, 1, 20s);
+
+    std::mutex mutex;
+    std::vector<int> served;  // thread numbers, in the order they got the connection
+    std::vector<std::thread> threads;
+    {
+        Joiner joiner{threads};       // joins last: after `only` went back
+        auto only = pool.checkout();  // the only connection: everyone else queues
+        for (int i = 0; i < 5; ++i) {
+            threads.emplace_back([&, i] {
+                try {
+                    auto c = pool.checkout();
+                    c->find("probe");  // a real statement on the connection
+                    std::lock_guard<std::mutex> guard(mutex);
+                    served.push_back(i);
+                } catch (const sqlock::error&) {
+                    std::lock_guard<std::mutex> guard(mutex);
+                    served.push_back(-1);
+                }
+            });
+            // Thread i is in line before thread i+1 starts: arrival order is
+            // known, not guessed.
+            const auto queued = static_cast<std::size_t>(i + 1);
+            REQUIRE(eventually([&] { return pool.waiting() == queued; }));
+        }
+    }  // `only` goes back to the pool; the Joiner waits for every thread
+    CHECK(served == std::vector<int>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("promise: the pool hands out the most recently used connection first",
+          "[promises][pool]") {
+    using Handle = sqlock::detail::ConnectionPool::Handle;
+    auto db = fresh_database();
+    auto backend =
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table);
+    sqlock::detail::ConnectionPool pool([&] { return backend->connect(); }, 2, 20s);
+    std::optional<Handle> x, y;
+    x.emplace(pool.checkout());
+    y.emplace(pool.checkout());
+    const sqlock::detail::Connection* a = &**x;
+    const sqlock::detail::Connection* b = &**y;
+    REQUIRE(a != b);
+    (*x)->find("probe");
+    (*y)->find("probe");
+
+    // Whichever came back last goes out first, in both orders.
+    y.reset();
+    x.reset();
+    x.emplace(pool.checkout());
+    CHECK(&**x == a);
+    y.emplace(pool.checkout());
+    CHECK(&**y == b);
+
+    x.reset();
+    y.reset();
+    x.emplace(pool.checkout());
+    CHECK(&**x == b);
+}
