@@ -17,7 +17,11 @@ class PostgresBackend final : public Backend {
     std::unique_ptr<Connection> connect() override {
         return std::make_unique<postgres::PgConnection>(target_);
     }
+    // LISTEN needs a server session of its own: through a pooler in
+    // transaction or statement mode, notifications would reach whichever
+    // client holds that server connection next. Waiters poll there instead.
     std::unique_ptr<ReleaseListener> listen() override {
+        if (!target_->session_bound()) return nullptr;
         return std::make_unique<postgres::PgReleaseListener>(target_);
     }
     std::string name() const override { return "postgresql"; }
