@@ -42,6 +42,16 @@ if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
     userinfo=${SQLOCK_TEST_PG_URL#*://}
     userinfo=${userinfo%%@*}
     [[ "$userinfo" == *:* ]] && password=${userinfo#*:}
+    # --- PgBouncer in front of the test server, one per pool mode (issue 11,
+    # tests/pgbouncer.sh): the *.pgbouncer_* ctest entries run through them.
+    bouncerdir=$(mktemp -d /tmp/sqlock-pgbouncer-XXXXXX)
+    trap '"$root/tests/pgbouncer.sh" stop "$bouncerdir" >/dev/null 2>&1 || true; cleanup' EXIT
+    "$root/tests/pgbouncer.sh" start "$bouncerdir" "$SQLOCK_TEST_PG_URL"
+    for mode in transaction session statement; do
+        export "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$("$root/tests/pgbouncer.sh" url "$bouncerdir" "$mode")"
+    done
+    export SQLOCK_TEST_REQUIRE_PGBOUNCER=1
+    # --- end PgBouncer
 fi
 
 status=0

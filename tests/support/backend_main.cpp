@@ -2,6 +2,12 @@
 // With SQLOCK_TEST_BACKEND=postgres and no server configured, the binary
 // exits 77, which ctest shows as skipped (never as passed) — unless
 // SQLOCK_TEST_REQUIRE_PG=1 (CI), where a missing server is a failure.
+//
+// The same suite runs through PgBouncer (tests/pgbouncer.sh) as extra ctest
+// entries that set SQLOCK_TEST_PG_URL_FROM to the name of the variable
+// holding the pooled URL (SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL, ...): that
+// URL replaces SQLOCK_TEST_PG_URL for this process and the programs it runs,
+// and SQLOCK_TEST_REQUIRE_PGBOUNCER=1 makes a missing one a failure.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -11,17 +17,23 @@
 
 int main(int argc, char* argv[]) {
     if (sqlock_test::backend() == "postgres") {
-        const char* url = std::getenv("SQLOCK_TEST_PG_URL");
-        const char* require = std::getenv("SQLOCK_TEST_REQUIRE_PG");
+        const char* from = std::getenv("SQLOCK_TEST_PG_URL_FROM");
+        const std::string url_var = from && *from ? from : "SQLOCK_TEST_PG_URL";
+        const std::string require_var =
+            from && *from ? "SQLOCK_TEST_REQUIRE_PGBOUNCER" : "SQLOCK_TEST_REQUIRE_PG";
+        const char* url = std::getenv(url_var.c_str());
+        const char* require = std::getenv(require_var.c_str());
         if (!url || !*url) {
             if (require && std::string(require) == "1") {
-                std::fprintf(stderr,
-                             "SQLOCK_TEST_PG_URL is not set but SQLOCK_TEST_REQUIRE_PG=1\n");
+                std::fprintf(stderr, "%s is not set but %s=1\n", url_var.c_str(),
+                             require_var.c_str());
                 return 1;
             }
-            std::fprintf(stderr, "skipped: no PostgreSQL server (set SQLOCK_TEST_PG_URL)\n");
+            std::fprintf(stderr, "skipped: no PostgreSQL server (set %s)\n", url_var.c_str());
             return 77;
         }
+        // Before any thread exists: setenv is not thread-safe.
+        if (url_var != "SQLOCK_TEST_PG_URL") setenv("SQLOCK_TEST_PG_URL", url, 1);
     }
     return Catch::Session().run(argc, argv);
 }
