@@ -150,3 +150,19 @@ TEST_CASE("the pooler parameter is checked and never reaches libpq", "[pooler]")
                           {.table = db.table});
     CHECK(middle.try_lock("middle"));
 }
+
+TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pooler]") {
+    auto db = fresh_database();
+    sqlock::Locker unnamed(without_pooler(db.url), {.table = db.table});
+    const sqlock::Diagnosis d = unnamed.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("add pooler=transaction") != std::string::npos);
+    CHECK_FALSE(pg_test::leaks_password(d.problems[0]));
+    // Named in the URL, it is the expected path: no problem, waiters poll.
+    const sqlock::Diagnosis named = db.open().diagnose();
+    CHECK(named.problems.empty());
+    bool polled = false;
+    for (const auto& f : named.facts)
+        if (f.key == "wake-ups") polled = f.value.rfind("polled", 0) == 0;
+    CHECK(polled);
+}

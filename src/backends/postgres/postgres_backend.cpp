@@ -2,6 +2,7 @@
 #include "postgres_backend.hpp"
 
 #include "postgres_connection.hpp"
+#include "postgres_doctor.hpp"
 #include "postgres_listener.hpp"
 #include "postgres_target.hpp"
 #include "validate.hpp"
@@ -25,6 +26,7 @@ class PostgresBackend final : public Backend {
         return std::make_unique<postgres::PgReleaseListener>(target_);
     }
     std::string name() const override { return "postgresql"; }
+    void diagnose(Diagnosis& out) override { postgres::diagnose(*target_, out); }
 
   private:
     std::shared_ptr<const postgres::PgTarget> target_;

@@ -2,6 +2,7 @@
 target_sources(sqlock PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/postgres_backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_connection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/postgres_doctor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_conninfo.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_link.cpp
