@@ -23,7 +23,9 @@ struct LockerState;
 /// Opens the lock table named by a URL:
 ///   - `sqlite:///abs/path/locks.db`, `sqlite:relative/path.db` (embedded);
 ///   - `postgresql://user:pass@host:port/db?...` or `postgres://...`, passed
-///     to libpq as it is (PG* environment variables and ~/.pgpass apply);
+///     to libpq as it is (PG* environment variables and ~/.pgpass apply),
+///     except sqlock's own `pooler=transaction|statement|session|none`,
+///     which says a PgBouncer is in front (docs/postgres-production.md);
 ///   - empty: `$SQLOCK_DB`, else the embedded default
 ///     `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
 ///

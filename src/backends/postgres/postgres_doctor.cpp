@@ -109,6 +109,15 @@ bool sessions_move(pqxx::connection& a, pqxx::connection& b) {
     return other == first || second != first;
 }
 
+// Other clients of a pooler can take the session `a` gives back before `b`
+// does, hiding the move: try a few times. Directly or through a session
+// pooler no attempt can show a move, so this only removes false negatives.
+bool sessions_move_ever(pqxx::connection& a, pqxx::connection& b) {
+    for (int attempt = 0; attempt < 5; ++attempt)
+        if (sessions_move(a, b)) return true;
+    return false;
+}
+
 // Whether a notification sent on `b` reaches a LISTEN on `a` within 2 s.
 bool notifications_arrive(pqxx::connection& a, pqxx::connection& b) {
     const std::string channel = "sqlock_doctor_" + std::to_string(getpid());
@@ -134,7 +143,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     // take the URL's word for it.
     const bool moves = t.pool_mode == PoolMode::statement ||
                        guarded(t, "probing for a connection pooler", {},
-                               [&] { return sessions_move(a.get(), b.get()); });
+                               [&] { return sessions_move_ever(a.get(), b.get()); });
     // Only where sessions stay put: through a transaction pooler, a LISTEN
     // would linger on a server session someone else gets next. A standby
     // refuses LISTEN and NOTIFY alike.
