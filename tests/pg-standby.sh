@@ -66,6 +66,7 @@ psql_primary() {
 
 start() {
     local mode=$1
+    trap 'echo "pg-standby.sh: start failed; last lines of $log:" >&2; tail -n 20 "$log" >&2' ERR
     [ "$mode" = sync ] || [ "$mode" = async ] || usage
     [ -f "$primary/port" ] || { echo "pg-standby.sh: no cluster in $primary" >&2; exit 1; }
     mkdir -p "$dir/socket"
