@@ -97,7 +97,15 @@ port = $(cat "$dir/port")
 unix_socket_directories = '$dir/socket'
 hot_standby = on
 EOF
-    as_server_user "$bin/pg_ctl" start -D "$data" -l "$log" -w -t 60 >/dev/null
+    # The port may have been taken meanwhile (other servers pick theirs the
+    # same way): pick another one.
+    local attempt
+    for attempt in 1 2 3 4 5; do
+        as_server_user "$bin/pg_ctl" start -D "$data" -l "$log" -w -t 60 >/dev/null && break
+        grep -q "could not bind\|Address already in use" "$log" && [ "$attempt" -lt 5 ] || return 1
+        pick_port >"$dir/port"
+        sed -i "s/^port = .*/port = $(cat "$dir/port")/" "$data/postgresql.conf"
+    done
     # Streaming (and, with sync, counted as synchronous) before we return.
     local want="streaming $mode"
     for _ in $(seq 1 300); do
