@@ -73,13 +73,12 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
 }
 
 bool PgConnection::read_only() {
+    static const char* const sql =
+        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'";
     try {
         pqxx::nontransaction tx(link_.get());
-        return tx
-            .exec(
-                "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'")[0]
-                                                                                                [0]
-            .as<bool>();
+        pqxx::result r = tx.exec(sql);
+        return r[0][0].as<bool>();
     } catch (const pqxx::failure&) {
         return false;  // the original error stands
     }
