@@ -392,6 +392,15 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
                                 state_->url.redacted + "]");
 }
 
+Diagnosis Locker::diagnose() {
+    Diagnosis d;
+    d.facts.push_back({"database", state_->url.redacted});
+    d.facts.push_back({"backend", state_->backend->name()});
+    d.facts.push_back({"table", state_->table});
+    state_->backend->diagnose(d);
+    return d;
+}
+
 std::string Locker::url() const {
     return state_->url.redacted;
 }

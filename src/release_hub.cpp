@@ -78,6 +78,10 @@ void ReleaseHub::run() {
                 std::lock_guard<std::mutex> guard(mutex_);
                 listening_ = false;
                 listener_failed_ = true;  // waiters poll until we are back
+                // Waiters asleep on a notification that may now never come
+                // (a broken link, or a pooler recognised meanwhile) re-check
+                // and switch to polling.
+                reset_epoch_ = ++epoch_;
             }
             cv_.notify_all();
             std::unique_lock<std::mutex> lock(mutex_);

@@ -15,7 +15,9 @@
 # Three lanes run side by side, each with its own PostgreSQL server (suites
 # that restart the server must not take another lane's down):
 #
-#   main   build, ctest, a --quick benchmark smoke run
+#   main   build, ctest (PostgreSQL suites also through PgBouncer in each
+#          pool mode, and across a failover to a standby), a --quick
+#          benchmark smoke run
 #   asan   tests/sanitizers.sh asan: every test under ASan+UBSan
 #   tsan   tests/sanitizers.sh tsan: the threaded suites under TSan, then the
 #          fuzzers (tools/fuzz/run.sh)
@@ -34,9 +36,13 @@ lane_pids=()
 # Servers are started inside the lanes (subshells): their directories are
 # collected in a file so that this shell can stop them all.
 : >"$work/pgdirs"
+: >"$work/bouncerdirs"
 cleanup() {
     local pid dir
     for pid in "${lane_pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done
+    while read -r dir; do
+        "$root/tests/pgbouncer.sh" stop "$dir" >/dev/null 2>&1 || true
+    done <"$work/bouncerdirs"
     while read -r dir; do
         "$root/tests/pg-server.sh" stop "$dir" >/dev/null 2>&1 || true
     done <"$work/pgdirs"
@@ -76,6 +82,19 @@ start_pg_server() {  # exports SQLOCK_TEST_PG_* for the calling lane
     return 0
 }
 
+# PgBouncer in front of the lane's server, one per pool mode
+# (tests/pgbouncer.sh): the *.pgbouncer_* ctest entries run through them.
+start_pgbouncers() {
+    local dir mode
+    dir=$(mktemp -d /tmp/sqlock-pgbouncer-XXXXXX)
+    echo "$dir" >>"$work/bouncerdirs"
+    "$root/tests/pgbouncer.sh" start "$dir" "$SQLOCK_TEST_PG_URL" || return 1
+    for mode in transaction session statement; do
+        export "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$("$root/tests/pgbouncer.sh" url "$dir" "$mode")"
+    done
+    export SQLOCK_TEST_REQUIRE_PGBOUNCER=1
+}
+
 # A missing optional tool (libfaketime, gdb, ...) fails the tests that need
 # it instead of skipping them.
 export SQLOCK_TEST_REQUIRE_ALL=1
@@ -103,6 +122,7 @@ lane_main() {
     local status=0
     if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
         stage "main: PostgreSQL server" start_pg_server || return 1
+        stage "main: PgBouncer (transaction, session, statement)" start_pgbouncers || return 1
     fi
     stage "main: tests (ctest)" ctest_main || status=1
     stage "main: benchmark smoke run (sqlock-bench --quick)" bench_smoke || status=1

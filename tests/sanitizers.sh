@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers:
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer (also catches leaks):
-#         every test, in build-asan
+#         every test, in build-asan, except the consumer test (a packaging
+#         check) and the runs through PgBouncer (the same code as the direct
+#         PostgreSQL runs: no pooler is started for this stage)
 #   tsan  ThreadSanitizer: every suite that starts threads (conformance,
 #         reliability, the PostgreSQL suites, sqlite_specific), in build-tsan;
 #         the CLI suites are left out: the sqlock command has no threads of
@@ -60,7 +62,7 @@ for mode in "${modes[@]}"; do
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E '^consumer' ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E '^consumer|pgbouncer' ||
                 status=1
             ;;
         tsan)
@@ -74,7 +76,8 @@ for mode in "${modes[@]}"; do
             # code are forked before any thread exists).
             export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
             ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 \
-                -R '^(reliability\.|reliability_pg_faults|conformance\.|postgres|sqlite_specific)' ||
+                -R '^(reliability\.|reliability_pg_faults|conformance\.|postgres|sqlite_specific)' \
+                -E 'pgbouncer|failover' ||
                 status=1
             ;;
         *)

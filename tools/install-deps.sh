@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs sqlock's build dependencies from Debian's packages (and, with
-# --test, what the test suite needs: a PostgreSQL server, libfaketime, clang
+# --test, what the test suite needs: a PostgreSQL server and PgBouncer, libfaketime, clang
 # for the fuzzers). Idempotent; skips apt when everything is present.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev
           libcxxopts-dev catch2 nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
-    packages+=(postgresql sqlite3 faketime libfaketime clang procps util-linux gdb ccache)
+    packages+=(postgresql pgbouncer sqlite3 faketime libfaketime clang procps util-linux gdb ccache)
 fi
 
 missing=()

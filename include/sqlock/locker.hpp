@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/diagnosis.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
@@ -22,7 +23,9 @@ struct LockerState;
 /// Opens the lock table named by a URL:
 ///   - `sqlite:///abs/path/locks.db`, `sqlite:relative/path.db` (embedded);
 ///   - `postgresql://user:pass@host:port/db?...` or `postgres://...`, passed
-///     to libpq as it is (PG* environment variables and ~/.pgpass apply);
+///     to libpq as it is (PG* environment variables and ~/.pgpass apply),
+///     except sqlock's own `pooler=transaction|statement|session|none`,
+///     which says a PgBouncer is in front (docs/postgres-production.md);
 ///   - empty: `$SQLOCK_DB`, else the embedded default
 ///     `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
 ///
@@ -88,6 +91,15 @@ class Locker {
     std::optional<LockInfo> release(const std::string& name, const std::string& token);
     /// Deletes `name` whoever holds it; returns the row it deleted, if any.
     std::optional<LockInfo> force_release(const std::string& name);
+
+    /// Probes the database the way `sqlock doctor` reports it: server
+    /// version, primary or standby, a pooler in transaction mode, whether
+    /// waiters are woken by notifications or poll, the clock difference, the
+    /// table and its grants. Read-only; opens its own short-lived
+    /// connections (never the pool's) and takes a few seconds at most.
+    /// Throws `errc::connection` if the database cannot be reached at all;
+    /// everything else is reported in the result. Thread-safe.
+    Diagnosis diagnose();
 
     /// The database URL with any password replaced by "***".
     std::string url() const;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sqlock/config.hpp"
+#include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/lock.hpp"

@@ -228,6 +228,21 @@ std::vector<long long> read_ids(const std::string& path) {
     return ids;
 }
 
+// The URL as libpq takes it: without sqlock's own `pooler` parameter.
+static std::string libpq_url(std::string url) {
+    for (const char* sep : {"?", "&"}) {
+        std::size_t at = url.find(std::string(sep) + "pooler=");
+        if (at == std::string::npos) continue;
+        std::size_t end = url.find('&', at + 1);
+        if (end == std::string::npos)
+            url.erase(at);
+        else
+            url.erase(at + 1, end - at);  // keeps `sep`, drops "pooler=...&"
+        break;
+    }
+    return url;
+}
+
 namespace {
 
 std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql) {
@@ -271,7 +286,7 @@ std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql
 }
 
 std::vector<SqlRow> query_postgres(const std::string& url, const std::string& sql) {
-    PGconn* conn = PQconnectdb(url.c_str());
+    PGconn* conn = PQconnectdb(libpq_url(url).c_str());
     if (PQstatus(conn) != CONNECTION_OK) {
         std::string msg = PQerrorMessage(conn);
         PQfinish(conn);

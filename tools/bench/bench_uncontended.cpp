@@ -1,5 +1,7 @@
 // 1. Uncontended: one client takes and releases one name as fast as it can,
-// sqlock and the raw client alternating on the same table.
+// sqlock and the raw client alternating on the same table. On PostgreSQL,
+// also the pooled path against the direct one: unnamed statements, and with
+// --pg-pooled-url the way through PgBouncer in transaction mode.
 #include <stdexcept>
 
 #include "bench_database.hpp"
@@ -7,6 +9,52 @@
 #include "sections.hpp"
 
 namespace sqlock_bench {
+namespace {
+
+// sqlock on `url` against sqlock on the direct connection, same table.
+void against_direct(Context& ctx, const BackendTarget& target, const BenchDatabase& db,
+                    sqlock::Locker& direct, const std::string& url, std::string operation,
+                    std::string note) {
+    sqlock::LockerOptions options;
+    options.table = db.table();
+    options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
+    sqlock::Locker other(url, options);
+    const std::string name = "bench-" + operation;
+    auto cycle = [&](sqlock::Locker& locker) {
+        auto lock = locker.try_lock(name);
+        if (!lock) throw std::runtime_error("uncontended lock found held");
+        lock->release();
+    };
+    Comparison c = compare_rates([&] { cycle(other); }, [&] { cycle(direct); }, ctx.scale.rounds,
+                                 ctx.scale.round_seconds);
+    Result row = make_row("uncontended", target, std::move(operation), "cycles/s");
+    row.sqlock = c.a;
+    row.baseline = c.b;
+    row.baseline_name = "sqlock direct";
+    row.paired_ratio = c.ratio;
+    row.goal = Goal::none();
+    row.note = std::move(note);
+    ctx.report.add(row);
+}
+
+// The pooled path's two costs apart: unnamed statements on the direct
+// connection (parsed every time), then the pooler's hop as well.
+void pooled_rows(Context& ctx, const BackendTarget& target, const BenchDatabase& db,
+                 sqlock::Locker& direct) {
+    const std::string& url = target.location;
+    against_direct(ctx, target, db, direct,
+                   url + (url.find('?') == std::string::npos ? "?" : "&") + "pooler=transaction",
+                   "acquire+release, 1 client, unnamed statements",
+                   "the direct connection with pooler=transaction (statements sent unnamed, "
+                   "as through a transaction pooler) vs prepared statements");
+    if (!ctx.options.pg_pooled_url.empty())
+        against_direct(ctx, target, db, direct, ctx.options.pg_pooled_url,
+                       "acquire+release, 1 client, via PgBouncer",
+                       "through PgBouncer in transaction mode (unnamed statements and the "
+                       "pooler's hop) vs the direct connection");
+}
+
+}  // namespace
 
 void bench_uncontended(Context& ctx, const BackendTarget& target) {
     BenchDatabase db(target, "uncontended");
@@ -36,6 +84,7 @@ void bench_uncontended(Context& ctx, const BackendTarget& target) {
                std::to_string(ctx.scale.rounds) + " alternating rounds of " +
                format_value(ctx.scale.round_seconds, "s") + " each";
     ctx.report.add(row);
+    if (target.kind == backend_kind::postgresql) pooled_rows(ctx, target, db, locker);
 }
 
 }  // namespace sqlock_bench

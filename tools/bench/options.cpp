@@ -45,12 +45,16 @@ Options parse_options(int argc, char** argv) {
                           "Measures sqlock against raw SQL baselines in the same run, on SQLite "
                           "and PostgreSQL, and prints the ratios.");
     const char* env_url = std::getenv("SQLOCK_TEST_PG_URL");
+    const char* env_pooled = std::getenv("SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL");
     // clang-format off
     spec.add_options()
         ("quick", "scaled-down run (under a minute): 10^5 instead of 10^6 rows, shorter rounds")
         ("json", "print the results as JSON on stdout (the table goes to stderr)")
         ("pg-url", "PostgreSQL URL (default: $SQLOCK_TEST_PG_URL); without one the "
                    "PostgreSQL rows are skipped", cxxopts::value<std::string>())
+        ("pg-pooled-url", "the same server through PgBouncer in transaction mode, with "
+                          "pooler=transaction (default: $SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL); "
+                          "adds a pooled row beside the direct one", cxxopts::value<std::string>())
         ("sqlock", "the sqlock command for the command rows",
          cxxopts::value<std::string>()->default_value(SQLOCK_BENCH_DEFAULT_CLI))
         ("only", "comma-separated sections to run: uncontended, parallel, contention, growth, "
@@ -75,6 +79,10 @@ Options parse_options(int argc, char** argv) {
         o.pg_url = parsed["pg-url"].as<std::string>();
     else if (env_url)
         o.pg_url = env_url;
+    if (parsed.count("pg-pooled-url"))
+        o.pg_pooled_url = parsed["pg-pooled-url"].as<std::string>();
+    else if (env_pooled)
+        o.pg_pooled_url = env_pooled;
     o.sqlock_cli = parsed["sqlock"].as<std::string>();
     if (parsed.count("only")) o.sections = split_list(parsed["only"].as<std::string>());
     if (parsed.count("backend")) o.backends = split_list(parsed["backend"].as<std::string>());

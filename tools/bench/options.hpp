@@ -12,6 +12,9 @@ struct Options {
     bool json = false;
     /// The PostgreSQL URL. Holds the password: show only redact_url() of it.
     std::string pg_url;
+    /// The same server through a pooler in transaction mode (URL with
+    /// pooler=transaction): a pooled row beside the direct one. Secret too.
+    std::string pg_pooled_url;
     std::string sqlock_cli;             // the `sqlock` binary for the command rows
     std::vector<std::string> sections;  // empty: all
     std::vector<std::string> backends;  // empty: all

@@ -26,6 +26,9 @@ const std::vector<Command>& commands() {
                      reap_details, add_reap_options, run_reap, false});
         c.push_back(
             {"init", "", "create the lock table (idempotent)", "", nullptr, run_init, false});
+        c.push_back({"doctor", "[--json]",
+                     "check the way to the database: server, pooler, wake-ups, clock",
+                     doctor_details, add_doctor_options, run_doctor, false});
         c.push_back({"help", "[COMMAND]", "show help for COMMAND", "", nullptr, run_help, false});
         return c;
     }();

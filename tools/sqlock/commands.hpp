@@ -55,6 +55,10 @@ extern const char* const reap_details;
 
 int run_init(Invocation& inv);
 
+void add_doctor_options(cxxopts::Options& options, const std::string& group);
+int run_doctor(Invocation& inv);
+extern const char* const doctor_details;
+
 int run_help(Invocation& inv);
 
 }  // namespace sqlock_cli

@@ -2,6 +2,7 @@
 #include "postgres_backend.hpp"
 
 #include "postgres_connection.hpp"
+#include "postgres_doctor.hpp"
 #include "postgres_listener.hpp"
 #include "postgres_target.hpp"
 #include "validate.hpp"
@@ -17,10 +18,15 @@ class PostgresBackend final : public Backend {
     std::unique_ptr<Connection> connect() override {
         return std::make_unique<postgres::PgConnection>(target_);
     }
+    // LISTEN needs a server session of its own: through a pooler in
+    // transaction or statement mode, notifications would reach whichever
+    // client holds that server connection next. Waiters poll there instead.
     std::unique_ptr<ReleaseListener> listen() override {
+        if (!target_->session_bound()) return nullptr;
         return std::make_unique<postgres::PgReleaseListener>(target_);
     }
     std::string name() const override { return "postgresql"; }
+    void diagnose(Diagnosis& out) override { postgres::diagnose(*target_, out); }
 
   private:
     std::shared_ptr<const postgres::PgTarget> target_;

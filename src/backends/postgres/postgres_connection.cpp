@@ -2,7 +2,6 @@
 
 #include <pqxx/nontransaction>
 #include <pqxx/result>
-#include <pqxx/transaction>
 
 #include "postgres_error.hpp"
 #include "postgres_statements.hpp"
@@ -29,18 +28,60 @@ std::int64_t millis(duration d) {
 }  // namespace
 
 PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
-    : target_(std::move(target)), link_(*target_) {
+    : target_(std::move(target)), link_(*target_), statements_(statements(*target_)) {
     // Only registers the definitions; libpqxx prepares each on first use.
-    for (const auto& [name, sql] : prepared_statements(*target_)) link_.get().prepare(name, sql);
+    for (const auto& [key, st] : statements_) link_.get().prepare(st.name, st.sql);
 }
+
+namespace {
+
+// What a pooler in transaction mode does to prepared statements: the server
+// session we prepared on has gone to another client (26000, "does not
+// exist"), or we were given one where it is already prepared (42P05). Either
+// way the statement did not run, so it is safe to send it again unnamed.
+bool pooling_symptom(const pqxx::sql_error& e) {
+    return e.sqlstate() == "26000" || e.sqlstate() == "42P05";
+}
+
+}  // namespace
 
 template <typename... Args>
 pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
                                 const char* statement, Args&&... args) {
+    const Statement& st = statements_.at(statement);
     return guarded(*target_, doing, subject, [&] {
-        pqxx::nontransaction tx(link_.get());
-        return tx.exec_prepared(statement, std::forward<Args>(args)...);
+        try {
+            if (target_->session_bound()) {
+                try {
+                    pqxx::nontransaction tx(link_.get());
+                    return tx.exec_prepared(st.name, args...);
+                } catch (const pqxx::sql_error& e) {
+                    if (!pooling_symptom(e)) throw;
+                    target_->note_transaction_pooling();
+                }
+            }
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec_params(st.sql, std::forward<Args>(args)...);
+        } catch (const pqxx::sql_error& e) {
+            // A standby refuses our advisory lock (55000) or our writes
+            // (25006): say "read-only" whichever came first.
+            if ((e.sqlstate() == "55000" || e.sqlstate() == "25006") && read_only())
+                throw pqxx::sql_error(e.what(), e.query(), "25006");
+            throw;
+        }
     });
+}
+
+bool PgConnection::read_only() {
+    static const char* const sql =
+        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'";
+    try {
+        pqxx::nontransaction tx(link_.get());
+        pqxx::result r = tx.exec(sql);
+        return r[0][0].as<bool>();
+    } catch (const pqxx::failure&) {
+        return false;  // the original error stands
+    }
 }
 
 void PgConnection::init_schema() {
@@ -57,11 +98,11 @@ void PgConnection::init_schema() {
         if (exists) return;
         // Concurrent CREATE TABLE IF NOT EXISTS of one table can still fail
         // on the catalog's unique indexes; an advisory lock serialises us.
-        pqxx::work tx(link_.get());
-        tx.exec_params("SELECT pg_advisory_xact_lock(hashtext($1))",
-                       "sqlock init " + target_->table);
-        tx.exec(schema_script(*target_));
-        tx.commit();
+        // One simple query of several statements runs as one transaction,
+        // without BEGIN/COMMIT, which a pooler in statement mode refuses.
+        pqxx::nontransaction tx(link_.get());
+        tx.exec("SELECT pg_advisory_xact_lock(hashtext(" +
+                tx.quote("sqlock init " + target_->table) + "));\n" + schema_script(*target_));
     });
 }
 

@@ -3,7 +3,10 @@
 // Each operation is one prepared statement in autocommit mode (a
 // pqxx::nontransaction sends no BEGIN/COMMIT), so the common case of every
 // operation is one round trip. Statements are prepared lazily by libpqxx on
-// first use, once per connection.
+// first use, once per connection. Through a pooler in transaction or
+// statement mode (PgTarget::session_bound() is false), prepared statements
+// do not survive the transaction: each is then sent unnamed, with its text
+// (PQexecParams: still one round trip, parsed every time).
 //
 // A broken link is reported as errc::connection (never silently re-opened):
 // the pool then discards this connection and retries once on a new one.
@@ -11,10 +14,13 @@
 // Thread safety: one thread at a time (the pool guarantees it).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "backend.hpp"
 #include "postgres_link.hpp"
+#include "postgres_statements.hpp"
 #include "postgres_target.hpp"
 
 namespace sqlock::detail::postgres {
@@ -42,9 +48,13 @@ class PgConnection final : public Connection {
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
                       Args&&... args);
+    /// Whether the server is a standby or read-only; false if that cannot
+    /// be told. Only asked on the error path.
+    bool read_only();
 
     std::shared_ptr<const PgTarget> target_;
     Link link_;
+    std::map<std::string, Statement> statements_;  // by key (stmt::...)
 };
 
 }  // namespace sqlock::detail::postgres

@@ -69,6 +69,14 @@ std::string sqlstate_of(const pqxx::transaction_rollback& e) {
              table + " does not look like a lock table (" + msg + " while " + doing +
                  "); it needs the columns id, lockstring (unique), created, expires, locked_by",
              state);
+    // A hot standby, or a primary after failover demoted to one: retrying
+    // cannot help until the URL leads to the primary.
+    if (state == "25006")
+        fail(t, errc::configuration,
+             "the PostgreSQL server is read-only (" + msg + " while " + doing +
+                 "); point the URL at the primary, or list every host and add "
+                 "target_session_attrs=read-write",
+             state);
     // Class 08: connection exception; 57P01-57P03: the server is shutting
     // down, crashed, or not accepting connections yet.
     if (state.compare(0, 2, "08") == 0 || state == "57P01" || state == "57P02" || state == "57P03")

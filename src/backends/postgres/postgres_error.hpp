@@ -5,6 +5,7 @@
 //                                                          saying to run `sqlock init`
 //   insufficient privilege (42501)                      -> errc::configuration
 //   a table that is not a lock table (42703, 42P10)     -> errc::configuration
+//   a read-only server, e.g. a standby (25006)          -> errc::configuration
 //   anything else                                       -> errc::backend with the SQLSTATE
 //
 // Every message passes through the target's Redactor and ends with the

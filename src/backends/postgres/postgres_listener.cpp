@@ -45,6 +45,14 @@ std::vector<std::string> PgReleaseListener::await(duration timeout) {
     if (!link_ || !receiver_)
         throw error(errc::connection,
                     "PostgreSQL release listener is not listening [" + target_->redact.url() + "]");
+    // A symptom of transaction pooling seen since we started listening: what
+    // we hear is not to be trusted. The hub asks the backend for a new
+    // listener, gets none, and waiters poll from then on.
+    if (!target_->session_bound())
+        throw error(errc::configuration,
+                    "PostgreSQL is reached through a transaction pooler: "
+                    "release notifications cannot arrive [" +
+                        target_->redact.url() + "]");
     if (received_.empty()) {
         const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
         guarded(*target_, "waiting for releases", {}, [&] {

@@ -1,5 +1,10 @@
 #include "postgres_statements.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
 #include "schema.hpp"
 
 namespace sqlock::detail::postgres {
@@ -55,9 +60,21 @@ std::string turn(const std::string& quoted_table, const std::string& key) {
            "'::regclass::oid::text), hashtext(" + key + ")))";
 }
 
+// FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
+std::string text_hash(const std::string& text) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTarget& target) {
+std::map<std::string, Statement> statements(const PgTarget& target) {
     const std::string& T = target.quoted_table;
     // Table and channel are validated identifier text: safe in a literal.
     const std::string notify = "pg_notify('" + target.channel + "', lockstring)";
@@ -147,7 +164,12 @@ std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTar
         " SELECT " + notify + " FROM d");
 
     // clang-format on
-    return out;
+    std::map<std::string, Statement> by_key;
+    for (auto& [key, sql] : out) {
+        std::string name = key + "/" + text_hash(sql);
+        by_key.emplace(key, Statement{std::move(name), std::move(sql)});
+    }
+    return by_key;
 }
 
 std::string schema_script(const PgTarget& target) {

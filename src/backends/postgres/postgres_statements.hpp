@@ -1,8 +1,9 @@
 // The SQL of the PostgreSQL backend, one prepared statement per operation.
 //
 // Every statement is a single autocommit statement, so each operation is one
-// round trip and one short transaction. Times are the server's: now() and
-// column arithmetic only; leases travel as milliseconds ($n::bigint).
+// round trip and one short transaction, and every one works through a pooler
+// in transaction or statement mode (sent unnamed there, see PgConnection). Times are the server's:
+// now() and column arithmetic only; leases travel as milliseconds ($n::bigint).
 //
 // Result columns of a lock row, in this order (see read_row()):
 //   id, lockstring, created, expires, locked_by, seconds_left
@@ -11,15 +12,14 @@
 // seconds_left > 0 exactly when expires > now()).
 #pragma once
 
+#include <map>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "postgres_target.hpp"
 
 namespace sqlock::detail::postgres {
 
-/// Names of the prepared statements.
+/// Keys of the statements.
 namespace stmt {
 constexpr const char* acquire = "sqlock_acquire";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
@@ -32,8 +32,18 @@ constexpr const char* find = "sqlock_find";
 constexpr const char* delete_exact = "sqlock_delete_exact";
 }  // namespace stmt
 
-/// (name, SQL) of every prepared statement for `target`'s table.
-std::vector<std::pair<std::string, std::string>> prepared_statements(const PgTarget& target);
+/// One statement. `name` is what it is prepared as on the server: its key,
+/// '/', and a hash of its SQL. Through a pooler, one server session serves
+/// many clients (other tables, other sqlock versions); a name that stands
+/// for one SQL text means that a statement found prepared under it is the
+/// one we meant, never another table's.
+struct Statement {
+    std::string name;
+    std::string sql;
+};
+
+/// Every statement for `target`'s table, by key (stmt::...).
+std::map<std::string, Statement> statements(const PgTarget& target);
 
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);

@@ -30,6 +30,15 @@ std::string fit_identifier(const std::string& prefix, const std::string& suffix)
     return prefix.substr(0, max_identifier_bytes - suffix.size() - hash.size()) + hash + suffix;
 }
 
+// `url` with sqlock's `pooler` parameter taken out (libpq rejects unknown
+// parameters), its mode in `mode`.
+DatabaseUrl without_pooler(DatabaseUrl url, PoolMode* mode) {
+    PoolerSetting pooler = split_pooler(url.original, url.redacted);
+    *mode = pooler.mode;
+    url.original = std::move(pooler.libpq_url);
+    return url;
+}
+
 }  // namespace
 
 std::string index_name(const std::string& basename) {
@@ -44,7 +53,8 @@ std::string channel_name(const std::string& table) {
 }
 
 PgTarget::PgTarget(DatabaseUrl u, std::string t)
-    : url(std::move(u)),
+    : pool_mode(PoolMode::none),
+      url(without_pooler(std::move(u), &pool_mode)),
       table(std::move(t)),
       quoted_table(quote_table_name(table)),
       quoted_index(quote_table_name(index_name(table_basename(table)))),

@@ -2,8 +2,10 @@
 // table, worked out once per Locker and shared by its connections.
 #pragma once
 
+#include <atomic>
 #include <string>
 
+#include "postgres_pooler.hpp"
 #include "postgres_redactor.hpp"
 #include "url.hpp"
 
@@ -11,16 +13,32 @@ namespace sqlock::detail::postgres {
 
 struct PgTarget {
     /// `table` must be validated (validate_table_name with allow_schema).
-    /// Throws errc::invalid_argument for a URL libpq cannot parse.
+    /// Throws errc::invalid_argument for a URL libpq cannot parse or a bad
+    /// `pooler` parameter.
     PgTarget(DatabaseUrl url, std::string table);
 
-    DatabaseUrl url;             // url.original goes to libpq as it is
+    /// Whether server sessions outlive a transaction: the URL says no pooler
+    /// or a session pooler, and no symptom of transaction pooling was seen.
+    /// Then statements are prepared and wake-ups come by LISTEN/NOTIFY.
+    bool session_bound() const noexcept {
+        return postgres::session_bound(pool_mode) && !pooling_seen_.load();
+    }
+    /// Records a symptom of transaction pooling (a prepared statement missing
+    /// or already there): from now on, every connection of this Locker takes
+    /// the pooled path. Thread-safe.
+    void note_transaction_pooling() const noexcept { pooling_seen_.store(true); }
+
+    PoolMode pool_mode;          // from the URL's `pooler` parameter
+    DatabaseUrl url;             // url.original goes to libpq as it is (without `pooler`)
     std::string table;           // as given: "locks" or "ops.locks"
     std::string quoted_table;    // "ops"."locks"
     std::string quoted_index;    // "locks_expires_idx" (an index lives in its table's schema)
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
     std::string channel;         // LISTEN/NOTIFY channel of this table
     Redactor redact;             // scrubs the password out of messages
+
+  private:
+    mutable std::atomic<bool> pooling_seen_{false};
 };
 
 /// The expiry index name for a table basename: "<basename>_expires_idx",

@@ -1,0 +1,213 @@
+#include "postgres_doctor.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <pqxx/nontransaction>
+#include <pqxx/notification>
+#include <pqxx/transaction>
+
+#include "postgres_error.hpp"
+#include "postgres_link.hpp"
+
+namespace sqlock::detail::postgres {
+namespace {
+
+class Probe final : public pqxx::notification_receiver {
+  public:
+    Probe(pqxx::connection_base& conn, const std::string& channel)
+        : pqxx::notification_receiver(conn, channel) {}
+    void operator()(const std::string&, int) override { heard = true; }
+    bool heard = false;
+};
+
+std::string fixed(double value, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return buf;
+}
+
+struct Server {
+    std::string version;
+    bool in_recovery = false;
+    bool read_only = false;
+    std::string synchronous_commit;
+    std::string synchronous_standbys;
+    std::string user;
+    bool table_exists = false;
+    bool table_grants = false;
+    bool sequence_grants = false;
+    double clock_difference_ms = 0;  // database minus this host
+    double clock_uncertainty_ms = 0;
+};
+
+// One statement: the settings, the table's grants, and the database's clock
+// between two readings of ours (the difference is good to half the round trip).
+Server read_server(const PgTarget& t, pqxx::connection& conn) {
+    using wall = std::chrono::system_clock;
+    pqxx::nontransaction tx(conn);
+    const auto before = wall::now();
+    pqxx::result r = tx.exec_params(
+        "SELECT current_setting('server_version'), pg_is_in_recovery(),"
+        " current_setting('transaction_read_only') = 'on', current_setting('synchronous_commit'),"
+        " current_setting('synchronous_standby_names'), current_user::text,"
+        " to_regclass($1) IS NOT NULL,"
+        " CASE WHEN to_regclass($1) IS NULL THEN false"
+        "  ELSE has_table_privilege($1, 'SELECT,INSERT,UPDATE,DELETE') END,"
+        " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN false"
+        "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
+        " extract(epoch FROM clock_timestamp())::float8",
+        t.quoted_table);
+    const auto after = wall::now();
+    Server s;
+    s.version = r[0][0].as<std::string>();
+    s.in_recovery = r[0][1].as<bool>();
+    s.read_only = r[0][2].as<bool>();
+    s.synchronous_commit = r[0][3].as<std::string>();
+    s.synchronous_standbys = r[0][4].as<std::string>();
+    s.user = r[0][5].as<std::string>();
+    s.table_exists = r[0][6].as<bool>();
+    s.table_grants = r[0][7].as<bool>();
+    s.sequence_grants = r[0][8].as<bool>();
+    auto ms = [](wall::time_point p) {
+        return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
+    };
+    const double db_ms = r[0][9].as<double>() * 1000.0;
+    s.clock_difference_ms = db_ms - (ms(before) + ms(after)) / 2.0;
+    s.clock_uncertainty_ms = (ms(after) - ms(before)) / 2.0;
+    return s;
+}
+
+long backend_pid(pqxx::transaction_base& tx) {
+    return tx.exec("SELECT pg_backend_pid()")[0][0].as<long>();
+}
+
+// Whether server sessions last only a transaction: `a` runs a statement, then
+// `b` opens a transaction and, while it is open, `a` runs another. Directly
+// or through a session pooler, `a` keeps its server session and `b` has
+// another; through a transaction pooler, `b` is handed the session `a` just
+// gave back (PgBouncer reuses the most recent one), or `a` moves. A pooler in
+// statement mode refuses the transaction outright.
+bool sessions_move(pqxx::connection& a, pqxx::connection& b) {
+    long first, second, other;
+    {
+        pqxx::nontransaction tx(a);
+        first = backend_pid(tx);
+    }
+    try {
+        pqxx::work held(b);
+        other = backend_pid(held);
+        pqxx::nontransaction tx(a);
+        second = backend_pid(tx);
+    } catch (const pqxx::broken_connection&) {
+        throw;
+    } catch (const pqxx::sql_error&) {
+        return true;  // "transaction blocks not allowed in statement mode"
+    }
+    return other == first || second != first;
+}
+
+// Other clients of a pooler can take the session `a` gives back before `b`
+// does, hiding the move: try a few times. Directly or through a session
+// pooler no attempt can show a move, so this only removes false negatives.
+bool sessions_move_ever(pqxx::connection& a, pqxx::connection& b) {
+    for (int attempt = 0; attempt < 5; ++attempt)
+        if (sessions_move(a, b)) return true;
+    return false;
+}
+
+// Whether a notification sent on `b` reaches a LISTEN on `a` within 2 s.
+bool notifications_arrive(pqxx::connection& a, pqxx::connection& b) {
+    const std::string channel = "sqlock_doctor_" + std::to_string(getpid());
+    Probe probe(a, channel);
+    {
+        pqxx::nontransaction tx(b);
+        tx.exec_params("SELECT pg_notify($1, 'probe')", channel);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!probe.heard && std::chrono::steady_clock::now() < deadline)
+        a.await_notification(0, 100000);
+    return probe.heard;
+}
+
+}  // namespace
+
+void diagnose(const PgTarget& t, Diagnosis& out) {
+    Link a(t);
+    Link b(t);
+    Server s =
+        guarded(t, "reading the server's settings", {}, [&] { return read_server(t, a.get()); });
+    // Statement mode closes a client connection that opens a transaction:
+    // take the URL's word for it.
+    const bool moves = t.pool_mode == PoolMode::statement ||
+                       guarded(t, "probing for a connection pooler", {},
+                               [&] { return sessions_move_ever(a.get(), b.get()); });
+    // Only where sessions stay put: through a transaction pooler, a LISTEN
+    // would linger on a server session someone else gets next. A standby
+    // refuses LISTEN and NOTIFY alike.
+    const bool writable = !s.in_recovery && !s.read_only;
+    const bool pushes = !moves && t.session_bound() && writable &&
+                        guarded(t, "probing release notifications", {},
+                                [&] { return notifications_arrive(a.get(), b.get()); });
+
+    auto fact = [&](std::string key, std::string value) {
+        out.facts.push_back({std::move(key), std::move(value)});
+    };
+    const std::string table = "lock table " + t.table;
+    fact("server version", s.version);
+    fact("server role", s.in_recovery ? "standby (in recovery, read-only)"
+                        : s.read_only ? "read-only (default_transaction_read_only)"
+                                      : "primary (read-write)");
+    fact("pooler in URL", pool_mode_name(t.pool_mode));
+    fact("pooler detected", moves ? "transaction or statement pooling (server sessions last one "
+                                    "transaction)"
+                                  : "none, or session pooling");
+    fact("wake-ups", pushes ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
+                            : "polled (1 ms doubling to 100 ms, with jitter)");
+    fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
+                                 fixed(s.clock_difference_ms, 1) +
+                                 " ms (database minus this "
+                                 "host, +/- " +
+                                 fixed(s.clock_uncertainty_ms, 1) + " ms)");
+    fact("synchronous replication", s.synchronous_standbys.empty()
+                                        ? "none (synchronous_standby_names is empty)"
+                                        : "synchronous_standby_names = '" + s.synchronous_standbys +
+                                              "', synchronous_commit = " + s.synchronous_commit);
+    fact(table, !s.table_exists                       ? "missing"
+                : s.table_grants && s.sequence_grants ? "present; " + s.user + " may use it"
+                                                      : "present; " + s.user + " lacks privileges");
+
+    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    if (s.in_recovery || s.read_only)
+        problem(
+            "the server is read-only (a standby?): locks cannot be taken here; point the URL "
+            "at the primary, or list every host and add target_session_attrs=read-write");
+    if (moves && session_bound(t.pool_mode))
+        problem(
+            "a pooler in transaction or statement mode is in front of the server but the URL "
+            "does not say so: add pooler=transaction to the URL (prepared statements and "
+            "LISTEN/NOTIFY do not work through it)");
+    if (!moves && t.session_bound() && writable && !pushes)
+        problem(
+            "a release notification sent through a second connection did not arrive within "
+            "2 s: waiters will only notice releases by re-checking every 5 s");
+    if (std::fabs(s.clock_difference_ms) > 2000.0)
+        problem("this host's clock is " + fixed(std::fabs(s.clock_difference_ms) / 1000.0, 1) +
+                " s " + (s.clock_difference_ms > 0 ? "behind" : "ahead of") +
+                " the database's: leases are timed by the database, but times this host logs "
+                "will not match; check NTP");
+    if (!s.synchronous_standbys.empty() &&
+        (s.synchronous_commit == "off" || s.synchronous_commit == "local"))
+        problem("synchronous_commit is '" + s.synchronous_commit +
+                "' though synchronous standbys are configured: a lock taken just before a "
+                "failover can vanish; set it to 'on' (or remote_apply) for the role sqlock uses");
+    if (!s.table_exists)
+        problem(table + " does not exist: run `sqlock init` (needs CREATE on the schema)");
+    else if (!s.table_grants || !s.sequence_grants)
+        problem("role " + s.user + " lacks privileges on " + table +
+                ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON SEQUENCE of its id");
+}
+
+}  // namespace sqlock::detail::postgres

@@ -1,0 +1,59 @@
+// Locker::diagnose() on a direct connection: the facts of a healthy setup,
+// and one problem line each for a read-only server and missing grants. A
+// read-only server also fails acquisitions at once as a configuration error.
+#include <catch2/catch.hpp>
+
+#include "pg_test.hpp"
+#include "test_support.hpp"
+
+using sqlock_test::fresh_database;
+
+namespace {
+
+std::string fact(const sqlock::Diagnosis& d, const std::string& key) {
+    for (const auto& f : d.facts)
+        if (f.key == key) return f.value;
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("diagnose: a direct connection to a primary has no problem", "[pg][doctor]") {
+    auto db = fresh_database();
+    const sqlock::Diagnosis d = db.open().diagnose();
+    CHECK(d.problems.empty());
+    CHECK(fact(d, "server role") == "primary (read-write)");
+    CHECK(fact(d, "pooler detected") == "none, or session pooling");
+    CHECK(fact(d, "wake-ups").rfind("pushed", 0) == 0);
+    CHECK(fact(d, "lock table " + db.table).find("may use it") != std::string::npos);
+    CHECK_FALSE(pg_test::leaks_password(fact(d, "database")));
+}
+
+TEST_CASE("a read-only server is a configuration error at once, and one problem", "[pg][doctor]") {
+    auto db = fresh_database();
+    // What a standby looks like to a client, without a standby.
+    const std::string url =
+        pg_test::with_param(db.url, "options", "-c%20default_transaction_read_only%3Don");
+    sqlock::Locker locker(url, {.table = db.table});
+    try {
+        locker.try_lock("x");
+        FAIL("a lock was taken on a read-only server");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::configuration);
+        CHECK(e.backend_code() == "25006");
+        CHECK(std::string(e.what()).find("target_session_attrs=read-write") != std::string::npos);
+        CHECK_FALSE(pg_test::leaks_password(e.what()));
+    }
+    const sqlock::Diagnosis d = locker.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("read-only") != std::string::npos);
+}
+
+TEST_CASE("diagnose: a role without grants on the table is one problem", "[pg][doctor]") {
+    auto db = fresh_database();
+    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    const sqlock::Diagnosis d = locker.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("sqlock_noaccess lacks privileges") != std::string::npos);
+    CHECK_FALSE(pg_test::leaks_password(d.problems[0]));
+}
