@@ -274,8 +274,13 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
     const std::string password = reliability::password_of(db.url);
     reliability::Child run({cli, "--db", db.url, "--table", db.table, "run", "proc-check", "--",
                             "sh", "-c", "echo started; read line"},
-                           // Not inherited from this test process either.
-                           {{"SQLOCK_DB", ""}, {"SQLOCK_TEST_PG_URL", ""}});
+                           // Not inherited from this test process either: the
+                           // runner's URLs carry the same password.
+                           {{"SQLOCK_DB", ""},
+                            {"SQLOCK_TEST_PG_URL", ""},
+                            {"SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL", ""},
+                            {"SQLOCK_TEST_PGBOUNCER_SESSION_URL", ""},
+                            {"SQLOCK_TEST_PGBOUNCER_STATEMENT_URL", ""}});
     REQUIRE(run.read_line() == "started");
     const std::string cmdline = read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
     INFO("cmdline: " << cmdline);
