@@ -1,5 +1,7 @@
 #include "url.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #include "sqlock/error.hpp"
@@ -70,6 +72,15 @@ std::string embedded_default_path() {
             throw error(errc::configuration,
                         "cannot place the default lock database: neither XDG_STATE_HOME nor HOME "
                         "is set (pass --db or set SQLOCK_DB)");
+        // System users often have a home that does not exist (/nonexistent):
+        // sqlock creates directories below a home, never the home itself.
+        struct stat st {};
+        if (::stat(home.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw error(errc::configuration,
+                        "cannot place the default lock database: the home directory '" +
+                            escape_controls(home) +
+                            "' does not exist, and sqlock does not create it (pass --db or set "
+                            "SQLOCK_DB)");
         state = home + "/.local/state";
     }
     return state + "/sqlock/locks.db";
@@ -117,14 +128,18 @@ DatabaseUrl parse_database_url(const std::string& given) {
         url.sqlite_path = rest;
         return url;
     }
+    // One rule for every URL that cannot be read (no scheme, an unknown one,
+    // a malformed SQLite or PostgreSQL URL): invalid_argument, the CLI's 64.
+    // configuration (78) is for a readable URL whose database is not usable
+    // as configured: a backend not built in, a missing file or table.
     std::size_t colon = text.find(':');
     if (colon == std::string::npos || colon == 0)
-        throw error(errc::configuration, "database URL '" + url.redacted +
-                                             "' has no scheme; expected sqlite:///path.db or "
-                                             "postgresql://user@host/db");
-    throw error(errc::configuration, "unknown database URL scheme '" + text.substr(0, colon) +
-                                         "' in '" + url.redacted +
-                                         "'; expected sqlite: or postgresql:");
+        throw error(errc::invalid_argument, "database URL '" + url.redacted +
+                                                "' has no scheme; expected sqlite:///path.db or "
+                                                "postgresql://user@host/db");
+    throw error(errc::invalid_argument, "unknown database URL scheme '" +
+                                            escape_controls(text.substr(0, colon)) + "' in '" +
+                                            url.redacted + "'; expected sqlite: or postgresql:");
 }
 
 }  // namespace sqlock::detail
