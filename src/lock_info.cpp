@@ -23,12 +23,11 @@ std::string describe_holder(const LockInfo& info) {
     }
     // Rows written by other programs may carry anything: keep messages on
     // one line.
-    using detail::escape_controls;
-    std::string out =
-        (h.host.empty() ? "?" : escape_controls(h.host)) + ":" + std::to_string(h.pid);
+    using text::printable;
+    std::string out = (h.host.empty() ? "?" : printable(h.host)) + ":" + std::to_string(h.pid);
     std::string extra;
-    if (!h.user.empty()) extra = escape_controls(h.user);
-    if (!h.program.empty()) extra += (extra.empty() ? "" : ", ") + escape_controls(h.program);
+    if (!h.user.empty()) extra = printable(h.user);
+    if (!h.program.empty()) extra += (extra.empty() ? "" : ", ") + printable(h.program);
     if (holder_process_gone(info))
         extra += (extra.empty() ? "" : ", ") + std::string("process gone");
     if (!extra.empty()) out += " (" + extra + ")";

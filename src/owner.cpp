@@ -37,9 +37,9 @@ std::string program_name() {
     return "unknown";
 }
 
-// Only valid UTF-8 goes into the JSON; anything else is shown escaped.
+// Only valid UTF-8 goes into the JSON; anything else by the one rule.
 std::string json_safe(const std::string& s) {
-    return is_valid_utf8(s) ? s : printable(s, 256);
+    return is_valid_utf8(s) ? s : text::printable(s, 256);
 }
 
 }  // namespace

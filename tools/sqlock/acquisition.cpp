@@ -11,7 +11,7 @@
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
 #include "signals.hpp"
-#include "sqlock/utf8.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -28,7 +28,7 @@ std::string cut_to_width(const std::string& line, std::size_t room) {
     std::string out;
     std::size_t i = 0;
     while (i < line.size()) {
-        std::size_t len = sqlock::utf8_sequence_length(line, i);
+        std::size_t len = sqlock::text::utf8_sequence_length(line, i);
         if (len == 0) len = 1;
         std::string next = out + line.substr(i, len);
         if (display_width(next) > room - 3) break;
@@ -131,12 +131,13 @@ std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& r
     const std::string sentence = contention_sentence(row, name, slots);
     std::vector<std::string> lines = {waiting + ": " + sentence + db, waiting + ": " + sentence};
     if (row) {
-        const std::string holder = terminal_safe(describe_holder(*row));
+        const std::string holder = sqlock::text::printable(describe_holder(*row));
         const std::string left = row->expired() ? "expired" : time_left(*row) + " left";
         lines.push_back(in_quotes(row->name) + " held by " + holder + ", " + left);
         lines.push_back(holder + ", " + left);
         if (row->holder.pid != 0)  // the narrowest: where it runs, and how long it may
-            lines.push_back(terminal_safe(row->holder.host) + ":" + pid_text(*row) + ", " + left);
+            lines.push_back(sqlock::text::printable(row->holder.host) + ":" + pid_text(*row) +
+                            ", " + left);
     }
     return lines;
 }

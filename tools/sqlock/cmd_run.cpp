@@ -81,7 +81,7 @@ struct RunSettings {
 // can show it. Only argv[0]: arguments may hold secrets, and the lock table
 // is readable from every host that uses it.
 std::string command_label(const std::string& argv0) {
-    std::string label = terminal_safe(argv0);  // always valid UTF-8
+    std::string label = sqlock::text::printable(argv0);  // always valid UTF-8
     if (label.size() > 200) {
         std::size_t cut = 200;
         while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;

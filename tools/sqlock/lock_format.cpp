@@ -21,7 +21,7 @@ std::string to_seconds(const std::string& time) {
 }
 
 std::string or_dash(const std::string& s) {
-    return s.empty() ? "-" : terminal_safe(s);
+    return s.empty() ? "-" : sqlock::text::printable(s);
 }
 
 }  // namespace
@@ -69,10 +69,11 @@ std::string expiry_phrase(const sqlock::LockInfo& info) {
 std::string holder_sentence(const sqlock::LockInfo& info) {
     if (sqlock::kept_by_min_hold(info))
         return "lock " + in_quotes(info.name) + " is kept by the minimum hold of " +
-               terminal_safe(describe_holder(info)) + ", whose job finished, until " +
+               sqlock::text::printable(describe_holder(info)) + ", whose job finished, until " +
                to_seconds(info.expires) + " UTC (" + expiry_phrase(info) + ")";
-    return "lock " + in_quotes(info.name) + " is held by " + terminal_safe(describe_holder(info)) +
-           ", " + expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
+    return "lock " + in_quotes(info.name) + " is held by " +
+           sqlock::text::printable(describe_holder(info)) + ", " + expiry_phrase(info) + " (" +
+           to_seconds(info.expires) + " UTC)";
 }
 
 std::string state_word(const sqlock::LockInfo& info) {
@@ -113,10 +114,10 @@ std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {
     cells.push_back({"NAME", "ID", "HOST", "PID", "USER", "COMMAND", "CREATED (UTC)",
                      "EXPIRES (UTC)", "LEFT", "STATE"});
     for (const auto& r : rows) {
-        cells.push_back({terminal_safe(r.name), std::to_string(r.id), or_dash(r.holder.host),
-                         pid_text(r), or_dash(r.holder.user), or_dash(holder_job(r)),
-                         to_seconds(r.created), to_seconds(r.expires), time_left(r),
-                         state_word(r)});
+        cells.push_back({sqlock::text::printable(r.name), std::to_string(r.id),
+                         or_dash(r.holder.host), pid_text(r), or_dash(r.holder.user),
+                         or_dash(holder_job(r)), to_seconds(r.created), to_seconds(r.expires),
+                         time_left(r), state_word(r)});
     }
     // Columns line up by display width, not bytes: "café" is 5 bytes wide
     // in memory and 4 on the screen.
@@ -146,22 +147,22 @@ std::string lock_details(const sqlock::LockInfo& info) {
         if (!out.empty()) out += "\n";
         out += label + value;
     };
-    field("name", terminal_safe(info.name));
+    field("name", sqlock::text::printable(info.name));
     field("id", std::to_string(info.id));
     field("state", sqlock::kept_by_min_hold(info) ? "kept (by the minimum hold: the job finished)"
                                                   : state_word(info));
-    field("holder", terminal_safe(describe_holder(info)));
+    field("holder", sqlock::text::printable(describe_holder(info)));
     field("host", or_dash(info.holder.host));
     field("pid", pid_text(info));
     field("user", or_dash(info.holder.user));
     field("program", or_dash(info.holder.program));
     field("command", or_dash(holder_command(info)));
-    if (!holder_label(info).empty()) field("label", terminal_safe(holder_label(info)));
+    if (!holder_label(info).empty()) field("label", sqlock::text::printable(holder_label(info)));
     field("created", info.created + " UTC");
     field("expires", info.expires + " UTC");
     field("left", info.expired() ? expiry_phrase(info) : time_left(info));
     if (info.holder.host.empty() && info.holder.pid == 0)
-        field("locked_by", terminal_safe(info.locked_by));  // written by another program
+        field("locked_by", sqlock::text::printable(info.locked_by));  // written by another program
     return out;
 }
 

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "sqlock/utf8.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 
@@ -51,46 +51,12 @@ std::string one_line(std::string text) {
     return text;
 }
 
-std::string terminal_safe(const std::string& text) {
-    auto escaped = [](unsigned char c) {
-        static const char* hex = "0123456789abcdef";
-        return std::string("\\x") + hex[c >> 4] + hex[c & 0xF];
-    };
-    std::string out;
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7F || c == '\\')
-                out += escaped(c);
-            else
-                out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        // One UTF-8 sequence; anything malformed is escaped byte-wise, and so
-        // are C1 controls (U+009B is a CSI to some terminals).
-        char32_t cp = 0;
-        std::size_t len = sqlock::utf8_sequence_length(text, i, &cp);
-        if (len == 0 || (cp >= 0x80 && cp <= 0x9F)) {
-            out += escaped(c);
-            ++i;
-            continue;
-        }
-        out.append(text, i, len);
-        i += len;
-    }
-    return out;
-}
-
 std::string in_quotes(const std::string& name) {
-    return "'" + terminal_safe(name) + "'";
+    return "'" + sqlock::text::printable(name) + "'";
 }
 
 std::string pasteable(const std::string& text) {
-    if (terminal_safe(text) == text) {  // nothing a terminal would hide
+    if (sqlock::text::printable(text) == text) {  // nothing to escape
         std::string out = "'";
         for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
         return out + "'";
@@ -153,8 +119,8 @@ std::size_t display_width(const std::string& text) {
     std::size_t i = 0;
     while (i < text.size()) {
         char32_t cp = 0;
-        std::size_t len = sqlock::utf8_sequence_length(text, i, &cp);
-        if (len == 0) {  // shown as \xNN by terminal_safe
+        std::size_t len = sqlock::text::utf8_sequence_length(text, i, &cp);
+        if (len == 0) {  // shown as \xNN by text::printable
             width += 4;
             ++i;
             continue;
@@ -166,7 +132,7 @@ std::size_t display_width(const std::string& text) {
 }
 
 std::string at_database(const std::string& redacted_url) {
-    return " [" + terminal_safe(redacted_url) + "]";
+    return " [" + sqlock::text::printable(redacted_url) + "]";
 }
 
 }  // namespace sqlock_cli

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "text.hpp"  // text::printable, the one rule for showing text
+
 namespace sqlock_cli {
 
 /// Output
@@ -40,15 +42,10 @@ class Output {
     bool verbose_ = false;
 };
 
-/// `text` made safe for a terminal: valid UTF-8 is kept, control characters
-/// and invalid bytes are shown as \xNN, so a hostile lock name cannot move
-/// the cursor or retitle the window.
-std::string terminal_safe(const std::string& text);
-
 /// `text` on one line: CR and LF become spaces, trailing blanks go.
 std::string one_line(std::string text);
 
-/// "'name'" for messages (terminal-safe).
+/// "'name'" for messages (text::printable, the one rule for showing text).
 std::string in_quotes(const std::string& name);
 
 /// `text` as one shell word that can be pasted from a message into bash:
@@ -61,7 +58,7 @@ std::string pasteable(const std::string& text);
 std::string count_of(std::size_t n, const std::string& noun);
 
 /// Columns `text` takes on a terminal: East Asian wide characters count 2,
-/// combining marks 0, everything else (after terminal_safe) 1.
+/// combining marks 0, everything else (after text::printable) 1.
 std::size_t display_width(const std::string& text);
 
 /// " [url]": the suffix naming the database in messages. Pass a URL that is

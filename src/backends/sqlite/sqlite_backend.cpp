@@ -69,7 +69,7 @@ void make_private_directory(const std::string& path) {
     while ((pos = path.find('/', pos)) != std::string::npos) {
         std::string dir = path.substr(0, pos);
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            throw error(errc::connection, "cannot create directory '" + escape_controls(dir) +
+            throw error(errc::connection, "cannot create directory '" + text::printable(dir) +
                                               "': " + std::strerror(errno));
         ++pos;
     }
@@ -205,10 +205,10 @@ class SqliteConnection final : public Connection {
         struct stat st {};
         if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
             throw error(errc::configuration,
-                        "'" + escape_controls(path_) +
+                        "'" + text::printable(path_) +
                             "' is a directory, not a SQLite file; name a file in it, e.g. "
                             "sqlite://" +
-                            escape_controls(path_.back() == '/' ? path_ : path_ + "/") + "locks.db",
+                            text::printable(path_.back() == '/' ? path_ : path_ + "/") + "locks.db",
                         "SQLITE_CANTOPEN");
         int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
         int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
@@ -218,7 +218,7 @@ class SqliteConnection final : public Connection {
             db_ = nullptr;
             if (!create && file_missing(path_))
                 throw error(errc::configuration,
-                            "no lock database at '" + escape_controls(path_) +
+                            "no lock database at '" + text::printable(path_) +
                                 "' (the SQLite file does not exist); create it with `sqlock "
                                 "init` or Locker::init()",
                             sqlite::code_name(rc));
@@ -226,15 +226,15 @@ class SqliteConnection final : public Connection {
             // open is a setting to fix.
             if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES)
                 throw error(errc::configuration,
-                            "no permission to open SQLite database '" + escape_controls(path_) +
+                            "no permission to open SQLite database '" + text::printable(path_) +
                                 "' for reading and writing: " + msg,
                             sqlite::code_name(rc));
             throw error(errc::connection,
-                        "cannot open SQLite database '" + escape_controls(path_) + "': " + msg +
+                        "cannot open SQLite database '" + text::printable(path_) + "': " + msg +
                             " (does the directory exist and is it accessible?)",
                         sqlite::code_name(rc));
         }
-        sqlite::set_error_database_name(db_, "SQLite database '" + escape_controls(path_) + "'");
+        sqlite::set_error_database_name(db_, "SQLite database '" + text::printable(path_) + "'");
         sqlite3_extended_result_codes(db_, 1);
         busy_timeout_ = std::chrono::milliseconds(busy_ms);
         sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
@@ -264,7 +264,7 @@ class SqliteConnection final : public Connection {
         // SQLite opens a file it may not write read-only, without a word.
         if (sqlite3_db_readonly(db_, "main") == 1)
             throw error(errc::configuration,
-                        "SQLite database '" + escape_controls(path_) +
+                        "SQLite database '" + text::printable(path_) +
                             "' is read-only for this user: sqlock needs to write it (and to "
                             "create its -wal and -shm files beside it)",
                         "SQLITE_READONLY");
