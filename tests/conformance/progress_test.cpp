@@ -166,6 +166,8 @@ TEST_CASE("created and expires as system_clock time points", "[progress]") {
     // generous bounds, minutes, not the milliseconds they agree to.
     CHECK(info->created_time() > now - 5min);
     CHECK(info->created_time() < now + 5min);
+    CHECK(lock.created_time() == info->created_time());
+    CHECK(lock.expires_time() == info->expires_time());
     const auto lease = info->expires_time() - info->created_time();
     CHECK(lease > 1h - 1s);
     CHECK(lease < 1h + 1s);
