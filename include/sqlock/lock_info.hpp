@@ -42,6 +42,7 @@ struct LockInfo {
 
 /// "host:pid (user, program)" — as much of it as is known, or the raw column;
 /// ", process gone" is added inside the parentheses when holder_process_gone().
+/// Safe to print as it is: what came from the row is escaped (\xNN).
 std::string describe_holder(const LockInfo& info);
 
 /// True if the holder ran on this host (same host name) and its process no

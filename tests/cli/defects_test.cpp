@@ -214,3 +214,17 @@ TEST_CASE("messages read as sentences and hints can be pasted", "[cli][defects]"
         CHECK(r.err.find('\t') == std::string::npos);
     }
 }
+
+TEST_CASE("a hostile holder is escaped once, not twice", "[cli][defects]") {
+    Cli cli = fresh_cli();
+    // A row written by another program, its host holding a tab and a quote.
+    sqlock_test::exec_sql(cli.db, "INSERT INTO " + cli.db.table +
+                                      " (lockstring, created, expires, locked_by) VALUES "
+                                      "('foreign', '2026-01-01 00:00:00.000', "
+                                      "'2999-01-01 00:00:00.000', "
+                                      "'{\"host\": \"a\\tb''c\", \"pid\": 7}')");
+    Result r = cli({"show", "foreign"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("holder:   a\\x09b\\x27c:7"));
+    CHECK(r.out.find("\\x5c") == std::string::npos);  // an escape escaped again
+}

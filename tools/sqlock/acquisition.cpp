@@ -93,23 +93,6 @@ class WaitProgress {
 
 namespace {
 
-// What is in the way: the row of a plain lock, or the slot of a semaphore
-// whose lease ends first (the best guess of when a slot frees up). nullopt
-// if nothing is (just released). Throws like the library.
-std::optional<sqlock::LockInfo> blocking_row(sqlock::Locker& locker, const std::string& name,
-                                             int slots) {
-    if (slots == 0) return locker.show(name);
-    std::optional<sqlock::LockInfo> first;
-    for (const auto& row : locker.list(name + "#")) {
-        std::string suffix = row.name.substr(name.size() + 1);
-        if (suffix.empty() || suffix.find_first_not_of("0123456789") != std::string::npos ||
-            suffix.size() > 5 || std::stoi(suffix) > slots)
-            continue;
-        if (!first || row.seconds_left < first->seconds_left) first = row;
-    }
-    return first;
-}
-
 std::string contention_sentence(const std::optional<sqlock::LockInfo>& row, const std::string& name,
                                 int slots) {
     if (slots == 0) {
@@ -131,7 +114,7 @@ std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& r
     const std::string sentence = contention_sentence(row, name, slots);
     std::vector<std::string> lines = {waiting + ": " + sentence + db, waiting + ": " + sentence};
     if (row) {
-        const std::string holder = sqlock::text::printable(describe_holder(*row));
+        const std::string holder = describe_holder(*row);
         const std::string left = row->expired() ? "expired" : time_left(*row) + " left";
         lines.push_back(in_quotes(row->name) + " held by " + holder + ", " + left);
         lines.push_back(holder + ", " + left);
@@ -143,15 +126,6 @@ std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& r
 }
 
 }  // namespace
-
-std::string describe_contention(sqlock::Locker& locker, const std::string& name, int slots) {
-    try {
-        return contention_sentence(blocking_row(locker, name, slots), name, slots);
-    } catch (...) {
-        // Only for a message: the failure that matters is reported elsewhere.
-        return (slots ? "semaphore " : "lock ") + in_quotes(name) + " is held";
-    }
-}
 
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted) {

@@ -35,8 +35,4 @@ using interruption_check = std::function<int()>;
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted = {});
 
-/// Who is in the way: "lock 'x' is held by host:pid (...), expires in 4m
-/// (...)", or for a semaphore the slot that frees first. Never throws.
-std::string describe_contention(sqlock::Locker& locker, const std::string& name, int slots);
-
 }  // namespace sqlock_cli

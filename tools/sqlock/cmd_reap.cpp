@@ -45,9 +45,9 @@ int run_reap(Invocation& inv) {
     // Which rows: the data a dry run (or --verbose) asks for, on stdout.
     if (dry_run || inv.out.verbose()) {
         for (const auto& row : expired)
-            Output::data(
-                "  " + sqlock::text::printable(row.name) + " (id " + std::to_string(row.id) + ", " +
-                sqlock::text::printable(describe_holder(row)) + ", " + expiry_phrase(row) + ")");
+            Output::data("  " + sqlock::text::printable(row.name) + " (id " +
+                         std::to_string(row.id) + ", " + describe_holder(row) + ", " +
+                         expiry_phrase(row) + ")");
     }
     return exit_code::ok;
 }

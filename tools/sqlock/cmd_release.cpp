@@ -59,8 +59,7 @@ int run_release(Invocation& inv) {
                 inv.out.result("lock " + in_quotes(name) + " was not held" + db);
         } else {
             inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
-                           "), which was held by " +
-                           sqlock::text::printable(describe_holder(*row)) +
+                           "), which was held by " + describe_holder(*row) +
                            (row->expired() ? " (its lease had run out)" : "") + db);
         }
         return exit_code::ok;

@@ -69,11 +69,10 @@ std::string expiry_phrase(const sqlock::LockInfo& info) {
 std::string holder_sentence(const sqlock::LockInfo& info) {
     if (sqlock::kept_by_min_hold(info))
         return "lock " + in_quotes(info.name) + " is kept by the minimum hold of " +
-               sqlock::text::printable(describe_holder(info)) + ", whose job finished, until " +
-               to_seconds(info.expires) + " UTC (" + expiry_phrase(info) + ")";
-    return "lock " + in_quotes(info.name) + " is held by " +
-           sqlock::text::printable(describe_holder(info)) + ", " + expiry_phrase(info) + " (" +
-           to_seconds(info.expires) + " UTC)";
+               describe_holder(info) + ", whose job finished, until " + to_seconds(info.expires) +
+               " UTC (" + expiry_phrase(info) + ")";
+    return "lock " + in_quotes(info.name) + " is held by " + describe_holder(info) + ", " +
+           expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
 }
 
 std::string state_word(const sqlock::LockInfo& info) {
@@ -151,7 +150,7 @@ std::string lock_details(const sqlock::LockInfo& info) {
     field("id", std::to_string(info.id));
     field("state", sqlock::kept_by_min_hold(info) ? "kept (by the minimum hold: the job finished)"
                                                   : state_word(info));
-    field("holder", sqlock::text::printable(describe_holder(info)));
+    field("holder", describe_holder(info));
     field("host", or_dash(info.holder.host));
     field("pid", pid_text(info));
     field("user", or_dash(info.holder.user));
