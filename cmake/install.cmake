@@ -21,12 +21,19 @@ install(FILES ${PROJECT_BINARY_DIR}/sqlockConfig.cmake
               ${PROJECT_BINARY_DIR}/sqlockConfigVersion.cmake
         DESTINATION ${config_dir})
 
+# The backends' libraries matter to a consumer only when libsqlock is static.
+# Listed for a shared library, pkg-config would demand their .pc files (the
+# -dev packages) and add their flags even for `pkg-config --cflags --libs`.
 set(SQLOCK_PC_REQUIRES_PRIVATE "")
-if(SQLOCK_WITH_SQLITE)
-  string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " sqlite3")
-endif()
-if(SQLOCK_WITH_POSTGRES)
-  string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " libpqxx libpq")
+set(SQLOCK_PC_LIBS_PRIVATE "")
+if(NOT BUILD_SHARED_LIBS)
+  if(SQLOCK_WITH_SQLITE)
+    string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " sqlite3")
+  endif()
+  if(SQLOCK_WITH_POSTGRES)
+    string(APPEND SQLOCK_PC_REQUIRES_PRIVATE " libpqxx libpq")
+  endif()
+  set(SQLOCK_PC_LIBS_PRIVATE " -pthread")
 endif()
 # A relocatable .pc: the prefix is found relative to the file itself, so
 # `cmake --install --prefix X` works without reconfiguring.

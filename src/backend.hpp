@@ -48,6 +48,12 @@ class Connection {
     /// Creates the table and index if missing.
     virtual void init_schema() = 0;
 
+    /// Checks, without changing anything, that this connection may do what
+    /// locking needs (read and write the table); throws errc::configuration
+    /// naming what is missing. For Locker::init(), so that `sqlock init`
+    /// does not call a table ready that the next `run` cannot use.
+    virtual void check_access() = 0;
+
     /// Inserts `lockstring`, or takes over its row if expired (new id). One
     /// atomic step. When held, fills `holder` if it can do so cheaply.
     virtual AcquireResult try_acquire(const std::string& lockstring, duration lease,

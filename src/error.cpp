@@ -25,4 +25,9 @@ const char* to_string(errc category) noexcept {
 error::error(errc category, const std::string& message, std::string backend_code)
     : std::runtime_error(message), category_(category), backend_code_(std::move(backend_code)) {}
 
+error::error(errc category, const std::string& message, LockInfo holder)
+    : std::runtime_error(message),
+      category_(category),
+      holder_(std::make_shared<const LockInfo>(std::move(holder))) {}
+
 }  // namespace sqlock

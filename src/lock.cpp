@@ -160,6 +160,18 @@ std::string Lock::expires() const {
     return s.expires;
 }
 
+std::chrono::system_clock::time_point Lock::created_time() const {
+    LockInfo info;  // one parser of the database's time text: LockInfo's
+    info.created = created();
+    return info.created_time();
+}
+
+std::chrono::system_clock::time_point Lock::expires_time() const {
+    LockInfo info;
+    info.expires = expires();
+    return info.expires_time();
+}
+
 void Lock::renew() {
     renew(checked(state_).lease);
 }

@@ -49,17 +49,47 @@ std::string describe_expiry(double seconds_left) {
            format_duration(duration(static_cast<std::int64_t>(std::ceil(seconds_left)) * 1000));
 }
 
-std::string holder_text(const std::optional<Row>& holder) {
-    if (!holder) return "another holder (just taken)";
-    LockInfo info = to_info(*holder);
-    return describe_holder(info) + ", " + describe_expiry(info.seconds_left) + " (" + info.expires +
-           " UTC)";
+std::string holder_text(const std::optional<LockInfo>& info) {
+    if (!info) return "another holder (just taken)";
+    return describe_holder(*info) + ", " + describe_expiry(info->seconds_left) + " (" +
+           info->expires + " UTC)";
 }
 
 void validate_options(const LockOptions& o) {
     validate_lease(o.expires, "lease (expires)");
     validate_non_negative(o.wait, "wait");
     validate_non_negative(o.min_hold, "min_hold");
+    // The minimum hold stretches the row's expiry at release; a hold longer
+    // than the lease would keep the lock past anything the caller asked the
+    // lease to be, which is never what someone setting both meant.
+    if (o.progress_every <= duration::zero())
+        throw error(errc::invalid_argument,
+                    "progress_every must be positive, got " + format_duration(o.progress_every));
+    if (o.min_hold > o.expires)
+        throw error(errc::invalid_argument,
+                    "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
+                        "expires) of " + format_duration(o.expires) +
+                        ": make the lease at least as long as the minimum hold");
+}
+
+// "after waiting ..." reads best rounded: 250ms, 2.5s, 10s, 1m30s.
+std::string waited_text(duration waited) {
+    using std::chrono::seconds;
+    if (waited < seconds(1)) return format_duration(waited);
+    if (waited < seconds(60)) {
+        auto tenths = (waited.count() + 50) / 100;
+        std::string text = std::to_string(tenths / 10);
+        if (tenths % 10) text += "." + std::to_string(tenths % 10);
+        return text + "s";
+    }
+    return format_duration(std::chrono::duration_cast<seconds>(waited + duration(500)));
+}
+
+std::string contention_text(const std::string& name, int capacity) {
+    if (capacity == 0) return "lock '" + printable(name) + "' is held by ";
+    if (capacity == 1) return "the only slot of semaphore '" + printable(name) + "' is taken by ";
+    return "all " + std::to_string(capacity) + " slots of semaphore '" + printable(name) +
+           "' are taken; first to free: ";
 }
 
 // What one acquisition attempt is: a plain lock or a semaphore slot.
@@ -67,6 +97,34 @@ struct Target {
     std::string name;  // as asked for; also the ReleaseHub key waiters wait on
     int capacity = 0;  // 0: plain lock
 };
+
+// A row kept only by a minimum hold: its job finished. Saying "held by" a
+// process that is gone would send the reader looking for it.
+std::string min_hold_text(const LockInfo& info) {
+    return "kept by the minimum hold of " + describe_holder(info) + ", whose job finished, until " +
+           info.expires + " UTC (" + describe_expiry(info.seconds_left) + ")";
+}
+
+std::string busy_text(const Target& t, const std::optional<LockInfo>& info) {
+    if (!info || !kept_by_min_hold(*info))
+        return contention_text(t.name, t.capacity) + holder_text(info);
+    const std::string kept = min_hold_text(*info);
+    if (t.capacity == 0) return "lock '" + printable(t.name) + "' is " + kept;
+    if (t.capacity == 1) return "the only slot of semaphore '" + printable(t.name) + "' is " + kept;
+    return contention_text(t.name, t.capacity) + "'" + printable(info->name) + "', " + kept;
+}
+
+std::string timeout_text(const Target& t, const std::optional<LockInfo>& info) {
+    if (t.capacity != 0 || (info && kept_by_min_hold(*info))) return busy_text(t, info);
+    return "lock '" + printable(t.name) + "' still held by " + holder_text(info);
+}
+
+// Busy and timeout errors carry the row in the way, when there is one.
+[[noreturn]] void contention_error(errc category, const std::string& message,
+                                   const std::optional<LockInfo>& info) {
+    if (info) throw error(category, message, *info);
+    throw error(category, message);
+}
 
 }  // namespace
 
@@ -168,7 +226,7 @@ class Acquirer {
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
         if (waits) s_->hub->start();
-        const Owner owner = make_owner(o.metadata);
+        const Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         duration backoff(1);
         std::optional<std::mt19937> jitter;  // seeded only if we poll
         for (;;) {
@@ -176,19 +234,20 @@ class Acquirer {
             std::optional<Row> holder;
             if (auto lock = attempt_once(t, o, owner, &holder)) return std::move(*lock);
             const auto now = clock::now();
-            const std::string what = t.capacity ? "all " + std::to_string(t.capacity) +
-                                                      " slots of semaphore '" + printable(t.name) +
-                                                      "' are taken; first to free: "
-                                                : "lock '" + printable(t.name) + "' is held by ";
-            if (!waits)
-                throw error(errc::busy, what + holder_text(holder) + " [" + s_->url.redacted + "]");
+            const auto waited = std::chrono::duration_cast<duration>(now - start);
+            std::optional<LockInfo> info;
+            if (holder) info = to_info(*holder);
+            const std::string db = " [" + s_->url.redacted + "]";
+            if (!waits) contention_error(errc::busy, busy_text(t, info) + db, info);
             if (now >= deadline)
-                throw error(
+                contention_error(
                     errc::timeout,
-                    (t.capacity ? what : "lock '" + printable(t.name) + "' still held by ") +
-                        holder_text(holder) + ", after waiting " +
-                        format_duration(std::chrono::duration_cast<duration>(now - start)) + " [" +
-                        s_->url.redacted + "]");
+                    timeout_text(t, info) + ", after waiting " + waited_text(waited) + db, info);
+            if (o.on_waiting && !o.on_waiting(info ? &*info : nullptr, waited))
+                contention_error(
+                    errc::timeout,
+                    timeout_text(t, info) + "; stopped waiting after " + waited_text(waited) + db,
+                    info);
             // Sleep until a release wakes us, the holder's lease runs out, or
             // the deadline. Without push notifications: capped exponential
             // backoff with jitter, so many waiters do not poll in lockstep.
@@ -209,6 +268,8 @@ class Acquirer {
                 until = std::min(until, now + duration(spread(*jitter)));
                 backoff = std::min(backoff * 2, duration(100));
             }
+            // The progress hook runs after every attempt, and at least this often.
+            if (o.on_waiting) until = std::min(until, now + o.progress_every);
             s_->hub->wait_after(t.name, mark, until);
         }
     }
@@ -255,6 +316,7 @@ void Locker::init() {
     state_->backend->create_database();
     state_->pool->with([](detail::Connection& c) {
         c.init_schema();
+        c.check_access();
         return 0;
     });
     state_->needs_init = false;
@@ -266,7 +328,9 @@ std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions&
     Acquirer a(state_);
     if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, 0}, options, detail::make_owner(options.metadata), &holder);
+    return a.attempt_once({name, 0}, options,
+                          detail::make_owner(options.metadata, options.min_hold, options.expires),
+                          &holder);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
@@ -295,7 +359,9 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
     detail::validate_options(options);
     Acquirer a(state_);
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, capacity}, options, detail::make_owner(options.metadata), &holder);
+    return a.attempt_once({name, capacity}, options,
+                          detail::make_owner(options.metadata, options.min_hold, options.expires),
+                          &holder);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
@@ -372,6 +438,29 @@ std::optional<LockInfo> Locker::release(const std::string& name, const std::stri
                                     state_->url.redacted + "]");
     state_->hub->released(name);
     return info;
+}
+
+std::optional<LockInfo> Locker::renew(const std::string& name, const std::string& token,
+                                      duration lease) {
+    detail::validate_lock_name(name);
+    detail::validate_lease(lease, "lease (expires)");
+    if (token.empty()) throw error(errc::invalid_argument, "owner token is empty");
+    auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
+    if (!row) return std::nullopt;
+    LockInfo info = detail::to_info(*row);
+    if (info.holder.guid != token)
+        throw error(errc::lost, "lock '" + detail::printable(name) + "' is held by " +
+                                    describe_holder(info) + ", not by owner token " +
+                                    detail::printable(token, 40) + " [" + state_->url.redacted +
+                                    "]");
+    // Renews exactly that row, and only while it has not expired.
+    auto renewed = state_->pool->with(
+        [&](detail::Connection& c) { return c.renew(info.id, info.locked_by, lease); });
+    if (!renewed)
+        throw error(errc::lost, "lock '" + detail::printable(name) +
+                                    "' ran out before it could be renewed (or changed hands) [" +
+                                    state_->url.redacted + "]");
+    return detail::to_info(*renewed);
 }
 
 std::optional<LockInfo> Locker::force_release(const std::string& name) {

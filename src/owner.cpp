@@ -37,9 +37,9 @@ std::string program_name() {
     return "unknown";
 }
 
-// Only valid UTF-8 goes into the JSON; anything else is shown escaped.
+// Only valid UTF-8 goes into the JSON; anything else by the one rule.
 std::string json_safe(const std::string& s) {
-    return is_valid_utf8(s) ? s : printable(s, 256);
+    return is_valid_utf8(s) ? s : text::printable(s, 256);
 }
 
 }  // namespace
@@ -69,15 +69,26 @@ std::string random_token() {
     return token;
 }
 
+namespace {}  // namespace
+
+const std::string& this_host() {
+    static const std::string host = json_safe(host_name());
+    return host;
+}
+
 namespace {
 
 nlohmann::json base_owner_json(const std::string& token) {
-    static const std::string host = host_name();
+    const std::string& host = this_host();
     static const std::string user = user_name();
     static const std::string program = program_name();
     return {
-        {"host", json_safe(host)}, {"pid", static_cast<long>(getpid())}, {"guid", token},
-        {"user", json_safe(user)}, {"program", json_safe(program)},      {"by", "sqlock"},
+        {"host", host},
+        {"pid", static_cast<long>(getpid())},
+        {"guid", token},
+        {"user", json_safe(user)},
+        {"program", json_safe(program)},
+        {"by", "sqlock"},
     };
 }
 
@@ -127,6 +138,17 @@ Owner make_owner(const std::map<std::string, std::string>& metadata) {
     return owner;
 }
 
+Owner make_owner(const std::map<std::string, std::string>& metadata, duration min_hold,
+                 duration lease) {
+    if (min_hold <= duration::zero()) return make_owner(metadata);
+    Owner owner = make_owner(metadata);
+    nlohmann::json j = nlohmann::json::parse(owner.locked_by);
+    j["min_hold_ms"] = static_cast<std::int64_t>(min_hold.count());
+    j["lease_ms"] = static_cast<std::int64_t>(lease.count());
+    owner.locked_by = j.dump();
+    return owner;
+}
+
 Holder parse_holder(const std::string& locked_by) noexcept {
     Holder h;
     try {
@@ -143,6 +165,12 @@ Holder parse_holder(const std::string& locked_by) noexcept {
         h.user = str("user");
         h.program = str("program");
         h.guid = str("guid");
+        auto millis = [&](const char* key) -> std::int64_t {
+            auto it = j.find(key);
+            return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+        };
+        h.min_hold_ms = millis("min_hold_ms");
+        h.lease_ms = millis("lease_ms");
         auto pid = j.find("pid");
         if (pid != j.end()) {
             if (pid->is_number_integer())

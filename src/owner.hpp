@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
 
 namespace sqlock::detail {
@@ -18,6 +19,13 @@ struct Owner {
 /// with host, guid and pid too, so each can read the other's rows.
 /// Throws errc::invalid_argument if the result exceeds 1024 bytes.
 Owner make_owner(const std::map<std::string, std::string>& metadata);
+/// With a minimum hold, also records it and the lease (Holder::min_hold_ms,
+/// lease_ms), so that others can tell a finished job's kept row.
+Owner make_owner(const std::map<std::string, std::string>& metadata, duration min_hold,
+                 duration lease);
+
+/// This host's name as sqlock writes it into `locked_by`.
+const std::string& this_host();
 
 /// Parses a `locked_by` column leniently: never throws.
 Holder parse_holder(const std::string& locked_by) noexcept;

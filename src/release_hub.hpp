@@ -33,8 +33,9 @@ class ReleaseHub {
     /// attempt, then wait_after() it, so no release in between is missed.
     std::uint64_t mark();
 
-    /// Waits until a release of `key` after `mark`, or `until`. Returns at
-    /// the latest after `poll_slice` when the backend has no notifications.
+    /// Waits until a release of `key` after `mark`, or `until`. The caller
+    /// chooses `until`: without notifications it is the next poll of its
+    /// backoff (see Locker's acquire loop), so this never waits past it.
     void wait_after(const std::string& key, std::uint64_t mark,
                     std::chrono::steady_clock::time_point until);
 

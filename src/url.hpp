@@ -16,15 +16,10 @@ struct DatabaseUrl {
     bool is_embedded_default = false;           // came from the built-in default
 };
 
-/// Parses `url` ("" means the default). Throws errc::configuration for a
-/// missing or unknown scheme, errc::invalid_argument for a malformed URL.
+/// Parses `url` ("" means the default). Throws errc::invalid_argument for a
+/// URL it cannot read (no scheme, an unknown one, malformed), and
+/// errc::configuration when the default cannot be placed (no home).
 DatabaseUrl parse_database_url(const std::string& url);
-
-/// The URL with the password (userinfo or `password=` parameter) hidden.
-std::string redact_url(const std::string& url);
-
-/// `text` with control characters shown as \xNN, so messages stay one line.
-std::string escape_controls(const std::string& text);
 
 /// `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
 std::string embedded_default_path();

@@ -1,9 +1,6 @@
 #include "validate.hpp"
 
-#include <cstdio>
-
 #include "sqlock/error.hpp"
-#include "sqlock/utf8.hpp"
 
 namespace sqlock::detail {
 namespace {
@@ -22,31 +19,6 @@ bool is_identifier(const std::string& s) {
 }
 
 }  // namespace
-
-bool is_valid_utf8(const std::string& text) {
-    for (std::size_t i = 0; i < text.size();) {
-        std::size_t len = utf8_sequence_length(text, i);
-        if (len == 0) return false;
-        i += len;
-    }
-    return true;
-}
-
-std::string printable(const std::string& text, std::size_t max_bytes) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size() && i < max_bytes; ++i) {
-        unsigned char c = static_cast<unsigned char>(text[i]);
-        if (c < 0x20 || c == 0x7F || c >= 0x80 || c == '\'' || c == '\\') {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    if (text.size() > max_bytes) out += "...";
-    return out;
-}
 
 void validate_lock_name(const std::string& name) {
     if (name.empty()) throw error(errc::invalid_argument, "lock name is empty");

@@ -2,6 +2,8 @@
 // message saying what was wrong; no SQL is ever built from a value.
 #pragma once
 
+#include "text.hpp"
+
 #include <string>
 
 #include "sqlock/duration.hpp"
@@ -29,10 +31,12 @@ std::string quote_table_name(const std::string& table);
 /// The unqualified part of a table name ("locks" for "ops.locks").
 std::string table_basename(const std::string& table);
 
-/// True if `text` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
-bool is_valid_utf8(const std::string& text);
+using text::is_valid_utf8;
 
-/// A printable rendering of a possibly hostile name for error messages.
-std::string printable(const std::string& text, std::size_t max_bytes = 64);
+/// A possibly hostile name in an error message: text::printable(), the one
+/// rule, showing at most the first `max_bytes` bytes.
+inline std::string printable(const std::string& text, std::size_t max_bytes = 64) {
+    return text::printable(text, max_bytes);
+}
 
 }  // namespace sqlock::detail

@@ -7,7 +7,11 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev
           libcxxopts-dev catch2 nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
-    packages+=(postgresql pgbouncer sqlite3 faketime libfaketime clang procps util-linux gdb ccache)
+    # groff-base: consumer.install checks the man page; bsdutils: script(1)
+    # gives a CLI test a terminal of a chosen width; gdb: the test watchdog's
+    # stacks of a hung test.
+    packages+=(postgresql pgbouncer sqlite3 faketime libfaketime clang procps util-linux groff-base
+               bsdutils gdb ccache)
 fi
 
 missing=()

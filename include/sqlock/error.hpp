@@ -8,8 +8,11 @@
 // such as "SQLITE_BUSY") is available without including any backend header.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "sqlock/lock_info.hpp"
 
 namespace sqlock {
 
@@ -34,6 +37,8 @@ const char* to_string(errc category) noexcept;
 class error : public std::runtime_error {
   public:
     error(errc category, const std::string& message, std::string backend_code = {});
+    /// A busy or timeout error that knows who is in the way.
+    error(errc category, const std::string& message, LockInfo holder);
 
     /// The failure's category.
     errc category() const noexcept { return category_; }
@@ -41,9 +46,15 @@ class error : public std::runtime_error {
     /// The backend's own code (SQLSTATE or SQLite code name); empty when none.
     const std::string& backend_code() const noexcept { return backend_code_; }
 
+    /// For `busy` and `timeout` from acquiring a lock: the row in the way
+    /// (for a semaphore, the slot whose lease ends first), when known;
+    /// otherwise null. Valid as long as this error (or a copy) lives.
+    const LockInfo* holder() const noexcept { return holder_.get(); }
+
   private:
     errc category_;
     std::string backend_code_;
+    std::shared_ptr<const LockInfo> holder_;  // shared: exceptions are copied
 };
 
 }  // namespace sqlock

@@ -1,6 +1,7 @@
 // sqlock::Lock — a held lock: an RAII guard over one row of the lock table.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +60,9 @@ class Lock {
     std::string created() const;
     /// When the lease ends, UTC text from the database clock (updated by renew).
     std::string expires() const;
+    /// created() and expires() as time points (the database's clock).
+    std::chrono::system_clock::time_point created_time() const;
+    std::chrono::system_clock::time_point expires_time() const;
     /// The `locked_by` JSON stored in the row.
     const std::string& locked_by() const;
     /// The random owner token stored in `locked_by` ("guid").

@@ -1,6 +1,7 @@
 // LockInfo — a lock row as the database holds it, for listing and messages.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -10,27 +11,48 @@ namespace sqlock {
 /// Fields the row does not carry (for example rows written by DBIx::Locker or
 /// by hand) are left empty or zero; a malformed `locked_by` never throws.
 struct Holder {
-    std::string host;
+    std::string host{};
     long pid = 0;
-    std::string user;
-    std::string program;
-    std::string guid;  ///< the holder's owner token
+    std::string user{};
+    std::string program{};
+    std::string guid{};  ///< the holder's owner token
+    /// The minimum hold and the lease the holder asked for, in milliseconds,
+    /// or 0: sqlock records them when a minimum hold is set, so that a row
+    /// kept after its job finished can be told from a running job's.
+    std::int64_t min_hold_ms = 0;
+    std::int64_t lease_ms = 0;
 };
 
 /// A row of the lock table.
 struct LockInfo {
     std::int64_t id = 0;        ///< fencing token: strictly increasing, never reused
-    std::string name;           ///< the `lockstring` column (slots: "name#N")
-    std::string created;        ///< UTC, "YYYY-MM-DD HH:MM:SS.mmm", from the DB clock
-    std::string expires;        ///< UTC, same format, from the DB clock
-    std::string locked_by;      ///< the raw column (JSON for sqlock holders)
-    Holder holder;              ///< `locked_by`, parsed
+    std::string name{};         ///< the `lockstring` column (slots: "name#N")
+    std::string created{};      ///< UTC, "YYYY-MM-DD HH:MM:SS.mmm", from the DB clock
+    std::string expires{};      ///< UTC, same format, from the DB clock
+    std::string locked_by{};    ///< the raw column (JSON for sqlock holders)
+    Holder holder{};            ///< `locked_by`, parsed
     double seconds_left = 0.0;  ///< expires minus the database's now; <= 0 once expired
 
     bool expired() const noexcept { return seconds_left <= 0.0; }
+    /// `created` and `expires` as time points (UTC, the database's clock);
+    /// the epoch for a value that is not a time (rows of other programs).
+    std::chrono::system_clock::time_point created_time() const noexcept;
+    std::chrono::system_clock::time_point expires_time() const noexcept;
 };
 
-/// "host:pid (user, program)" — as much of it as is known, or the raw column.
+/// "host:pid (user, program)" — as much of it as is known, or the raw column;
+/// ", process gone" is added inside the parentheses when holder_process_gone().
+/// Safe to print as it is: what came from the row is escaped (\xNN).
 std::string describe_holder(const LockInfo& info);
+
+/// True if the holder ran on this host (same host name) and its process no
+/// longer exists. A hint for messages, never a reason to take a lock: a pid
+/// may be reused, and another PID namespace on the same host is invisible.
+bool holder_process_gone(const LockInfo& info);
+
+/// True if the row is only kept by its holder's minimum hold: the job ended
+/// and released it before `created + min_hold`, which is when it expires.
+/// Known only for rows whose holder recorded a minimum hold (sqlock does).
+bool kept_by_min_hold(const LockInfo& info);
 
 }  // namespace sqlock

@@ -52,7 +52,10 @@ class Locker {
     /// The URL used when none is given: $SQLOCK_DB, else the embedded default.
     static std::string default_url();
 
-    /// Creates the lock table and its index if missing (idempotent).
+    /// Creates the lock table and its index if missing (idempotent), then
+    /// checks that this connection may use it. Throws errc::configuration
+    /// when it may not (on PostgreSQL naming the missing privileges, SQLSTATE
+    /// 42501; on SQLite a read-only file), or as any other operation does.
     void init();
 
     /// Takes `name` if it is free or its holder's lease has run out (an expired
@@ -89,6 +92,15 @@ class Locker {
     /// deleted. nullopt if there is no such row. Throws `errc::lost` if the
     /// row belongs to another holder.
     std::optional<LockInfo> release(const std::string& name, const std::string& token);
+    /// Renews the lease of `name`, held under owner token `token`, to end
+    /// `lease` from now by the database's clock (for locks taken by another
+    /// process, e.g. `sqlock acquire`); returns the renewed row. nullopt if
+    /// there is no such row. Throws `errc::lost` if the row belongs to another
+    /// holder or its lease ran out before the renewal (an expired lock is not
+    /// revived: someone may be taking it over), `errc::invalid_argument` for
+    /// a bad name, token or lease.
+    std::optional<LockInfo> renew(const std::string& name, const std::string& token,
+                                  duration lease);
     /// Deletes `name` whoever holds it; returns the row it deleted, if any.
     std::optional<LockInfo> force_release(const std::string& name);
 

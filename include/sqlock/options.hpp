@@ -8,8 +8,16 @@
 #include <string>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/lock_info.hpp"
 
 namespace sqlock {
+
+/// Called by lock() and acquire_slot() while they wait, in the waiting
+/// thread: with the row in the way (for a semaphore, the slot whose lease
+/// ends first; null if it was just released) and the time waited so far.
+/// Return false to stop waiting: the call then throws `errc::timeout`. An
+/// exception it throws leaves the call unchanged.
+using wait_progress = std::function<bool(const LockInfo* holder, duration waited)>;
 
 /// Called (from a heartbeat thread) when a held lock turns out to be lost.
 /// Arguments: the lock's name and its id (fencing token).
@@ -17,8 +25,10 @@ using lost_handler = std::function<void(const std::string& name, std::int64_t id
 
 /// LockOptions
 ///
-/// How to acquire one lock. An aggregate, so C++20-style designated
-/// initializers read well: `locker.lock("job", {.expires = 10min, .wait = 30s})`.
+/// How to acquire one lock. An aggregate whose every member has a default,
+/// so in C++17 set the members you need on a default-constructed value, and
+/// in C++20 designated initializers read well:
+/// `locker.lock("job", {.expires = 10min, .wait = 30s})`.
 struct LockOptions {
     /// Lease length: the lock stops counting this long after it was taken
     /// (or last renewed). Must be > 0 and at most 366 days.
@@ -27,19 +37,24 @@ struct LockOptions {
     duration wait = duration::zero();
     /// Wait without a deadline. Must be asked for explicitly; ignores `wait`.
     bool wait_forever = false;
+    /// While waiting, called after each failed attempt and at least every
+    /// `progress_every` (a progress line, a check for a signal).
+    wait_progress on_waiting{};
+    /// See `on_waiting`; must be > 0.
+    duration progress_every = std::chrono::milliseconds(500);
     /// On release keep the row until created + min_hold, so that a redundant
     /// host whose cron fires a little later does not run a fast job again.
     duration min_hold = duration::zero();
     /// Renew the lease from a background thread at a third of its length.
     bool heartbeat = false;
     /// Called once if the heartbeat finds the lock lost.
-    lost_handler on_lost;
+    lost_handler on_lost{};
     /// Allow the same thread to take a lock it already holds through the same
     /// Locker; nested holds are counted and the last release releases.
     /// Without it such an attempt fails fast with `errc::busy`.
     bool reentrant = false;
     /// Extra caller metadata stored in `locked_by` under "meta".
-    std::map<std::string, std::string> metadata;
+    std::map<std::string, std::string> metadata{};
 };
 
 /// LockerOptions

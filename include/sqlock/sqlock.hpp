@@ -9,5 +9,3 @@
 #include "sqlock/lock_info.hpp"
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
-#include "sqlock/url.hpp"
-#include "sqlock/utf8.hpp"

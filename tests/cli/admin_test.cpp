@@ -59,7 +59,8 @@ TEST_CASE("acquire leaves the lock held; release frees it by token", "[cli][admi
     SECTION("--token releases it") {
         Result r = cli({"release", "maintenance", "--token", token});
         CHECK(r.code == 0);
-        CHECK_THAT(r.out, StartsWith("released lock 'maintenance'"));
+        CHECK_THAT(r.err, StartsWith("sqlock: released lock 'maintenance'"));
+        CHECK(r.out.empty());
         CHECK(cli({"show", "maintenance"}).code == 1);
         // Again: nobody holds it now.
         CHECK(cli({"release", "maintenance", "--token", token}).code == 79);
@@ -71,11 +72,11 @@ TEST_CASE("acquire leaves the lock held; release frees it by token", "[cli][admi
     SECTION("--force releases it and says whose it was") {
         Result r = cli({"release", "maintenance", "--force"});
         CHECK(r.code == 0);
-        CHECK_THAT(r.out, Contains("which was held by "));
-        CHECK_THAT(r.out, Contains(", sqlock)"));  // program name of the holder
+        CHECK_THAT(r.err, Contains("which was held by "));
+        CHECK_THAT(r.err, Contains(", sqlock"));  // program name of the holder
         Result again = cli({"release", "maintenance", "--force"});
         CHECK(again.code == 0);
-        CHECK_THAT(again.out, Contains("was not held"));
+        CHECK_THAT(again.err, Contains("was not held"));
     }
     SECTION("without a token or --force, release is a usage error") {
         Result r = cli({"release", "maintenance"});
@@ -140,7 +141,8 @@ TEST_CASE("list and show: text and JSON", "[cli][admin]") {
     SECTION("list with no match") {
         Result r = cli({"list", "zzz"});
         CHECK(r.code == 0);
-        CHECK_THAT(r.out, StartsWith("no locks starting with 'zzz'"));
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, StartsWith("sqlock: no locks starting with 'zzz'"));
         CHECK(nlohmann::json::parse(cli({"list", "zzz", "--json"}).out).empty());
     }
     SECTION("show NAME") {
@@ -173,20 +175,24 @@ TEST_CASE("reap removes only expired rows", "[cli][admin]") {
 
     Result dry = cli({"reap", "--dry-run"});
     CHECK(dry.code == 0);
-    CHECK_THAT(dry.out, StartsWith("would delete 1 expired lock ["));
-    CHECK_THAT(dry.out, Contains("  short (id "));
-    CHECK(cli({"show", "short"}).code == 0);  // still there
+    CHECK_THAT(dry.err, StartsWith("sqlock: would delete 1 expired lock ["));
+    CHECK_THAT(dry.out, StartsWith("  short (id "));  // the rows alone
+    Result still = cli({"show", "short"});            // still there, expired: not held (1)
+    CHECK(still.code == 1);
+    CHECK_THAT(still.out, Contains("state:    expired"));
 
     Result reaped = cli({"reap", "--verbose"});
     CHECK(reaped.code == 0);
-    CHECK_THAT(reaped.out, StartsWith("deleted 1 expired lock ["));
+    CHECK_THAT(reaped.err, StartsWith("sqlock: deleted 1 expired lock ["));
     CHECK(cli({"show", "short"}).code == 1);
     CHECK(cli({"show", "long"}).code == 0);
 
     auto j = nlohmann::json::parse(cli({"reap", "--json"}).out);
     CHECK(j["count"] == 0);
     CHECK(j["dry_run"] == false);
-    CHECK(cli({"reap", "--quiet"}).out.empty());
+    Result quiet = cli({"reap", "--quiet"});
+    CHECK(quiet.out.empty());
+    CHECK(quiet.err.empty());
 }
 
 TEST_CASE("init is idempotent and keeps existing locks", "[cli][admin]") {
@@ -194,7 +200,8 @@ TEST_CASE("init is idempotent and keeps existing locks", "[cli][admin]") {
     REQUIRE(cli({"acquire", "kept"}).code == 0);
     Result r = cli({"init"});
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Contains("is ready"));
+    CHECK_THAT(r.err, Contains("is ready"));
+    CHECK(r.out.empty());
     CHECK(cli({"init"}).code == 0);
     CHECK(cli({"show", "kept"}).code == 0);
 }

@@ -8,7 +8,7 @@
 
 #include "cli_harness.hpp"
 #include "password_scrub.hpp"
-#include "sqlock/url.hpp"
+#include "text.hpp"
 
 using namespace cli_test;
 
@@ -16,7 +16,7 @@ namespace {
 
 std::string scrubbed(const std::string& url) {
     std::string copy = url;
-    for (const auto& [begin, end] : sqlock::password_ranges(copy))
+    for (const auto& [begin, end] : sqlock::text::password_ranges(copy))
         for (std::size_t i = begin; i < end; ++i) copy[i] = '*';
     return copy;
 }
@@ -64,7 +64,7 @@ TEST_CASE("scrub_database_passwords rewrites --db values, not the command", "[cl
 TEST_CASE("a running sqlock does not show the --db password in ps", "[cli][scrub]") {
     Cli cli = fresh_cli();
     std::string url = cli.db.url;
-    auto ranges = sqlock::password_ranges(url);
+    auto ranges = sqlock::text::password_ranges(url);
     if (ranges.empty()) {
         // SQLite URLs have no password; the PostgreSQL test server has one.
         SUCCEED("no password in this backend's URL");

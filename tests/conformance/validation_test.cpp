@@ -65,9 +65,15 @@ TEST_CASE("zero, negative and absurd durations are rejected", "[validation]") {
     CHECK(category_of([&] { locker.lock("d", {.min_hold = -1s}); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.acquire_slot("d", 0); }) == sqlock::errc::invalid_argument);
+    // A minimum hold longer than the lease would keep the lock past it.
+    CHECK(category_of([&] { locker.lock("d", {.expires = 1min, .min_hold = 5min}); }) ==
+          sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { locker.try_lock("d", {.expires = 1min, .min_hold = 61s}); }) ==
+          sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.acquire_slot(std::string(127, 's'), 10); }) ==
           sqlock::errc::invalid_argument);
     CHECK(locker.list().empty());
+    CHECK_NOTHROW(locker.try_lock("d", {.expires = 1min, .min_hold = 1min}));
 }
 
 TEST_CASE("bad table names and URLs are rejected before touching a database", "[validation]") {
@@ -78,8 +84,12 @@ TEST_CASE("bad table names and URLs are rejected before touching a database", "[
         CHECK(category_of([&] { sqlock::Locker(db.url, {.table = table}); }) ==
               sqlock::errc::invalid_argument);
     }
-    CHECK(category_of([&] { sqlock::Locker("mysql://x/y"); }) == sqlock::errc::configuration);
-    CHECK(category_of([&] { sqlock::Locker("/just/a/path.db"); }) == sqlock::errc::configuration);
+    // One rule for a URL that cannot be read, whatever is wrong with it:
+    // invalid_argument (the command's 64), as for a malformed SQLite URL.
+    CHECK(category_of([&] { sqlock::Locker("mysql://x/y"); }) == sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { sqlock::Locker("/just/a/path.db"); }) ==
+          sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { sqlock::Locker("not a url"); }) == sqlock::errc::invalid_argument);
     CHECK(category_of([&] { sqlock::Locker("sqlite://host/x.db"); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { sqlock::Locker("sqlite:"); }) == sqlock::errc::invalid_argument);

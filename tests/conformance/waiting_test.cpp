@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <new>
+#include <regex>
 #include <thread>
 
 #include "test_support.hpp"
@@ -34,6 +35,34 @@ TEST_CASE("a wait that runs out throws timeout naming holder, expiry and wait", 
         CHECK(msg.find("after waiting") != std::string::npos);
     }
     CHECK(steady::now() - start >= 300ms);
+}
+
+TEST_CASE("busy and timeout messages read as sentences", "[waiting]") {
+    auto db = fresh_database();
+    auto a = db.open();
+    auto b = db.open();
+    auto only = a.acquire_slot("single", 1, {.expires = 1h});
+    try {
+        b.acquire_slot("single", 1);
+        FAIL("must be busy");
+    } catch (const sqlock::error& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        CHECK(msg.find("the only slot of semaphore 'single' is taken by") != std::string::npos);
+        CHECK(msg.find("all 1 slots") == std::string::npos);
+    }
+    auto held = a.lock("slow", {.expires = 1h});
+    try {
+        b.lock("slow", {.wait = 1100ms});
+        FAIL("must time out");
+    } catch (const sqlock::error& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        // Rounded to a tenth of a second ("1.1s"), never "1s101ms"; any
+        // elapsed time up to a minute on a slow machine gives this form.
+        static const std::regex waited("after waiting [0-9]+(\\.[0-9])?s \\[");
+        CHECK(std::regex_search(msg, waited));
+    }
 }
 
 namespace {

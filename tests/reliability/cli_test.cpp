@@ -149,8 +149,8 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
         {"table that does not exist", with_db(db.url, {"--table", "no_such_table", "list"}), 78,
          true},
         // URLs.
-        {"unknown scheme", with_db("mysql://u:" + planted_password + "@h/db", {"list"}), 78, true},
-        {"no scheme", with_db("/just/a/path.db", {"list"}), 78, true},
+        {"unknown scheme", with_db("mysql://u:" + planted_password + "@h/db", {"list"}), 64, true},
+        {"no scheme", with_db("/just/a/path.db", {"list"}), 64, true},
         {"SQLite URL with a host", with_db("sqlite://host/x.db", {"list"}), 64, true},
         {"SQLite URL without a file", with_db("sqlite:", {"list"}), 64, true},
         {"bad busy_timeout", with_db(sqlite_url + "?busy_timeout=abc", {"list"}), 64, true},
@@ -168,7 +168,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
          true},
         {"SQLOCK_DB with an unknown scheme",
          {cli, "list"},
-         78,
+         64,
          true,
          {{"SQLOCK_DB", "mysql://u:" + planted_password + "@h/db"}}},
         {"no HOME for the default database",
@@ -324,7 +324,7 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     Outcome forced = sqlock_cmd(db, {"release", "job", "--force"});
     INFO(show(forced));
     CHECK(forced.status == 0);
-    CHECK(forced.out.find(std::to_string(job.id())) != std::string::npos);
+    CHECK(forced.err.find(std::to_string(job.id())) != std::string::npos);
     CHECK(rows_except({"job"}) == before_force);
     CHECK_FALSE(holder.show("job"));
 
@@ -334,7 +334,7 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     Outcome absent = sqlock_cmd(db, {"release", "nothing-here", "--force"});
     INFO(show(absent));
     CHECK(absent.status == 0);
-    CHECK(absent.out.find("not held") != std::string::npos);
+    CHECK(absent.err.find("not held") != std::string::npos);
     CHECK(reliability::dump_table(db) == table_before);
 
     // A dry run lists exactly the expired rows and deletes nothing.

@@ -185,10 +185,10 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         {"empty schema", errc::invalid_argument, open_table(".locks")},
         {"empty table after schema", errc::invalid_argument, open_table("ops.")},
         // URLs.
-        {"unknown scheme", errc::configuration,
+        {"unknown scheme", errc::invalid_argument,
          open_url("mysql://u:" + planted_password + "@h/db")},
-        {"no scheme", errc::configuration, open_url("/just/a/path.db")},
-        {"empty scheme", errc::configuration, open_url(":nothing")},
+        {"no scheme", errc::invalid_argument, open_url("/just/a/path.db")},
+        {"empty scheme", errc::invalid_argument, open_url(":nothing")},
         {"SQLite URL with a host", errc::invalid_argument, open_url("sqlite://host/x.db")},
         {"SQLite URL without a file", errc::invalid_argument, open_url("sqlite:")},
         {"SQLite URL with only a query", errc::invalid_argument,

@@ -221,8 +221,11 @@ TEST_CASE("a missing directory, a directory, a non-database: each a clear error"
         std::filesystem::create_directory(path);
         sqlock::error e = error_of([&] { sqlock::Locker("sqlite://" + path).try_lock("x"); });
         INFO(e.what());
-        CHECK(e.category() == errc::connection);
+        // A directory is a mistake in the URL (configuration), not an
+        // unreachable database (connection).
+        CHECK(e.category() == errc::configuration);
         CHECK(std::string(e.what()).find(path) != std::string::npos);
+        CHECK(std::string(e.what()).find("is a directory") != std::string::npos);
     }
     for (const std::string content :
          {std::string("this is not a database, just some text\n"), std::string(8192, '\xa5'),

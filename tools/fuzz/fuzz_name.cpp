@@ -62,11 +62,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(one_line(e.what()), e.what());
     }
 
-    // printable(): what messages show of a hostile name is plain ASCII on
-    // one line, without quotes that would end the quoting around it.
+    // printable(), the one rule for showing text: what messages show of a
+    // hostile name is one line of valid UTF-8 without controls (C0, DEL,
+    // C1), without quotes that would end the quoting around it, and with
+    // every backslash starting a \xNN escape.
     const std::string shown = sqlock::detail::printable(name);
-    for (char c : shown)
-        FUZZ_CHECK(c >= 0x20 && c < 0x7F && c != '\'', "printable() let a byte through");
+    FUZZ_CHECK(reference_utf8(shown), "printable() made invalid UTF-8");
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+        const auto c = static_cast<unsigned char>(shown[i]);
+        FUZZ_CHECK(c >= 0x20 && c != 0x7F && c != '\'', "printable() let a control through");
+        if (c == 0xC2 && i + 1 < shown.size())
+            FUZZ_CHECK(static_cast<unsigned char>(shown[i + 1]) > 0x9F,
+                       "printable() let a C1 control through");
+        if (c == '\\') FUZZ_CHECK(i + 3 < shown.size() && shown[i + 1] == 'x', "a bare backslash");
+    }
     FUZZ_CHECK(shown.size() <= 64 * 4 + 3, "printable() too long");
     return 0;
 }

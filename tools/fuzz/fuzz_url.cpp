@@ -17,10 +17,11 @@
 #include "backends/postgres/postgres_redactor.hpp"
 #include "fuzz_check.hpp"
 #include "sqlock/error.hpp"
+#include "text.hpp"
 #include "url.hpp"
 
 using sqlock::detail::parse_database_url;
-using sqlock::detail::redact_url;
+using sqlock::text::redact_url;
 
 namespace {
 
@@ -102,12 +103,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (left.find(password) != std::string::npos || right.find(password) != std::string::npos)
         return 0;
-    // Nor by the \xNN escaping of control characters around it (a password
+    // Nor by the \xNN escaping of text::printable() around it (a password
     // holding the text "\x16" next to a 0x16 byte): a coincidence, not a leak.
-    using sqlock::detail::escape_controls;
-    if (escape_controls(left).find(password) != std::string::npos ||
-        escape_controls(right).find(password) != std::string::npos ||
-        escape_controls(left + "***" + right).find(password) != std::string::npos)
+    using sqlock::text::printable;
+    if (printable(left).find(password) != std::string::npos ||
+        printable(right).find(password) != std::string::npos ||
+        printable(left + "***" + right).find(password) != std::string::npos)
         return 0;
     const std::string url = left + password + right;
     check_hidden(url, password);

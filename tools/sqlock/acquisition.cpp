@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
 #include "signals.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -18,9 +21,21 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds slice{500};
 
-std::string elapsed(clock::time_point since) {
-    auto d = std::chrono::duration_cast<milliseconds>(clock::now() - since);
-    return sqlock::format_duration(d / 1000 * 1000);  // whole seconds read better
+// The longest prefix of `line` that is at most `room` columns wide, ending
+// in "..." (never splitting a UTF-8 sequence).
+std::string cut_to_width(const std::string& line, std::size_t room) {
+    if (room <= 3) return std::string(room, '.');
+    std::string out;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        std::size_t len = sqlock::text::utf8_sequence_length(line, i);
+        if (len == 0) len = 1;
+        std::string next = out + line.substr(i, len);
+        if (display_width(next) > room - 3) break;
+        out = std::move(next);
+        i += len;
+    }
+    return out + "...";
 }
 
 // The "waiting for ..." line on stderr: rewritten in place on a terminal,
@@ -36,17 +51,25 @@ class WaitProgress {
 
     bool due() const { return enabled_ && (!shown_ || clock::now() - last_ >= every_); }
 
-    void show(const std::string& message) {
-        if (!enabled_) return;
-        std::string line = "sqlock: " + one_line(message);
+    // `lines`: the same message, longest first. On a terminal the longest
+    // that fits its width is shown (the last one cut if none does), so the
+    // line never wraps, which would break rewriting it in place.
+    void show(const std::vector<std::string>& lines) {
+        if (!enabled_ || lines.empty()) return;
         if (terminal_) {
+            std::string line = "sqlock: " + one_line(lines.front());
             struct winsize ws {};
-            if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
-                line.size() >= ws.ws_col)
-                line = line.substr(0, ws.ws_col - 4) + "...";
+            if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) {
+                const std::size_t room = ws.ws_col - 1u;  // the cursor needs a column
+                for (const auto& candidate : lines) {
+                    line = "sqlock: " + one_line(candidate);
+                    if (display_width(line) <= room) break;
+                }
+                if (display_width(line) > room) line = cut_to_width(line, room);
+            }
             write_all(STDERR_FILENO, "\r\033[K" + line);
         } else {
-            write_all(STDERR_FILENO, line + "\n");
+            write_all(STDERR_FILENO, "sqlock: " + one_line(lines.front()) + "\n");
         }
         shown_ = true;
         last_ = clock::now();
@@ -66,67 +89,65 @@ class WaitProgress {
     clock::time_point last_;
 };
 
-// One attempt, waiting up to `wait`; nullopt when still held.
-std::optional<sqlock::Lock> attempt(sqlock::Locker& locker, const AcquireRequest& request,
-                                    sqlock::duration wait) {
-    sqlock::LockOptions options = request.options;
-    options.wait = wait;
-    options.wait_forever = false;
-    try {
-        if (request.slots > 0) return locker.acquire_slot(request.name, request.slots, options);
-        return locker.lock(request.name, options);
-    } catch (const sqlock::error& e) {
-        if (e.category() == sqlock::errc::busy || e.category() == sqlock::errc::timeout)
-            return std::nullopt;
-        throw;
+}  // namespace
+
+namespace {
+
+std::string contention_sentence(const std::optional<sqlock::LockInfo>& row, const std::string& name,
+                                int slots) {
+    if (slots == 0) {
+        if (!row) return "lock " + in_quotes(name) + " was just released";
+        return holder_sentence(*row);
     }
+    std::string all = slots == 1 ? "the only slot of semaphore " + in_quotes(name) + " is taken"
+                                 : "all " + std::to_string(slots) + " slots of semaphore " +
+                                       in_quotes(name) + " are taken";
+    if (!row) return all;
+    return all + "; the first to free: " + holder_sentence(*row);
+}
+
+// The progress line, longest first: on a narrow terminal the first that
+// fits is shown, so the fixed words go before the holder and the time left.
+std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& row,
+                                        const std::string& name, int slots,
+                                        const std::string& waiting, const std::string& db) {
+    const std::string sentence = contention_sentence(row, name, slots);
+    std::vector<std::string> lines = {waiting + ": " + sentence + db, waiting + ": " + sentence};
+    if (row) {
+        const std::string holder = describe_holder(*row);
+        const std::string left = row->expired() ? "expired" : time_left(*row) + " left";
+        lines.push_back(in_quotes(row->name) + " held by " + holder + ", " + left);
+        lines.push_back(holder + ", " + left);
+        if (row->holder.pid != 0)  // the narrowest: where it runs, and how long it may
+            lines.push_back(sqlock::text::printable(row->holder.host) + ":" + pid_text(*row) +
+                            ", " + left);
+    }
+    return lines;
 }
 
 }  // namespace
 
-std::string describe_contention(sqlock::Locker& locker, const std::string& name, int slots) {
-    try {
-        if (slots == 0) {
-            auto info = locker.show(name);
-            if (!info) return "lock " + in_quotes(name) + " was just released";
-            return holder_sentence(*info);
-        }
-        // The slot rows are "name#1".."name#N"; the one whose lease ends
-        // first is the best guess of when a slot frees up.
-        std::optional<sqlock::LockInfo> first;
-        for (const auto& row : locker.list(name + "#")) {
-            std::string suffix = row.name.substr(name.size() + 1);
-            if (suffix.empty() || suffix.find_first_not_of("0123456789") != std::string::npos ||
-                suffix.size() > 5 || std::stoi(suffix) > slots)
-                continue;
-            if (!first || row.seconds_left < first->seconds_left) first = row;
-        }
-        std::string all = "all " + std::to_string(slots) + " slots of semaphore " +
-                          in_quotes(name) + " are taken";
-        if (!first) return all;
-        return all + "; the first to free: " + holder_sentence(*first);
-    } catch (...) {
-        // Only for a message: the failure that matters is reported elsewhere.
-        return (slots ? "semaphore " : "lock ") + in_quotes(name) + " is held";
-    }
-}
-
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted) {
-    if (request.wait <= sqlock::duration::zero()) {
-        // One attempt: the library's busy error names the holder and expiry.
-        sqlock::LockOptions options = request.options;
-        options.wait = sqlock::duration::zero();
+    sqlock::LockOptions options = request.options;
+    options.wait = request.wait;
+    options.wait_forever = request.wait_forever;
+    const bool waits = request.wait_forever || request.wait > sqlock::duration::zero();
+    auto take = [&] {
         if (request.slots > 0) return locker.acquire_slot(request.name, request.slots, options);
         return locker.lock(request.name, options);
-    }
+    };
+    // One attempt: the library's busy error names the holder and expiry.
+    if (!waits) return take();
 
-    const auto start = clock::now();
-    const auto deadline = start + request.wait;
+    // The library waits (one wait loop, woken by releases); sqlock only
+    // prints the progress line and stays responsive to signals from its hook.
     const std::string db = at_database(locker.url());
+    const std::string limit = request.wait_forever
+                                  ? "without a time limit"
+                                  : "up to " + sqlock::format_duration(request.wait);
     WaitProgress progress(out);
-    if (auto lock = attempt(locker, request, sqlock::duration::zero())) return std::move(*lock);
-    for (;;) {
+    options.on_waiting = [&](const sqlock::LockInfo* holder, sqlock::duration waited) {
         if (int signo = interrupted ? interrupted() : 0) {
             progress.clear();
             throw cli_error(exit_code::signal_base + signo,
@@ -134,21 +155,31 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
                                 (request.slots ? "semaphore " : "lock ") + in_quotes(request.name) +
                                 db);
         }
-        const auto now = clock::now();
-        if (now >= deadline) {
-            progress.clear();
-            throw sqlock::error(sqlock::errc::timeout,
-                                "gave up after waiting " + sqlock::format_duration(request.wait) +
-                                    ": " +
-                                    describe_contention(locker, request.name, request.slots) + db);
+        if (progress.due()) {
+            std::optional<sqlock::LockInfo> row;
+            if (holder) row = *holder;
+            const std::string waiting = "waiting " + limit + " (" +
+                                        sqlock::format_duration(waited / 1000 * 1000) + " so far)";
+            progress.show(progress_lines(row, request.name, request.slots, waiting, db));
         }
-        if (progress.due())
-            progress.show(
-                "waiting up to " + sqlock::format_duration(request.wait) + " (" + elapsed(start) +
-                " so far): " + describe_contention(locker, request.name, request.slots) + db);
-        auto wait = std::min<clock::duration>(slice, deadline - now);
-        if (auto lock = attempt(locker, request, std::chrono::duration_cast<milliseconds>(wait)))
-            return std::move(*lock);
+        return true;
+    };
+    options.progress_every = slice;
+    try {
+        return take();
+    } catch (const sqlock::error& e) {
+        progress.clear();
+        if (e.category() != sqlock::errc::timeout) throw;
+        std::optional<sqlock::LockInfo> row;
+        if (e.holder()) row = *e.holder();
+        const std::string message = "gave up after waiting " +
+                                    sqlock::format_duration(request.wait) + ": " +
+                                    contention_sentence(row, request.name, request.slots) + db;
+        if (row) throw sqlock::error(sqlock::errc::timeout, message, *row);
+        throw sqlock::error(sqlock::errc::timeout, message);
+    } catch (...) {
+        progress.clear();
+        throw;
     }
 }
 

@@ -16,26 +16,23 @@ struct AcquireRequest {
     int slots = 0;                ///< > 0: a slot of a counting semaphore
     sqlock::LockOptions options;  ///< lease, min_hold, heartbeat, ...; wait is ignored
     sqlock::duration wait{};      ///< 0: one attempt
+    bool wait_forever = false;    ///< no deadline (`--wait forever`); ignores `wait`
 };
 
-/// Called between slices of waiting; returns a signal number that should end
-/// the wait, or 0.
+/// Called while waiting (at least every half second); returns a signal
+/// number that should end the wait, or 0.
 using interruption_check = std::function<int()>;
 
-/// Acquires, waiting up to `request.wait`. The library's lock() blocks, so
-/// the wait is done in slices of at most half a second: between them sqlock
-/// checks `interrupted` and updates the progress line (stderr, at most every
-/// 2 s on a terminal or 5 s otherwise; only on a terminal unless --verbose;
-/// never with --quiet).
+/// Acquires, waiting up to `request.wait` in the library's own wait loop
+/// (woken by releases). From the library's progress hook sqlock checks
+/// `interrupted` and updates the progress line (stderr, at most every 2 s on
+/// a terminal or 5 s otherwise; only on a terminal unless --verbose; never
+/// with --quiet), using the holder the library passes: no second query.
 ///
 /// Throws sqlock::error busy (no wait) or timeout (naming the holder and the
 /// time waited), cli_error 128+N when interrupted by signal N, or whatever
 /// the library throws for other failures.
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted = {});
-
-/// Who is in the way: "lock 'x' is held by host:pid (...), expires in 4m
-/// (...)", or for a semaphore the slot that frees first. Never throws.
-std::string describe_contention(sqlock::Locker& locker, const std::string& name, int slots);
 
 }  // namespace sqlock_cli

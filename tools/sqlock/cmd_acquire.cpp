@@ -29,8 +29,7 @@ void add_acquire_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
     add("expires", "Lease: the lock ends this long after it was taken unless released before",
         cxxopts::value<std::string>()->default_value("1h"), "DUR");
-    add("wait", "Wait up to DUR for a held lock; 0 fails at once",
-        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add_wait_options(add, "fails at once");
     add("slots", "Counting semaphore: take one of N slots of NAME", cxxopts::value<std::string>(),
         "N");
     add("json", "Print JSON instead of shell assignments");
@@ -56,7 +55,9 @@ int run_acquire(Invocation& inv) {
     AcquireRequest request;
     request.name = inv.args[0];
     request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
-    request.wait = duration_option(o, "wait", duration_kind::non_negative);
+    const WaitOption wait = wait_option(o);
+    request.wait = wait.wait;
+    request.wait_forever = wait.forever;
     request.options.expires = duration_option(o, "expires", duration_kind::positive);
     request.options.metadata["command"] = "sqlock acquire";
     const bool json = o.count("json") > 0;
@@ -92,7 +93,7 @@ int run_acquire(Invocation& inv) {
     }
     inv.out.note("acquired lock " + in_quotes(lock.lockstring()) + " (id " +
                  std::to_string(lock.id()) + ") until " + lock.expires() +
-                 " UTC; release it with `sqlock release " + terminal_safe(lock.lockstring()) +
+                 " UTC; release it with `sqlock release " + pasteable(lock.lockstring()) +
                  " --token " + lock.owner_token() + "`" + db);
 
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

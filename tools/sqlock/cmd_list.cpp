@@ -8,21 +8,39 @@
 namespace sqlock_cli {
 
 void add_list_options(cxxopts::Options& options, const std::string& group) {
+    auto add = options.add_options(group);
+    add("held", "Only locks that are held (their lease has not run out)");
+    add("expired", "Only expired rows (they block nobody; `sqlock reap` deletes them)");
+    add("json", "Print JSON (for scripts) instead of text");
+}
+
+void add_show_options(cxxopts::Options& options, const std::string& group) {
     options.add_options(group)("json", "Print JSON (for scripts) instead of text");
 }
 
 int run_list(Invocation& inv) {
-    if (inv.args.size() > 1)
-        throw usage_error("list takes at most one prefix; usage: sqlock list [PREFIX] [--json]");
+    const std::string usage = "usage: sqlock list [PREFIX] [--held | --expired] [--json]";
+    if (inv.args.size() > 1) throw usage_error("list takes at most one prefix; " + usage);
+    const bool held = inv.options.count("held") > 0, expired = inv.options.count("expired") > 0;
+    if (held && expired) throw usage_error("--held and --expired contradict each other");
     const std::string prefix = inv.args.empty() ? "" : inv.args[0];
     sqlock::Locker locker = open_locker(inv.global);
-    const auto rows = locker.list(prefix);
+    auto rows = locker.list(prefix);
+    if (held || expired) {
+        std::vector<sqlock::LockInfo> kept;
+        for (auto& row : rows)
+            if (row.expired() == expired) kept.push_back(std::move(row));
+        rows = std::move(kept);
+    }
     if (inv.options.count("json")) {
         nlohmann::ordered_json array = nlohmann::ordered_json::array();
         for (const auto& row : rows) array.push_back(lock_json(row));
         Output::data(json_text(array, true));
     } else if (rows.empty()) {
-        inv.out.result("no locks" + (prefix.empty() ? "" : " starting with " + in_quotes(prefix)) +
+        inv.out.result(std::string(held      ? "no held locks"
+                                   : expired ? "no expired locks"
+                                             : "no locks") +
+                       (prefix.empty() ? "" : " starting with " + in_quotes(prefix)) +
                        at_database(locker.url()));
     } else {
         Output::data(lock_table(rows));
@@ -36,14 +54,15 @@ int run_show(Invocation& inv) {
     const std::string& name = inv.args[0];
     sqlock::Locker locker = open_locker(inv.global);
     auto row = locker.show(name);
+    if (!row && inv.options.count("json")) Output::data("null");  // parses, like the object
     if (!row) {
         const std::string db = at_database(locker.url());
         // A semaphore's rows are "name#N": point there instead of saying "free".
         auto slots = locker.list(name + "#");
         if (!slots.empty())
             inv.out.note("no lock named " + in_quotes(name) + ", but " +
-                         std::to_string(slots.size()) + " row(s) of semaphore " + in_quotes(name) +
-                         ": see `sqlock list '" + terminal_safe(name) + "#'`" + db);
+                         count_of(slots.size(), "row") + " of semaphore " + in_quotes(name) +
+                         ": see `sqlock list " + pasteable(name + "#") + "`" + db);
         else
             inv.out.note("lock " + in_quotes(name) + " is not held" + db);
         return exit_code::not_held;
@@ -52,7 +71,9 @@ int run_show(Invocation& inv) {
         Output::data(json_text(lock_json(*row), true));
     else
         Output::data(lock_details(*row));
-    return exit_code::ok;
+    // An expired row blocks nobody: the lock is not held, whatever the row
+    // still says until it is reaped or taken over.
+    return row->expired() ? exit_code::not_held : exit_code::ok;
 }
 
 }  // namespace sqlock_cli

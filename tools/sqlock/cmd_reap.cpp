@@ -42,11 +42,12 @@ int run_reap(Invocation& inv) {
     }
     inv.out.result(std::string(dry_run ? "would delete " : "deleted ") + std::to_string(count) +
                    (count == 1 ? " expired lock" : " expired locks") + db);
+    // Which rows: the data a dry run (or --verbose) asks for, on stdout.
     if (dry_run || inv.out.verbose()) {
         for (const auto& row : expired)
-            inv.out.result("  " + terminal_safe(row.name) + " (id " + std::to_string(row.id) +
-                           ", " + terminal_safe(describe_holder(row)) + ", " + expiry_phrase(row) +
-                           ")");
+            Output::data("  " + sqlock::text::printable(row.name) + " (id " +
+                         std::to_string(row.id) + ", " + describe_holder(row) + ", " +
+                         expiry_phrase(row) + ")");
     }
     return exit_code::ok;
 }

@@ -48,10 +48,18 @@ int run_release(Invocation& inv) {
     if (force) {
         auto row = locker.force_release(name);
         if (!row) {
-            inv.out.result("lock " + in_quotes(name) + " was not held" + db);
+            // A semaphore's rows are "name#N": say which to release, as `show` does.
+            auto slots = locker.list(name + "#");
+            if (!slots.empty())
+                inv.out.result("no lock named " + in_quotes(name) + ", but " +
+                               count_of(slots.size(), "row") + " of semaphore " + in_quotes(name) +
+                               ": release one with `sqlock release " +
+                               pasteable(slots.front().name) + " --force`" + db);
+            else
+                inv.out.result("lock " + in_quotes(name) + " was not held" + db);
         } else {
             inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
-                           "), which was held by " + terminal_safe(describe_holder(*row)) +
+                           "), which was held by " + describe_holder(*row) +
                            (row->expired() ? " (its lease had run out)" : "") + db);
         }
         return exit_code::ok;

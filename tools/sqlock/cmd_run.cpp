@@ -53,8 +53,7 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
     add("expires", "Lease: the lock stops counting this long after it was taken or last renewed",
         cxxopts::value<std::string>()->default_value("1h"), "DUR");
-    add("wait", "Wait up to DUR for a held lock; 0 skips at once",
-        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add_wait_options(add, "skips at once");
     add("slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
         cxxopts::value<std::string>(), "N");
     add("min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
@@ -63,7 +62,9 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
     add("no-heartbeat", "Do not renew: the lock ends after --expires even if COMMAND still runs");
     add("on-lost", "If the lock is lost while COMMAND runs: term (SIGTERM it, exit 79) or ignore",
         cxxopts::value<std::string>()->default_value("term"), "ACTION");
-    add("conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
+    add("label", "What `list` shows for this job instead of the program's name (e.g. for sh -c)",
+        cxxopts::value<std::string>(), "TEXT");
+    add("E,conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
         cxxopts::value<std::string>(), "N");
 }
 
@@ -80,7 +81,7 @@ struct RunSettings {
 // can show it. Only argv[0]: arguments may hold secrets, and the lock table
 // is readable from every host that uses it.
 std::string command_label(const std::string& argv0) {
-    std::string label = terminal_safe(argv0);  // always valid UTF-8
+    std::string label = sqlock::text::printable(argv0);  // always valid UTF-8
     if (label.size() > 200) {
         std::size_t cut = 200;
         while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
@@ -105,11 +106,15 @@ RunSettings parse_settings(const Invocation& inv) {
     s.command = inv.exec_argv;
     s.request.name = inv.args[0];
     s.request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
-    s.request.wait = duration_option(o, "wait", duration_kind::non_negative);
+    const WaitOption wait = wait_option(o);
+    s.request.wait = wait.wait;
+    s.request.wait_forever = wait.forever;
     s.request.options.expires = duration_option(o, "expires", duration_kind::positive);
     s.request.options.min_hold = duration_option(o, "min-hold", duration_kind::non_negative);
     s.request.options.heartbeat = o.count("no-heartbeat") == 0;
     s.request.options.metadata["command"] = command_label(s.command.front());
+    if (o.count("label"))
+        s.request.options.metadata["label"] = command_label(string_option(o, "label"));
     std::string on_lost = string_option(o, "on-lost", "term");
     if (on_lost != "term" && on_lost != "ignore")
         throw usage_error("--on-lost must be term or ignore, got " + in_quotes(on_lost));

@@ -35,6 +35,14 @@ std::string groups_help(const cxxopts::Options& options, const std::vector<std::
 
 }  // namespace
 
+std::string plain_quotes(std::string message) {
+    for (const char* curly : {"\xE2\x80\x98", "\xE2\x80\x99"}) {  // U+2018, U+2019
+        std::size_t at;
+        while ((at = message.find(curly)) != std::string::npos) message.replace(at, 3, "'");
+    }
+    return message;
+}
+
 bool global_option_takes_value(const std::string& token) {
     return token == "--db" || token == "--table";
 }
@@ -105,7 +113,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
             throw usage_error("unknown command " + in_quotes(without_passwords(argv[command_at])) +
                               (after_option ? "; a command's own options go after it (sqlock "
                                               "run NAME --expires 5m -- ...)"
-                                            : "; see `sqlock --help` for the list"));
+                                            : did_you_mean(argv[command_at]) +
+                                                  "; see `sqlock --help` for the list"));
         }
     }
 
@@ -129,7 +138,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     try {
         result = options.parse(static_cast<int>(own.size()), own.data());
     } catch (const cxxopts::exceptions::exception& e) {
-        throw usage_error((command ? command->name + ": " : std::string()) + e.what() +
+        throw usage_error((command ? command->name + ": " : std::string()) +
+                          plain_quotes(e.what()) +
                           (command ? "; see `sqlock help " + command->name + "`"
                                    : std::string("; see `sqlock --help`")));
     }

@@ -56,6 +56,10 @@ std::string general_help();
 /// `sqlock help COMMAND` / `sqlock COMMAND --help`.
 std::string command_help(const Command& command);
 
+/// A cxxopts message in sqlock's voice: its curly quotes become the plain
+/// ' that every other sqlock message uses.
+std::string plain_quotes(std::string message);
+
 /// The option names `add_global_options` defines that take a value, for
 /// finding the command word before the real parse.
 bool global_option_takes_value(const std::string& token);

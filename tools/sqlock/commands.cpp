@@ -1,6 +1,8 @@
 // The command registry, and `sqlock help [COMMAND]`.
 #include "commands.hpp"
 
+#include <algorithm>
+
 #include "command_line.hpp"
 #include "exit_codes.hpp"
 
@@ -18,10 +20,14 @@ const std::vector<Command>& commands() {
         c.push_back({"release", "NAME [--token TOKEN | --force]",
                      "release a lock by its owner token, or anyone's with --force", release_details,
                      add_release_options, run_release, false});
-        c.push_back({"list", "[PREFIX] [--json]", "list the locks (whose names start with PREFIX)",
-                     "", add_list_options, run_list, false});
+        c.push_back({"renew", "NAME [--token TOKEN] [--expires DUR]",
+                     "extend the lease of a lock taken with `acquire`", renew_details,
+                     add_renew_options, run_renew, false});
+        c.push_back({"list", "[PREFIX] [--held | --expired] [--json]",
+                     "list the locks (whose names start with PREFIX)", "", add_list_options,
+                     run_list, false});
         c.push_back({"show", "NAME [--json]", "show one lock; exits 1 if it is not held", "",
-                     add_list_options, run_show, false});
+                     add_show_options, run_show, false});
         c.push_back({"reap", "[--dry-run] [--json]", "delete expired locks (cron-safe)",
                      reap_details, add_reap_options, run_reap, false});
         c.push_back(
@@ -41,6 +47,42 @@ const Command* find_command(const std::string& name) {
     return nullptr;
 }
 
+namespace {
+
+// Edits (insert, delete, substitute, swap of neighbours) from a to b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string did_you_mean(const std::string& word) {
+    if (word.size() > 64) return "";  // not a typo of a command
+    const Command* best = nullptr;
+    std::size_t best_distance = 3;  // more than two edits: no suggestion
+    for (const Command& c : commands()) {
+        std::size_t d = edit_distance(word, c.name);
+        if (d < best_distance) {
+            best = &c;
+            best_distance = d;
+        }
+    }
+    // A short word is two edits from almost anything: demand closeness.
+    if (!best || (word.size() <= 3 && best_distance > 1)) return "";
+    return " (did you mean `sqlock " + best->name + "`?)";
+}
+
 int run_help(Invocation& inv) {
     if (inv.args.empty()) {
         Output::data(general_help());
@@ -49,7 +91,7 @@ int run_help(Invocation& inv) {
     if (inv.args.size() > 1) throw usage_error("usage: sqlock help [COMMAND]");
     const Command* command = find_command(inv.args[0]);
     if (!command)
-        throw usage_error("unknown command " + in_quotes(inv.args[0]) +
+        throw usage_error("unknown command " + in_quotes(inv.args[0]) + did_you_mean(inv.args[0]) +
                           "; see `sqlock --help` for the list");
     Output::data(command_help(*command));
     return exit_code::ok;

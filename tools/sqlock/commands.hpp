@@ -32,6 +32,10 @@ const std::vector<Command>& commands();
 /// The command called `name`, or nullptr.
 const Command* find_command(const std::string& name);
 
+/// " (did you mean `sqlock NAME`?)" for the command nearest to a mistyped
+/// `word` (at most two edits away), else "".
+std::string did_you_mean(const std::string& word);
+
 // The commands, each defined in its own file.
 void add_run_options(cxxopts::Options& options, const std::string& group);
 int run_run(Invocation& inv);
@@ -45,8 +49,13 @@ void add_release_options(cxxopts::Options& options, const std::string& group);
 int run_release(Invocation& inv);
 extern const char* const release_details;
 
+void add_renew_options(cxxopts::Options& options, const std::string& group);
+int run_renew(Invocation& inv);
+extern const char* const renew_details;
+
 void add_list_options(cxxopts::Options& options, const std::string& group);
 int run_list(Invocation& inv);
+void add_show_options(cxxopts::Options& options, const std::string& group);
 int run_show(Invocation& inv);
 
 void add_reap_options(cxxopts::Options& options, const std::string& group);

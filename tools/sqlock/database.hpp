@@ -10,11 +10,12 @@ namespace sqlock_cli {
 /// connects lazily, so a bad URL scheme or table name fails here (78/64)
 /// before anything is touched.
 ///
-/// Unless `creating` (sqlock init), an explicitly named SQLite file that does
-/// not exist is an errc::configuration error: SQLite would otherwise create
-/// an empty file for a mistyped path and then report the table missing,
-/// leaving a stray database behind. The embedded default database is created
-/// (and initialised) on first use, as the library does.
+/// There is no pre-check here: a SQLite file that does not exist is the
+/// library's errc::configuration error on first use (it never creates one
+/// except in Locker::init, which `creating` (sqlock init) leads to), and the
+/// embedded default database is created and initialised on first use.
+/// `creating` turns the library's auto-init off: `init` calls
+/// Locker::init() itself, once.
 sqlock::Locker open_locker(const GlobalOptions& global, bool creating = false);
 
 }  // namespace sqlock_cli

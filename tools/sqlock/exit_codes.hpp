@@ -12,12 +12,12 @@ namespace sqlock_cli {
 
 namespace exit_code {
 constexpr int ok = 0;
-constexpr int not_held = 1;        ///< `show`: no such lock (like grep's "no match")
+constexpr int not_held = 1;        ///< `show`: not held (like grep's "no match")
 constexpr int usage = 64;          ///< EX_USAGE: bad flag, duration, name, table name
 constexpr int unavailable = 69;    ///< EX_UNAVAILABLE: database unreachable
 constexpr int internal = 70;       ///< EX_SOFTWARE: database error or a bug
 constexpr int busy = 75;           ///< EX_TEMPFAIL: lock held, or the wait ran out
-constexpr int configuration = 78;  ///< EX_CONFIG: missing table, unknown URL scheme
+constexpr int configuration = 78;  ///< EX_CONFIG: missing table or file, refused login
 /// Our own: the lock was lost while held (lease ran out and someone took it,
 /// or it was force-released). Outside sysexits' 64..78 so it is unambiguous.
 constexpr int lost = 79;

@@ -21,21 +21,40 @@ std::string to_seconds(const std::string& time) {
 }
 
 std::string or_dash(const std::string& s) {
-    return s.empty() ? "-" : terminal_safe(s);
+    return s.empty() ? "-" : sqlock::text::printable(s);
 }
 
 }  // namespace
 
-std::string holder_command(const sqlock::LockInfo& info) {
+namespace {
+
+// A string from the row's "meta" object (set by `sqlock run`), or "".
+std::string meta_field(const sqlock::LockInfo& info, const char* key) {
     auto j = nlohmann::json::parse(info.locked_by, nullptr, /*allow_exceptions=*/false);
     if (j.is_object()) {
         auto meta = j.find("meta");
         if (meta != j.end() && meta->is_object()) {
-            auto command = meta->find("command");
-            if (command != meta->end() && command->is_string()) return command->get<std::string>();
+            auto value = meta->find(key);
+            if (value != meta->end() && value->is_string()) return value->get<std::string>();
         }
     }
-    return info.holder.program;
+    return {};
+}
+
+}  // namespace
+
+std::string holder_label(const sqlock::LockInfo& info) {
+    return meta_field(info, "label");
+}
+
+std::string holder_command(const sqlock::LockInfo& info) {
+    std::string command = meta_field(info, "command");
+    return command.empty() ? info.holder.program : command;
+}
+
+std::string holder_job(const sqlock::LockInfo& info) {
+    std::string label = holder_label(info);
+    return label.empty() ? holder_command(info) : label;
 }
 
 std::string time_left(const sqlock::LockInfo& info) {
@@ -48,8 +67,22 @@ std::string expiry_phrase(const sqlock::LockInfo& info) {
 }
 
 std::string holder_sentence(const sqlock::LockInfo& info) {
-    return "lock " + in_quotes(info.name) + " is held by " + terminal_safe(describe_holder(info)) +
-           ", " + expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
+    if (sqlock::kept_by_min_hold(info))
+        return "lock " + in_quotes(info.name) + " is kept by the minimum hold of " +
+               describe_holder(info) + ", whose job finished, until " + to_seconds(info.expires) +
+               " UTC (" + expiry_phrase(info) + ")";
+    return "lock " + in_quotes(info.name) + " is held by " + describe_holder(info) + ", " +
+           expiry_phrase(info) + " (" + to_seconds(info.expires) + " UTC)";
+}
+
+std::string state_word(const sqlock::LockInfo& info) {
+    if (info.expired()) return "expired";
+    return sqlock::kept_by_min_hold(info) ? "kept" : "held";
+}
+
+std::string pid_text(const sqlock::LockInfo& info) {
+    if (!info.holder.pid) return "-";
+    return std::to_string(info.holder.pid) + (sqlock::holder_process_gone(info) ? " (gone)" : "");
 }
 
 nlohmann::ordered_json lock_json(const sqlock::LockInfo& info) {
@@ -65,7 +98,8 @@ nlohmann::ordered_json lock_json(const sqlock::LockInfo& info) {
           {"pid", info.holder.pid},
           {"user", info.holder.user},
           {"program", info.holder.program},
-          {"command", holder_command(info)}}},
+          {"command", holder_command(info)},
+          {"label", holder_label(info)}}},
         {"locked_by", info.locked_by},
     };
 }
@@ -79,21 +113,24 @@ std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {
     cells.push_back({"NAME", "ID", "HOST", "PID", "USER", "COMMAND", "CREATED (UTC)",
                      "EXPIRES (UTC)", "LEFT", "STATE"});
     for (const auto& r : rows) {
-        cells.push_back({terminal_safe(r.name), std::to_string(r.id), or_dash(r.holder.host),
-                         r.holder.pid ? std::to_string(r.holder.pid) : "-", or_dash(r.holder.user),
-                         or_dash(holder_command(r)), to_seconds(r.created), to_seconds(r.expires),
-                         time_left(r), r.expired() ? "expired" : "held"});
+        cells.push_back({sqlock::text::printable(r.name), std::to_string(r.id),
+                         or_dash(r.holder.host), pid_text(r), or_dash(r.holder.user),
+                         or_dash(holder_job(r)), to_seconds(r.created), to_seconds(r.expires),
+                         time_left(r), state_word(r)});
     }
-    // Widths in bytes: good enough for the ASCII that lock tables mostly hold.
+    // Columns line up by display width, not bytes: "café" is 5 bytes wide
+    // in memory and 4 on the screen.
     std::vector<std::size_t> width(cells.front().size(), 0);
     for (const auto& line : cells)
-        for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+        for (std::size_t i = 0; i < line.size(); ++i)
+            width[i] = std::max(width[i], display_width(line[i]));
     std::string out;
     for (const auto& line : cells) {
         std::string text;
         for (std::size_t i = 0; i < line.size(); ++i) {
             text += line[i];
-            if (i + 1 < line.size()) text += std::string(width[i] - line[i].size() + 2, ' ');
+            if (i + 1 < line.size())
+                text += std::string(width[i] - display_width(line[i]) + 2, ' ');
         }
         if (!out.empty()) out += "\n";
         out += text;
@@ -109,20 +146,22 @@ std::string lock_details(const sqlock::LockInfo& info) {
         if (!out.empty()) out += "\n";
         out += label + value;
     };
-    field("name", terminal_safe(info.name));
+    field("name", sqlock::text::printable(info.name));
     field("id", std::to_string(info.id));
-    field("state", info.expired() ? "expired" : "held");
-    field("holder", terminal_safe(describe_holder(info)));
+    field("state", sqlock::kept_by_min_hold(info) ? "kept (by the minimum hold: the job finished)"
+                                                  : state_word(info));
+    field("holder", describe_holder(info));
     field("host", or_dash(info.holder.host));
-    field("pid", info.holder.pid ? std::to_string(info.holder.pid) : "-");
+    field("pid", pid_text(info));
     field("user", or_dash(info.holder.user));
     field("program", or_dash(info.holder.program));
     field("command", or_dash(holder_command(info)));
+    if (!holder_label(info).empty()) field("label", sqlock::text::printable(holder_label(info)));
     field("created", info.created + " UTC");
     field("expires", info.expires + " UTC");
     field("left", info.expired() ? expiry_phrase(info) : time_left(info));
     if (info.holder.host.empty() && info.holder.pid == 0)
-        field("locked_by", terminal_safe(info.locked_by));  // written by another program
+        field("locked_by", sqlock::text::printable(info.locked_by));  // written by another program
     return out;
 }
 

@@ -14,6 +14,12 @@ namespace sqlock_cli {
 /// holder's program name, else empty.
 std::string holder_command(const sqlock::LockInfo& info);
 
+/// The `--label` the holder gave `sqlock run`, or "".
+std::string holder_label(const sqlock::LockInfo& info);
+
+/// What `list` shows as the holder's job: its label, else its command.
+std::string holder_job(const sqlock::LockInfo& info);
+
 /// "59m12s", or "-" once expired.
 std::string time_left(const sqlock::LockInfo& info);
 
@@ -22,6 +28,13 @@ std::string expiry_phrase(const sqlock::LockInfo& info);
 
 /// "lock 'name' is held by host:pid (user, program), expires in 5m (... UTC)".
 std::string holder_sentence(const sqlock::LockInfo& info);
+
+/// "held", "kept" (by a minimum hold after the job finished) or "expired".
+std::string state_word(const sqlock::LockInfo& info);
+
+/// The holder's pid, "12345 (gone)" for a process on this host that no
+/// longer exists, "-" when unknown.
+std::string pid_text(const sqlock::LockInfo& info);
 
 /// One row as JSON (fields in this order, for people reading it): name, id, created, expires,
 /// seconds_left, expired, holder {host, pid, user, program, command}, locked_by (the raw column).

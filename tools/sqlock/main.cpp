@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
         if (!(quiet && expected)) Output::error(e.what());
         return exit_code_for(e.category());
     } catch (const cxxopts::exceptions::exception& e) {
-        Output::error(std::string(e.what()) + "; see `sqlock --help`");
+        Output::error(plain_quotes(e.what()) + "; see `sqlock --help`");
         return exit_code::usage;
     } catch (const std::exception& e) {
         Output::error(std::string("internal error: ") + e.what());

@@ -32,6 +32,26 @@ sqlock::duration duration_option(const cxxopts::ParseResult& result, const std::
     return parse_duration_option(name, result[name].as<std::string>(), kind);
 }
 
+void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero) {
+    add("w,wait,timeout",
+        "Wait up to DUR for a held lock, or `forever`; 0 " + zero + " (flock's -w)",
+        cxxopts::value<std::string>()->default_value("0"), "DUR");
+    add("n,nonblock", "Do not wait: the same as --wait 0 (flock's -n)");
+}
+
+WaitOption wait_option(const cxxopts::ParseResult& result) {
+    WaitOption w;
+    const std::string text = result["wait"].as<std::string>();
+    if (text == "forever") {
+        w.forever = true;
+    } else {
+        w.wait = parse_duration_option("wait", text, duration_kind::non_negative);
+    }
+    if (result.count("nonblock") && result.count("wait") && (w.forever || w.wait.count() > 0))
+        throw usage_error("--nonblock and --wait " + in_quotes(text) + " contradict each other");
+    return w;
+}
+
 long integer_option(const cxxopts::ParseResult& result, const std::string& name, long min, long max,
                     long fallback) {
     if (!result.count(name)) return fallback;

@@ -26,6 +26,21 @@ sqlock::duration parse_duration_option(const std::string& option, const std::str
 sqlock::duration duration_option(const cxxopts::ParseResult& result, const std::string& name,
                                  duration_kind kind);
 
+/// Adds the wait options, named as flock(1) users expect: `-w`, `--wait`,
+/// `--timeout` DUR (or `forever`), and `-n`, `--nonblock` (the same as
+/// `--wait 0`). `zero` says what a zero wait does ("skips at once").
+void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero);
+
+/// The wait the options ask for.
+struct WaitOption {
+    sqlock::duration wait{};  ///< 0: one attempt
+    bool forever = false;     ///< `--wait forever`: no deadline
+};
+
+/// Reads what add_wait_options() added. Throws cli_error (64) for a bad
+/// duration, or for -n together with a non-zero wait.
+WaitOption wait_option(const cxxopts::ParseResult& result);
+
 /// The value of integer option `name`, which must lie in [min, max]; `fallback`
 /// when not given. Throws cli_error (64) otherwise.
 long integer_option(const cxxopts::ParseResult& result, const std::string& name, long min, long max,

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "sqlock/utf8.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 
@@ -26,8 +26,7 @@ void Output::data(const std::string& text) {
 
 void Output::result(const std::string& line) const {
     if (quiet_) return;
-    std::fputs(line.c_str(), stdout);
-    std::fputc('\n', stdout);
+    error(line);
 }
 
 void Output::note(const std::string& message) const {
@@ -52,46 +51,88 @@ std::string one_line(std::string text) {
     return text;
 }
 
-std::string terminal_safe(const std::string& text) {
-    auto escaped = [](unsigned char c) {
-        static const char* hex = "0123456789abcdef";
-        return std::string("\\x") + hex[c >> 4] + hex[c & 0xF];
-    };
-    std::string out;
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7F || c == '\\')
-                out += escaped(c);
-            else
-                out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        // One UTF-8 sequence; anything malformed is escaped byte-wise, and so
-        // are C1 controls (U+009B is a CSI to some terminals).
-        char32_t cp = 0;
-        std::size_t len = sqlock::utf8_sequence_length(text, i, &cp);
-        if (len == 0 || (cp >= 0x80 && cp <= 0x9F)) {
-            out += escaped(c);
-            ++i;
-            continue;
-        }
-        out.append(text, i, len);
-        i += len;
-    }
-    return out;
+std::string in_quotes(const std::string& name) {
+    return "'" + sqlock::text::printable(name) + "'";
 }
 
-std::string in_quotes(const std::string& name) {
-    return "'" + terminal_safe(name) + "'";
+std::string pasteable(const std::string& text) {
+    if (sqlock::text::printable(text) == text) {  // nothing to escape
+        std::string out = "'";
+        for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return out + "'";
+    }
+    // ANSI-C quoting (bash, zsh, ksh): every byte survives a copy and paste.
+    static const char* hex = "0123456789abcdef";
+    std::string out = "$'";
+    for (unsigned char c : text) {
+        if (c == '\'' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20 || c >= 0x7F) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "'";
+}
+
+std::string count_of(std::size_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+namespace {
+
+// Zero-width: combining marks and joiners that attach to the previous
+// character (the ranges most text meets; not all of Unicode's Mn).
+bool zero_width(char32_t cp) {
+    return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x0483 && cp <= 0x0489) ||
+           (cp >= 0x0591 && cp <= 0x05BD) || (cp >= 0x0610 && cp <= 0x061A) ||
+           (cp >= 0x064B && cp <= 0x065F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
+           (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE00 && cp <= 0xFE0F) ||
+           (cp >= 0xFE20 && cp <= 0xFE2F) || (cp >= 0xE0100 && cp <= 0xE01EF);
+}
+
+// Two columns: East Asian Wide and Fullwidth (Unicode's EastAsianWidth W/F),
+// emoji included, as terminals draw them.
+bool double_width(char32_t cp) {
+    return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x231A && cp <= 0x231B) ||
+           (cp >= 0x2329 && cp <= 0x232A) || (cp >= 0x23E9 && cp <= 0x23EC) ||
+           (cp >= 0x25FD && cp <= 0x25FE) || (cp >= 0x2614 && cp <= 0x2615) ||
+           (cp >= 0x2E80 && cp <= 0x303E) || (cp >= 0x3041 && cp <= 0x33FF) ||
+           (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+           (cp >= 0xA000 && cp <= 0xA4CF) || (cp >= 0xA960 && cp <= 0xA97F) ||
+           (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+           (cp >= 0xFE10 && cp <= 0xFE19) || (cp >= 0xFE30 && cp <= 0xFE6F) ||
+           (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) ||
+           (cp >= 0x1F300 && cp <= 0x1F64F) || (cp >= 0x1F900 && cp <= 0x1F9FF) ||
+           (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
+}  // namespace
+
+std::size_t display_width(const std::string& text) {
+    std::size_t width = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        char32_t cp = 0;
+        std::size_t len = sqlock::text::utf8_sequence_length(text, i, &cp);
+        if (len == 0) {  // shown as \xNN by text::printable
+            width += 4;
+            ++i;
+            continue;
+        }
+        if (!zero_width(cp)) width += double_width(cp) ? 2 : 1;
+        i += len;
+    }
+    return width;
 }
 
 std::string at_database(const std::string& redacted_url) {
-    return " [" + terminal_safe(redacted_url) + "]";
+    return " [" + sqlock::text::printable(redacted_url) + "]";
 }
 
 }  // namespace sqlock_cli

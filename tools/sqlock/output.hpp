@@ -1,8 +1,12 @@
-// Where sqlock's words go: results on stdout, diagnostics on stderr as single
-// lines prefixed "sqlock: ", governed by --quiet and --verbose.
+// Where sqlock's words go: the data a command was asked for on stdout;
+// everything else (results, notes, errors) on stderr as single lines
+// prefixed "sqlock: ", governed by --quiet and --verbose.
 #pragma once
 
+#include <cstddef>
 #include <string>
+
+#include "text.hpp"  // text::printable, the one rule for showing text
 
 namespace sqlock_cli {
 
@@ -20,8 +24,10 @@ class Output {
     bool verbose() const noexcept { return verbose_; }
 
     /// Data asked for (a listing, JSON, a token) on stdout, even with --quiet.
+    /// Nothing else goes to stdout, so a script can capture it whole.
     static void data(const std::string& text);
-    /// A result message on stdout ("purged 3 expired locks"), not with --quiet.
+    /// A result message ("deleted 3 expired locks", "no locks"): a
+    /// "sqlock: ..." line on stderr, not with --quiet.
     void result(const std::string& line) const;
     /// A "sqlock: ..." line on stderr (not with --quiet).
     void note(const std::string& message) const;
@@ -36,16 +42,24 @@ class Output {
     bool verbose_ = false;
 };
 
-/// `text` made safe for a terminal: valid UTF-8 is kept, control characters
-/// and invalid bytes are shown as \xNN, so a hostile lock name cannot move
-/// the cursor or retitle the window.
-std::string terminal_safe(const std::string& text);
-
 /// `text` on one line: CR and LF become spaces, trailing blanks go.
 std::string one_line(std::string text);
 
-/// "'name'" for messages (terminal-safe).
+/// "'name'" for messages (text::printable, the one rule for showing text).
 std::string in_quotes(const std::string& name);
+
+/// `text` as one shell word that can be pasted from a message into bash:
+/// 'text' (with ' written as '\''), or $'...' with \xNN escapes when it holds
+/// control characters or bytes that are not UTF-8, which no terminal shows
+/// as themselves.
+std::string pasteable(const std::string& text);
+
+/// "1 row", "3 rows": a count with its noun (regular plurals only).
+std::string count_of(std::size_t n, const std::string& noun);
+
+/// Columns `text` takes on a terminal: East Asian wide characters count 2,
+/// combining marks 0, everything else (after text::printable) 1.
+std::size_t display_width(const std::string& text);
 
 /// " [url]": the suffix naming the database in messages. Pass a URL that is
 /// already redacted (Locker::url()).

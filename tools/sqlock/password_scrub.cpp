@@ -2,13 +2,13 @@
 
 #include <cstring>
 
-#include "sqlock/url.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 
 std::string without_passwords(const std::string& text) {
     std::string out = text;
-    auto ranges = sqlock::password_ranges(text);
+    auto ranges = sqlock::text::password_ranges(text);
     for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
         out.replace(it->first, it->second - it->first, "***");
     return out;
@@ -16,7 +16,7 @@ std::string without_passwords(const std::string& text) {
 
 static void scrub(char* value) {
     std::string url(value);
-    for (const auto& [begin, end] : sqlock::password_ranges(url))
+    for (const auto& [begin, end] : sqlock::text::password_ranges(url))
         for (std::size_t i = begin; i < end; ++i) value[i] = '*';
 }
 

@@ -2,9 +2,13 @@
 
 #include <pqxx/nontransaction>
 #include <pqxx/result>
+#include <pqxx/transaction>
+#include <string>
+#include <vector>
 
 #include "postgres_error.hpp"
 #include "postgres_statements.hpp"
+#include "sqlock/error.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -104,6 +108,39 @@ void PgConnection::init_schema() {
         tx.exec("SELECT pg_advisory_xact_lock(hashtext(" +
                 tx.quote("sqlock init " + target_->table) + "));\n" + schema_script(*target_));
     });
+}
+
+void PgConnection::check_access() {
+    std::vector<std::string> missing;
+    guarded(*target_, "checking the privileges on the lock table", {}, [&] {
+        // What a role needs besides CREATE: see docs/SECURITY.md. A table
+        // without a serial id (made by another program) needs no sequence.
+        pqxx::nontransaction check(link_.get());
+        pqxx::result r = check.exec_params(
+            "SELECT has_table_privilege($1::text::regclass, 'SELECT'), "
+            "has_table_privilege($1::text::regclass, 'INSERT'), "
+            "has_table_privilege($1::text::regclass, 'UPDATE'), "
+            "has_table_privilege($1::text::regclass, 'DELETE'), "
+            "coalesce(has_sequence_privilege(pg_get_serial_sequence($1::text, 'id'), 'USAGE'), "
+            "true)",
+            target_->quoted_table);
+        const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
+        for (int i = 0; i < 4; ++i)
+            if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
+        if (!r[0][4].as<bool>()) missing.push_back("USAGE on its id sequence");
+        return 0;
+    });
+    if (missing.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < missing.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    throw error(errc::configuration,
+                target_->redact("lock table " + target_->table +
+                                " exists, but this role may not use it: it lacks " + list +
+                                " (a role needs SELECT, INSERT, UPDATE and DELETE on the table and "
+                                "USAGE on its id sequence; see docs/SECURITY.md) [" +
+                                target_->redact.url() + "]"),
+                "42501");
 }
 
 AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration lease,

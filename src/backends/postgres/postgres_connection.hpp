@@ -30,6 +30,7 @@ class PgConnection final : public Connection {
     explicit PgConnection(std::shared_ptr<const PgTarget> target);
 
     void init_schema() override;
+    void check_access() override;
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by) override;
     AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,

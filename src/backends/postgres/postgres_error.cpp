@@ -93,6 +93,24 @@ std::string sqlstate_of(const pqxx::transaction_rollback& e) {
          state);
 }
 
+// libpq reports a failed login as text only (no SQLSTATE reaches the
+// client for a connection that never started). The server answered, so the
+// URL or the credentials are wrong (configuration, exit 78), unlike a server
+// that cannot be reached (connection, 69). Matched on the server's English
+// texts (lc_messages other than English fall back to connection) and on
+// libpq's own for a password the server asked for and did not get. "Too many
+// clients" and "starting up" / "shutting down" stay connection: they pass.
+bool refused_by_server(const std::string& what) {
+    for (const char* text :
+         {"password authentication failed", "authentication failed for user",
+          "no pg_hba.conf entry", "\" does not exist", "is not permitted to log in",
+          "permission denied for database", "no password supplied", "server requested a password",
+          "password is required"}) {
+        if (what.find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::string describe(const char* doing, const std::string& subject) {
@@ -132,7 +150,13 @@ void rethrow_connect_error(const PgTarget& t) {
         map_sqlstate(t, sqlstate_of(e), server_message(e.what()), "connecting");
     } catch (const std::exception& e) {
         // libpq's own text names the host and port it tried.
-        fail(t, errc::connection, std::string("cannot connect to PostgreSQL: ") + e.what());
+        const std::string what = e.what();
+        if (refused_by_server(what))
+            fail(t, errc::configuration,
+                 "PostgreSQL refused the login (check the user, password and database in the "
+                 "URL, ~/.pgpass or PGPASSWORD): " +
+                     what);
+        fail(t, errc::connection, "cannot connect to PostgreSQL: " + what);
     } catch (...) {
         fail(t, errc::connection, "cannot connect to PostgreSQL");
     }

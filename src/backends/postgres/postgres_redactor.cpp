@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "sqlock/url.hpp"
+#include "text.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -47,7 +47,7 @@ Redactor::Redactor(const DatabaseUrl& url, const std::vector<std::string>& extra
     : original_url_(url.original), redacted_url_(url.redacted), secrets_(extra_secrets) {
     // The password as the URL spells it (sqlock's one set of rules, the way
     // libpq reads a URL), and percent-decoded.
-    for (const auto& [begin, end] : password_ranges(url.original)) {
+    for (const auto& [begin, end] : text::password_ranges(url.original)) {
         const std::string raw = url.original.substr(begin, end - begin);
         secrets_.push_back(raw);
         secrets_.push_back(percent_decode(raw));

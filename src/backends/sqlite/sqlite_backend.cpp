@@ -69,7 +69,7 @@ void make_private_directory(const std::string& path) {
     while ((pos = path.find('/', pos)) != std::string::npos) {
         std::string dir = path.substr(0, pos);
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            throw error(errc::connection, "cannot create directory '" + escape_controls(dir) +
+            throw error(errc::connection, "cannot create directory '" + text::printable(dir) +
                                               "': " + std::strerror(errno));
         ++pos;
     }
@@ -200,6 +200,16 @@ class SqliteConnection final : public Connection {
             int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
             if (fd >= 0) ::close(fd);
         }
+        // A directory is a mistake in the URL, not an unreachable database;
+        // SQLite would only fail later, on the journal, with SQLITE_CANTOPEN.
+        struct stat st {};
+        if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            throw error(errc::configuration,
+                        "'" + text::printable(path_) +
+                            "' is a directory, not a SQLite file; name a file in it, e.g. "
+                            "sqlite://" +
+                            text::printable(path_.back() == '/' ? path_ : path_ + "/") + "locks.db",
+                        "SQLITE_CANTOPEN");
         int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
         int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
         if (rc != SQLITE_OK) {
@@ -208,16 +218,23 @@ class SqliteConnection final : public Connection {
             db_ = nullptr;
             if (!create && file_missing(path_))
                 throw error(errc::configuration,
-                            "no lock database at '" + escape_controls(path_) +
+                            "no lock database at '" + text::printable(path_) +
                                 "' (the SQLite file does not exist); create it with `sqlock "
                                 "init` or Locker::init()",
                             sqlite::code_name(rc));
+            // A local file is never "unreachable": one this user may not
+            // open is a setting to fix.
+            if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES)
+                throw error(errc::configuration,
+                            "no permission to open SQLite database '" + text::printable(path_) +
+                                "' for reading and writing: " + msg,
+                            sqlite::code_name(rc));
             throw error(errc::connection,
-                        "cannot open SQLite database '" + escape_controls(path_) + "': " + msg +
+                        "cannot open SQLite database '" + text::printable(path_) + "': " + msg +
                             " (does the directory exist and is it accessible?)",
                         sqlite::code_name(rc));
         }
-        sqlite::set_error_database_name(db_, "SQLite database '" + escape_controls(path_) + "'");
+        sqlite::set_error_database_name(db_, "SQLite database '" + text::printable(path_) + "'");
         sqlite3_extended_result_codes(db_, 1);
         busy_timeout_ = std::chrono::milliseconds(busy_ms);
         sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
@@ -241,6 +258,21 @@ class SqliteConnection final : public Connection {
         std::string sql = substitute(sqlite_schema_sql, "table", table_);
         sql = substitute(sql, "index", index_);
         exec(sql, "creating the lock table");
+    }
+
+    void check_access() override {
+        // SQLite opens a file it may not write read-only, without a word.
+        if (sqlite3_db_readonly(db_, "main") == 1)
+            throw error(errc::configuration,
+                        "SQLite database '" + text::printable(path_) +
+                            "' is read-only for this user: sqlock needs to write it (and to "
+                            "create its -wal and -shm files beside it)",
+                        "SQLITE_READONLY");
+        // Taking the write lock proves the journal files can be written too,
+        // and preparing a statement that the table has its columns; the
+        // transaction is rolled back, so nothing changes.
+        Transaction probe(*this);
+        prepare(sql::is_held);
     }
 
     AcquireResult try_acquire(const std::string& lockstring, duration lease,

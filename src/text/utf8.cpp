@@ -1,6 +1,7 @@
-#include "sqlock/utf8.hpp"
+// UTF-8: the one decoder sqlock uses to validate names and to show text.
+#include "text.hpp"
 
-namespace sqlock {
+namespace sqlock::text {
 
 std::size_t utf8_sequence_length(const std::string& text, std::size_t pos,
                                  char32_t* code_point) noexcept {
@@ -35,4 +36,13 @@ std::size_t utf8_sequence_length(const std::string& text, std::size_t pos,
     return extra + 1;
 }
 
-}  // namespace sqlock
+bool is_valid_utf8(const std::string& text) noexcept {
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t len = utf8_sequence_length(text, i);
+        if (len == 0) return false;
+        i += len;
+    }
+    return true;
+}
+
+}  // namespace sqlock::text

@@ -1,0 +1,42 @@
+// Text — the one module for UTF-8, for showing untrusted text, and for
+// finding the passwords in database URLs. Internal (not installed): shared by
+// the library, the sqlock command and the fuzzers, so that every message,
+// listing and log line follows the same rules.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sqlock::text {
+
+/// Length in bytes (1 to 4) of the well-formed UTF-8 sequence starting at
+/// `text[pos]`, or 0 if the bytes there are not one (overlong forms,
+/// surrogates, code points above U+10FFFF and truncated sequences are not).
+/// Stores the code point in `*code_point` when given. `pos` must be < size.
+std::size_t utf8_sequence_length(const std::string& text, std::size_t pos,
+                                 char32_t* code_point = nullptr) noexcept;
+
+/// True if `text` is well-formed UTF-8.
+bool is_valid_utf8(const std::string& text) noexcept;
+
+/// `text` safe to show anywhere (a terminal, a log, an error message, a
+/// quoted name), by the one rule: well-formed UTF-8 is kept; C0 and C1
+/// controls, DEL, the backslash, the single quote and bytes that are not
+/// UTF-8 are shown as \xNN. The result is one line of valid UTF-8 that no
+/// terminal interprets. At most `max_bytes` bytes of `text` are shown,
+/// then "...".
+std::string printable(const std::string& text, std::size_t max_bytes = std::string::npos);
+
+/// [begin, end) byte ranges of the passwords in a database URL, read the way
+/// libpq reads them: the userinfo password (`scheme://user:PASSWORD@host`,
+/// ending at the first '@') and every `password=` query parameter. For
+/// scrubbing a URL in place (e.g. in argv).
+std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url);
+
+/// The URL with every password replaced by "***", printable(): safe to
+/// print, log or put in an error message.
+std::string redact_url(const std::string& url);
+
+}  // namespace sqlock::text

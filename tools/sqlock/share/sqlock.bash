@@ -1,0 +1,74 @@
+# bash completion for sqlock(1). Installed by `cmake --install` into
+# share/bash-completion/completions/sqlock, where bash-completion finds it.
+_sqlock() {
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null; then
+        _init_completion -n = || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD - 1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+
+    local commands="run acquire release renew list show reap init help"
+    local global="--db --table -q --quiet -v --verbose -h --help"
+
+    # The command word: the first word that is not an option or the value of
+    # --db/--table; after `run ... --` complete the command to run.
+    local i command="" separator=0
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --db | --table) ((i++)) ;;
+            --) [[ -n $command ]] && separator=$i && break ;;
+            -*) ;;
+            *) [[ -z $command ]] && command=${words[i]} ;;
+        esac
+    done
+    if ((separator > 0)); then
+        mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+        return
+    fi
+
+    case $prev in
+        --db | --table | --token | --label | --slots | --conflict-exit-code | -E)
+            return ;;
+        --expires | --min-hold)
+            COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
+            return ;;
+        --wait | --timeout | -w)
+            COMPREPLY=($(compgen -W "0 30s 5m 1h forever" -- "$cur"))
+            return ;;
+        --on-lost)
+            COMPREPLY=($(compgen -W "term ignore" -- "$cur"))
+            return ;;
+    esac
+
+    if [[ -z $command ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$global --version" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
+
+    local options=""
+    case $command in
+        run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
+                      --no-heartbeat --on-lost -E --conflict-exit-code --label --" ;;
+        acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
+        release) options="--token --force" ;;
+        renew) options="--token --expires" ;;
+        list) options="--held --expired --json" ;;
+        show) options="--json" ;;
+        reap) options="--dry-run --json" ;;
+        help)
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+            return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$options $global" -- "$cur"))
+    fi
+}
+complete -F _sqlock sqlock
