@@ -8,6 +8,7 @@
 #include "database.hpp"
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 
@@ -36,7 +37,7 @@ int run_doctor(Invocation& inv) {
         std::string text;
         for (const auto& f : d.facts)
             text += f.key + ":" + std::string(width + 2 - f.key.size(), ' ') +
-                    terminal_safe(f.value) + "\n";
+                    sqlock::text::printable(f.value) + "\n";
         Output::data(text);
     }
     for (const auto& p : d.problems) Output::error("problem: " + p);

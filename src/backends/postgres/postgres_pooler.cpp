@@ -1,6 +1,7 @@
 #include "postgres_pooler.hpp"
 
 #include "sqlock/error.hpp"
+#include "text.hpp"
 #include "url.hpp"
 
 namespace sqlock::detail::postgres {
@@ -24,7 +25,7 @@ PoolMode parse_mode(const std::string& value, const std::string& shown) {
     if (value == "session") return PoolMode::session;
     if (value == "transaction") return PoolMode::transaction;
     if (value == "statement") return PoolMode::statement;
-    throw error(errc::invalid_argument, "unknown pooler '" + escape_controls(value) +
+    throw error(errc::invalid_argument, "unknown pooler '" + text::printable(value) +
                                             "' in database URL '" + shown +
                                             "'; expected none, session, transaction or statement");
 }
