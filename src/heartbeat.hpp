@@ -1,14 +1,28 @@
-// Heartbeat — keeps one lock's lease alive from a background thread.
+// Heartbeat — keeps one lock's lease alive from background threads, and
+// knows until when the lock is certainly still held.
 //
-// Renews at a third of the lease. A failed renewal that finds the row gone or
-// taken over means the lock is lost at once. A transient error (connection
-// lost, database busy) is retried with backoff; the lock is declared lost
-// only once a whole lease has passed since the last successful renewal,
-// because only then can another holder have taken it over.
+// valid_until is the time (steady clock) at which the last successful
+// renewal, or the acquisition, was *sent*, plus the lease: the database set
+// `expires` from its own `now`, which is later than the sending, so the row
+// lasts at least that long (as long as the two clocks run at the same rate).
+//
+// Two threads, so a renewal that hangs can never keep the heartbeat from
+// acting: the renewer makes one renewal at a time, each bounded by a
+// deadline it passes to the database layer; the timer decides when to ask
+// for the next one, warns (on_expiring) `warn_before` ahead of valid_until,
+// and declares the lock lost when a renewal finds the row gone or taken over,
+// or when valid_until passes without a successful renewal (from then on
+// another holder may have it). The timer never waits for the renewer.
+//
+// Renewals are sent every lease/6, so several fit before valid_until even
+// when a holder must stop its work well ahead of it (sqlock run's kill
+// grace); a failed one is retried after a third of that.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -19,25 +33,64 @@ namespace sqlock::detail {
 
 class Heartbeat {
   public:
-    /// `renew` returns false if the lock is lost and throws on a transient
-    /// failure; `lost` is called once when the lock is declared lost.
-    Heartbeat(duration lease, std::function<bool()> renew, std::function<void()> lost);
+    using clock = std::chrono::steady_clock;
+
+    struct Settings {
+        duration lease{};
+        duration interval{};         // from one successful renewal's sending to the next
+        duration retry{};            // after a failed renewal
+        duration attempt_timeout{};  // each renewal gives up after this
+        duration warn_before{};      // on_expiring this long before valid_until
+    };
+    /// The settings for `lease`: interval lease/6, retry a third of that,
+    /// each attempt bounded by the interval and by `db_timeout`.
+    static Settings settings_for(duration lease, duration db_timeout, duration warn_before);
+
+    /// `renew(deadline)` renews once, giving up by `deadline`: returns false
+    /// if the lock is lost, throws on a transient failure. `lost` is called
+    /// once when the lock is declared lost, `expiring(valid_until)` once per
+    /// valid_until that comes within warn_before with no renewal (either may
+    /// be empty). `valid_until` holds steady_clock ticks; it is read and
+    /// advanced here (renewals made elsewhere may advance it too).
+    Heartbeat(Settings settings, std::atomic<std::int64_t>& valid_until,
+              std::function<bool(clock::time_point)> renew, std::function<void()> lost,
+              std::function<void(clock::time_point)> expiring);
     ~Heartbeat();  // stops and joins
 
+    /// Stops both threads and joins them. The renewer is joined after at
+    /// most its current attempt's deadline.
     void stop() noexcept;
-    /// In a forked child the thread does not exist: forget it without joining.
+    /// In a forked child the threads do not exist: forget them without joining.
     void abandon() noexcept;
 
-  private:
-    void run();
+    static clock::time_point to_time(std::int64_t ticks) {
+        return clock::time_point(clock::duration(ticks));
+    }
+    static std::int64_t to_ticks(clock::time_point t) { return t.time_since_epoch().count(); }
+    /// Moves `valid_until` to `t` if that is later. Thread-safe.
+    static void advance(std::atomic<std::int64_t>& valid_until, clock::time_point t) noexcept;
 
-    duration lease_;
-    std::function<bool()> renew_;
+  private:
+    enum class outcome { none, renewed, gone, failed };
+
+    void run_timer();
+    void run_renewer();
+
+    Settings settings_;
+    std::atomic<std::int64_t>& valid_until_;
+    std::function<bool(clock::time_point)> renew_;
     std::function<void()> lost_;
+    std::function<void(clock::time_point)> expiring_;
+
     std::mutex mutex_;
     std::condition_variable cv_;
     bool stopping_ = false;
-    std::thread thread_;
+    bool requested_ = false;  // the timer asks the renewer for one renewal
+    bool busy_ = false;       // the renewer is renewing
+    outcome result_ = outcome::none;
+    clock::time_point result_sent_{};
+    std::thread timer_;
+    std::thread renewer_;
 };
 
 }  // namespace sqlock::detail

@@ -1,11 +1,13 @@
 #include "postgres_connection.hpp"
 
+#include <algorithm>
 #include <pqxx/nontransaction>
 #include <pqxx/result>
 #include <pqxx/transaction>
 
 #include "postgres_error.hpp"
 #include "postgres_statements.hpp"
+#include "postgres_watchdog.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -34,17 +36,35 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     for (const auto& [name, sql] : prepared_statements(*target_)) link_.get().prepare(name, sql);
 }
 
+template <typename F>
+auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f()) {
+    const auto now = clock::now();
+    const auto limit = std::min(deadline_, now + target_->timeout);
+    Armed armed(link_.get().sock(), limit);
+    try {
+        return guarded(*target_, doing, subject, std::forward<F>(f));
+    } catch (const error& e) {
+        if (!armed.fired()) throw;
+        const auto waited = std::chrono::duration_cast<duration>(clock::now() - now);
+        throw error(errc::connection,
+                    target_->redact("no answer from PostgreSQL within " + format_duration(waited) +
+                                    " while " + describe(doing, subject) +
+                                    "; abandoned the connection [" + target_->redact.url() + "]"),
+                    e.backend_code());
+    }
+}
+
 template <typename... Args>
 pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
                                 const char* statement, Args&&... args) {
-    return guarded(*target_, doing, subject, [&] {
+    return bounded(doing, subject, [&] {
         pqxx::nontransaction tx(link_.get());
         return tx.exec_prepared(statement, std::forward<Args>(args)...);
     });
 }
 
 void PgConnection::init_schema() {
-    guarded(*target_, "creating the lock table", {}, [&] {
+    bounded("creating the lock table", {}, [&] {
         // Nothing to do (and no CREATE privilege needed) when it all exists:
         // CREATE ... IF NOT EXISTS checks privileges before existence.
         bool exists;

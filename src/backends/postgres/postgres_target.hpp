@@ -5,6 +5,7 @@
 #include <string>
 
 #include "postgres_redactor.hpp"
+#include "sqlock/duration.hpp"
 #include "url.hpp"
 
 namespace sqlock::detail::postgres {
@@ -12,7 +13,8 @@ namespace sqlock::detail::postgres {
 struct PgTarget {
     /// `table` must be validated (validate_table_name with allow_schema).
     /// Throws errc::invalid_argument for a URL libpq cannot parse.
-    PgTarget(DatabaseUrl url, std::string table);
+    /// `timeout` bounds every round trip (see bounded_conninfo, Armed).
+    PgTarget(DatabaseUrl url, std::string table, duration timeout);
 
     DatabaseUrl url;             // url.original goes to libpq as it is
     std::string table;           // as given: "locks" or "ops.locks"
@@ -21,6 +23,8 @@ struct PgTarget {
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
     std::string channel;         // LISTEN/NOTIFY channel of this table
     Redactor redact;             // scrubs the password out of messages
+    duration timeout;            // longest wait for one answer of the server
+    std::string conninfo;        // what libpq gets: the URL plus sqlock's time bounds
 };
 
 /// The expiry index name for a table basename: "<basename>_expires_idx",
