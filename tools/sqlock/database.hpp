@@ -15,6 +15,10 @@ namespace sqlock_cli {
 /// an empty file for a mistyped path and then report the table missing,
 /// leaving a stray database behind. The embedded default database is created
 /// (and initialised) on first use, as the library does.
-sqlock::Locker open_locker(const GlobalOptions& global, bool creating = false);
+///
+/// --db-timeout bounds every round trip; without it, `default_timeout` (run
+/// derives one from its lease), else the library's default.
+sqlock::Locker open_locker(const GlobalOptions& global, bool creating = false,
+                           std::optional<sqlock::duration> default_timeout = std::nullopt);
 
 }  // namespace sqlock_cli
