@@ -238,6 +238,22 @@ int run_run(Invocation& inv) {
                             in_quotes(s.command.front()) + "; released " + what + db);
     }
 
+    // valid_until counts from when the acquisition was sent: one that waited
+    // long for the database (SQLite's busy wait) has little of its lease
+    // left to vouch for. Renew once first, so that the job is not started
+    // only to be stopped at once.
+    if (s.request.options.heartbeat && s.terminate_on_lost &&
+        lock->valid_until() - std::chrono::steady_clock::now() < lease / 2) {
+        try {
+            lock->renew();
+        } catch (const sqlock::error& e) {
+            release_unused();
+            throw cli_error(exit_code_for(e.category()),
+                            std::string(e.what()) + " (renewing before starting " +
+                                in_quotes(s.command.front()) + ", which was not started)");
+        }
+    }
+
     std::vector<std::string> env = command_environment({
         "SQLOCK_NAME=" + lock->name(),
         "SQLOCK_LOCKSTRING=" + lock->lockstring(),
