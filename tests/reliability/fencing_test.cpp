@@ -467,3 +467,46 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
     }
     relay.command("pass");
 }
+
+TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][outage]") {
+    if (sqlock_test::backend() != "postgres") return;
+    auto db = sqlock_test::fresh_database();
+    Relay relay(port_of(db.url));
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string w = dir + "/outage-" + std::to_string(getpid());
+    // Runs ~4 s; records a SIGTERM if it gets one.
+    const std::string job =
+        "trap 'echo TERM >> \"$1.term\"' TERM; i=0; while [ $i -lt 80 ]; do "
+        "date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done";
+    std::unique_ptr<Proc> a;
+    // Lease 6 s: renewals every 1 s, SIGTERM due 3 s before valid_until,
+    // so at least 2 s after the cut; the outage lasts 0.8 s.
+    start(a,
+          {cli, "--db", with_port(db.url, relay.port()), "--table", db.table, "run", "outage",
+           "--expires", "6s", "--", "/bin/sh", "-c", job, "job", w},
+          w + ".err");
+    REQUIRE(eventually([&] { return !stamps(w).empty(); }, 10s));
+    std::this_thread::sleep_for(1200ms);
+    relay.command("freeze");
+    std::this_thread::sleep_for(800ms);
+    relay.command("pass");
+    auto code = a->wait(30s);
+    INFO("stderr: " << read_file(w + ".err"));
+    REQUIRE(code == std::optional<int>(0));
+    CHECK(read_file(w + ".term").empty());
+    CHECK(read_file(w + ".err").empty());
+}
+
+TEST_CASE("--kill-grace that does not fit the lease is a usage error", "[fencing][usage]") {
+    auto db = sqlock_test::fresh_database();
+    auto r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires",
+                               "3s", "--kill-grace", "2s", "--", "/bin/true"});
+    CHECK(r.status == 64);
+    CHECK(r.err.find("--kill-grace 2s does not fit a 3s lease") != std::string::npos);
+    CHECK(r.err.find("use --kill-grace 1s300ms or less") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // What it says fits, does.
+    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires", "3s",
+                          "--kill-grace", "1300ms", "--", "/bin/true"});
+    CHECK(r.status == 0);
+}
