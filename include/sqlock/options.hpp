@@ -20,7 +20,8 @@ using lost_handler = std::function<void(const std::string& name, std::int64_t id
 /// succeeded meanwhile: stop the protected work by `valid_until`, because
 /// another holder may start at that moment. Arguments: the lock's name, its
 /// id, and valid_until. Called again for a later valid_until if renewals
-/// succeed and then fail again.
+/// succeed and then fail again. It must return promptly and must not
+/// release or destroy the Lock itself (signal another thread to do that).
 using expiring_handler = std::function<void(const std::string& name, std::int64_t id,
                                             std::chrono::steady_clock::time_point valid_until)>;
 

@@ -169,17 +169,6 @@ struct Fault {
     bool undo_before_b_acquires = false;  // B can only get through after undo
 };
 
-struct Measured {
-    double worst_exit_s = 0;
-    int overlaps = 0;
-    int trials = 0;
-};
-
-Measured& measured(const std::string& fault) {
-    static std::map<std::string, Measured> all;
-    return all[fault];
-}
-
 // One trial: A holds, the fault cuts it off, B waits for the lock.
 void trial(const Fault& fault, const std::string& job, const std::string& table, int n,
            bool check_background = false) {
@@ -218,6 +207,9 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
         ~Undo() { (*this)(); }  // every path, failing REQUIREs included
     } undo{fault};
     const auto cut = clock_type::now();
+    const auto cut_wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
     fault.apply();
     if (fault.undo_before_b_acquires) start(b, b_args, wb + ".err");
     auto a_code = a->wait(exit_bound + 10s);
@@ -239,12 +231,12 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     REQUIRE(!sb.empty());
     const bool overlap = *std::max_element(sa.begin(), sa.end()) >= sb.front();
     CHECK_FALSE(overlap);
-    auto& m = measured(fault.name);
-    ++m.trials;
-    m.overlaps += overlap ? 1 : 0;
-    m.worst_exit_s = std::max(m.worst_exit_s, exit_s);
-    std::printf("fencing: %-28s trial %d: A exited %d after %.2f s; overlap %s\n",
-                fault.name.c_str(), n, *a_code, exit_s, overlap ? "YES" : "no");
+    const long long last_a = *std::max_element(sa.begin(), sa.end());
+    std::printf(
+        "fencing: %-30s trial %d: A's job stopped %.2f s after the cut, %.2f s before "
+        "B's began; A exited %d after %.2f s; overlap %s\n",
+        fault.name.c_str(), n, (last_a - cut_wall) / 1e9, (sb.front() - last_a) / 1e9, *a_code,
+        exit_s, overlap ? "YES" : "no");
     std::fflush(stdout);
 }
 

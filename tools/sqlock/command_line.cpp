@@ -21,7 +21,7 @@ void add_global_options(cxxopts::Options& options, bool top_level) {
         "NAME");
     add("db-timeout",
         "Longest wait for a database server to answer (connecting, each statement) before "
-        "giving up with exit 69 (default 10s; for run: a sixth of --expires, at most 10s)",
+        "giving up with exit 69 (default 10s; for run: a sixth of --expires, 1s to 10s)",
         cxxopts::value<std::string>(), "DUR");
     add("q,quiet", "Print only errors; a busy lock is not an error");
     add("v,verbose",
