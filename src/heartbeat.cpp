@@ -16,18 +16,11 @@ Heartbeat::Settings Heartbeat::settings_for(duration lease, duration db_timeout,
     return s;
 }
 
-void Heartbeat::advance(std::atomic<std::int64_t>& valid_until, clock::time_point t) noexcept {
-    std::int64_t ticks = to_ticks(t);
-    std::int64_t current = valid_until.load();
-    while (current < ticks && !valid_until.compare_exchange_weak(current, ticks)) {
-    }
-}
-
-Heartbeat::Heartbeat(Settings settings, std::atomic<std::int64_t>& valid_until,
+Heartbeat::Heartbeat(Settings settings, Validity& validity,
                      std::function<bool(clock::time_point)> renew, std::function<void()> lost,
                      std::function<void(clock::time_point)> expiring)
     : settings_(settings),
-      valid_until_(valid_until),
+      validity_(validity),
       renew_(std::move(renew)),
       lost_(std::move(lost)),
       expiring_(std::move(expiring)) {
@@ -79,7 +72,7 @@ void Heartbeat::run_renewer() {
         }
         // Even an answer that came after the deadline counts: the database
         // executed the renewal after `sent`.
-        if (result == outcome::renewed) advance(valid_until_, sent + settings_.lease);
+        if (result == outcome::renewed) validity_.granted(sent, settings_.lease);
         lock.lock();
         busy_ = false;
         result_ = result;
@@ -91,7 +84,7 @@ void Heartbeat::run_renewer() {
 void Heartbeat::run_timer() {
     std::unique_lock<std::mutex> lock(mutex_);
     // The acquisition was sent a lease before valid_until.
-    auto next_attempt = to_time(valid_until_.load()) - settings_.lease + settings_.interval;
+    auto next_attempt = validity_.until() - settings_.lease + settings_.interval;
     auto warned_for = clock::time_point::min();
     for (;;) {
         if (stopping_) return;
@@ -101,7 +94,7 @@ void Heartbeat::run_timer() {
             next_attempt = result_sent_ + settings_.interval;
         else if (result == outcome::failed)
             next_attempt = now + settings_.retry;
-        const auto valid_until = to_time(valid_until_.load());
+        const auto valid_until = validity_.until();
         if (result == outcome::gone || now >= valid_until) {
             lock.unlock();
             if (lost_) lost_();

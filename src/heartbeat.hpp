@@ -31,6 +31,33 @@
 
 namespace sqlock::detail {
 
+/// Validity
+///
+/// valid_until of one lock. The renewal sent last decides it: the database
+/// keeps the expiry the last executed renewal set, and a renewal with a
+/// shorter lease than before shortens it. Thread-safe.
+class Validity {
+  public:
+    using clock = std::chrono::steady_clock;
+
+    /// A successful acquisition or renewal sent at `sent` with `lease`.
+    void granted(clock::time_point sent, duration lease) noexcept {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (sent < sent_) return;  // a later-sent renewal has already answered
+        sent_ = sent;
+        until_ = sent + lease;
+    }
+    clock::time_point until() const noexcept {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return until_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    clock::time_point sent_ = clock::time_point::min();
+    clock::time_point until_ = clock::time_point::min();
+};
+
 class Heartbeat {
   public:
     using clock = std::chrono::steady_clock;
@@ -50,11 +77,10 @@ class Heartbeat {
     /// if the lock is lost, throws on a transient failure. `lost` is called
     /// once when the lock is declared lost, `expiring(valid_until)` once per
     /// valid_until that comes within warn_before with no renewal (either may
-    /// be empty). `valid_until` holds steady_clock ticks; it is read and
-    /// advanced here (renewals made elsewhere may advance it too).
-    Heartbeat(Settings settings, std::atomic<std::int64_t>& valid_until,
-              std::function<bool(clock::time_point)> renew, std::function<void()> lost,
-              std::function<void(clock::time_point)> expiring);
+    /// be empty). `validity` is read and updated here (renewals made
+    /// elsewhere may update it too).
+    Heartbeat(Settings settings, Validity& validity, std::function<bool(clock::time_point)> renew,
+              std::function<void()> lost, std::function<void(clock::time_point)> expiring);
     ~Heartbeat();  // stops and joins
 
     /// Stops both threads and joins them. The renewer is joined after at
@@ -63,13 +89,6 @@ class Heartbeat {
     /// In a forked child the threads do not exist: forget them without joining.
     void abandon() noexcept;
 
-    static clock::time_point to_time(std::int64_t ticks) {
-        return clock::time_point(clock::duration(ticks));
-    }
-    static std::int64_t to_ticks(clock::time_point t) { return t.time_since_epoch().count(); }
-    /// Moves `valid_until` to `t` if that is later. Thread-safe.
-    static void advance(std::atomic<std::int64_t>& valid_until, clock::time_point t) noexcept;
-
   private:
     enum class outcome { none, renewed, gone, failed };
 
@@ -77,7 +96,7 @@ class Heartbeat {
     void run_renewer();
 
     Settings settings_;
-    std::atomic<std::int64_t>& valid_until_;
+    Validity& validity_;
     std::function<bool(clock::time_point)> renew_;
     std::function<void()> lost_;
     std::function<void(clock::time_point)> expiring_;

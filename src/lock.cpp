@@ -178,13 +178,13 @@ void Lock::renew(duration lease) {
                         ") is no longer ours: its lease ran out or it was taken over [" +
                         s.locker->url.redacted + "]");
     }
-    detail::Heartbeat::advance(s.valid_until, sent + lease);
+    s.validity.granted(sent, lease);
     std::lock_guard<std::mutex> guard(s.mutex);
     s.expires = row->expires;
 }
 
 std::chrono::steady_clock::time_point Lock::valid_until() const {
-    return detail::Heartbeat::to_time(checked(state_).valid_until.load());
+    return checked(state_).validity.until();
 }
 
 bool Lock::held() const {

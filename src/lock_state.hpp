@@ -31,9 +31,9 @@ struct LockState {
     lost_handler on_lost;
     expiring_handler on_expiring;
 
-    // Lock::valid_until() in steady_clock ticks: when the last successful
-    // acquisition or renewal was sent, plus its lease (see heartbeat.hpp).
-    std::atomic<std::int64_t> valid_until{0};
+    // Lock::valid_until(): when the last successful acquisition or renewal
+    // was sent, plus its lease (see heartbeat.hpp).
+    Validity validity;
 
     mutable std::mutex mutex;  // guards created/expires/depth against the heartbeat
     std::string created;

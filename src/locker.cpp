@@ -148,7 +148,7 @@ class Acquirer {
         st->thread = std::this_thread::get_id();
         st->on_lost = o.on_lost;
         st->on_expiring = o.on_expiring;
-        st->valid_until = Heartbeat::to_ticks(sent + o.expires);
+        st->validity.granted(sent, o.expires);
         st->created = r.acquired->created;
         st->expires = r.acquired->expires;
         {
@@ -168,7 +168,7 @@ class Acquirer {
                     }
                 };
             st->heartbeat = std::make_unique<Heartbeat>(
-                Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st->valid_until,
+                Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st->validity,
                 [raw](Heartbeat::clock::time_point deadline) {
                     auto row = raw->locker->pool->with([&](Connection& c) {
                         // Bounded by the deadline, then back to the defaults

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "reliability_support.hpp"
 
@@ -113,6 +114,58 @@ TEST_CASE("library: on_expiring fires before the row expires by the database clo
     check_warning(db, lock, seen);
     // The Lock's release cannot get through either: give it up quietly.
     lock.detach();
+    relay.write_line("pass");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+}
+
+TEST_CASE("library: valid_until counts from when the acquisition or renewal was sent",
+          "[fencing][library]") {
+    auto db = sqlock_test::fresh_database();
+    auto locker = db.open();
+    const auto before = steady::now();
+    auto lock = locker.lock("counted", {.expires = 10s});
+    const auto after = steady::now();
+    CHECK(lock.valid_until() >= before + 10s);
+    CHECK(lock.valid_until() <= after + 10s);
+    const auto first = lock.valid_until();
+    std::this_thread::sleep_for(20ms);  // so that the renewal is sent later
+    const auto renewing = steady::now();
+    lock.renew(20s);
+    CHECK(lock.valid_until() >= renewing + 20s);
+    CHECK(lock.valid_until() > first);
+    // A shorter renewal shortens the row's expiry, and valid_until with it.
+    const auto shortening = steady::now();
+    lock.renew(1s);
+    CHECK(lock.valid_until() >= shortening + 1s);
+    CHECK(lock.valid_until() <= steady::now() + 1s);
+}
+
+TEST_CASE("library: a server that does not answer fails a call within db_timeout",
+          "[fencing][library]") {
+    if (sqlock_test::backend() != "postgres") return;
+    auto db = sqlock_test::fresh_database();
+    reliability::Child relay(
+        {FAULT_RELAY,
+         db.url.substr(db.url.rfind(':') + 1, db.url.rfind('/') - db.url.rfind(':') - 1)});
+    auto port = relay.read_line(10s);
+    REQUIRE(port);
+    std::string url =
+        db.url.substr(0, db.url.rfind(':') + 1) + *port + db.url.substr(db.url.rfind('/'));
+    sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
+    CHECK(locker.list().empty());  // connected, a statement answered
+    relay.write_line("freeze");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    const auto started = steady::now();
+    try {
+        locker.list();
+        FAIL("list() through a frozen relay returned");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::connection);
+        CHECK(std::string(e.what()).find(reliability::password_of(db.url)) == std::string::npos);
+    }
+    // The statement (1 s), then the pool's one retry on a new connection
+    // (libpq's connect_timeout, at least 2 s); generous for a loaded machine.
+    CHECK(steady::now() - started < 6s);
     relay.write_line("pass");
     REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
 }
