@@ -85,7 +85,8 @@ std::vector<pid_t> descendants() {
 int signal_children(int signo) noexcept {
     try {
         int n = 0;
-        auto range = living_by_parent().equal_range(::getpid());
+        const std::multimap<pid_t, pid_t> children = living_by_parent();
+        auto range = children.equal_range(::getpid());
         for (auto it = range.first; it != range.second; ++it)
             if (::kill(it->second, signo) == 0) ++n;
         return n;
