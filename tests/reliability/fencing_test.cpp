@@ -107,6 +107,8 @@ class Proc {
             std::this_thread::sleep_for(5ms);
         }
     }
+    /// The process (and its group's) id.
+    pid_t pid() const { return group_; }
 
   private:
     pid_t pid_ = -1;
@@ -501,4 +503,27 @@ TEST_CASE("--kill-grace that does not fit the lease is a usage error", "[fencing
     r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires", "3s",
                           "--kill-grace", "1300ms", "--", "/bin/true"});
     CHECK(r.status == 0);
+}
+
+TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fencing][background]") {
+    auto db = sqlock_test::fresh_database();
+    const std::string w = sqlock_test::scratch_dir() + "/orphan-" + std::to_string(getpid());
+    // The command exits at once; the process it left behind waits (at most
+    // 20 s) and records the SIGTERM it gets.
+    const std::string job =
+        "sh -c 'trap \"echo TERM > \\\"$1.term\\\"; exit 0\" TERM; "
+        "echo $$ > \"$1.bgpid\"; i=0; while [ $i -lt 400 ]; do sleep 0.05; "
+        "i=$((i+1)); done' bg \"$1\" &";
+    std::unique_ptr<Proc> a;
+    start(a,
+          {cli, "--db", db.url, "--table", db.table, "run", "orphan", "--", "/bin/sh", "-c", job,
+           "job", w},
+          w + ".err");
+    REQUIRE(eventually([&] { return alive(w + ".bgpid"); }, 10s));
+    ::kill(a->pid(), SIGTERM);
+    auto code = a->wait(10s);
+    INFO("stderr: " << read_file(w + ".err"));
+    REQUIRE(code == std::optional<int>(0));  // the command's own status
+    CHECK(read_file(w + ".term") == "TERM\n");
+    CHECK_FALSE(alive(w + ".bgpid"));
 }
