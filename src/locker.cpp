@@ -151,6 +151,14 @@ class Acquirer {
         st->validity.granted(sent, o.expires);
         st->created = r.acquired->created;
         st->expires = r.acquired->expires;
+        // An acquisition that took long (a busy wait, a server that was
+        // stopped while it was under way) counts from its sending: its
+        // valid_until may be close or past already. Renew once at once, so
+        // the holder starts with a lease it can vouch for.
+        if (clock::now() - sent > o.expires / 2 && !refresh(*st)) {
+            *holder = std::nullopt;  // it expired meanwhile: not ours after all
+            return std::nullopt;
+        }
         {
             std::lock_guard<std::mutex> guard(s_->holds_mutex);
             s_->holds[st->lockstring] = st;
@@ -188,6 +196,24 @@ class Acquirer {
                 [raw] { raw->mark_lost(); }, std::move(expiring));
         }
         return Lock(std::move(st));
+    }
+
+    // False when the row has expired (and may be someone else's). A
+    // transient failure keeps the validity the lock has; its heartbeat, if
+    // any, decides from there.
+    bool refresh(LockState& st) {
+        const auto resent = clock::now();
+        std::optional<Row> row;
+        try {
+            row = s_->pool->with(
+                [&](Connection& c) { return c.renew(st.id, st.locked_by, st.lease); });
+        } catch (const error&) {
+            return true;
+        }
+        if (!row) return false;
+        st.validity.granted(resent, st.lease);
+        st.expires = row->expires;
+        return true;
     }
 
     Lock acquire(const Target& t, const LockOptions& o) {
