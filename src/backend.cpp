@@ -35,7 +35,9 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
     return last;
 }
 
-std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table) {
+std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table,
+                                      duration timeout) {
+    (void)timeout;  // only servers have round trips to bound
     switch (url.scheme) {
         case DatabaseUrl::scheme_kind::sqlite:
 #if SQLOCK_WITH_SQLITE
@@ -48,7 +50,7 @@ std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string&
 #endif
         case DatabaseUrl::scheme_kind::postgresql:
 #if SQLOCK_WITH_POSTGRES
-            return make_postgres_backend(url, table);
+            return make_postgres_backend(url, table, timeout);
 #else
             throw error(errc::configuration,
                         "this sqlock was built without PostgreSQL support "

@@ -45,6 +45,15 @@ class Connection {
   public:
     virtual ~Connection() = default;
 
+    using clock = std::chrono::steady_clock;
+
+    /// Bounds the operations that follow until reset with time_point::max():
+    /// each gives up by `deadline` (a server that has not answered:
+    /// errc::connection and the connection is abandoned; SQLite's busy wait:
+    /// errc::busy). Tighter than the backend's own bounds, never looser. The
+    /// heartbeat uses it so a renewal never outlasts its turn.
+    virtual void set_deadline(clock::time_point deadline) { (void)deadline; }
+
     /// Creates the table and index if missing.
     virtual void init_schema() = 0;
 

@@ -1,12 +1,31 @@
 #include "heartbeat.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sqlock::detail {
 
-Heartbeat::Heartbeat(duration lease, std::function<bool()> renew, std::function<void()> lost)
-    : lease_(lease), renew_(std::move(renew)), lost_(std::move(lost)) {
-    thread_ = std::thread([this] { run(); });
+Heartbeat::Settings Heartbeat::settings_for(duration lease, duration db_timeout,
+                                            duration warn_before) {
+    Settings s;
+    s.lease = lease;
+    s.interval = std::max(lease / 6, duration(1));
+    s.retry = std::max(s.interval / 3, duration(1));
+    s.attempt_timeout = std::min(s.interval, db_timeout);
+    s.warn_before = warn_before;
+    return s;
+}
+
+Heartbeat::Heartbeat(Settings settings, Validity& validity,
+                     std::function<bool(clock::time_point)> renew, std::function<void()> lost,
+                     std::function<void(clock::time_point)> expiring)
+    : settings_(settings),
+      validity_(validity),
+      renew_(std::move(renew)),
+      lost_(std::move(lost)),
+      expiring_(std::move(expiring)) {
+    renewer_ = std::thread([this] { run_renewer(); });
+    timer_ = std::thread([this] { run_timer(); });
 }
 
 Heartbeat::~Heartbeat() {
@@ -19,49 +38,85 @@ void Heartbeat::stop() noexcept {
         stopping_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
-        thread_.join();
-    else if (thread_.joinable())
-        thread_.detach();
+    for (std::thread* t : {&timer_, &renewer_}) {
+        if (!t->joinable()) continue;
+        // A lost or expiring handler that releases its lock stops us from
+        // our own thread: that thread ends by itself.
+        if (t->get_id() == std::this_thread::get_id())
+            t->detach();
+        else
+            t->join();
+    }
 }
 
 void Heartbeat::abandon() noexcept {
-    if (thread_.joinable()) thread_.detach();
+    if (timer_.joinable()) timer_.detach();
+    if (renewer_.joinable()) renewer_.detach();
 }
 
-void Heartbeat::run() {
-    using clock = std::chrono::steady_clock;
-    const duration interval = std::max(lease_ / 3, duration(1));
-    auto last_success = clock::now();
-    auto next = last_success + interval;
-    duration retry = std::max(std::min(interval / 4, duration(1000)), duration(1));
+void Heartbeat::run_renewer() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        if (cv_.wait_until(lock, next, [&] { return stopping_; })) return;
-        lock.unlock();
-        bool lost = false;
-        bool ok = false;
-        try {
-            ok = renew_();
-            lost = !ok;
-        } catch (...) {
-            // Transient: the row may well still be ours. Lost only once a
-            // whole lease has passed without a successful renewal.
-            lost = clock::now() - last_success >= lease_;
-        }
-        lock.lock();
+        cv_.wait(lock, [&] { return stopping_ || requested_; });
         if (stopping_) return;
-        if (lost) {
+        requested_ = false;
+        busy_ = true;
+        lock.unlock();
+        const auto sent = clock::now();
+        outcome result = outcome::failed;
+        try {
+            result = renew_(sent + settings_.attempt_timeout) ? outcome::renewed : outcome::gone;
+        } catch (...) {
+            // Transient (no answer, connection lost, database busy): the row
+            // may well still be ours; the timer decides what that means.
+        }
+        // Even an answer that came after the deadline counts: the database
+        // executed the renewal after `sent`.
+        if (result == outcome::renewed) validity_.granted(sent, settings_.lease);
+        lock.lock();
+        busy_ = false;
+        result_ = result;
+        result_sent_ = sent;
+        cv_.notify_all();
+    }
+}
+
+void Heartbeat::run_timer() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // The acquisition was sent a lease before valid_until.
+    auto next_attempt = validity_.until() - settings_.lease + settings_.interval;
+    auto warned_for = clock::time_point::min();
+    for (;;) {
+        if (stopping_) return;
+        const outcome result = std::exchange(result_, outcome::none);
+        const auto now = clock::now();
+        if (result == outcome::renewed)
+            next_attempt = result_sent_ + settings_.interval;
+        else if (result == outcome::failed)
+            next_attempt = now + settings_.retry;
+        const auto valid_until = validity_.until();
+        if (result == outcome::gone || now >= valid_until) {
             lock.unlock();
-            lost_();
+            if (lost_) lost_();
             return;
         }
-        if (ok) {
-            last_success = clock::now();
-            next = last_success + interval;
-        } else {
-            next = std::min(clock::now() + retry, last_success + lease_);
+        const auto warn_at = valid_until - settings_.warn_before;
+        const bool warn = expiring_ && settings_.warn_before > duration::zero();
+        if (warn && warned_for != valid_until && now >= warn_at) {
+            warned_for = valid_until;
+            lock.unlock();
+            expiring_(valid_until);
+            lock.lock();
+            continue;
         }
+        if (!busy_ && !requested_ && now >= next_attempt) {
+            requested_ = true;
+            cv_.notify_all();
+        }
+        auto wake = valid_until;
+        if (warn && warned_for != valid_until) wake = std::min(wake, warn_at);
+        if (!busy_ && !requested_) wake = std::min(wake, next_attempt);
+        cv_.wait_until(lock, wake);
     }
 }
 

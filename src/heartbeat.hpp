@@ -1,14 +1,28 @@
-// Heartbeat — keeps one lock's lease alive from a background thread.
+// Heartbeat — keeps one lock's lease alive from background threads, and
+// knows until when the lock is certainly still held.
 //
-// Renews at a third of the lease. A failed renewal that finds the row gone or
-// taken over means the lock is lost at once. A transient error (connection
-// lost, database busy) is retried with backoff; the lock is declared lost
-// only once a whole lease has passed since the last successful renewal,
-// because only then can another holder have taken it over.
+// valid_until is the time (steady clock) at which the last successful
+// renewal, or the acquisition, was *sent*, plus the lease: the database set
+// `expires` from its own `now`, which is later than the sending, so the row
+// lasts at least that long (as long as the two clocks run at the same rate).
+//
+// Two threads, so a renewal that hangs can never keep the heartbeat from
+// acting: the renewer makes one renewal at a time, each bounded by a
+// deadline it passes to the database layer; the timer decides when to ask
+// for the next one, warns (on_expiring) `warn_before` ahead of valid_until,
+// and declares the lock lost when a renewal finds the row gone or taken over,
+// or when valid_until passes without a successful renewal (from then on
+// another holder may have it). The timer never waits for the renewer.
+//
+// Renewals are sent every lease/6, so several fit before valid_until even
+// when a holder must stop its work well ahead of it (sqlock run's kill
+// grace); a failed one is retried after a third of that.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -17,27 +31,85 @@
 
 namespace sqlock::detail {
 
+/// Validity
+///
+/// valid_until of one lock. The renewal sent last decides it: the database
+/// keeps the expiry the last executed renewal set, and a renewal with a
+/// shorter lease than before shortens it. Thread-safe.
+class Validity {
+  public:
+    using clock = std::chrono::steady_clock;
+
+    /// A successful acquisition or renewal sent at `sent` with `lease`.
+    void granted(clock::time_point sent, duration lease) noexcept {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (sent < sent_) return;  // a later-sent renewal has already answered
+        sent_ = sent;
+        until_ = sent + lease;
+    }
+    clock::time_point until() const noexcept {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return until_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    clock::time_point sent_ = clock::time_point::min();
+    clock::time_point until_ = clock::time_point::min();
+};
+
 class Heartbeat {
   public:
-    /// `renew` returns false if the lock is lost and throws on a transient
-    /// failure; `lost` is called once when the lock is declared lost.
-    Heartbeat(duration lease, std::function<bool()> renew, std::function<void()> lost);
+    using clock = std::chrono::steady_clock;
+
+    struct Settings {
+        duration lease{};
+        duration interval{};         // from one successful renewal's sending to the next
+        duration retry{};            // after a failed renewal
+        duration attempt_timeout{};  // each renewal gives up after this
+        duration warn_before{};      // on_expiring this long before valid_until
+    };
+    /// The settings for `lease`: interval lease/6, retry a third of that,
+    /// each attempt bounded by the interval and by `db_timeout`.
+    static Settings settings_for(duration lease, duration db_timeout, duration warn_before);
+
+    /// `renew(deadline)` renews once, giving up by `deadline`: returns false
+    /// if the lock is lost, throws on a transient failure. `lost` is called
+    /// once when the lock is declared lost, `expiring(valid_until)` once per
+    /// valid_until that comes within warn_before with no renewal (either may
+    /// be empty). `validity` is read and updated here (renewals made
+    /// elsewhere may update it too).
+    Heartbeat(Settings settings, Validity& validity, std::function<bool(clock::time_point)> renew,
+              std::function<void()> lost, std::function<void(clock::time_point)> expiring);
     ~Heartbeat();  // stops and joins
 
+    /// Stops both threads and joins them. The renewer is joined after at
+    /// most its current attempt's deadline.
     void stop() noexcept;
-    /// In a forked child the thread does not exist: forget it without joining.
+    /// In a forked child the threads do not exist: forget them without joining.
     void abandon() noexcept;
 
   private:
-    void run();
+    enum class outcome { none, renewed, gone, failed };
 
-    duration lease_;
-    std::function<bool()> renew_;
+    void run_timer();
+    void run_renewer();
+
+    Settings settings_;
+    Validity& validity_;
+    std::function<bool(clock::time_point)> renew_;
     std::function<void()> lost_;
+    std::function<void(clock::time_point)> expiring_;
+
     std::mutex mutex_;
     std::condition_variable cv_;
     bool stopping_ = false;
-    std::thread thread_;
+    bool requested_ = false;  // the timer asks the renewer for one renewal
+    bool busy_ = false;       // the renewer is renewing
+    outcome result_ = outcome::none;
+    clock::time_point result_sent_{};
+    std::thread timer_;
+    std::thread renewer_;
 };
 
 }  // namespace sqlock::detail

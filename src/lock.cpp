@@ -180,6 +180,7 @@ void Lock::renew(duration lease) {
     checked(state_);
     detail::validate_lease(lease, "lease");
     auto& s = *state_;
+    const auto sent = std::chrono::steady_clock::now();
     auto row = s.locker->pool->with(
         [&](detail::Connection& c) { return c.renew(s.id, s.locked_by, lease); });
     if (!row) {
@@ -189,8 +190,13 @@ void Lock::renew(duration lease) {
                         ") is no longer ours: its lease ran out or it was taken over [" +
                         s.locker->url.redacted + "]");
     }
+    s.validity.granted(sent, lease);
     std::lock_guard<std::mutex> guard(s.mutex);
     s.expires = row->expires;
+}
+
+std::chrono::steady_clock::time_point Lock::valid_until() const {
+    return checked(state_).validity.until();
 }
 
 bool Lock::held() const {

@@ -29,6 +29,11 @@ struct LockState {
     pid_t pid = 0;  // the process that acquired; a forked child must not release
     std::thread::id thread;
     lost_handler on_lost;
+    expiring_handler on_expiring;
+
+    // Lock::valid_until(): when the last successful acquisition or renewal
+    // was sent, plus its lease (see heartbeat.hpp).
+    Validity validity;
 
     mutable std::mutex mutex;  // guards created/expires/depth against the heartbeat
     std::string created;

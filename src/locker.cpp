@@ -70,6 +70,11 @@ void validate_options(const LockOptions& o) {
                     "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
                         "expires) of " + format_duration(o.expires) +
                         ": make the lease at least as long as the minimum hold");
+    validate_non_negative(o.warn_before, "warn_before");
+    if (o.warn_before >= o.expires)
+        throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +
+                                                ") must be shorter than the lease (" +
+                                                format_duration(o.expires) + ")");
 }
 
 // "after waiting ..." reads best rounded: 250ms, 2.5s, 10s, 1m30s.
@@ -170,6 +175,9 @@ class Acquirer {
                                      std::optional<Row>* holder) {
         ensure_initialized();
         int slot = 0;
+        // Before the statement is sent: the row's expiry is later than this
+        // plus the lease (see Lock::valid_until).
+        const auto sent = clock::now();
         AcquireResult r = s_->pool->with([&](Connection& c) {
             if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by);
             return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot);
@@ -197,18 +205,45 @@ class Acquirer {
         st->pid = getpid();
         st->thread = std::this_thread::get_id();
         st->on_lost = o.on_lost;
+        st->on_expiring = o.on_expiring;
+        st->validity.granted(sent, o.expires);
         st->created = r.acquired->created;
         st->expires = r.acquired->expires;
+        // An acquisition that took long (a busy wait, a server that was
+        // stopped while it was under way) counts from its sending: its
+        // valid_until may be close or past already. Renew once at once, so
+        // the holder starts with a lease it can vouch for.
+        if (clock::now() - sent > o.expires / 2 && !refresh(*st)) {
+            *holder = std::nullopt;  // it expired meanwhile: not ours after all
+            return std::nullopt;
+        }
         {
             std::lock_guard<std::mutex> guard(s_->holds_mutex);
             s_->holds[st->lockstring] = st;
         }
         if (o.heartbeat) {
             LockState* raw = st.get();
+            const duration warn = o.warn_before > duration::zero() ? o.warn_before : o.expires / 4;
+            std::function<void(Heartbeat::clock::time_point)> expiring;
+            if (o.on_expiring)
+                expiring = [raw](Heartbeat::clock::time_point until) {
+                    try {
+                        raw->on_expiring(raw->name, raw->id, until);
+                    } catch (...) {
+                        // A throwing handler must not end the heartbeat.
+                    }
+                };
             st->heartbeat = std::make_unique<Heartbeat>(
-                o.expires,
-                [raw] {
-                    auto row = raw->locker->pool->with([raw](Connection& c) {
+                Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st->validity,
+                [raw](Heartbeat::clock::time_point deadline) {
+                    auto row = raw->locker->pool->with([&](Connection& c) {
+                        // Bounded by the deadline, then back to the defaults
+                        // for whoever uses this pooled connection next.
+                        struct Reset {
+                            Connection& c;
+                            ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
+                        } reset{c};
+                        c.set_deadline(deadline);
                         return c.renew(raw->id, raw->locked_by, raw->lease);
                     });
                     if (!row) return false;
@@ -216,9 +251,27 @@ class Acquirer {
                     raw->expires = row->expires;
                     return true;
                 },
-                [raw] { raw->mark_lost(); });
+                [raw] { raw->mark_lost(); }, std::move(expiring));
         }
         return Lock(std::move(st));
+    }
+
+    // False when the row has expired (and may be someone else's). A
+    // transient failure keeps the validity the lock has; its heartbeat, if
+    // any, decides from there.
+    bool refresh(LockState& st) {
+        const auto resent = clock::now();
+        std::optional<Row> row;
+        try {
+            row = s_->pool->with(
+                [&](Connection& c) { return c.renew(st.id, st.locked_by, st.lease); });
+        } catch (const error&) {
+            return true;
+        }
+        if (!row) return false;
+        st.validity.granted(resent, st.lease);
+        st.expires = row->expires;
+        return true;
     }
 
     Lock acquire(const Target& t, const LockOptions& o) {
@@ -291,7 +344,8 @@ Locker::Locker(const std::string& url, LockerOptions options) {
     if (options.pool_size == 0 || options.pool_size > 1000)
         throw error(errc::invalid_argument, "pool_size must be between 1 and 1000");
     detail::validate_non_negative(options.pool_timeout, "pool_timeout");
-    s->backend = detail::make_backend(s->url, s->table);
+    detail::validate_lease(options.db_timeout, "db_timeout");
+    s->backend = detail::make_backend(s->url, s->table, options.db_timeout);
     detail::Backend* backend = s->backend.get();
     s->pool = std::make_unique<detail::ConnectionPool>([backend] { return backend->connect(); },
                                                        options.pool_size, options.pool_timeout);

@@ -68,6 +68,15 @@ class Lock {
     /// The random owner token stored in `locked_by` ("guid").
     const std::string& owner_token() const;
 
+    /// Until when the lock is certainly still held, by this process's
+    /// monotonic clock: the moment the last successful renewal (or the
+    /// acquisition) was sent, plus its lease. The database computed the
+    /// row's `expires` from its own clock at a later moment, so no other
+    /// holder can take the lock before this time as long as both clocks run
+    /// at the same rate. Work protected by the lock must stop by then; with a
+    /// heartbeat it moves forward with every renewal. Thread-safe.
+    std::chrono::steady_clock::time_point valid_until() const;
+
     /// Extends the lease to `lease` from the database's now. Throws
     /// `errc::lost` if the row is no longer ours, `errc::invalid_argument` for
     /// a bad lease, or a connection/backend error.

@@ -23,6 +23,16 @@ using wait_progress = std::function<bool(const LockInfo* holder, duration waited
 /// Arguments: the lock's name and its id (fencing token).
 using lost_handler = std::function<void(const std::string& name, std::int64_t id)>;
 
+/// Called (from a heartbeat thread) when a held lock comes within
+/// LockOptions::warn_before of Lock::valid_until() and no renewal has
+/// succeeded meanwhile: stop the protected work by `valid_until`, because
+/// another holder may start at that moment. Arguments: the lock's name, its
+/// id, and valid_until. Called again for a later valid_until if renewals
+/// succeed and then fail again. It must return promptly and must not
+/// release or destroy the Lock itself (signal another thread to do that).
+using expiring_handler = std::function<void(const std::string& name, std::int64_t id,
+                                            std::chrono::steady_clock::time_point valid_until)>;
+
 /// LockOptions
 ///
 /// How to acquire one lock. An aggregate whose every member has a default,
@@ -45,10 +55,21 @@ struct LockOptions {
     /// On release keep the row until created + min_hold, so that a redundant
     /// host whose cron fires a little later does not run a fast job again.
     duration min_hold = duration::zero();
-    /// Renew the lease from a background thread at a third of its length.
+    /// Renew the lease from background threads, every sixth of its length
+    /// (a failed renewal is retried sooner). Each renewal is bounded by that
+    /// interval (and LockerOptions::db_timeout): one that has not answered
+    /// in time counts as failed and never holds the heartbeat up.
     bool heartbeat = false;
-    /// Called once if the heartbeat finds the lock lost.
+    /// Called once if the heartbeat finds the lock lost: the row is gone or
+    /// taken over, or valid_until() passed without a successful renewal (from
+    /// then on another holder may take it).
     lost_handler on_lost{};
+    /// With heartbeat: called when valid_until() is `warn_before` away and
+    /// renewals have been failing (see expiring_handler).
+    expiring_handler on_expiring{};
+    /// How long before valid_until() on_expiring is called. Zero means a
+    /// quarter of the lease. Must be less than the lease.
+    duration warn_before = duration::zero();
     /// Allow the same thread to take a lock it already holds through the same
     /// Locker; nested holds are counted and the last release releases.
     /// Without it such an attempt fails fast with `errc::busy`.
@@ -68,6 +89,15 @@ struct LockerOptions {
     std::size_t pool_size = 4;
     /// How long a thread waits for a pooled connection before `errc::timeout`.
     duration pool_timeout = std::chrono::seconds(30);
+    /// Longest wait for a database server to answer (PostgreSQL): connecting
+    /// (libpq's connect_timeout, at least 2 s), and each statement, after
+    /// which the connection is abandoned and the call fails with
+    /// `errc::connection`. Also sets TCP keepalives and tcp_user_timeout, so
+    /// a dead peer is noticed. Settings in the URL itself take precedence
+    /// over the derived libpq ones. A heartbeat bounds its renewals more
+    /// tightly still (see LockOptions::heartbeat). SQLite's busy wait has its
+    /// own bound, the URL's `busy_timeout`. Must be > 0.
+    duration db_timeout = std::chrono::seconds(10);
     /// Create the table on first use. Defaults to on for the embedded SQLite
     /// default database and off elsewhere (there, run `sqlock init`).
     enum class auto_init_mode { when_default, always, never };

@@ -44,6 +44,7 @@ class ChildProcess {
     ChildProcess(const ChildProcess&) = delete;
     ~ChildProcess();
 
+    /// The child's pid; -1 once collected.
     pid_t pid() const noexcept { return pid_; }
 
     /// Collects the child if it has ended: its wait status, else nullopt.
@@ -51,6 +52,9 @@ class ChildProcess {
 
     /// Sends `signo` to the child (no-op once collected).
     void signal(int signo) noexcept;
+
+    /// Records that the caller collected the child itself (waitpid(-1)).
+    void collected() noexcept { pid_ = -1; }
 
   private:
     explicit ChildProcess(pid_t pid) : pid_(pid) {}

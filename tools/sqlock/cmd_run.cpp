@@ -1,7 +1,9 @@
 // sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]: the main job. Takes the
 // lock, runs COMMAND, renews the lease while it runs, forwards signals,
 // releases the lock when COMMAND has ended, and exits with its status.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -12,6 +14,7 @@
 #include "database.hpp"
 #include "exit_codes.hpp"
 #include "option_values.hpp"
+#include "process_tree.hpp"
 #include "signals.hpp"
 #include "supervisor.hpp"
 
@@ -24,14 +27,23 @@ const char* const run_details =
     "COMMAND's status: 128+N if a signal N killed it, 127 if it was not found, 126 if it\n"
     "could not be executed.\n"
     "\n"
-    "While COMMAND runs the lease is renewed every third of --expires (--no-heartbeat\n"
-    "turns that off). If the lock is lost anyway (the database was unreachable for a\n"
-    "whole lease and someone else took it, or it was force-released), sqlock says so\n"
-    "and, with --on-lost=term (the default), sends COMMAND SIGTERM, then SIGKILL after\n"
-    "10 s, and exits 79. With --on-lost=ignore COMMAND runs on and its status is kept.\n"
+    "The job is COMMAND and every process it starts, even in the background: sqlock is\n"
+    "their subreaper (Linux) and keeps the lock until all of them have exited.\n"
+    "Self-fencing and a lost lock stop all of them; forwarded signals go to COMMAND\n"
+    "and to any process whose parent has ended.\n"
+    "\n"
+    "While the job runs the lease is renewed every sixth of --expires (--no-heartbeat\n"
+    "turns that off). If renewals fail (the database is unreachable or does not answer),\n"
+    "sqlock stops the job before anyone else can take the lock: SIGTERM at\n"
+    "--kill-grace plus a margin (a twentieth of the lease, 200ms to 5s) before the lease\n"
+    "that was last renewed could run out, SIGKILL at the margin, then it exits 79. A\n"
+    "renewal that succeeds before the SIGTERM means nothing is signalled. If the lock\n"
+    "is lost outright (force-released, taken over), the job gets SIGTERM, SIGKILL after\n"
+    "--kill-grace, and sqlock exits 79. With --on-lost=ignore the job runs on and its\n"
+    "status is kept. See docs/fencing.md for the guarantees and bounds.\n"
     "\n"
     "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to sqlock are forwarded\n"
-    "to COMMAND; the lock is released after COMMAND exits. COMMAND stays in sqlock's\n"
+    "to the job; the lock is released after the job has ended. COMMAND stays in sqlock's\n"
     "process group, so Ctrl-C in a terminal reaches it directly (and is not forwarded a\n"
     "second time). If sqlock itself is killed (SIGKILL), COMMAND gets SIGTERM (Linux)\n"
     "and the lock frees when its lease ends.\n"
@@ -60,19 +72,29 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>()->default_value("0"), "DUR");
     add("heartbeat", "Renew the lease while COMMAND runs (the default)");
     add("no-heartbeat", "Do not renew: the lock ends after --expires even if COMMAND still runs");
-    add("on-lost", "If the lock is lost while COMMAND runs: term (SIGTERM it, exit 79) or ignore",
+    add("on-lost",
+        "If the lock is lost or cannot be renewed while the job runs: term (stop it, exit 79) "
+        "or ignore",
         cxxopts::value<std::string>()->default_value("term"), "ACTION");
     add("label", "What `list` shows for this job instead of the program's name (e.g. for sh -c)",
         cxxopts::value<std::string>(), "TEXT");
+    add("kill-grace",
+        "Time between SIGTERM and SIGKILL when the job must stop (default: 10s, or less so "
+        "that it fits half the lease)",
+        cxxopts::value<std::string>(), "DUR");
     add("E,conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
         cxxopts::value<std::string>(), "N");
 }
 
 namespace {
 
+using std::chrono::milliseconds;
+
 struct RunSettings {
     AcquireRequest request;
     bool terminate_on_lost = true;
+    milliseconds grace{10000};
+    milliseconds margin{200};
     int conflict_code = exit_code::busy;
     std::vector<std::string> command;
 };
@@ -88,6 +110,38 @@ std::string command_label(const std::string& argv0) {
         label = label.substr(0, cut) + "...";
     }
     return label;
+}
+
+// The margin by which the job must have ended before the lease could run
+// out: covers SIGKILL taking effect, our own scheduling, and clocks whose
+// rates differ slightly. A twentieth of the lease, 200 ms to 5 s.
+milliseconds fence_margin(sqlock::duration lease) {
+    return std::clamp<milliseconds>(std::chrono::duration_cast<milliseconds>(lease / 20),
+                                    milliseconds(200), milliseconds(5000));
+}
+
+// SIGTERM goes out grace + margin before the lease could run out; at least
+// half the lease stays for renewals before that (several attempts, see the
+// library's heartbeat). A --kill-grace that does not fit is a usage error
+// that says what would.
+void fit_grace(const cxxopts::ParseResult& o, RunSettings& s) {
+    const auto lease = std::chrono::duration_cast<milliseconds>(s.request.options.expires);
+    s.margin = fence_margin(s.request.options.expires);
+    const milliseconds room = std::max(lease / 2 - s.margin, milliseconds(0));
+    if (!o.count("kill-grace")) {
+        s.grace = std::min(milliseconds(10000), room);
+        return;
+    }
+    s.grace = std::chrono::duration_cast<milliseconds>(
+        duration_option(o, "kill-grace", duration_kind::non_negative));
+    if (s.grace > room)
+        throw usage_error("--kill-grace " + sqlock::format_duration(s.grace) + " does not fit a " +
+                          sqlock::format_duration(lease) +
+                          " lease: the job gets SIGTERM the grace plus a margin of " +
+                          sqlock::format_duration(s.margin) +
+                          " before the lease could run out, and half the lease must remain "
+                          "for renewals; use --kill-grace " +
+                          sqlock::format_duration(room) + " or less, or a longer --expires");
 }
 
 RunSettings parse_settings(const Invocation& inv) {
@@ -121,6 +175,7 @@ RunSettings parse_settings(const Invocation& inv) {
     s.terminate_on_lost = on_lost == "term";
     s.conflict_code =
         static_cast<int>(integer_option(o, "conflict-exit-code", 0, 255, exit_code::busy));
+    fit_grace(o, s);
     return s;
 }
 
@@ -135,8 +190,12 @@ int run_run(Invocation& inv) {
     // Before the Locker: the library's threads must inherit the blocked mask.
     SignalRelay signals;
     // Opening connects nothing yet; it validates the URL and table, and
-    // names the database for the messages below.
-    sqlock::Locker locker = open_locker(inv.global);
+    // names the database for the messages below. Each round trip is bounded
+    // by a sixth of the lease (1 s to 10 s) unless --db-timeout says.
+    const auto lease = s.request.options.expires;
+    sqlock::Locker locker = open_locker(
+        inv.global, false,
+        std::clamp<sqlock::duration>(lease / 6, std::chrono::seconds(1), std::chrono::seconds(10)));
     const std::string db = at_database(locker.url());
     // Before the lock: a mistyped command must not take (or, with
     // --min-hold, keep) a lock.
@@ -184,12 +243,30 @@ int run_run(Invocation& inv) {
                             in_quotes(s.command.front()) + "; released " + what + db);
     }
 
+    // valid_until counts from when the acquisition was sent: one that waited
+    // long for the database (SQLite's busy wait) has little of its lease
+    // left to vouch for. Renew once first, so that the job is not started
+    // only to be stopped at once.
+    if (s.request.options.heartbeat && s.terminate_on_lost &&
+        lock->valid_until() - std::chrono::steady_clock::now() < lease / 2) {
+        try {
+            lock->renew();
+        } catch (const sqlock::error& e) {
+            release_unused();
+            throw cli_error(exit_code_for(e.category()),
+                            std::string(e.what()) + " (renewing before starting " +
+                                in_quotes(s.command.front()) + ", which was not started)");
+        }
+    }
+
     std::vector<std::string> env = command_environment({
         "SQLOCK_NAME=" + lock->name(),
         "SQLOCK_LOCKSTRING=" + lock->lockstring(),
         "SQLOCK_SLOT=" + std::to_string(lock->slot()),
         "SQLOCK_ID=" + std::to_string(lock->id()),
     });
+    // The job's background processes stay ours (see process_tree.hpp).
+    become_subreaper();
     std::optional<ChildProcess> child;
     try {
         child.emplace(ChildProcess::spawn(path, s.command, env, signals.original_mask()));
@@ -200,14 +277,39 @@ int run_run(Invocation& inv) {
 
     SupervisePolicy policy;
     policy.terminate_on_lost = s.terminate_on_lost;
-    SuperviseResult result = supervise(*child, signals, *lost, policy, [&] {
-        Output::error("lost " + what + " while " + in_quotes(s.command.front()) +
-                      " was running: the lease could not be renewed (it ran out and was taken "
-                      "over, or the lock was force-released); " +
-                      (s.terminate_on_lost ? "terminating the command"
+    policy.fence = s.terminate_on_lost && s.request.options.heartbeat;
+    policy.grace = s.grace;
+    policy.margin = s.margin;
+    policy.valid_until = [&lock] { return lock->valid_until(); };
+    const std::string job = in_quotes(s.command.front());
+    SuperviseEvents events;
+    events.lost = [&] {
+        Output::error("lost " + what + " while " + job +
+                      " was running: it was taken over or force-released, or its lease ran "
+                      "out unrenewed; " +
+                      (s.terminate_on_lost ? "terminating the command and its processes"
                                            : "letting the command finish (--on-lost=ignore)") +
                       db);
-    });
+    };
+    events.fencing = [&] {
+        Output::error("cannot renew " + what + ": the database did not answer in time; stopping " +
+                      job + " before its lease can run out (SIGTERM now, SIGKILL after " +
+                      sqlock::format_duration(s.grace) + ")" + db);
+    };
+    events.waiting_for = [&](int n) {
+        inv.out.detail(job + " has ended; keeping " + what + " until the " + std::to_string(n) +
+                       " process" + (n == 1 ? "" : "es") + " it started have ended too" + db);
+    };
+    SuperviseResult result = supervise(*child, signals, *lost, policy, events);
+    if (result.leftovers)
+        Output::error("some processes of the job did not die after SIGKILL; leaving them" + db);
+    if (result.fenced) {
+        // The lease could not be renewed: the database may be out of reach,
+        // so do not wait for it. The row expires by itself; releasing it
+        // could not make anyone's start earlier than that by much.
+        lock->detach();
+        return exit_code::lost;
+    }
     const int code = exit_code_for_status(result.status);
     bool was_lost = result.lost;
     int release_failure = 0;

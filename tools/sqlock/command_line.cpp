@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "exit_codes.hpp"
+#include "option_values.hpp"
 #include "password_scrub.hpp"
 #include "sqlock/config.hpp"
 
@@ -18,6 +19,10 @@ void add_global_options(cxxopts::Options& options, bool top_level) {
         cxxopts::value<std::string>(), "URL");
     add("table", "Lock table name", cxxopts::value<std::string>()->default_value("sqlock_locks"),
         "NAME");
+    add("db-timeout",
+        "Longest wait for a database server to answer (connecting, each statement) before "
+        "giving up with exit 69 (default 10s; for run: a sixth of --expires, 1s to 10s)",
+        cxxopts::value<std::string>(), "DUR");
     add("q,quiet", "Print only errors; a busy lock is not an error");
     add("v,verbose",
         "Say what was done, and show the progress line while waiting even when stderr is not "
@@ -44,7 +49,7 @@ std::string plain_quotes(std::string message) {
 }
 
 bool global_option_takes_value(const std::string& token) {
-    return token == "--db" || token == "--table";
+    return token == "--db" || token == "--table" || token == "--db-timeout";
 }
 
 cxxopts::Options make_options(const Command* command) {
@@ -162,6 +167,9 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     inv.command = command;
     if (result.count("db")) inv.global.db = result["db"].as<std::string>();
     inv.global.table = result["table"].as<std::string>();
+    if (result.count("db-timeout"))
+        inv.global.db_timeout = parse_duration_option(
+            "db-timeout", result["db-timeout"].as<std::string>(), duration_kind::positive);
     inv.global.quiet = result.count("quiet") > 0;
     inv.global.verbose = result.count("verbose") > 0;
     if (inv.global.quiet && inv.global.verbose)

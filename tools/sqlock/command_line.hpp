@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "sqlock/duration.hpp"
 
 namespace sqlock_cli {
 
@@ -17,6 +18,8 @@ namespace sqlock_cli {
 struct GlobalOptions {
     std::string db;  ///< as given; may hold a password: never print it
     std::string table = "sqlock_locks";
+    /// --db-timeout: LockerOptions::db_timeout, when given.
+    std::optional<sqlock::duration> db_timeout;
     bool quiet = false;
     bool verbose = false;
 };

@@ -16,6 +16,10 @@ namespace sqlock_cli {
 /// embedded default database is created and initialised on first use.
 /// `creating` turns the library's auto-init off: `init` calls
 /// Locker::init() itself, once.
-sqlock::Locker open_locker(const GlobalOptions& global, bool creating = false);
+///
+/// --db-timeout bounds every round trip; without it, `default_timeout` (run
+/// derives one from its lease), else the library's default.
+sqlock::Locker open_locker(const GlobalOptions& global, bool creating = false,
+                           std::optional<sqlock::duration> default_timeout = std::nullopt);
 
 }  // namespace sqlock_cli

@@ -1,5 +1,6 @@
-// Watching the command while the lock is held: forward signals, notice a
-// lost lock, collect the command when it ends.
+// Watching the job while the lock is held: forward signals, stop the job in
+// time when the lock can no longer be vouched for (self-fencing), notice a
+// lost lock, and collect the command and every process it left behind.
 #pragma once
 
 #include <atomic>
@@ -12,21 +13,42 @@
 namespace sqlock_cli {
 
 struct SupervisePolicy {
-    /// On a lost lock: SIGTERM the command, then SIGKILL after `kill_grace`.
+    using clock = std::chrono::steady_clock;
+    /// On a lost lock: SIGTERM the job, then SIGKILL after `grace`.
     bool terminate_on_lost = true;
-    std::chrono::milliseconds kill_grace{10000};
+    /// Self-fencing: SIGTERM the job at valid_until - grace - margin and
+    /// SIGKILL it at valid_until - margin, so it has ended before another
+    /// holder can start. valid_until() is read afresh on every turn: a
+    /// renewal that succeeds in time moves the deadlines away.
+    bool fence = false;
+    std::chrono::milliseconds grace{10000};
+    std::chrono::milliseconds margin{0};
+    std::function<clock::time_point()> valid_until;
+};
+
+/// What the supervisor tells its caller (each called at most once).
+struct SuperviseEvents {
+    std::function<void()> lost;            ///< the heartbeat declared the lock lost
+    std::function<void()> fencing;         ///< self-fencing started (SIGTERM sent)
+    std::function<void(int)> waiting_for;  ///< the command ended; N processes it left still run
 };
 
 struct SuperviseResult {
-    int status = 0;     ///< the command's wait status
-    bool lost = false;  ///< the lock was reported lost while the command ran
+    int status = 0;          ///< the command's wait status
+    bool lost = false;       ///< the lock was reported lost while the job ran
+    bool fenced = false;     ///< the job was stopped because the lease could not be renewed
+    bool leftovers = false;  ///< processes of the job were still alive when we gave up waiting
 };
 
-/// Runs until the command has ended and been collected. Forwards each
-/// forwardable signal sent to sqlock alone (not the terminal's, which the
-/// command got itself; see signals.hpp). When `lost` turns true (set by the
-/// heartbeat's on_lost), calls `on_lost` once and applies `policy`.
+/// Runs until the command and every descendant (see process_tree.hpp) have
+/// ended and been collected: the lock is held for the whole job. Forwards
+/// each forwardable signal sent to sqlock alone (not the terminal's, which
+/// the process group got itself; see signals.hpp) to the command and to
+/// every process left behind by a parent that ended (signal_children). When `lost` turns true (set
+/// by the heartbeat's on_lost) and `policy.terminate_on_lost`, or when self-fencing is due, the
+/// whole job is signalled; once it has been sent SIGKILL, at most a few seconds more are spent
+/// collecting it.
 SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::atomic<bool>& lost,
-                          const SupervisePolicy& policy, const std::function<void()>& on_lost);
+                          const SupervisePolicy& policy, const SuperviseEvents& events);
 
 }  // namespace sqlock_cli

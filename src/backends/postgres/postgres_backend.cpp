@@ -34,10 +34,11 @@ class PostgresBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table) {
+std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table,
+                                               duration timeout) {
     validate_table_name(table, /*allow_schema=*/true);
     return std::make_unique<PostgresBackend>(
-        std::make_shared<const postgres::PgTarget>(url, table));
+        std::make_shared<const postgres::PgTarget>(url, table, timeout));
 }
 
 }  // namespace sqlock::detail

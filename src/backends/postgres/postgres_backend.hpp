@@ -10,7 +10,9 @@
 namespace sqlock::detail {
 
 /// Creates the PostgreSQL backend for `url` (passed to libpq as it is) and
-/// `table` (validated; may be schema-qualified).
-std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table);
+/// `table` (validated; may be schema-qualified); `timeout` bounds every
+/// round trip to the server.
+std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std::string& table,
+                                               duration timeout);
 
 }  // namespace sqlock::detail

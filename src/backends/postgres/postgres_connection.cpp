@@ -1,5 +1,6 @@
 #include "postgres_connection.hpp"
 
+#include <algorithm>
 #include <pqxx/nontransaction>
 #include <pqxx/result>
 #include <pqxx/transaction>
@@ -8,6 +9,7 @@
 
 #include "postgres_error.hpp"
 #include "postgres_statements.hpp"
+#include "postgres_watchdog.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail::postgres {
@@ -49,11 +51,29 @@ bool pooling_symptom(const pqxx::sql_error& e) {
 
 }  // namespace
 
+template <typename F>
+auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f()) {
+    const auto now = clock::now();
+    const auto limit = std::min(deadline_, now + target_->timeout);
+    Armed armed(link_.get().sock(), limit);
+    try {
+        return guarded(*target_, doing, subject, std::forward<F>(f));
+    } catch (const error& e) {
+        if (!armed.fired()) throw;
+        const auto waited = std::chrono::duration_cast<duration>(clock::now() - now);
+        throw error(errc::connection,
+                    target_->redact("no answer from PostgreSQL within " + format_duration(waited) +
+                                    " while " + describe(doing, subject) +
+                                    "; abandoned the connection [" + target_->redact.url() + "]"),
+                    e.backend_code());
+    }
+}
+
 template <typename... Args>
 pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
                                 const char* statement, Args&&... args) {
     const Statement& st = statements_.at(statement);
-    return guarded(*target_, doing, subject, [&] {
+    return bounded(doing, subject, [&] {
         try {
             if (target_->session_bound()) {
                 try {
@@ -89,7 +109,7 @@ bool PgConnection::read_only() {
 }
 
 void PgConnection::init_schema() {
-    guarded(*target_, "creating the lock table", {}, [&] {
+    bounded("creating the lock table", {}, [&] {
         // Nothing to do (and no CREATE privilege needed) when it all exists:
         // CREATE ... IF NOT EXISTS checks privileges before existence.
         bool exists;

@@ -9,7 +9,9 @@
 // (PQexecParams: still one round trip, parsed every time).
 //
 // A broken link is reported as errc::connection (never silently re-opened):
-// the pool then discards this connection and retries once on a new one.
+// the pool then discards this connection and retries once on a new one. So
+// is a server that does not answer in time: every call is bounded by the
+// watchdog (postgres_watchdog.hpp), which abandons the connection.
 //
 // Thread safety: one thread at a time (the pool guarantees it).
 #pragma once
@@ -28,6 +30,8 @@ namespace sqlock::detail::postgres {
 class PgConnection final : public Connection {
   public:
     explicit PgConnection(std::shared_ptr<const PgTarget> target);
+
+    void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
 
     void init_schema() override;
     void check_access() override;
@@ -53,9 +57,15 @@ class PgConnection final : public Connection {
     /// be told. Only asked on the error path.
     bool read_only();
 
+    /// Runs `f` (one or more round trips) under the watchdog: by the
+    /// target's timeout or the deadline, whichever comes first.
+    template <typename F>
+    auto bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f());
+
     std::shared_ptr<const PgTarget> target_;
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
+    clock::time_point deadline_ = clock::time_point::max();
 };
 
 }  // namespace sqlock::detail::postgres

@@ -6,7 +6,7 @@ namespace sqlock::detail::postgres {
 
 Link::Link(const PgTarget& target) {
     try {
-        conn_ = std::make_unique<pqxx::connection>(target.url.original);
+        conn_ = std::make_unique<pqxx::connection>(target.conninfo);
     } catch (...) {
         rethrow_connect_error(target);
     }

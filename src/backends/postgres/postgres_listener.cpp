@@ -3,6 +3,7 @@
 #include <pqxx/notification>
 
 #include "postgres_error.hpp"
+#include "postgres_watchdog.hpp"
 
 namespace sqlock::detail::postgres {
 
@@ -31,13 +32,18 @@ void PgReleaseListener::listen() {
     receiver_.reset();
     link_.reset();
     link_ = std::make_unique<Link>(*target_);
+    // LISTEN is a round trip like any other: bounded, so a server that does
+    // not answer cannot hold the release hub's thread (and a Locker's
+    // destructor, which joins it).
+    Armed armed(link_->get().sock(), std::chrono::steady_clock::now() + target_->timeout);
     guarded(*target_, "listening for releases", {}, [&] {
         // Sends LISTEN and waits for the server's answer: once this returns,
         // every later release reaches us.
         receiver_ = std::make_unique<Receiver>(link_->get(), target_->channel, received_);
         // libpqxx swallows a broken link during LISTEN; check for it.
-        if (!link_->get().is_open())
-            throw pqxx::broken_connection("connection lost while sending LISTEN");
+        if (!link_->get().is_open() || armed.fired())
+            throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"
+                                                        : "connection lost while sending LISTEN");
     });
 }
 

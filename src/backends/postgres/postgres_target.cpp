@@ -52,14 +52,16 @@ std::string channel_name(const std::string& table) {
     return fit_identifier(name, "");
 }
 
-PgTarget::PgTarget(DatabaseUrl u, std::string t)
+PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
     : pool_mode(PoolMode::none),
       url(without_pooler(std::move(u), &pool_mode)),
       table(std::move(t)),
       quoted_table(quote_table_name(table)),
       quoted_index(quote_table_name(index_name(table_basename(table)))),
       channel(channel_name(table)),
-      redact(url, {parse_conninfo(url).password}) {
+      redact(url, {parse_conninfo(url).password}),
+      timeout(bound),
+      conninfo(bounded_conninfo(url, bound)) {
     std::size_t dot = table.find('.');
     index_regclass = dot == std::string::npos
                          ? quoted_index

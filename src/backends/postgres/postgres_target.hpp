@@ -7,6 +7,7 @@
 
 #include "postgres_pooler.hpp"
 #include "postgres_redactor.hpp"
+#include "sqlock/duration.hpp"
 #include "url.hpp"
 
 namespace sqlock::detail::postgres {
@@ -14,8 +15,9 @@ namespace sqlock::detail::postgres {
 struct PgTarget {
     /// `table` must be validated (validate_table_name with allow_schema).
     /// Throws errc::invalid_argument for a URL libpq cannot parse or a bad
-    /// `pooler` parameter.
-    PgTarget(DatabaseUrl url, std::string table);
+    /// `pooler` parameter. `timeout` bounds every round trip (see
+    /// bounded_conninfo, Armed).
+    PgTarget(DatabaseUrl url, std::string table, duration timeout);
 
     /// Whether server sessions outlive a transaction: the URL says no pooler
     /// or a session pooler, and no symptom of transaction pooling was seen.
@@ -36,6 +38,8 @@ struct PgTarget {
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
     std::string channel;         // LISTEN/NOTIFY channel of this table
     Redactor redact;             // scrubs the password out of messages
+    duration timeout;            // longest wait for one answer of the server
+    std::string conninfo;        // what libpq gets: the URL plus sqlock's time bounds
 
   private:
     mutable std::atomic<bool> pooling_seen_{false};

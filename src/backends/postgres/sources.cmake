@@ -10,7 +10,8 @@ target_sources(sqlock PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/postgres_pooler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_redactor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/postgres_statements.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/postgres_target.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/postgres_target.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/postgres_watchdog.cpp)
 
 # libpq itself as well: PQconninfoParse checks a URL when the Locker is made
 # (libpqxx has no wrapper for it, and its .pc file does not pull libpq in).

@@ -254,6 +254,9 @@ class SqliteConnection final : public Connection {
 
     ~SqliteConnection() override { close(); }
 
+    // The busy wait is the only wait SQLite has: a deadline cuts it short.
+    void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
+
     void init_schema() override {
         std::string sql = substitute(sqlite_schema_sql, "table", table_);
         sql = substitute(sql, "index", index_);
@@ -417,7 +420,7 @@ class SqliteConnection final : public Connection {
         auto* c = static_cast<SqliteConnection*>(self);
         auto now = std::chrono::steady_clock::now();
         if (attempts == 0) c->busy_since_ = now;
-        if (now - c->busy_since_ >= c->busy_timeout_) return 0;
+        if (now - c->busy_since_ >= c->busy_timeout_ || now >= c->deadline_) return 0;
         sqlite3_sleep(1);
         return 1;
     }
@@ -488,6 +491,7 @@ class SqliteConnection final : public Connection {
     }
 
     std::chrono::milliseconds busy_timeout_{10000};
+    clock::time_point deadline_ = clock::time_point::max();
     std::chrono::steady_clock::time_point busy_since_{};
     std::string path_;
     std::string table_;

@@ -1,0 +1,529 @@
+// Fencing (issue 10): a holder cut off from its database stops its job
+// before anyone else can start it.
+//
+// Each trial runs holder A (`sqlock run` with a short lease, its job writing
+// timestamps to a witness file) and waiter B (`sqlock run --wait`, its job
+// writing timestamps to another), cuts A off from the database one way or
+// another, and checks with the witnesses written by the jobs themselves that
+// A's job had stopped before B's began, that A's sqlock exited 79 within
+// the bound docs/fencing.md documents, and that nothing of A's job is left
+// running. Faults:
+//   relay freeze / refuse / slow     A reaches PostgreSQL through fault_relay
+//   server SIGSTOP                   a private PostgreSQL cluster, stopped
+//   SQLite write lock                another connection holds it past the lease
+//   job ignoring SIGTERM             (relay refuse / write lock) SIGKILL needed
+//   job with background processes   they are stopped too, and keep the lock
+// Trials per fault: $SQLOCK_FENCING_TRIALS (default 2). Lease: 3 s.
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "reliability_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::eventually;
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+const char* const cli = SQLOCK_CLI;
+const char* const relay_binary = FAULT_RELAY;
+
+constexpr milliseconds lease = 3000ms;
+// The documented bound (docs/fencing.md): sqlock exits 79 at the latest
+// lease + max(2 s, db timeout) + 1 s after the last renewal that succeeded;
+// run's db timeout for a 3 s lease is 1 s. A timeout, not CPU work: it holds
+// on a slower machine too.
+constexpr milliseconds exit_bound = lease + 2000ms + 1000ms;
+
+long trials() {
+    return reliability::env_long("SQLOCK_FENCING_TRIALS", 2);
+}
+
+// A process the test started: its own process group, killed with the test
+// (PR_SET_PDEATHSIG) and, in the destructor, the whole group with SIGKILL.
+class Proc {
+  public:
+    Proc(const std::vector<std::string>& argv, const std::string& err_path) {
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        const pid_t parent = getpid();
+        pid_ = fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            setpgid(0, 0);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(99);
+            FILE* err = std::fopen(err_path.c_str(), "w");
+            if (err) dup2(fileno(err), 2);
+            execv(args[0], args.data());
+            _exit(98);
+        }
+        setpgid(pid_, pid_);
+        group_ = pid_;
+    }
+    ~Proc() {
+        if (pid_ > 0) {
+            kill(-pid_, SIGKILL);
+            wait(5s);
+        }
+        // Whatever is left of its group (a job that outlived a failed test).
+        kill(-group_, SIGKILL);
+    }
+    Proc(const Proc&) = delete;
+    Proc& operator=(const Proc&) = delete;
+
+    /// The exit code (128+N for signal N), or nullopt if still running after `limit`.
+    std::optional<int> wait(milliseconds limit) {
+        const auto until = clock_type::now() + limit;
+        for (;;) {
+            int status = 0;
+            pid_t r = waitpid(pid_, &status, WNOHANG);
+            if (r == pid_) {
+                pid_ = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            if (clock_type::now() >= until) return std::nullopt;
+            std::this_thread::sleep_for(5ms);
+        }
+    }
+    /// The process (and its group's) id.
+    pid_t pid() const { return group_; }
+
+  private:
+    pid_t pid_ = -1;
+    pid_t group_ = 0;
+};
+
+void start(std::unique_ptr<Proc>& slot, const std::vector<std::string>& argv,
+           const std::string& err) {
+    slot = std::make_unique<Proc>(argv, err);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The timestamps (ns since the epoch, `date +%s%N`) a job wrote.
+std::vector<long long> stamps(const std::string& path) {
+    std::vector<long long> out;
+    std::istringstream in(read_file(path));
+    long long v;
+    while (in >> v) out.push_back(v);
+    return out;
+}
+
+bool alive(const std::string& pid_file) {
+    std::istringstream in(read_file(pid_file));
+    int pid = 0;
+    if (!(in >> pid) || pid <= 0) return false;
+    // A zombie is dead for our purposes; /proc tells it apart.
+    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (stat.empty()) return false;
+    auto close = stat.rfind(')');
+    return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+// Jobs. $1 is the witness file. They stop by themselves after ~20 s at
+// most, so nothing can run on for long even if a test fails badly.
+const std::string stamp_loop =
+    "i=0; while [ $i -lt 400 ]; do date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done";
+const std::string holder_job = "echo $$ > \"$1.pid\"; " + stamp_loop;
+const std::string stubborn_job = "trap '' TERM; echo $$ > \"$1.pid\"; " + stamp_loop;
+// The command exits soon; a background process it started stamps on.
+const std::string background_job =
+    "sh -c 'echo $$ > \"$1.bgpid\"; " + std::string("i=0; while [ $i -lt ") + "${2:-400}" +
+    " ]; do date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done' bg \"$1\" \"$2\" & " +
+    "echo $$ > \"$1.pid\"; sleep 0.3";
+const std::string waiter_job =
+    "i=0; while [ $i -lt 6 ]; do date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done";
+
+struct Fault {
+    std::string name;
+    std::function<void()> apply;
+    std::function<void()> undo;
+    std::string a_url;                    // the database as A reaches it
+    std::string b_url;                    // as B reaches it
+    std::vector<std::string> b_extra;     // B's extra global options
+    bool undo_before_b_acquires = false;  // B can only get through after undo
+};
+
+// One trial: A holds, the fault cuts it off, B waits for the lock.
+void trial(const Fault& fault, const std::string& job, const std::string& table, int n,
+           bool check_background = false) {
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string tag = fault.name + "-" + std::to_string(getpid()) + "-" + std::to_string(n);
+    std::string wa = dir + "/a-" + tag, wb = dir + "/b-" + tag;
+    for (char& c : wa)
+        if (c == ' ') c = '_';
+    for (char& c : wb)
+        if (c == ' ') c = '_';
+    const std::string lock_name = "fenced-" + std::to_string(n);
+    std::unique_ptr<Proc> a, b;
+    start(a,
+          {cli, "--db", fault.a_url, "--table", table, "run", lock_name, "--expires", "3s", "--",
+           "/bin/sh", "-c", job, "job", wa},
+          wa + ".err");
+    REQUIRE(eventually([&] { return !stamps(wa).empty(); }, 10s));
+    // A has renewed at least once: a renewal runs every half second.
+    std::this_thread::sleep_for(700ms);
+    std::vector<std::string> b_args = {cli, "--db", fault.b_url, "--table", table};
+    b_args.insert(b_args.end(), fault.b_extra.begin(), fault.b_extra.end());
+    for (const char* x : {"run", "", "--expires", "3s", "--wait", "60s", "--", "/bin/sh", "-c"})
+        b_args.push_back(*x ? x : lock_name);
+    b_args.push_back(waiter_job);
+    b_args.push_back("job");
+    b_args.push_back(wb);
+    if (!fault.undo_before_b_acquires) start(b, b_args, wb + ".err");
+
+    struct Undo {
+        const Fault& f;
+        bool done = false;
+        void operator()() {
+            if (!done) f.undo();
+            done = true;
+        }
+        ~Undo() { (*this)(); }  // every path, failing REQUIREs included
+    } undo{fault};
+    const auto cut = clock_type::now();
+    const auto cut_wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    fault.apply();
+    if (fault.undo_before_b_acquires) start(b, b_args, wb + ".err");
+    auto a_code = a->wait(exit_bound + 10s);
+    const double exit_s = std::chrono::duration<double>(clock_type::now() - cut).count();
+    undo();
+    INFO("A's stderr: " << read_file(wa + ".err"));
+    REQUIRE(a_code.has_value());
+    CHECK(*a_code == 79);
+    CHECK(exit_s <= std::chrono::duration<double>(exit_bound).count());
+    CHECK_FALSE(alive(wa + ".pid"));
+    if (check_background) CHECK_FALSE(alive(wa + ".bgpid"));
+
+    auto b_code = b->wait(60s);
+    INFO("B's stderr: " << read_file(wb + ".err"));
+    REQUIRE(b_code.has_value());
+    CHECK(*b_code == 0);
+    auto sa = stamps(wa), sb = stamps(wb);
+    REQUIRE(!sa.empty());
+    REQUIRE(!sb.empty());
+    const bool overlap = *std::max_element(sa.begin(), sa.end()) >= sb.front();
+    CHECK_FALSE(overlap);
+    const long long last_a = *std::max_element(sa.begin(), sa.end());
+    std::printf(
+        "fencing: %-30s trial %d: A's job stopped %.2f s after the cut, %.2f s before "
+        "B's began; A exited %d after %.2f s; overlap %s\n",
+        fault.name.c_str(), n, (last_a - cut_wall) / 1e9, (sb.front() - last_a) / 1e9, *a_code,
+        exit_s, overlap ? "YES" : "no");
+    std::fflush(stdout);
+}
+
+// fault_relay, controlled through its stdin.
+class Relay {
+  public:
+    explicit Relay(int target_port) : child_({relay_binary, std::to_string(target_port)}) {
+        auto line = child_.read_line(10s);
+        REQUIRE(line);
+        port_ = std::stoi(*line);
+    }
+    void command(const std::string& c) {
+        child_.write_line(c);
+        auto reply = child_.read_line(10s);
+        REQUIRE(reply == std::optional<std::string>("ok"));
+    }
+    int port() const { return port_; }
+
+  private:
+    reliability::Child child_;
+    int port_ = 0;
+};
+
+int port_of(const std::string& url) {
+    auto at = url.rfind('@');
+    auto colon = url.find(':', at == std::string::npos ? 12 : at);
+    return std::stoi(url.substr(colon + 1));
+}
+
+std::string with_port(const std::string& url, int port) {
+    auto at = url.rfind('@');
+    auto colon = url.find(':', at == std::string::npos ? 12 : at);
+    auto slash = url.find('/', colon);
+    return url.substr(0, colon + 1) + std::to_string(port) + url.substr(slash);
+}
+
+void relay_trials(const std::string& mode, const std::string& job, bool background = false) {
+    auto db = sqlock_test::fresh_database();
+    Relay relay(port_of(db.url));
+    Fault f;
+    f.name = "relay " + mode + (job == stubborn_job ? " +TERM ignored" : "") +
+             (background ? " +background" : "");
+    f.a_url = with_port(db.url, relay.port());
+    f.b_url = db.url;
+    // Slow: every packet takes twice as long as a renewal may.
+    f.apply = [&] { relay.command(mode == "slow" ? "slow 1500" : mode); };
+    f.undo = [&] { relay.command("pass"); };
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
+}
+
+std::string sqlite_path(const std::string& url) {
+    return url.substr(std::string("sqlite://").size());
+}
+
+// Another connection holds the SQLite write lock for as long as the fault
+// lasts: A's renewals cannot write.
+void write_lock_trials(const std::string& job, bool background = false) {
+    auto db = sqlock_test::fresh_database();
+    sqlite3* holder = nullptr;
+    REQUIRE(sqlite3_open(sqlite_path(db.url).c_str(), &holder) == SQLITE_OK);
+    struct Close {
+        sqlite3* db;
+        ~Close() { sqlite3_close(db); }
+    } close{holder};
+    Fault f;
+    f.name = std::string("sqlite write lock") + (job == stubborn_job ? " +TERM ignored" : "") +
+             (background ? " +background" : "");
+    f.a_url = db.url;
+    // B's attempts wait out the write lock instead of failing busy.
+    f.b_url = db.url + "?busy_timeout=60000";
+    f.apply = [&] { REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", 0, 0, 0) == SQLITE_OK); };
+    f.undo = [&] { sqlite3_exec(holder, "COMMIT", 0, 0, 0); };
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
+}
+
+// A PostgreSQL cluster of this test's own, so that stopping it disturbs no
+// other test. Stopped and removed by the destructor.
+class PrivateCluster {
+  public:
+    explicit PrivateCluster(const std::string& script) : script_(script) {
+        char tmpl[] = "/tmp/sqlock-fencing-pg-XXXXXX";
+        REQUIRE(mkdtemp(tmpl));
+        dir_ = tmpl;
+        auto r =
+            reliability::run({"/bin/sh", "-c", "\"$0\" start \"$1\"", script_, dir_}, {}, {}, 120s);
+        REQUIRE(r.status == 0);
+        url_ = r.out.substr(0, r.out.find('\n'));
+    }
+    ~PrivateCluster() {
+        signal(SIGCONT);
+        reliability::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
+    }
+    const std::string& url() const { return url_; }
+
+    /// Sends `signo` to the postmaster and every process it started.
+    void signal(int signo) {
+        std::istringstream in(read_file(dir_ + "/data/postmaster.pid"));
+        int postmaster = 0;
+        if (!(in >> postmaster) || postmaster <= 0) return;
+        std::vector<int> all{postmaster};
+        for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+            const std::string name = entry.path().filename();
+            if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+            std::string stat = read_file(entry.path().string() + "/stat");
+            auto close = stat.rfind(')');
+            if (close == std::string::npos) continue;
+            std::istringstream rest(stat.substr(close + 2));
+            char state;
+            int ppid = 0;
+            if (rest >> state >> ppid && ppid == postmaster) all.push_back(std::stoi(name));
+        }
+        if (signo == SIGSTOP) std::reverse(all.begin(), all.end());  // postmaster last
+        for (int pid : all) ::kill(pid, signo);
+    }
+
+  private:
+    std::string script_, dir_, url_;
+};
+
+}  // namespace
+
+TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
+    if (sqlock_test::backend() != "postgres") return;  // a network fault: server only
+    relay_trials("freeze", holder_job);
+    relay_trials("refuse", holder_job);
+    relay_trials("slow", holder_job);
+}
+
+TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {
+    if (sqlock_test::backend() == "postgres")
+        relay_trials("refuse", stubborn_job);
+    else
+        write_lock_trials(stubborn_job);
+}
+
+TEST_CASE("fencing: background processes of the job are stopped too", "[fencing][background]") {
+    if (sqlock_test::backend() == "postgres")
+        relay_trials("freeze", background_job, true);
+    else
+        write_lock_trials(background_job, true);
+}
+
+TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]") {
+    if (sqlock_test::backend() != "sqlite") return;
+    write_lock_trials(holder_job);
+}
+
+TEST_CASE("fencing: PostgreSQL server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
+    if (sqlock_test::backend() != "postgres") return;
+    const char* script = std::getenv("SQLOCK_TEST_PG_SCRIPT");
+    REQUIRE(script);  // this test starts (and stops) a cluster of its own
+    PrivateCluster cluster(script);
+    sqlock::Locker(cluster.url(), {.table = "fenced"}).init();
+    Fault f;
+    f.name = "server SIGSTOP";
+    f.a_url = cluster.url();
+    f.b_url = cluster.url();
+    // B's round trips wait for the server to come back instead of failing.
+    f.b_extra = {"--db-timeout", "60s"};
+    f.apply = [&] { cluster.signal(SIGSTOP); };
+    f.undo = [&] { cluster.signal(SIGCONT); };
+    for (int i = 1; i <= trials(); ++i) trial(f, holder_job, "fenced", i);
+}
+
+TEST_CASE("the job keeps the lock until its background processes have ended",
+          "[fencing][background]") {
+    auto db = sqlock_test::fresh_database();
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string wa = dir + "/bg-a-" + std::to_string(getpid()),
+                      wb = dir + "/bg-b-" + std::to_string(getpid());
+    std::unique_ptr<Proc> a, b;
+    // The command exits after 0.3 s; its background process stamps for 1 s.
+    start(a,
+          {cli, "--db", db.url, "--table", db.table, "run", "bg", "--", "/bin/sh", "-c",
+           background_job, "job", wa, "20"},
+          wa + ".err");
+    REQUIRE(eventually([&] { return !stamps(wa).empty(); }, 10s));
+    start(b,
+          {cli, "--db", db.url, "--table", db.table, "run", "bg", "--wait", "30s", "--", "/bin/sh",
+           "-c", waiter_job, "job", wb},
+          wb + ".err");
+    auto a_code = a->wait(30s);
+    REQUIRE(a_code == std::optional<int>(0));
+    CHECK_FALSE(alive(wa + ".bgpid"));
+    REQUIRE(b->wait(30s) == std::optional<int>(0));
+    auto sa = stamps(wa), sb = stamps(wb);
+    REQUIRE(sa.size() >= 10);  // the background process ran on after the command
+    REQUIRE(!sb.empty());
+    CHECK(*std::max_element(sa.begin(), sa.end()) < sb.front());
+}
+
+TEST_CASE("other commands fail in bounded time against a server that does not answer",
+          "[fencing][commands]") {
+    if (sqlock_test::backend() != "postgres") return;
+    auto db = sqlock_test::fresh_database();
+    Relay relay(port_of(db.url));
+    const std::string url = with_port(db.url, relay.port());
+    relay.command("freeze");
+    const std::string password = reliability::password_of(db.url);
+    REQUIRE(!password.empty());
+    const std::vector<std::vector<std::string>> commands = {
+        {"acquire", "x"}, {"release", "x", "--force"}, {"list"}, {"show", "x"}, {"reap"}, {"init"}};
+    for (const auto& command : commands) {
+        std::vector<std::string> argv = {cli,      "--db",         url, "--table",
+                                         db.table, "--db-timeout", "1s"};
+        argv.insert(argv.end(), command.begin(), command.end());
+        CAPTURE(command.front());
+        const auto started = clock_type::now();
+        auto r = reliability::run(argv, {}, {}, 60s);
+        const double took = std::chrono::duration<double>(clock_type::now() - started).count();
+        std::printf("fencing: `%s` against a frozen server: exit %d after %.2f s\n",
+                    command.front().c_str(), r.status, took);
+        CAPTURE(r.err);
+        CHECK(r.status == 69);
+        // libpq's connect_timeout is at least 2 s; the pool tries twice.
+        CHECK(took <= 8.0);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.err.find("127.0.0.1:" + std::to_string(relay.port())) != std::string::npos);
+        CHECK(r.err.find(password) == std::string::npos);
+    }
+    relay.command("pass");
+}
+
+TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][outage]") {
+    if (sqlock_test::backend() != "postgres") return;
+    auto db = sqlock_test::fresh_database();
+    Relay relay(port_of(db.url));
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string w = dir + "/outage-" + std::to_string(getpid());
+    // Runs ~4 s; records a SIGTERM if it gets one.
+    const std::string job =
+        "trap 'echo TERM >> \"$1.term\"' TERM; i=0; while [ $i -lt 80 ]; do "
+        "date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done";
+    std::unique_ptr<Proc> a;
+    // Lease 6 s: renewals every 1 s, SIGTERM due 3 s before valid_until,
+    // so at least 2 s after the cut; the outage lasts 0.8 s.
+    start(a,
+          {cli, "--db", with_port(db.url, relay.port()), "--table", db.table, "run", "outage",
+           "--expires", "6s", "--", "/bin/sh", "-c", job, "job", w},
+          w + ".err");
+    REQUIRE(eventually([&] { return !stamps(w).empty(); }, 10s));
+    std::this_thread::sleep_for(1200ms);
+    relay.command("freeze");
+    std::this_thread::sleep_for(800ms);
+    relay.command("pass");
+    auto code = a->wait(30s);
+    INFO("stderr: " << read_file(w + ".err"));
+    REQUIRE(code == std::optional<int>(0));
+    CHECK(read_file(w + ".term").empty());
+    CHECK(read_file(w + ".err").empty());
+}
+
+TEST_CASE("--kill-grace that does not fit the lease is a usage error", "[fencing][usage]") {
+    auto db = sqlock_test::fresh_database();
+    auto r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires",
+                               "3s", "--kill-grace", "2s", "--", "/bin/true"});
+    CHECK(r.status == 64);
+    CHECK(r.err.find("--kill-grace 2s does not fit a 3s lease") != std::string::npos);
+    CHECK(r.err.find("use --kill-grace 1s300ms or less") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // What it says fits, does.
+    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires", "3s",
+                          "--kill-grace", "1300ms", "--", "/bin/true"});
+    CHECK(r.status == 0);
+}
+
+TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fencing][background]") {
+    auto db = sqlock_test::fresh_database();
+    const std::string w = sqlock_test::scratch_dir() + "/orphan-" + std::to_string(getpid());
+    // The command exits at once; the process it left behind waits (at most
+    // 20 s) and records the SIGTERM it gets.
+    const std::string job =
+        "sh -c 'trap \"echo TERM > \\\"$1.term\\\"; exit 0\" TERM; "
+        "echo $$ > \"$1.bgpid\"; i=0; while [ $i -lt 400 ]; do sleep 0.05; "
+        "i=$((i+1)); done' bg \"$1\" &";
+    std::unique_ptr<Proc> a;
+    start(a,
+          {cli, "--db", db.url, "--table", db.table, "run", "orphan", "--", "/bin/sh", "-c", job,
+           "job", w},
+          w + ".err");
+    REQUIRE(eventually([&] { return alive(w + ".bgpid"); }, 10s));
+    ::kill(a->pid(), SIGTERM);
+    auto code = a->wait(10s);
+    INFO("stderr: " << read_file(w + ".err"));
+    REQUIRE(code == std::optional<int>(0));  // the command's own status
+    CHECK(read_file(w + ".term") == "TERM\n");
+    CHECK_FALSE(alive(w + ".bgpid"));
+}

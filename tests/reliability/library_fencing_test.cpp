@@ -1,0 +1,171 @@
+// Fencing for library users (issue 10): a Lock with a heartbeat whose
+// renewals cannot get through warns (on_expiring) before its row expires by
+// the database's clock, and declares the lock lost once valid_until() has
+// passed. SQLite: another connection holds the write lock. PostgreSQL: the
+// lock's Locker reaches the server through a frozen fault_relay.
+#include <sqlite3.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "reliability_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock_test::eventually;
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+using wall = std::chrono::system_clock;
+
+std::int64_t wall_ms(wall::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+struct Seen {
+    std::atomic<bool> warned{false};
+    std::atomic<std::int64_t> warned_wall_ms{0};
+    std::atomic<std::int64_t> warned_steady{0};
+    std::atomic<std::int64_t> valid_until{0};
+    std::atomic<bool> lost{false};
+};
+
+sqlock::LockOptions watched(Seen& seen) {
+    sqlock::LockOptions o;
+    o.expires = 3s;
+    o.heartbeat = true;
+    o.warn_before = 1s;
+    o.on_expiring = [&seen](const std::string&, std::int64_t, steady::time_point until) {
+        seen.warned_wall_ms = wall_ms(wall::now());
+        seen.warned_steady = steady::now().time_since_epoch().count();
+        seen.valid_until = until.time_since_epoch().count();
+        seen.warned = true;
+    };
+    o.on_lost = [&seen](const std::string&, std::int64_t) { seen.lost = true; };
+    return o;
+}
+
+// The row's expiry by the database's clock, in ms since the epoch.
+std::int64_t expires_ms(const sqlock_test::Database& db, const std::string& name) {
+    std::string sql =
+        sqlock_test::backend() == "postgres"
+            ? "SELECT (extract(epoch FROM expires) * 1000)::bigint FROM " + db.table +
+                  " WHERE lockstring = '" + name + "'"
+            : "SELECT CAST((julianday(expires) - 2440587.5) * 86400000.0 AS INTEGER) FROM " +
+                  db.table + " WHERE lockstring = '" + name + "'";
+    auto rows = reliability::query(db, sql);
+    REQUIRE(rows.size() == 1);
+    return std::stoll(rows[0].at(0).value());
+}
+
+void check_warning(const sqlock_test::Database& db, sqlock::Lock& lock, Seen& seen) {
+    REQUIRE(eventually([&] { return seen.warned.load(); }, 10s));
+    // Ahead of valid_until by warn_before, and before the row expires by
+    // the database's clock (same host: the wall clocks are the same).
+    CHECK(seen.warned_steady.load() < seen.valid_until.load());
+    CHECK(lock.valid_until().time_since_epoch().count() == seen.valid_until.load());
+    const std::int64_t row_expires = expires_ms(db, lock.lockstring());
+    INFO("warned at " << seen.warned_wall_ms.load() << " ms, row expires at " << row_expires);
+    CHECK(seen.warned_wall_ms.load() < row_expires);
+    CHECK(row_expires - seen.warned_wall_ms.load() >= 500);  // most of warn_before left
+    CHECK_FALSE(seen.lost.load());
+    // Then lost, at valid_until, with no answer from the database.
+    REQUIRE(eventually([&] { return seen.lost.load(); }, 10s));
+    CHECK(steady::now() >= lock.valid_until());
+}
+
+}  // namespace
+
+TEST_CASE("library: on_expiring fires before the row expires by the database clock",
+          "[fencing][library]") {
+    auto db = sqlock_test::fresh_database();
+    Seen seen;
+    if (sqlock_test::backend() == "sqlite") {
+        auto locker = db.open();
+        auto lock = locker.lock("warned", watched(seen));
+        CHECK(lock.valid_until() > steady::now() + 2s);
+        sqlite3* holder = nullptr;
+        REQUIRE(sqlite3_open(db.url.substr(9).c_str(), &holder) == SQLITE_OK);
+        struct Close {
+            sqlite3* db;
+            ~Close() {
+                sqlite3_exec(db, "COMMIT", 0, 0, 0);
+                sqlite3_close(db);
+            }
+        } close{holder};
+        REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", 0, 0, 0) == SQLITE_OK);
+        check_warning(db, lock, seen);
+        return;
+    }
+    reliability::Child relay(
+        {FAULT_RELAY,
+         db.url.substr(db.url.rfind(':') + 1, db.url.rfind('/') - db.url.rfind(':') - 1)});
+    auto port = relay.read_line(10s);
+    REQUIRE(port);
+    std::string url =
+        db.url.substr(0, db.url.rfind(':') + 1) + *port + db.url.substr(db.url.rfind('/'));
+    sqlock::Locker locker(url, {.table = db.table});
+    auto lock = locker.lock("warned", watched(seen));
+    relay.write_line("freeze");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    check_warning(db, lock, seen);
+    // The Lock's release cannot get through either: give it up quietly.
+    lock.detach();
+    relay.write_line("pass");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+}
+
+TEST_CASE("library: valid_until counts from when the acquisition or renewal was sent",
+          "[fencing][library]") {
+    auto db = sqlock_test::fresh_database();
+    auto locker = db.open();
+    const auto before = steady::now();
+    auto lock = locker.lock("counted", {.expires = 10s});
+    const auto after = steady::now();
+    CHECK(lock.valid_until() >= before + 10s);
+    CHECK(lock.valid_until() <= after + 10s);
+    const auto first = lock.valid_until();
+    std::this_thread::sleep_for(20ms);  // so that the renewal is sent later
+    const auto renewing = steady::now();
+    lock.renew(20s);
+    CHECK(lock.valid_until() >= renewing + 20s);
+    CHECK(lock.valid_until() > first);
+    // A shorter renewal shortens the row's expiry, and valid_until with it.
+    const auto shortening = steady::now();
+    lock.renew(1s);
+    CHECK(lock.valid_until() >= shortening + 1s);
+    CHECK(lock.valid_until() <= steady::now() + 1s);
+}
+
+TEST_CASE("library: a server that does not answer fails a call within db_timeout",
+          "[fencing][library]") {
+    if (sqlock_test::backend() != "postgres") return;
+    auto db = sqlock_test::fresh_database();
+    reliability::Child relay(
+        {FAULT_RELAY,
+         db.url.substr(db.url.rfind(':') + 1, db.url.rfind('/') - db.url.rfind(':') - 1)});
+    auto port = relay.read_line(10s);
+    REQUIRE(port);
+    std::string url =
+        db.url.substr(0, db.url.rfind(':') + 1) + *port + db.url.substr(db.url.rfind('/'));
+    sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
+    CHECK(locker.list().empty());  // connected, a statement answered
+    relay.write_line("freeze");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    const auto started = steady::now();
+    try {
+        locker.list();
+        FAIL("list() through a frozen relay returned");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::connection);
+        CHECK(std::string(e.what()).find(reliability::password_of(db.url)) == std::string::npos);
+    }
+    // The statement (1 s), then the pool's one retry on a new connection
+    // (libpq's connect_timeout, at least 2 s); generous for a loaded machine.
+    CHECK(steady::now() - started < 6s);
+    relay.write_line("pass");
+    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+}
