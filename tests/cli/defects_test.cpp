@@ -137,7 +137,9 @@ TEST_CASE("a login the server refuses is a configuration error", "[cli][defects]
     // Nobody listening stays "unreachable" (69).
     PgUrl nobody = good;
     nobody.hostport = "127.0.0.1:1";
-    Result r = cli.bare({"list"}, {{"SQLOCK_DB", nobody.str() + "?connect_timeout=5"}});
+    const std::string url = nobody.str();
+    const char* separator = url.find('?') == std::string::npos ? "?" : "&";  // pooled: ?pooler=
+    Result r = cli.bare({"list"}, {{"SQLOCK_DB", url + separator + "connect_timeout=5"}});
     CHECK(r.code == 69);
 }
 

@@ -222,7 +222,7 @@ TEST_CASE("promise: the pool hands connections to waiting threads in arrival ord
           "[promises][pool]") {
     auto db = fresh_database();
     auto backend =
-        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table);
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
     sqlock::detail::ConnectionPool pool([&] { return backend->connect(); }, 1, 20s);
 
     std::mutex mutex;
@@ -257,7 +257,7 @@ TEST_CASE("promise: the pool hands out the most recently used connection first",
     using Handle = sqlock::detail::ConnectionPool::Handle;
     auto db = fresh_database();
     auto backend =
-        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table);
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
     sqlock::detail::ConnectionPool pool([&] { return backend->connect(); }, 2, 20s);
     std::optional<Handle> x, y;
     x.emplace(pool.checkout());

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <stdexcept>
@@ -87,8 +88,14 @@ int thread_count() {
     std::error_code ec;
     int n = 0;
     for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-        ++n;
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        // The PostgreSQL backend's watchdog thread is safe beside a fork: it
+        // allocates nothing and a child makes its own (postgres_watchdog.cpp).
+        std::ifstream comm(it->path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name != "sqlock-watchdog") ++n;
+    }
     return n;
 }
 

@@ -47,7 +47,8 @@ enum class child_work {
 /// such children before any thread starts, or exec a helper program.
 pid_t fork_child(child_work work);
 
-/// Number of threads of this process (from /proc/self/task).
+/// Number of threads of this process (from /proc/self/task), not counting
+/// the library's fork-safe PostgreSQL watchdog.
 int thread_count();
 
 /// Waits for `pid` up to `timeout`; returns its exit code (128+s if killed by

@@ -98,14 +98,17 @@ std::string sqlstate_of(const pqxx::transaction_rollback& e) {
 // URL or the credentials are wrong (configuration, exit 78), unlike a server
 // that cannot be reached (connection, 69). Matched on the server's English
 // texts (lc_messages other than English fall back to connection) and on
-// libpq's own for a password the server asked for and did not get. "Too many
-// clients" and "starting up" / "shutting down" stay connection: they pass.
+// libpq's own for a password the server asked for and did not get, and on
+// PgBouncer's ("SASL authentication failed", "no such database: X", "no
+// such user"). "Too many clients" and "starting up" / "shutting down" stay
+// connection: they pass.
 bool refused_by_server(const std::string& what) {
     for (const char* text :
          {"password authentication failed", "authentication failed for user",
           "no pg_hba.conf entry", "\" does not exist", "is not permitted to log in",
           "permission denied for database", "no password supplied", "server requested a password",
-          "password is required"}) {
+          "password is required", "SASL authentication failed", "no such database",
+          "no such user"}) {
         if (what.find(text) != std::string::npos) return true;
     }
     return false;

@@ -1,5 +1,6 @@
 #include "postgres_watchdog.hpp"
 
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,7 +40,14 @@ class Watchdog {
     }
 
     Watchdog() {
-        std::thread([this] { run(); }).detach();
+        std::thread([this] {
+            // Named, so that a test (or an operator) can tell it from the
+            // application's threads: it allocates nothing and holds no lock
+            // a forked child needs (the child makes its own watchdog), so a
+            // fork beside it is safe.
+            pthread_setname_np(pthread_self(), "sqlock-watchdog");
+            run();
+        }).detach();
     }
 
     std::uint64_t arm(int fd, clock::time_point deadline) {

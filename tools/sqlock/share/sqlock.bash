@@ -11,15 +11,15 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show reap init help"
-    local global="--db --table -q --quiet -v --verbose -h --help"
+    local commands="run acquire release renew list show reap init doctor help"
+    local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
     # --db/--table; after `run ... --` complete the command to run.
     local i command="" separator=0
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --db | --table) ((i++)) ;;
+            --db | --table | --db-timeout) ((i++)) ;;
             --) [[ -n $command ]] && separator=$i && break ;;
             -*) ;;
             *) [[ -z $command ]] && command=${words[i]} ;;
@@ -56,13 +56,14 @@ _sqlock() {
     local options=""
     case $command in
         run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
-                      --no-heartbeat --on-lost -E --conflict-exit-code --label --" ;;
+                      --no-heartbeat --on-lost --kill-grace -E --conflict-exit-code --label --" ;;
         acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
         list) options="--held --expired --json" ;;
         show) options="--json" ;;
         reap) options="--dry-run --json" ;;
+        doctor) options="--json" ;;
         help)
             COMPREPLY=($(compgen -W "$commands" -- "$cur"))
             return ;;
