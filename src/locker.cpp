@@ -472,17 +472,31 @@ std::optional<LockInfo> Locker::show(const std::string& name) {
     return detail::to_info(*row);
 }
 
-std::optional<LockInfo> Locker::release(const std::string& name, const std::string& token) {
+namespace {
+
+// The row of `name` if the owner token `token` holds it; nullopt if there is
+// no row; errc::lost if somebody else holds it.
+std::optional<LockInfo> row_held_by(const std::shared_ptr<detail::LockerState>& state,
+                                    const std::string& name, const std::string& token) {
     detail::validate_lock_name(name);
     if (token.empty()) throw error(errc::invalid_argument, "owner token is empty");
-    auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
+    auto row = state->pool->with([&](detail::Connection& c) { return c.find(name); });
     if (!row) return std::nullopt;
     LockInfo info = detail::to_info(*row);
     if (info.holder.guid != token)
         throw error(errc::lost, "lock '" + detail::printable(name) + "' is held by " +
                                     describe_holder(info) + ", not by owner token " +
-                                    detail::printable(token, 40) + " [" + state_->url.redacted +
+                                    detail::printable(token, 40) + " [" + state->url.redacted +
                                     "]");
+    return info;
+}
+
+}  // namespace
+
+std::optional<LockInfo> Locker::release(const std::string& name, const std::string& token) {
+    auto held = row_held_by(state_, name, token);
+    if (!held) return std::nullopt;
+    const LockInfo& info = *held;
     // Delete exactly that row: if it changed hands meanwhile, nothing happens.
     bool deleted = state_->pool->with(
         [&](detail::Connection& c) { return c.delete_exact(info.id, info.locked_by); });
@@ -498,15 +512,9 @@ std::optional<LockInfo> Locker::renew(const std::string& name, const std::string
                                       duration lease) {
     detail::validate_lock_name(name);
     detail::validate_lease(lease, "lease (expires)");
-    if (token.empty()) throw error(errc::invalid_argument, "owner token is empty");
-    auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
-    if (!row) return std::nullopt;
-    LockInfo info = detail::to_info(*row);
-    if (info.holder.guid != token)
-        throw error(errc::lost, "lock '" + detail::printable(name) + "' is held by " +
-                                    describe_holder(info) + ", not by owner token " +
-                                    detail::printable(token, 40) + " [" + state_->url.redacted +
-                                    "]");
+    auto held = row_held_by(state_, name, token);
+    if (!held) return std::nullopt;
+    const LockInfo& info = *held;
     // Renews exactly that row, and only while it has not expired.
     auto renewed = state_->pool->with(
         [&](detail::Connection& c) { return c.renew(info.id, info.locked_by, lease); });
