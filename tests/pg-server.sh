@@ -32,6 +32,9 @@
 #   SQLOCK_TEST_PG_DIR      the DIR passed to `start` (holds postgres.log)
 #   SQLOCK_TEST_REQUIRE_PG  1: a missing server fails the tests instead of
 #                           skipping them
+#   SQLOCK_TEST_PASSWORD_LOG  if set, every password `start` makes is
+#                           appended to this file (tests/run-all.sh checks
+#                           that none appears in the test output)
 #
 # Usage:
 #   d=$(mktemp -d); url=$(tests/pg-server.sh start "$d")
@@ -133,6 +136,9 @@ init_cluster() {
     local password
     password="sqlockPw$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
     (umask 077 && echo "$password" >"$password_file")
+    # The runner checks that no password of any cluster a test starts (its
+    # own, a test's private one, a standby) shows up in the output.
+    [ -n "${SQLOCK_TEST_PASSWORD_LOG:-}" ] && echo "$password" >>"$SQLOCK_TEST_PASSWORD_LOG"
     pick_port >"$port_file"
     as_server_user "$bin/initdb" -D "$data" -U postgres -E UTF8 --locale=C.UTF-8 -N \
         --auth-local=trust --auth-host=scram-sha-256 >>"$log" 2>&1

@@ -69,6 +69,7 @@ stage() {
 
 # Each throwaway server's password, for the leak check at the end.
 : >"$work/passwords"
+export SQLOCK_TEST_PASSWORD_LOG="$work/passwords"
 start_pg_server() {  # exports SQLOCK_TEST_PG_* for the calling lane
     local dir userinfo
     dir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)

@@ -14,6 +14,7 @@
 //   job ignoring SIGTERM             (relay refuse / write lock) SIGKILL needed
 //   job with background processes   they are stopped too, and keep the lock
 // Trials per fault: $SQLOCK_FENCING_TRIALS (default 2). Lease: 3 s.
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/prctl.h>
@@ -67,15 +68,13 @@ class Proc {
         std::vector<char*> args;
         for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
         args.push_back(nullptr);
-        const pid_t parent = getpid();
-        pid_ = fork();
-        REQUIRE(pid_ >= 0);
+        // The child only makes async-signal-safe calls before exec: this
+        // process may have threads (a heartbeat, the PostgreSQL watchdog).
+        pid_ = sqlock_test::fork_child(sqlock_test::child_work::execs);
         if (pid_ == 0) {
             setpgid(0, 0);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(99);
-            FILE* err = std::fopen(err_path.c_str(), "w");
-            if (err) dup2(fileno(err), 2);
+            const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (err >= 0) dup2(err, 2);
             execv(args[0], args.data());
             _exit(98);
         }

@@ -132,7 +132,7 @@ void PgConnection::init_schema() {
 
 void PgConnection::check_access() {
     std::vector<std::string> missing;
-    guarded(*target_, "checking the privileges on the lock table", {}, [&] {
+    bounded("checking the privileges on the lock table", {}, [&] {
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
         pqxx::nontransaction check(link_.get());

@@ -8,9 +8,11 @@
 #include <pqxx/nontransaction>
 #include <pqxx/notification>
 #include <pqxx/transaction>
+#include <utility>
 
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
+#include "postgres_watchdog.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -132,25 +134,37 @@ bool notifications_arrive(pqxx::connection& a, pqxx::connection& b) {
     return probe.heard;
 }
 
+// Runs one probe on the links `a` and `b`, bounded like every other round
+// trip: a server that does not answer within the Locker's timeout has both
+// sockets shut down (postgres_watchdog.hpp), and the probe fails as a
+// connection error instead of hanging.
+template <typename F>
+auto bounded_probe(const PgTarget& t, Link& a, Link& b, const char* doing, F&& f) {
+    const auto deadline = std::chrono::steady_clock::now() + t.timeout;
+    Armed armed_a(a.get().sock(), deadline);
+    Armed armed_b(b.get().sock(), deadline);
+    return guarded(t, doing, {}, std::forward<F>(f));
+}
+
 }  // namespace
 
 void diagnose(const PgTarget& t, Diagnosis& out) {
     Link a(t);
     Link b(t);
-    Server s =
-        guarded(t, "reading the server's settings", {}, [&] { return read_server(t, a.get()); });
+    Server s = bounded_probe(t, a, b, "reading the server's settings",
+                             [&] { return read_server(t, a.get()); });
     // Statement mode closes a client connection that opens a transaction:
     // take the URL's word for it.
     const bool moves = t.pool_mode == PoolMode::statement ||
-                       guarded(t, "probing for a connection pooler", {},
-                               [&] { return sessions_move_ever(a.get(), b.get()); });
+                       bounded_probe(t, a, b, "probing for a connection pooler",
+                                     [&] { return sessions_move_ever(a.get(), b.get()); });
     // Only where sessions stay put: through a transaction pooler, a LISTEN
     // would linger on a server session someone else gets next. A standby
     // refuses LISTEN and NOTIFY alike.
     const bool writable = !s.in_recovery && !s.read_only;
     const bool pushes = !moves && t.session_bound() && writable &&
-                        guarded(t, "probing release notifications", {},
-                                [&] { return notifications_arrive(a.get(), b.get()); });
+                        bounded_probe(t, a, b, "probing release notifications",
+                                      [&] { return notifications_arrive(a.get(), b.get()); });
 
     auto fact = [&](std::string key, std::string value) {
         out.facts.push_back({std::move(key), std::move(value)});
