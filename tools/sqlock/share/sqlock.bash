@@ -33,7 +33,7 @@ _sqlock() {
     case $prev in
         --db | --table | --token | --label | --slots | --conflict-exit-code | -E)
             return ;;
-        --expires | --min-hold)
+        --expires | --min-hold | --kill-grace | --db-timeout)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
         --wait | --timeout | -w)
