@@ -167,11 +167,12 @@ lane_pids=()
 
 # No test output may contain a server's password. LastTest.log holds the
 # full output of every test, passed or failed.
+# grep reads the files itself: `cat ... | grep -q` under pipefail would read
+# a match that ends the pipe early (SIGPIPE to cat) as "no match".
 if [[ -s "$work/passwords" ]] &&
-        cat "$work"/*.log "$build/Testing/Temporary/LastTest.log" \
+        grep -aqsFf "$work/passwords" "$work"/*.log "$build/Testing/Temporary/LastTest.log" \
             "$root"/build-asan/Testing/Temporary/LastTest.log \
-            "$root"/build-tsan/Testing/Temporary/LastTest.log 2>/dev/null |
-        grep -aqFf "$work/passwords"; then
+            "$root"/build-tsan/Testing/Temporary/LastTest.log; then
     echo "FAIL: a PostgreSQL test password appeared in the test output" >&2
     status=1
 fi

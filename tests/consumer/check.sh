@@ -94,8 +94,12 @@ for command in $commands; do
     grep -Eq "^\.B[IR]* \"?$command( |\"|$)" "$man_page" ||
         { echo "check.sh: man page does not mention '$command'" >&2; exit 1; }
 done
-complete_words sqlock run job --no | grep -qx -- --nonblock ||
+# Captured first, then searched: `complete_words ... | grep -q` fails under
+# pipefail whenever grep exits before the writer is done (SIGPIPE).
+offered=$(complete_words sqlock run job --no)
+grep -qx -- --nonblock <<<"$offered" ||
     { echo "check.sh: bash completion misses run's --nonblock" >&2; exit 1; }
-complete_words sqlock run job -- ech | grep -qx echo ||
+offered=$(complete_words sqlock run job -- ech)
+grep -qx echo <<<"$offered" ||
     { echo "check.sh: bash completion does not complete the command after --" >&2; exit 1; }
 echo "man page and bash completion installed and complete"
