@@ -40,14 +40,15 @@ class Watchdog {
     }
 
     Watchdog() {
-        std::thread([this] {
-            // Named, so that a test (or an operator) can tell it from the
-            // application's threads: it allocates nothing and holds no lock
-            // a forked child needs (the child makes its own watchdog), so a
-            // fork beside it is safe.
-            pthread_setname_np(pthread_self(), "sqlock-watchdog");
-            run();
-        }).detach();
+        std::thread thread([this] { run(); });
+        // Named here, before anyone can arm it (not from inside the thread,
+        // which would race with a fork right after the first statement), so
+        // that a test or an operator can tell it from the application's
+        // threads: it allocates nothing and holds no lock a forked child
+        // needs (the child makes its own watchdog), so a fork beside it is
+        // safe.
+        pthread_setname_np(thread.native_handle(), "sqlock-watchdog");
+        thread.detach();
     }
 
     std::uint64_t arm(int fd, clock::time_point deadline) {
