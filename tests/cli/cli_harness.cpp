@@ -286,4 +286,15 @@ std::string database_state(const sqlock_test::Database& db) {
     return state;
 }
 
+args_t trapping_command(const std::string& signal_name, const std::string& ready,
+                        const std::string& caught) {
+    return {"sh",
+            "-c",
+            "trap 'echo " + signal_name + " > \"$2\"; exit 0' " + signal_name +
+                "; touch \"$1\"; while :; do sleep 0.02; done",
+            "sh",
+            ready,
+            caught};
+}
+
 }  // namespace cli_test

@@ -129,6 +129,11 @@ bool wait_for_file(const std::string& path);
 /// for a guessed time, until the test says so.
 args_t blocking_command(const std::string& witness, const std::string& go);
 
+/// A shell command that traps `signal_name`, writes its name to `caught` and
+/// exits 0; it creates `ready` once the trap is installed.
+args_t trapping_command(const std::string& signal_name, const std::string& ready,
+                        const std::string& caught);
+
 /// The path of the SQLite file of `db` ("" on PostgreSQL).
 std::string sqlite_file(const sqlock_test::Database& db);
 

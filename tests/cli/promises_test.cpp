@@ -31,38 +31,11 @@ args_t run_args(const std::string& name, const args_t& options, const args_t& co
     return args;
 }
 
-// A command that traps `signal_name`, writes its name to `caught` and exits 0;
-// it creates `ready` once the trap is installed.
-args_t trapping_command(const std::string& signal_name, const std::string& ready,
-                        const std::string& caught) {
-    return {"sh",
-            "-c",
-            "trap 'echo " + signal_name + " > \"$2\"; exit 0' " + signal_name +
-                "; touch \"$1\"; while :; do sleep 0.02; done",
-            "sh",
-            ready,
-            caught};
-}
-
 // The row of lock `name` as `sqlock show --json` sees it (null if none).
 nlohmann::json show_json(const Cli& cli, const std::string& name) {
     Result r = cli({"show", name, "--json"});
     if (r.code != 0) return nullptr;
     return nlohmann::json::parse(r.out);
-}
-
-// Seconds from one database timestamp ("YYYY-MM-DD HH:MM:SS.mmm", UTC) to
-// another.
-double seconds_between(const std::string& from, const std::string& to) {
-    auto parse = [](const std::string& text) {
-        std::tm tm{};
-        double seconds = 0;
-        std::istringstream in(text);
-        in >> std::get_time(&tm, "%Y-%m-%d %H:%M:") >> seconds;
-        REQUIRE_FALSE(in.fail());
-        return static_cast<double>(timegm(&tm)) + seconds;
-    };
-    return parse(to) - parse(from);
 }
 
 // The mask of ignored signals in /proc/PID/status text ("SigIgn:\t<hex>").
@@ -334,7 +307,8 @@ TEST_CASE("promise: run's default lease is one hour", "[cli][promises][run]") {
     CHECK(p.wait().code == 0);
     REQUIRE(row.is_object());
     // Both ends are the database's: exact, whatever the machine's speed.
-    CHECK(seconds_between(row["created"], row["expires"]) == Approx(3600).margin(0.002));
+    CHECK(sqlock_test::seconds_between(row["created"], row["expires"]) ==
+          Approx(3600).margin(0.002));
 }
 
 TEST_CASE("promise: waiting shows one line on a terminal, rewritten in place",

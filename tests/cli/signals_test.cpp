@@ -11,23 +11,6 @@
 using namespace cli_test;
 using Catch::Matchers::Contains;
 
-namespace {
-
-// A command that traps `signal_name`, writes what it caught to `caught` and
-// exits 0; it says it is ready (trap installed) by creating `ready`.
-args_t trapping_command(const std::string& signal_name, const std::string& ready,
-                        const std::string& caught) {
-    return {"sh",
-            "-c",
-            "trap 'echo " + signal_name + " > \"$2\"; exit 0' " + signal_name +
-                "; touch \"$1\"; while :; do sleep 0.02; done",
-            "sh",
-            ready,
-            caught};
-}
-
-}  // namespace
-
 TEST_CASE("run: signals sent to sqlock are forwarded, then the lock is released",
           "[cli][signals]") {
     Cli cli = fresh_cli();

@@ -29,20 +29,6 @@ using sqlock_test::fresh_database;
 
 namespace {
 
-// Seconds from one database timestamp ("YYYY-MM-DD HH:MM:SS.mmm", UTC) to
-// another.
-double seconds_between(const std::string& from, const std::string& to) {
-    auto parse = [](const std::string& text) {
-        std::tm tm{};
-        double seconds = 0;
-        std::istringstream in(text);
-        in >> std::get_time(&tm, "%Y-%m-%d %H:%M:") >> seconds;
-        REQUIRE_FALSE(in.fail());
-        return static_cast<double>(timegm(&tm)) + seconds;
-    };
-    return parse(to) - parse(from);
-}
-
 // A forked child that dies with the test: killed and collected by the
 // destructor unless wait() collected it.
 class Child {
@@ -139,16 +125,18 @@ TEST_CASE("promise: the default lease is one hour", "[promises][lease]") {
     // Both ends are the database's: exact, whatever the machine's speed.
     auto lock = locker.try_lock("default-lease");
     REQUIRE(lock);
-    CHECK(seconds_between(lock->created(), lock->expires()) == Approx(3600).margin(0.002));
+    CHECK(sqlock_test::seconds_between(lock->created(), lock->expires()) ==
+          Approx(3600).margin(0.002));
     auto row = locker.show("default-lease");
     REQUIRE(row);
-    CHECK(seconds_between(row->created, row->expires) == Approx(3600).margin(0.002));
+    CHECK(sqlock_test::seconds_between(row->created, row->expires) == Approx(3600).margin(0.002));
     CHECK(row->seconds_left > 3500);
     CHECK(row->seconds_left <= 3600);
 
     auto slot = locker.try_acquire_slot("default-lease-pool", 2);
     REQUIRE(slot);
-    CHECK(seconds_between(slot->created(), slot->expires()) == Approx(3600).margin(0.002));
+    CHECK(sqlock_test::seconds_between(slot->created(), slot->expires()) ==
+          Approx(3600).margin(0.002));
 
     // renew() without a length renews by the lease the lock was taken with.
     auto short_lease = locker.try_lock("renewed", {.expires = 10min});

@@ -15,10 +15,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -248,6 +251,18 @@ static std::string libpq_url(std::string url) {
         break;
     }
     return url;
+}
+
+double seconds_between(const std::string& from, const std::string& to) {
+    auto parse = [](const std::string& text) {
+        std::tm tm{};
+        double seconds = 0;
+        std::istringstream in(text);
+        in >> std::get_time(&tm, "%Y-%m-%d %H:%M:") >> seconds;
+        if (in.fail()) throw std::runtime_error("not a database timestamp: " + text);
+        return static_cast<double>(timegm(&tm)) + seconds;
+    };
+    return parse(to) - parse(from);
 }
 
 namespace {

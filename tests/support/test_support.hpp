@@ -106,6 +106,10 @@ bool eventually(const std::function<bool()>& condition,
 /// acquisition order) and returns them; fencing tests check they increase.
 std::vector<long long> read_ids(const std::string& path);
 
+/// Seconds from one database timestamp ("YYYY-MM-DD HH:MM:SS.mmm", UTC) to
+/// another, read independently of the library's own parser.
+double seconds_between(const std::string& from, const std::string& to);
+
 /// A result row; a NULL cell is nullopt.
 using SqlRow = std::vector<std::optional<std::string>>;
 
