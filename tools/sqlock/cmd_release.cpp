@@ -1,7 +1,5 @@
 // sqlock release NAME: release a lock taken by `sqlock acquire` (by its owner
 // token), or anyone's lock with --force.
-#include <cstdlib>
-
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "database.hpp"
@@ -31,12 +29,9 @@ int run_release(Invocation& inv) {
             "[--token TOKEN | --force]");
     const std::string& name = inv.args[0];
     const bool force = inv.options.count("force") > 0;
-    std::string token = string_option(inv.options, "token");
-    if (force && !token.empty()) throw usage_error("use either --token or --force, not both");
-    if (!force && token.empty()) {
-        const char* env = std::getenv("SQLOCK_TOKEN");
-        if (env) token = env;
-    }
+    if (force && inv.options.count("token"))
+        throw usage_error("use either --token or --force, not both");
+    const std::string token = force ? std::string() : token_option(inv.options);
     if (!force && token.empty())
         throw usage_error(
             "release needs the owner token (--token TOKEN or $SQLOCK_TOKEN), or "
@@ -66,12 +61,7 @@ int run_release(Invocation& inv) {
     }
     // Throws errc::lost (79) when another holder has it.
     auto row = locker.release(name, token);
-    if (!row)
-        throw sqlock::error(sqlock::errc::lost,
-                            "lock " + in_quotes(name) +
-                                " is not held by anyone: its lease ran out and it was reaped or "
-                                "taken over and released, or it was never taken" +
-                                db);
+    if (!row) throw not_held_by_anyone(name, db);
     inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) + ")" +
                    db);
     return exit_code::ok;

@@ -1,7 +1,5 @@
 // sqlock renew NAME: extend the lease of a lock taken by `sqlock acquire`,
 // by its owner token, for maintenance that runs longer than planned.
-#include <cstdlib>
-
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "database.hpp"
@@ -35,11 +33,7 @@ int run_renew(Invocation& inv) {
             "[--expires DUR]");
     const std::string& name = inv.args[0];
     const sqlock::duration lease = duration_option(inv.options, "expires", duration_kind::positive);
-    std::string token = string_option(inv.options, "token");
-    if (token.empty()) {
-        const char* env = std::getenv("SQLOCK_TOKEN");
-        if (env) token = env;
-    }
+    const std::string token = token_option(inv.options);
     if (token.empty())
         throw usage_error("renew needs the owner token (--token TOKEN or $SQLOCK_TOKEN) of " +
                           in_quotes(name));
@@ -48,12 +42,7 @@ int run_renew(Invocation& inv) {
     const std::string db = at_database(locker.url());
     // Throws errc::lost (79) when another holder has it or it ran out.
     auto row = locker.renew(name, token, lease);
-    if (!row)
-        throw sqlock::error(sqlock::errc::lost,
-                            "lock " + in_quotes(name) +
-                                " is not held by anyone: its lease ran out and it was reaped or "
-                                "taken over and released, or it was never taken" +
-                                db);
+    if (!row) throw not_held_by_anyone(name, db);
     inv.out.result("renewed lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
                    ") until " + row->expires + " UTC" + db);
     return exit_code::ok;

@@ -165,4 +165,12 @@ std::string lock_details(const sqlock::LockInfo& info) {
     return out;
 }
 
+sqlock::error not_held_by_anyone(const std::string& name, const std::string& db) {
+    return sqlock::error(sqlock::errc::lost,
+                         "lock " + in_quotes(name) +
+                             " is not held by anyone: its lease ran out and it was reaped or "
+                             "taken over and released, or it was never taken" +
+                             db);
+}
+
 }  // namespace sqlock_cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
 
 namespace sqlock_cli {
@@ -43,6 +44,10 @@ nlohmann::ordered_json lock_json(const sqlock::LockInfo& info);
 /// `json` as text. Invalid UTF-8 (rows written by other programs) is
 /// replaced rather than thrown on.
 std::string json_text(const nlohmann::ordered_json& json, bool pretty);
+
+/// The errc::lost (exit 79) of `release` and `renew` by token when NAME has
+/// no row at all; `db` is at_database()'s suffix.
+sqlock::error not_held_by_anyone(const std::string& name, const std::string& db);
 
 /// The `list` table, header included, one line per row, no trailing newline.
 std::string lock_table(const std::vector<sqlock::LockInfo>& rows);

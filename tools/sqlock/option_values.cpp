@@ -65,6 +65,15 @@ long integer_option(const cxxopts::ParseResult& result, const std::string& name,
     return value;
 }
 
+std::string token_option(const cxxopts::ParseResult& result) {
+    std::string token = string_option(result, "token");
+    if (token.empty()) {
+        const char* env = std::getenv("SQLOCK_TOKEN");
+        if (env) token = env;
+    }
+    return token;
+}
+
 std::string string_option(const cxxopts::ParseResult& result, const std::string& name,
                           const std::string& fallback) {
     return result.count(name) ? result[name].as<std::string>() : fallback;

@@ -46,6 +46,10 @@ WaitOption wait_option(const cxxopts::ParseResult& result);
 long integer_option(const cxxopts::ParseResult& result, const std::string& name, long min, long max,
                     long fallback);
 
+/// The owner token for `release` and `renew`: --token, else $SQLOCK_TOKEN
+/// (what `eval "$(sqlock acquire ...)"` sets), else "".
+std::string token_option(const cxxopts::ParseResult& result);
+
 /// The value of string option `name`, or `fallback` when not given.
 std::string string_option(const cxxopts::ParseResult& result, const std::string& name,
                           const std::string& fallback = {});
