@@ -105,19 +105,8 @@ wait_ready() {
         { echo "pg-server.sh: server in $dir did not become ready; see $log" >&2; return 1; }
 }
 
-port_in_use() {
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
-}
-
-pick_port() {
-    local port tries=0
-    while :; do
-        port=$((20000 + RANDOM % 40000))
-        port_in_use "$port" || { echo "$port"; return 0; }
-        tries=$((tries + 1))
-        [ $tries -lt 100 ] || { echo "pg-server.sh: no free TCP port found" >&2; return 1; }
-    done
-}
+# port_in_use, pick_port
+. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
 
 psql_admin() {
     # Over the private socket as the superuser: trust authentication there.

@@ -48,15 +48,8 @@ as_server_user() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-pick_port() {
-    local port
-    for _ in $(seq 1 100); do
-        port=$((20000 + RANDOM % 40000))
-        ss -Hltn "sport = :$port" 2>/dev/null | grep -q . || { echo "$port"; return 0; }
-    done
-    echo "pg-standby.sh: no free TCP port found" >&2
-    return 1
-}
+# port_in_use, pick_port
+. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
 
 # psql as superuser over the primary's private socket (trust there).
 psql_primary() {

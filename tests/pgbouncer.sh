@@ -45,19 +45,8 @@ as_bouncer_user() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-port_in_use() {
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
-}
-
-pick_port() {
-    local port tries=0
-    while :; do
-        port=$((20000 + RANDOM % 40000))
-        port_in_use "$port" || { echo "$port"; return 0; }
-        tries=$((tries + 1))
-        [ $tries -lt 100 ] || { echo "pgbouncer.sh: no free TCP port found" >&2; return 1; }
-    done
-}
+# port_in_use, pick_port
+. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
 
 # Server connections per pool: session mode holds one per client for the
 # client's whole life, so it needs the most; all stay well below the test
