@@ -59,12 +59,12 @@ void validate_options(const LockOptions& o) {
     validate_lease(o.expires, "lease (expires)");
     validate_non_negative(o.wait, "wait");
     validate_non_negative(o.min_hold, "min_hold");
-    // The minimum hold stretches the row's expiry at release; a hold longer
-    // than the lease would keep the lock past anything the caller asked the
-    // lease to be, which is never what someone setting both meant.
     if (o.progress_every <= duration::zero())
         throw error(errc::invalid_argument,
                     "progress_every must be positive, got " + format_duration(o.progress_every));
+    // The minimum hold stretches the row's expiry at release; a hold longer
+    // than the lease would keep the lock past anything the caller asked the
+    // lease to be, which is never what someone setting both meant.
     if (o.min_hold > o.expires)
         throw error(errc::invalid_argument,
                     "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
@@ -90,11 +90,18 @@ std::string waited_text(duration waited) {
     return format_duration(std::chrono::duration_cast<seconds>(waited + duration(500)));
 }
 
+// What is contended: "lock 'x'", "the only slot of semaphore 'x'", "all N
+// slots of semaphore 'x'".
+std::string subject_text(const std::string& name, int capacity) {
+    if (capacity == 0) return "lock '" + printable(name) + "'";
+    if (capacity == 1) return "the only slot of semaphore '" + printable(name) + "'";
+    return "all " + std::to_string(capacity) + " slots of semaphore '" + printable(name) + "'";
+}
+
 std::string contention_text(const std::string& name, int capacity) {
-    if (capacity == 0) return "lock '" + printable(name) + "' is held by ";
-    if (capacity == 1) return "the only slot of semaphore '" + printable(name) + "' is taken by ";
-    return "all " + std::to_string(capacity) + " slots of semaphore '" + printable(name) +
-           "' are taken; first to free: ";
+    if (capacity == 0) return subject_text(name, capacity) + " is held by ";
+    if (capacity == 1) return subject_text(name, capacity) + " is taken by ";
+    return subject_text(name, capacity) + " are taken; first to free: ";
 }
 
 // What one acquisition attempt is: a plain lock or a semaphore slot.
@@ -114,8 +121,7 @@ std::string busy_text(const Target& t, const std::optional<LockInfo>& info) {
     if (!info || !kept_by_min_hold(*info))
         return contention_text(t.name, t.capacity) + holder_text(info);
     const std::string kept = min_hold_text(*info);
-    if (t.capacity == 0) return "lock '" + printable(t.name) + "' is " + kept;
-    if (t.capacity == 1) return "the only slot of semaphore '" + printable(t.name) + "' is " + kept;
+    if (t.capacity <= 1) return subject_text(t.name, t.capacity) + " is " + kept;
     return contention_text(t.name, t.capacity) + "'" + printable(info->name) + "', " + kept;
 }
 
