@@ -170,6 +170,21 @@ struct Fault {
     bool undo_before_b_acquires = false;  // B can only get through after undo
 };
 
+// Waits until the holder of `name` has renewed it at least once (its row's
+// expiry moved), read directly at `url`, so a fault cuts off a holder whose
+// heartbeat is known to run.
+void await_renewal(const std::string& url, const std::string& table, const std::string& name) {
+    sqlock::Locker observer(url, {.table = table});
+    const auto first = observer.show(name);
+    REQUIRE(first);
+    REQUIRE(eventually(
+        [&] {
+            const auto now = observer.show(name);
+            return now && now->id == first->id && now->expires != first->expires;
+        },
+        10s));
+}
+
 // One trial: A holds, the fault cuts it off, B waits for the lock.
 void trial(const Fault& fault, const std::string& job, const std::string& table, int n,
            bool check_background = false) {
@@ -187,8 +202,7 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
            "/bin/sh", "-c", job, "job", wa},
           wa + ".err");
     REQUIRE(eventually([&] { return !stamps(wa).empty(); }, 10s));
-    // A has renewed at least once: a renewal runs every half second.
-    std::this_thread::sleep_for(700ms);
+    await_renewal(fault.b_url, table, lock_name);
     std::vector<std::string> b_args = {cli, "--db", fault.b_url, "--table", table};
     b_args.insert(b_args.end(), fault.b_extra.begin(), fault.b_extra.end());
     for (const char* x : {"run", "", "--expires", "3s", "--wait", "60s", "--", "/bin/sh", "-c"})
@@ -479,9 +493,9 @@ TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][out
            "--expires", "6s", "--", "/bin/sh", "-c", job, "job", w},
           w + ".err");
     REQUIRE(eventually([&] { return !stamps(w).empty(); }, 10s));
-    std::this_thread::sleep_for(1200ms);
+    await_renewal(db.url, db.table, "outage");
     relay.command("freeze");
-    std::this_thread::sleep_for(800ms);
+    std::this_thread::sleep_for(800ms);  // the outage itself, shorter than the renewals' slack
     relay.command("pass");
     auto code = a->wait(30s);
     INFO("stderr: " << read_file(w + ".err"));
