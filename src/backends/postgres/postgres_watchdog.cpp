@@ -55,7 +55,11 @@ class Watchdog {
         std::lock_guard<std::mutex> guard(mutex_);
         std::uint64_t ticket = ++next_;
         entries_[ticket] = Entry{fd, deadline};
-        cv_.notify_all();
+        // Wake the thread only when this deadline comes before the one it
+        // sleeps towards: arming is on every round trip's path, and waking
+        // the thread each time would cost two context switches per
+        // statement. A later deadline is seen when the thread next wakes.
+        if (deadline < wake_at_) cv_.notify_all();
         return ticket;
     }
 
@@ -91,10 +95,12 @@ class Watchdog {
                     next = e.deadline;
                 }
             }
+            wake_at_ = next;
             if (next == clock::time_point::max())
                 cv_.wait(lock);
             else
                 cv_.wait_until(lock, next);
+            wake_at_ = clock::time_point::min();  // awake: arm() need not notify
         }
     }
 
@@ -102,6 +108,9 @@ class Watchdog {
     std::condition_variable cv_;
     std::map<std::uint64_t, Entry> entries_;
     std::uint64_t next_ = 0;
+    // When the thread wakes next by itself (max: only when notified; min:
+    // it is awake and will look at every entry before sleeping again).
+    clock::time_point wake_at_ = clock::time_point::min();
 };
 
 }  // namespace
