@@ -263,8 +263,9 @@ class Acquirer {
     }
 
     // False when the row has expired (and may be someone else's). A
-    // transient failure keeps the validity the lock has; its heartbeat, if
-    // any, decides from there.
+    // transient failure keeps the validity the lock has, and its heartbeat,
+    // if any, decides from there; but a lock whose validity has already run
+    // out is never handed out on a failure: the error goes to the caller.
     bool refresh(LockState& st) {
         const auto resent = clock::now();
         std::optional<Row> row;
@@ -272,6 +273,7 @@ class Acquirer {
             row = s_->pool->with(
                 [&](Connection& c) { return c.renew(st.id, st.locked_by, st.lease); });
         } catch (const error&) {
+            if (clock::now() >= st.validity.until()) throw;
             return true;
         }
         if (!row) return false;
