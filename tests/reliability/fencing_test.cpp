@@ -37,17 +37,20 @@
 #include <sstream>
 #include <thread>
 
+#include "relay.hpp"
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
+using reliability::port_of;
+using reliability::Relay;
+using reliability::with_port;
 using std::chrono::milliseconds;
 
 namespace {
 
 const char* const cli = SQLOCK_CLI;
-const char* const relay_binary = FAULT_RELAY;
 
 constexpr milliseconds lease = 3000ms;
 // The documented bound (docs/fencing.md): sqlock exits 79 at the latest
@@ -256,38 +259,6 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
 }
 
 // fault_relay, controlled through its stdin.
-class Relay {
-  public:
-    explicit Relay(int target_port) : child_({relay_binary, std::to_string(target_port)}) {
-        auto line = child_.read_line(10s);
-        REQUIRE(line);
-        port_ = std::stoi(*line);
-    }
-    void command(const std::string& c) {
-        child_.write_line(c);
-        auto reply = child_.read_line(10s);
-        REQUIRE(reply == std::optional<std::string>("ok"));
-    }
-    int port() const { return port_; }
-
-  private:
-    reliability::Child child_;
-    int port_ = 0;
-};
-
-int port_of(const std::string& url) {
-    auto at = url.rfind('@');
-    auto colon = url.find(':', at == std::string::npos ? 12 : at);
-    return std::stoi(url.substr(colon + 1));
-}
-
-std::string with_port(const std::string& url, int port) {
-    auto at = url.rfind('@');
-    auto colon = url.find(':', at == std::string::npos ? 12 : at);
-    auto slash = url.find('/', colon);
-    return url.substr(0, colon + 1) + std::to_string(port) + url.substr(slash);
-}
-
 void relay_trials(const std::string& mode, const std::string& job, bool background = false) {
     auto db = sqlock_test::fresh_database();
     Relay relay(port_of(db.url));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "relay.hpp"
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
@@ -100,22 +101,15 @@ TEST_CASE("library: on_expiring fires before the row expires by the database clo
         check_warning(db, lock, seen);
         return;
     }
-    reliability::Child relay(
-        {FAULT_RELAY,
-         db.url.substr(db.url.rfind(':') + 1, db.url.rfind('/') - db.url.rfind(':') - 1)});
-    auto port = relay.read_line(10s);
-    REQUIRE(port);
-    std::string url =
-        db.url.substr(0, db.url.rfind(':') + 1) + *port + db.url.substr(db.url.rfind('/'));
+    reliability::Relay relay(reliability::port_of(db.url));
+    const std::string url = reliability::with_port(db.url, relay.port());
     sqlock::Locker locker(url, {.table = db.table});
     auto lock = locker.lock("warned", watched(seen));
-    relay.write_line("freeze");
-    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    relay.command("freeze");
     check_warning(db, lock, seen);
     // The Lock's release cannot get through either: give it up quietly.
     lock.detach();
-    relay.write_line("pass");
-    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    relay.command("pass");
 }
 
 TEST_CASE("library: valid_until counts from when the acquisition or renewal was sent",
@@ -144,17 +138,11 @@ TEST_CASE("library: a server that does not answer fails a call within db_timeout
           "[fencing][library]") {
     if (sqlock_test::backend() != "postgres") return;
     auto db = sqlock_test::fresh_database();
-    reliability::Child relay(
-        {FAULT_RELAY,
-         db.url.substr(db.url.rfind(':') + 1, db.url.rfind('/') - db.url.rfind(':') - 1)});
-    auto port = relay.read_line(10s);
-    REQUIRE(port);
-    std::string url =
-        db.url.substr(0, db.url.rfind(':') + 1) + *port + db.url.substr(db.url.rfind('/'));
+    reliability::Relay relay(reliability::port_of(db.url));
+    const std::string url = reliability::with_port(db.url, relay.port());
     sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
     CHECK(locker.list().empty());  // connected, a statement answered
-    relay.write_line("freeze");
-    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    relay.command("freeze");
     const auto started = steady::now();
     try {
         locker.list();
@@ -166,6 +154,5 @@ TEST_CASE("library: a server that does not answer fails a call within db_timeout
     // The statement (1 s), then the pool's one retry on a new connection
     // (libpq's connect_timeout, at least 2 s); generous for a loaded machine.
     CHECK(steady::now() - started < 6s);
-    relay.write_line("pass");
-    REQUIRE(relay.read_line(10s) == std::optional<std::string>("ok"));
+    relay.command("pass");
 }
