@@ -31,14 +31,10 @@ TEST_CASE("processes waiting for one name take turns, one holder at a time", "[p
             auto lock = locker.lock("turns", {.expires = 30s, .wait = 60s});
             longest = std::max(longest, steady::now() - asked);
             // Only one process at a time can create the witness.
-            int fd = open(witness.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
-            if (fd < 0) return 2;
-            close(fd);
-            FILE* f = fopen(order.c_str(), "a");
-            fprintf(f, "%lld\n", static_cast<long long>(lock.id()));
-            fclose(f);
+            if (!sqlock_test::enter_witness(witness)) return 2;
+            sqlock_test::append_id(order, lock.id());
             std::this_thread::sleep_for(3ms);
-            unlink(witness.c_str());  // before the release
+            sqlock_test::leave_witness(witness);  // before the release
         }
         // Every wait ended by a notification, none by the 5 s re-check.
         return longest < 4s ? 0 : 3;
@@ -61,11 +57,9 @@ TEST_CASE("processes sharing a semaphore never share a slot", "[pg][contention]"
             auto slot = locker.acquire_slot("pair", capacity, {.expires = 30s, .wait = 60s});
             if (slot.slot() < 1 || slot.slot() > capacity) return 4;
             std::string witness = base + ".slot" + std::to_string(slot.slot());
-            int fd = open(witness.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
-            if (fd < 0) return 2;
-            close(fd);
+            if (!sqlock_test::enter_witness(witness)) return 2;
             std::this_thread::sleep_for(3ms);
-            unlink(witness.c_str());
+            sqlock_test::leave_witness(witness);
         }
         return 0;
     });

@@ -60,12 +60,8 @@ Turns take_turns(const std::string& url, const std::string& table, const std::st
             auto lock = locker.lock("turns", {.expires = 30s, .wait = 60s});
             longest = std::max(longest, steady::now() - asked);
             // Only one process at a time can create the witness.
-            int fd = open(witness.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
-            if (fd < 0) return 2;
-            close(fd);
-            FILE* f = fopen(order.c_str(), "a");
-            fprintf(f, "%lld\n", static_cast<long long>(lock.id()));
-            fclose(f);
+            if (!sqlock_test::enter_witness(witness)) return 2;
+            sqlock_test::append_id(order, lock.id());
             // The other statements, each on a connection the pooler may
             // have handed to someone else since the last one.
             if (!lock.held()) return 4;
@@ -76,7 +72,7 @@ Turns take_turns(const std::string& url, const std::string& table, const std::st
             locker.list("sem-");
             locker.purge_expired();
             slot->release();
-            unlink(witness.c_str());  // before the release
+            sqlock_test::leave_witness(witness);  // before the release
             lock.release();
         }
         // No wait was left to the 5 s safety net: a waiter that trusted a

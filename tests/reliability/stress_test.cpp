@@ -87,11 +87,8 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
             while (now > seen && !board.max_holders[which].compare_exchange_weak(seen, now)) {
             }
             const std::string witness = witness_path(witness_dir, *lock);
-            int fd = open(witness.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
-            if (fd < 0)
-                ++board.overlaps;
-            else
-                close(fd);
+            const bool entered = sqlock_test::enter_witness(witness);
+            if (!entered) ++board.overlaps;
             // Hold for a moment, as real work would: a zero-length hold would
             // leave an overlap almost no window to show in.
             std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
@@ -108,7 +105,7 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
             }
             // Remove the witness before the row: the next holder may come in
             // the moment the row is gone.
-            if (fd >= 0) unlink(witness.c_str());
+            if (entered) sqlock_test::leave_witness(witness);
             --board.holders[which];
             lock->release();
         } catch (const sqlock::error& e) {

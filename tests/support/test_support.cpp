@@ -1,5 +1,6 @@
 #include "test_support.hpp"
 
+#include <fcntl.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <signal.h>
@@ -226,6 +227,24 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return condition();
+}
+
+bool enter_witness(const std::string& path) {
+    const int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
+void leave_witness(const std::string& path) {
+    unlink(path.c_str());
+}
+
+void append_id(const std::string& path, long long id) {
+    if (FILE* f = fopen(path.c_str(), "a")) {
+        fprintf(f, "%lld\n", id);
+        fclose(f);
+    }
 }
 
 std::vector<long long> read_ids(const std::string& path) {

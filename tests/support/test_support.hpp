@@ -102,6 +102,16 @@ int skip_suite(const std::string& why);
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+/// Witness files: a file that exists only while its creator holds a lock.
+/// enter_witness() creates it with O_EXCL and returns false if it already
+/// exists — a second holder at the same time, the overlap every mutual
+/// exclusion test looks for; leave_witness() removes it before the release.
+bool enter_witness(const std::string& path);
+void leave_witness(const std::string& path);
+
+/// Appends `id` to `path`, one per line, for read_ids().
+void append_id(const std::string& path, long long id);
+
 /// Reads the ids one per line from `path` (written by holders in
 /// acquisition order) and returns them; fencing tests check they increase.
 std::vector<long long> read_ids(const std::string& path);
