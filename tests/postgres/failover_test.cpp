@@ -8,9 +8,13 @@
 //     all WAL to the standby first): the same.
 // Both check mutual exclusion with a witness, that no fencing id repeats or
 // decreases, and that a URL naming only the standby gives a configuration
-// error at once. Each case starts its own two clusters (about 10 s).
+// error at once. A third case runs `sqlock run` across a crash of a
+// synchronous primary: its renewals reach the new primary and the job is
+// never stopped. Each case starts its own two clusters (about 10 s).
 //
 // Needs $SQLOCK_TEST_PG_SCRIPT (the scripts' directory is taken from it).
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <optional>
@@ -240,3 +245,104 @@ TEST_CASE("synchronous standby promoted after a crash: every held lock survives"
 TEST_CASE("asynchronous standby promoted after a clean switchover: locks survive", "[failover]") {
     failover_keeps_locks("async", "fast");
 }
+
+#ifdef SQLOCK_CLI
+TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, nothing is stopped",
+          "[failover][cli]") {
+    if (env("SQLOCK_TEST_PG_SCRIPT").empty()) {
+        if (env("SQLOCK_TEST_REQUIRE_PG") == "1") FAIL("SQLOCK_TEST_PG_SCRIPT is not set");
+        WARN("SQLOCK_TEST_PG_SCRIPT not set: failover not tested");
+        return;
+    }
+    Pair pair("sync");
+    const std::string table = "failover_run";
+    sqlock::Locker(pair.multi_url, {.table = table}).init();
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string stamps = dir + "/run-stamps", stop = dir + "/run-stop",
+                      term = dir + "/run-term", err = dir + "/run-err";
+    // A 20 s lease: renewals every ~3.3 s, and the job would be signalled
+    // only 10 s after the last one; the crash and promotion take well under
+    // a second here (the test says how long).
+    std::vector<std::string> args = {
+        SQLOCK_CLI,
+        "--db",
+        pair.multi_url,
+        "--table",
+        table,
+        "run",
+        "job",
+        "--expires",
+        "20s",
+        "--",
+        "/bin/sh",
+        "-c",
+        "trap 'echo TERM >> \"$3\"; exit 1' TERM; "
+        "while [ ! -e \"$2\" ]; do date +%s%N >> \"$1\"; sleep 0.05; done",
+        "job",
+        stamps,
+        stop,
+        term};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // The child only redirects stderr and execs: this process has threads.
+    const pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
+    if (pid == 0) {
+        const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) dup2(fd, 2);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    struct Reap {
+        pid_t pid;
+        ~Reap() {
+            if (pid <= 0) return;
+            kill(pid, SIGKILL);
+            sqlock_test::wait_child(pid, 10s);
+        }
+    } reap{pid};
+    auto file_text = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    REQUIRE(sqlock_test::eventually([&] { return !file_text(stamps).empty(); }, 20s));
+    const std::string row_sql =
+        "SELECT id || ' ' || expires FROM " + table + " WHERE lockstring = 'job'";
+    const std::string before = pg_test::query(pair.primary_url, row_sql);
+    REQUIRE_FALSE(before.empty());
+    const std::string id = before.substr(0, before.find(' '));
+
+    const auto cut = steady::now();
+    pair.fail_over("immediate");
+    const auto promoted = steady::now();
+
+    // On the new primary: the same row (same id), and its expiry moves on,
+    // so a renewal went through after the promotion.
+    std::string after;
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            try {
+                after = pg_test::query(pair.standby_url, row_sql);
+            } catch (const std::exception&) {
+                return false;  // not promoted yet
+            }
+            return !after.empty() && after != before;
+        },
+        30s));
+    CHECK(after.substr(0, after.find(' ')) == id);
+    WARN("sqlock run across a failover: crash and promotion took "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(promoted - cut).count()
+         << " ms, the first renewal on the new primary came "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - cut).count()
+         << " ms after the crash (at most; polled)");
+    // The job ran on through it all and ends when told.
+    { std::ofstream(stop.c_str()); }
+    const auto code = sqlock_test::wait_child(pid, 30s);
+    reap.pid = -1;
+    INFO("sqlock's stderr: " << file_text(err));
+    CHECK(code == 0);
+    CHECK(file_text(term).empty());
+    CHECK(pg_test::query(pair.standby_url,
+                         "SELECT count(*) FROM " + table + " WHERE lockstring = 'job'") == "0");
+}
+#endif
