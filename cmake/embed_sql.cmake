@@ -1,14 +1,13 @@
-# Turns the schema files into C++ string constants at build time, so the
-# library needs no files at run time and sql/ stays plain SQL.
-# Inputs: SQLITE_SQL, POSTGRES_SQL, OUTPUT.
-file(READ "${SQLITE_SQL}" sqlite_sql)
-file(READ "${POSTGRES_SQL}" postgres_sql)
+# Turns a backend's schema file into a C++ string constant at build time, so
+# the library needs no files at run time and sql/ stays plain SQL.
+# Inputs: NAME (the backend), SQL (its schema.sql), OUTPUT (the .cpp to write),
+# which defines sqlock::detail::<NAME>_schema_sql.
+file(READ "${SQL}" sql)
 file(WRITE "${OUTPUT}.tmp"
-"// Generated from sql/ by cmake/embed_sql.cmake. Do not edit.
-#include \"schema.hpp\"
+"// Generated from sql/${NAME}/schema.sql by cmake/embed_sql.cmake. Do not edit.
 namespace sqlock::detail {
-const char* const sqlite_schema_sql = R\"sqlock_sql(${sqlite_sql})sqlock_sql\";
-const char* const postgres_schema_sql = R\"sqlock_sql(${postgres_sql})sqlock_sql\";
+extern const char* const ${NAME}_schema_sql;
+const char* const ${NAME}_schema_sql = R\"sqlock_sql(${sql})sqlock_sql\";
 }  // namespace sqlock::detail
 ")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

@@ -1,15 +1,9 @@
 #include "backend.hpp"
 
-#include "sqlock/config.hpp"
+#include "backend_catalog.hpp"
+#include "backend_factory.hpp"
+#include "backend_loader.hpp"
 #include "sqlock/error.hpp"
-#include "url.hpp"
-#include "validate.hpp"
-#if SQLOCK_WITH_SQLITE
-#include "backends/sqlite/sqlite_backend.hpp"
-#endif
-#if SQLOCK_WITH_POSTGRES
-#include "backends/postgres/postgres_backend.hpp"
-#endif
 
 namespace sqlock::detail {
 
@@ -37,28 +31,10 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
 
 std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table,
                                       duration timeout) {
-    (void)timeout;  // only servers have round trips to bound
-    switch (url.scheme) {
-        case DatabaseUrl::scheme_kind::sqlite:
-#if SQLOCK_WITH_SQLITE
-            return make_sqlite_backend(url, table);
-#else
-            throw error(errc::configuration,
-                        "this sqlock was built without SQLite support "
-                        "(SQLOCK_WITH_SQLITE=OFF): cannot open '" +
-                            url.redacted + "'");
-#endif
-        case DatabaseUrl::scheme_kind::postgresql:
-#if SQLOCK_WITH_POSTGRES
-            return make_postgres_backend(url, table, timeout);
-#else
-            throw error(errc::configuration,
-                        "this sqlock was built without PostgreSQL support "
-                        "(SQLOCK_WITH_POSTGRES=OFF): cannot open '" +
-                            url.redacted + "'");
-#endif
-    }
-    throw error(errc::configuration, "unsupported database URL '" + url.redacted + "'");
+    for (const CatalogEntry& entry : backend_catalog())
+        if (entry.name == url.backend) return load_backend(entry).make(url, table, timeout);
+    // parse_database_url() only returns URLs of catalogued backends.
+    throw error(errc::configuration, "no backend serves '" + url.redacted + "'");
 }
 
 }  // namespace sqlock::detail

@@ -1,12 +1,10 @@
-// The schema files from sql/, compiled in (see cmake/embed_sql.cmake).
+// Filling in the schema files of sql/ (each backend's is compiled into it as
+// <backend>_schema_sql: cmake/embed_sql.cmake).
 #pragma once
 
 #include <string>
 
 namespace sqlock::detail {
-
-extern const char* const sqlite_schema_sql;
-extern const char* const postgres_schema_sql;
 
 /// Replaces every "${key}" in `sql` with `value`.
 std::string substitute(std::string sql, const std::string& key, const std::string& value);

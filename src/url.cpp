@@ -4,20 +4,19 @@
 
 #include <cstdlib>
 
+#include "backend_catalog.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
 
 namespace sqlock::detail {
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-    return s.compare(0, prefix.size(), prefix) == 0;
-}
-
 std::string env_or_empty(const char* name) {
     const char* v = std::getenv(name);
     return v ? std::string(v) : std::string();
 }
+
+}  // namespace
 
 std::map<std::string, std::string> parse_query(const std::string& query, const std::string& shown) {
     std::map<std::string, std::string> params;
@@ -36,8 +35,6 @@ std::map<std::string, std::string> parse_query(const std::string& query, const s
     }
     return params;
 }
-
-}  // namespace
 
 std::string embedded_default_path() {
     std::string state = env_or_empty("XDG_STATE_HOME");
@@ -74,47 +71,26 @@ DatabaseUrl parse_database_url(const std::string& given) {
     url.original = text;
     url.redacted = text::redact_url(text);
 
-    if (starts_with(text, "postgresql://") || starts_with(text, "postgres://")) {
-        url.scheme = DatabaseUrl::scheme_kind::postgresql;
-        return url;
-    }
-    if (starts_with(text, "sqlite:")) {
-        url.scheme = DatabaseUrl::scheme_kind::sqlite;
-        std::string rest = text.substr(7);
-        std::size_t q = rest.find('?');
-        if (q != std::string::npos) {
-            url.params = parse_query(rest.substr(q + 1), url.redacted);
-            rest = rest.substr(0, q);
+    std::size_t colon = text.find(':');
+    if (colon != std::string::npos && colon > 0) {
+        const std::string scheme = text.substr(0, colon);
+        if (const CatalogEntry* entry = find_backend_by_scheme(scheme)) {
+            url.scheme = scheme;
+            url.backend = entry->name;
+            return url;
         }
-        if (starts_with(rest, "//")) {
-            // sqlite:///abs/path — the authority must be empty.
-            rest = rest.substr(2);
-            if (rest.empty() || rest[0] != '/')
-                throw error(errc::invalid_argument,
-                            "SQLite URL '" + url.redacted +
-                                "' has a host part; use sqlite:///absolute/path.db or "
-                                "sqlite:relative/path.db");
-        }
-        if (rest.empty())
-            throw error(errc::invalid_argument,
-                        "SQLite URL '" + url.redacted + "' names no file; use sqlite:///path.db");
-        if (rest.find('\0') != std::string::npos)
-            throw error(errc::invalid_argument, "SQLite URL contains a NUL byte");
-        url.sqlite_path = rest;
-        return url;
     }
     // One rule for every URL that cannot be read (no scheme, an unknown one,
     // a malformed SQLite or PostgreSQL URL): invalid_argument, the CLI's 64.
     // configuration (78) is for a readable URL whose database is not usable
     // as configured: a backend not built in, a missing file or table.
-    std::size_t colon = text.find(':');
     if (colon == std::string::npos || colon == 0)
         throw error(errc::invalid_argument, "database URL '" + url.redacted +
-                                                "' has no scheme; expected sqlite:///path.db or "
-                                                "postgresql://user@host/db");
+                                                "' has no scheme; expected " +
+                                                known_schemes_text() + " (e.g. sqlite:///path.db)");
     throw error(errc::invalid_argument, "unknown database URL scheme '" +
                                             text::printable(text.substr(0, colon)) + "' in '" +
-                                            url.redacted + "'; expected sqlite: or postgresql:");
+                                            url.redacted + "'; expected " + known_schemes_text());
 }
 
 }  // namespace sqlock::detail

@@ -6,22 +6,29 @@
 
 namespace sqlock::detail {
 
+/// A database URL as the core reads it: its scheme picks the backend; the
+/// rest is the backend's own grammar, read by the backend.
 struct DatabaseUrl {
-    enum class scheme_kind { sqlite, postgresql };
-    scheme_kind scheme = scheme_kind::sqlite;
-    std::string original;  // as given; may contain a password: never print it
-    std::string redacted;  // safe to print
-    std::string sqlite_path;
-    std::map<std::string, std::string> params;  // sqlite query parameters
-    bool is_embedded_default = false;           // came from the built-in default
+    std::string scheme;                // as written, without ':' ("postgresql")
+    std::string backend;               // the backend serving it ("postgres"; backend_catalog.hpp)
+    std::string original;              // as given; may contain a password: never print it
+    std::string redacted;              // safe to print
+    bool is_embedded_default = false;  // came from the built-in default
 };
 
-/// Parses `url` ("" means the default). Throws errc::invalid_argument for a
-/// URL it cannot read (no scheme, an unknown one, malformed), and
-/// errc::configuration when the default cannot be placed (no home).
+/// Parses `url` ("" means the default) as far as the core needs: the scheme
+/// and the backend that serves it. Throws errc::invalid_argument for a URL
+/// without a scheme or with one no backend serves, and errc::configuration
+/// when the default cannot be placed (no home).
 DatabaseUrl parse_database_url(const std::string& url);
 
-/// `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`.
+/// Splits "a=1&b=2" into its pairs; errc::invalid_argument, naming the
+/// redacted URL `shown`, for a pair without '=' or without a key. For the
+/// backends' query parameters.
+std::map<std::string, std::string> parse_query(const std::string& query, const std::string& shown);
+
+/// `${XDG_STATE_HOME:-$HOME/.local/state}/sqlock/locks.db`: the embedded
+/// default is a SQLite file.
 std::string embedded_default_path();
 
 }  // namespace sqlock::detail

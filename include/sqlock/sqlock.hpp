@@ -1,6 +1,7 @@
 // sqlock — named locks and counting semaphores stored as rows in a SQL table.
 #pragma once
 
+#include "sqlock/backends.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"

@@ -3,6 +3,10 @@
 # consumer project against it with find_package(sqlock), and a second build
 # with pkg-config, then compiles the README's code examples against the
 # installed headers, and checks the installed man page and bash completion.
+# Then the backends as plug-ins: neither the command nor libsqlock links a
+# server's client library, a SQLite run never loads one, and a static
+# libsqlock (built here) serves both consumer builds with its backends
+# compiled in.
 # Usage: check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -22,11 +26,11 @@ flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs sqlock)
 c++ -std=c++17 "$src/project/main.cpp" $flags -o "$work/consumer-pc"
 LD_LIBRARY_PATH="$pcdir/.." "$work/consumer-pc" "$work/locks-pc.db"
 # A shared libsqlock needs nothing of its backends' at build time: the .pc
-# lists them (Requires.private) only for a static one.
+# lists their libraries (Libs.private) only for a static one.
 if compgen -G "$pcdir/../libsqlock.so*" >/dev/null; then
-    private=$(PKG_CONFIG_PATH="$pcdir" pkg-config --print-requires-private sqlock)
-    [[ -z $private ]] ||
-        { echo "check.sh: shared build, yet sqlock.pc requires privately: $private" >&2; exit 1; }
+    private=$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --libs sqlock)
+    [[ $private != *-lpq* && $private != *-lsqlite3* ]] ||
+        { echo "check.sh: shared build, yet sqlock.pc lists its backends' libraries: $private" >&2; exit 1; }
 fi
 
 # The README's examples, extracted from the README itself so they cannot
@@ -103,3 +107,56 @@ offered=$(complete_words sqlock run job -- ech)
 grep -qx echo <<<"$offered" ||
     { echo "check.sh: bash completion does not complete the command after --" >&2; exit 1; }
 echo "man page and bash completion installed and complete"
+
+# Backends are modules beside libsqlock (lib/sqlock/sqlock-NAME.so), loaded
+# when a URL first names them: nothing links libpq or libmariadb.
+libsqlock=$(find "$work/prefix" -name 'libsqlock.so.*' -type f | head -1)
+for binary in "$sqlock_bin" "$libsqlock"; do
+    linked=$(LD_LIBRARY_PATH="$(dirname "$libsqlock")" ldd "$binary")
+    if grep -E 'libpq|libmariadb|libmysql' <<<"$linked"; then
+        echo "check.sh: $(basename "$binary") links a database server's client library" >&2
+        exit 1
+    fi
+done
+# A `sqlock run` on SQLite: its child reads the parent's memory map.
+LD_LIBRARY_PATH="$(dirname "$libsqlock")" "$sqlock_bin" --quiet --db "sqlite://$work/maps.db" init
+maps=$(LD_LIBRARY_PATH="$(dirname "$libsqlock")" "$sqlock_bin" --db "sqlite://$work/maps.db" \
+    run maps -- sh -c 'cat /proc/$PPID/maps')
+grep -q 'sqlock-sqlite.so' <<<"$maps" ||
+    { echo "check.sh: sqlock run did not load the SQLite module" >&2; exit 1; }
+if grep -E 'libpq|libmariadb|sqlock-postgres' <<<"$maps"; then
+    echo "check.sh: sqlock run on SQLite loaded another backend" >&2
+    exit 1
+fi
+version=$(LD_LIBRARY_PATH="$(dirname "$libsqlock")" "$sqlock_bin" --version)
+grep -q 'backends: sqlite' <<<"$version" ||
+    { echo "check.sh: sqlock --version lists no SQLite backend: $version" >&2; exit 1; }
+# A missing module is a configuration error (78) naming what provides it.
+status=0
+missing=$(SQLOCK_BACKEND_PATH=$work/nowhere LD_LIBRARY_PATH="$(dirname "$libsqlock")" \
+    "$sqlock_bin" --db "sqlite://$work/maps.db" list 2>&1) || status=$?
+[[ $status == 78 && $missing == *"SQLOCK_WITH_SQLITE=ON"* ]] ||
+    { echo "check.sh: a missing module gave $status: $missing" >&2; exit 1; }
+echo "backends load as modules; none linked"
+
+# A static libsqlock, its backends compiled in, for both consumer builds.
+root=$(cd "$src/../.." && pwd)
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$work/static-build" -DBUILD_SHARED_LIBS=OFF -DSQLOCK_BUILD_TOOLS=OFF \
+    -DSQLOCK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+cmake --build "$work/static-build" -j2 >/dev/null
+cmake --install "$work/static-build" --prefix "$work/static" >/dev/null
+cmake -S "$src/project" -B "$work/static-consumer" -DCMAKE_PREFIX_PATH="$work/static" >/dev/null
+cmake --build "$work/static-consumer" >/dev/null
+"$work/static-consumer/consumer" "$work/locks-static.db"
+static_pcdir=$(dirname "$(find "$work/static" -name sqlock.pc | head -1)")
+flags=$(PKG_CONFIG_PATH="$static_pcdir" pkg-config --static --cflags --libs sqlock)
+# shellcheck disable=SC2086
+c++ -std=c++17 "$src/project/main.cpp" $flags -o "$work/consumer-static-pc"
+"$work/consumer-static-pc" "$work/locks-static-pc.db"
+if compgen -G "$work/static/lib*/**/sqlock-*.so" >/dev/null; then
+    echo "check.sh: a static build installed backend modules" >&2
+    exit 1
+fi
+echo "static libsqlock works with find_package and pkg-config"

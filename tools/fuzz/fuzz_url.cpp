@@ -1,5 +1,6 @@
-// fuzz_url — parse_database_url() and redact_url() on arbitrary input, and
-// the promise that matters: a password never survives redaction.
+// fuzz_url — parse_database_url(), the SQLite URL grammar and redact_url() on
+// arbitrary input, and the promise that matters: a password never survives
+// redaction.
 //
 // The input is used twice: as a URL as it is (nothing may crash; every
 // failure is a sqlock::error), and cut at \x01 bytes into user, password,
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "backends/postgres/postgres_redactor.hpp"
+#include "backends/sqlite/sqlite_url.hpp"
 #include "fuzz_check.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
@@ -72,6 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         auto url = parse_database_url(input.empty() ? std::string("sqlite:x") : input);
         FUZZ_CHECK(!url.redacted.empty(), input);
+        // The SQLite backend's own grammar (the others hand the URL to
+        // their client library).
+        if (url.backend == "sqlite") sqlock::detail::parse_sqlite_url(url);
     } catch (const sqlock::error&) {
     }
 

@@ -9,6 +9,7 @@
 #include "exit_codes.hpp"
 #include "output.hpp"
 #include "password_scrub.hpp"
+#include "sqlock/backends.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/error.hpp"
 
@@ -24,9 +25,10 @@ int main(int argc, char** argv) {
             return exit_code::ok;
         }
         if (parsed.what == ParsedCommandLine::action::version) {
+            std::string backends;
+            for (const std::string& name : sqlock::available_backends()) backends += " " + name;
             Output::data(std::string("sqlock ") + SQLOCK_VERSION +
-                         " (backends:" + (SQLOCK_WITH_SQLITE ? " sqlite" : "") +
-                         (SQLOCK_WITH_POSTGRES ? " postgresql" : "") + ")");
+                         " (backends:" + (backends.empty() ? " none" : backends) + ")");
             return exit_code::ok;
         }
         Invocation& inv = parsed.invocation;

@@ -1,6 +1,8 @@
 // The PostgreSQL backend: locks shared by many hosts, via libpqxx.
 #include "postgres_backend.hpp"
 
+#include "backend_module.hpp"
+
 #include "postgres_connection.hpp"
 #include "postgres_doctor.hpp"
 #include "postgres_listener.hpp"
@@ -42,3 +44,5 @@ std::unique_ptr<Backend> make_postgres_backend(const DatabaseUrl& url, const std
 }
 
 }  // namespace sqlock::detail
+
+SQLOCK_BACKEND(postgres, sqlock::detail::make_postgres_backend)

@@ -7,6 +7,10 @@
 
 #include "schema.hpp"
 
+namespace sqlock::detail {
+extern const char* const postgres_schema_sql;  // sql/postgres/schema.sql, compiled in
+}
+
 namespace sqlock::detail::postgres {
 namespace {
 

@@ -19,13 +19,18 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backend_module.hpp"
 #include "schema.hpp"
 #include "sqlite_error.hpp"
 #include "sqlite_statement.hpp"
+#include "sqlite_url.hpp"
 #include "sqlock/error.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
+
+extern const char* const sqlite_schema_sql;  // sql/sqlite/schema.sql, compiled in
+
 namespace {
 
 using sqlite::Statement;
@@ -174,8 +179,8 @@ class SqliteConnection final : public Connection {
     /// `create`: make the file if it is missing (the embedded default, and
     /// Locker::init()); otherwise a missing file is a configuration error, so
     /// a mistyped path never leaves an empty database behind.
-    SqliteConnection(const DatabaseUrl& url, const std::string& table, bool create)
-        : path_(url.sqlite_path),
+    SqliteConnection(const SqliteUrl& url, const std::string& table, bool create)
+        : path_(url.path),
           table_(quote_table_name(table)),
           index_(quote_table_name(table_basename(table) + "_expires_idx")) {
         // Bad parameters are reported before any file is touched.
@@ -502,7 +507,7 @@ class SqliteConnection final : public Connection {
 
 class SqliteBackend final : public Backend {
   public:
-    SqliteBackend(DatabaseUrl url, std::string table)
+    SqliteBackend(SqliteUrl url, std::string table)
         : url_(std::move(url)), table_(std::move(table)) {}
     std::unique_ptr<Connection> connect() override {
         return std::make_unique<SqliteConnection>(url_, table_, url_.is_embedded_default);
@@ -511,15 +516,20 @@ class SqliteBackend final : public Backend {
     std::string name() const override { return "sqlite"; }
 
   private:
-    DatabaseUrl url_;
+    SqliteUrl url_;
     std::string table_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_sqlite_backend(const DatabaseUrl& url, const std::string& table) {
+std::unique_ptr<Backend> make_sqlite_backend(const DatabaseUrl& url, const std::string& table,
+                                             duration timeout) {
+    (void)timeout;  // a local file has no round trips to bound
+    SqliteUrl location = parse_sqlite_url(url);
     validate_table_name(table, /*allow_schema=*/false);
-    return std::make_unique<SqliteBackend>(url, table);
+    return std::make_unique<SqliteBackend>(std::move(location), table);
 }
 
 }  // namespace sqlock::detail
+
+SQLOCK_BACKEND(sqlite, sqlock::detail::make_sqlite_backend)

@@ -1,0 +1,22 @@
+// The SQLite URL grammar: sqlite:///absolute/path.db, sqlite:relative.db,
+// with query parameters (?busy_timeout=MS).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "url.hpp"
+
+namespace sqlock::detail {
+
+struct SqliteUrl {
+    std::string path;
+    std::map<std::string, std::string> params;
+    bool is_embedded_default = false;
+};
+
+/// Reads the part after "sqlite:". Throws errc::invalid_argument for a URL
+/// with a host part, without a file, or with a malformed query.
+SqliteUrl parse_sqlite_url(const DatabaseUrl& url);
+
+}  // namespace sqlock::detail
