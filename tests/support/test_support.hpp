@@ -15,12 +15,29 @@
 
 namespace sqlock_test {
 
-/// Which backend this test binary runs against: "sqlite" or "postgres",
-/// from $SQLOCK_TEST_BACKEND (default sqlite).
+/// Which backend this test binary runs against: "sqlite", "postgres" or
+/// "mariadb", from $SQLOCK_TEST_BACKEND (default sqlite). tests/CMakeLists.txt
+/// (add_backend_suite) lists the backends each suite is registered for.
 const std::string& backend();
 
+/// True when the backend under test is a database server reached over TCP
+/// (postgres, mariadb): it has accounts and grants, a network that can fail,
+/// and a clock of its own. False for SQLite.
+bool is_server_backend();
+
+/// For a server backend: the environment variable holding its test server's
+/// URL ($SQLOCK_TEST_PG_URL, $SQLOCK_TEST_MARIADB_URL) and the one that, set
+/// to 1, makes a missing URL a failure instead of a skip
+/// ($SQLOCK_TEST_REQUIRE_PG, $SQLOCK_TEST_REQUIRE_MARIADB). Empty for SQLite.
+struct ServerEnv {
+    std::string url_variable;
+    std::string require_variable;
+    std::string server_name;  ///< for messages: "PostgreSQL", "MariaDB"
+};
+ServerEnv server_env();
+
 /// A fresh, empty lock table on the backend under test: a new SQLite file,
-/// or a new table name on the PostgreSQL server at $SQLOCK_TEST_PG_URL.
+/// or a new table name on the server at server_env().url_variable.
 /// Already initialised.
 struct Database {
     std::string url;
@@ -124,8 +141,11 @@ double seconds_between(const std::string& from, const std::string& to);
 using SqlRow = std::vector<std::optional<std::string>>;
 
 /// Runs `sql` directly on the database under test, independent of the code
-/// under test (SQLite C API, or libpq on a new connection), and returns its
-/// rows as text. Throws std::runtime_error on failure.
+/// under test (SQLite C API, or libpq or the MariaDB C API on a new
+/// connection), and returns its rows as text. `sql` may hold several
+/// statements; the rows are the last statement's. MariaDB sessions run with
+/// time_zone '+00:00', so NOW() and timestamps read as UTC, as on the other
+/// backends. Throws std::runtime_error on failure.
 std::vector<SqlRow> query(const Database& db, const std::string& sql);
 
 /// query() for statements whose rows do not matter (planting odd rows).
