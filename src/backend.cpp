@@ -10,6 +10,9 @@
 #if SQLOCK_WITH_POSTGRES
 #include "backends/postgres/postgres_backend.hpp"
 #endif
+#if SQLOCK_WITH_MARIADB
+#include "backends/mariadb/mariadb_backend.hpp"
+#endif
 
 namespace sqlock::detail {
 
@@ -55,6 +58,15 @@ std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string&
             throw error(errc::configuration,
                         "this sqlock was built without PostgreSQL support "
                         "(SQLOCK_WITH_POSTGRES=OFF): cannot open '" +
+                            url.redacted + "'");
+#endif
+        case DatabaseUrl::scheme_kind::mariadb:
+#if SQLOCK_WITH_MARIADB
+            return make_mariadb_backend(url, table, timeout);
+#else
+            throw error(errc::configuration,
+                        "this sqlock was built without MariaDB support "
+                        "(SQLOCK_WITH_MARIADB=OFF): cannot open '" +
                             url.redacted + "'");
 #endif
     }

@@ -7,6 +7,7 @@ namespace sqlock::detail {
 
 extern const char* const sqlite_schema_sql;
 extern const char* const postgres_schema_sql;
+extern const char* const mariadb_schema_sql;
 
 /// Replaces every "${key}" in `sql` with `value`.
 std::string substitute(std::string sql, const std::string& key, const std::string& value);

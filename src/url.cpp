@@ -78,6 +78,12 @@ DatabaseUrl parse_database_url(const std::string& given) {
         url.scheme = DatabaseUrl::scheme_kind::postgresql;
         return url;
     }
+    // mariadb:// and mysql:// (one backend); read by the backend itself
+    // (src/backends/mariadb/mariadb_url.hpp).
+    if (starts_with(text, "mariadb://") || starts_with(text, "mysql://")) {
+        url.scheme = DatabaseUrl::scheme_kind::mariadb;
+        return url;
+    }
     if (starts_with(text, "sqlite:")) {
         url.scheme = DatabaseUrl::scheme_kind::sqlite;
         std::string rest = text.substr(7);
@@ -110,11 +116,12 @@ DatabaseUrl parse_database_url(const std::string& given) {
     std::size_t colon = text.find(':');
     if (colon == std::string::npos || colon == 0)
         throw error(errc::invalid_argument, "database URL '" + url.redacted +
-                                                "' has no scheme; expected sqlite:///path.db or "
-                                                "postgresql://user@host/db");
-    throw error(errc::invalid_argument, "unknown database URL scheme '" +
-                                            text::printable(text.substr(0, colon)) + "' in '" +
-                                            url.redacted + "'; expected sqlite: or postgresql:");
+                                                "' has no scheme; expected sqlite:///path.db, "
+                                                "postgresql://user@host/db or "
+                                                "mariadb://user@host/db");
+    throw error(errc::invalid_argument,
+                "unknown database URL scheme '" + text::printable(text.substr(0, colon)) +
+                    "' in '" + url.redacted + "'; expected sqlite:, postgresql: or mariadb:");
 }
 
 }  // namespace sqlock::detail

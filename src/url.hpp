@@ -7,7 +7,7 @@
 namespace sqlock::detail {
 
 struct DatabaseUrl {
-    enum class scheme_kind { sqlite, postgresql };
+    enum class scheme_kind { sqlite, postgresql, mariadb };
     scheme_kind scheme = scheme_kind::sqlite;
     std::string original;  // as given; may contain a password: never print it
     std::string redacted;  // safe to print
