@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
     -- UTC, always the server's clock (UTC_TIMESTAMP(3)), never the client's.
     created    DATETIME(3) NOT NULL,
     expires    DATETIME(3) NOT NULL,
-    locked_by  VARCHAR(1024) CHARACTER SET utf8mb4 COLLATE ${collation},
+    -- sqlock writes at most 1024 bytes; other programs may write more.
+    locked_by  MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE ${collation},
     PRIMARY KEY (id),
     UNIQUE KEY sqlock_lockstring (lockstring),
     -- Keeps the reaper's and take-over's "expires <= now" cheap.

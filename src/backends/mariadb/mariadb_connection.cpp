@@ -37,10 +37,10 @@ Row read_row(const std::vector<Value>& r, std::size_t first) {
 
 const StatementResult& last_rows(const MariaTarget& t, const std::vector<StatementResult>& rs,
                                  const std::string& doing) {
-    if (rs.empty() || !rs.back().has_rows)
-        throw error(errc::backend, t.redact("MariaDB sent no result set while " + doing + " [" +
-                                            t.redacted_url + "]"));
-    return rs.back();
+    for (auto it = rs.rbegin(); it != rs.rend(); ++it)
+        if (it->has_rows) return *it;
+    throw error(errc::backend, t.redact("MariaDB sent no result set while " + doing + " [" +
+                                        t.redacted_url + "]"));
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -87,7 +87,22 @@ void MariaConnection::init_schema() {
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
     const std::string collation = names.rows.empty() ? "utf8mb4_bin" : text(names.rows[0].at(0));
-    run(sql::schema_script(*target_, collation), "creating the lock table", {});
+    Failure f;
+    link_.run(sql::schema_script(*target_, collation), limit(), "creating the lock table", &f);
+    if (f.code == 0) return;
+    // information_schema shows only the tables a user has some privilege
+    // on: the table may well exist.
+    if (f.code == ER_TABLEACCESS_DENIED_ERROR)
+        throw error(
+            errc::configuration,
+            target_->redact("lock table " + target_->table +
+                            " is missing or this user may not use it, and may not create "
+                            "it (" +
+                            f.message + "); to use an existing table, " + target_->grant_hint() +
+                            "; to create it, grant CREATE on the database [" +
+                            target_->redacted_url + "]"),
+            std::to_string(f.code) + "/" + f.sqlstate);
+    throw_failure(*target_, f, "creating the lock table");
 }
 
 void MariaConnection::check_access() {
@@ -116,9 +131,7 @@ void MariaConnection::check_access() {
         errc::configuration,
         target_->redact("lock table " + target_->table +
                         " exists, but this user may not use it: it lacks " + joined(missing) +
-                        " (a user needs SELECT, INSERT, UPDATE and DELETE on the table; "
-                        "see docs/mariadb.md) [" +
-                        target_->redacted_url + "]"),
+                        "; " + target_->grant_hint() + " [" + target_->redacted_url + "]"),
         std::to_string(ER_TABLEACCESS_DENIED_ERROR) + "/42000");
 }
 
@@ -132,15 +145,16 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     const auto left = std::chrono::duration_cast<duration>(until - clock::now());
     const duration wait = std::max(duration::zero(), left * 3 / 4);
     Failure f;
-    std::vector<StatementResult> rs =
-        link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
+    std::vector<StatementResult> rs;
+    for (int attempt = 0;; ++attempt) {
+        f = Failure{};
+        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
+        // A deadlock rolled the whole transaction back: a fresh attempt is safe.
+        if (f.code != ER_LOCK_DEADLOCK || attempt == 2) break;
+        give_back_turn(lockstring, what);
+    }
     if (f.code != 0) {
-        // The batch stopped part-way, perhaps holding the turn: give it back.
-        try {
-            link_.run(sql::release_turn(*target_, lockstring), limit(), what);
-        } catch (const error&) {
-            // A broken link frees it with the session.
-        }
+        give_back_turn(lockstring, what);
         // A row lock held too long, or a deadlock the server broke: the name
         // is contended; the caller waits and tries again.
         if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK) return {};
@@ -155,6 +169,16 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     else
         out.holder = read_row(r, 2);
     return out;
+}
+
+void MariaConnection::give_back_turn(const std::string& lockstring, const std::string& what) {
+    // The batch stopped part-way, perhaps in its transaction and holding the
+    // turn: end the one, give the other back.
+    try {
+        link_.run(sql::release_turn(*target_, lockstring), limit(), what);
+    } catch (const error&) {
+        // A broken link ends both with the session.
+    }
 }
 
 ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& locked_by,

@@ -53,6 +53,8 @@ class MariaConnection final : public Connection {
     /// broke a deadlock by rolling it back.
     std::vector<StatementResult> run(const std::string& sql, const char* doing,
                                      const std::string& subject);
+    /// After a failed acquire batch: rolls back and releases the turn.
+    void give_back_turn(const std::string& lockstring, const std::string& what);
 
     std::shared_ptr<const MariaTarget> target_;
     clock::time_point deadline_ = clock::time_point::max();

@@ -80,8 +80,8 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
         case ER_SPECIFIC_ACCESS_DENIED_ERROR:
             fail(t, errc::configuration,
                  "insufficient privilege on " + table + " while " + doing + ": " + msg +
-                     "; the user needs SELECT, INSERT, UPDATE and DELETE on the table (and "
-                     "CREATE on the database for `sqlock init`)",
+                     "; a user needs " + t.grant_hint() +
+                     " (and CREATE on the database for `sqlock init`)",
                  f);
         case ER_BAD_FIELD_ERROR:
             fail(t, errc::configuration,

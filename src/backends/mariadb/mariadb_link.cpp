@@ -82,13 +82,25 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
               deadline, "connecting");
         if (!connected) throw_connect_failure(target_, last_failure());
         server_version_ = mysql_get_server_info(mysql_);
+        // The connector (3.3) goes on in plain text when the server offers no
+        // TLS, even with MYSQL_OPT_SSL_ENFORCE: check, before any statement.
+        if (u.ssl_mode != SslMode::disabled && u.ssl_mode != SslMode::preferred &&
+            !mysql_get_ssl_cipher(mysql_))
+            throw error(errc::configuration,
+                        target_.redact("the MariaDB server does not offer TLS, which ssl-mode "
+                                       "requires; enable TLS on the server or change ssl-mode [" +
+                                       target_.redacted_url + "]"),
+                        std::to_string(CR_SSL_CONNECTION_ERROR) + "/HY000");
 
         // The session: every time is UTC and the server's (UTC_TIMESTAMP),
         // but a TIMESTAMP column written by another program is read in the
         // session time zone, so make that UTC too. A row lock waited for is
         // bounded by the Locker's timeout, not the server's 50 s default.
+        // READ COMMITTED: no gap locks, so transactions on different names
+        // never block or deadlock each other.
         run("SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
-                "', SESSION innodb_lock_wait_timeout = " + std::to_string(seconds),
+                "', SESSION innodb_lock_wait_timeout = " + std::to_string(seconds) +
+                "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
             deadline, "setting up the session");
     } catch (...) {
         mysql_close(mysql_);

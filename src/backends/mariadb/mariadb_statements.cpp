@@ -34,11 +34,14 @@ std::string utc_text(const std::string& col) {
 // The row columns of alias `t`, as listed in the header. Rounded up to the
 // millisecond: a DATETIME(6) column (another program's) may hold
 // microseconds, and 0.4 ms must not read as expired while it still counts.
+// Dates TIMESTAMPDIFF cannot read (another program's '2999-00-00', written
+// under a laxer sql_mode) get a seconds_left beyond any real date, on the
+// side the statements' comparisons put them.
 std::string columns() {
     return std::string("t.id, t.lockstring, ") + utc_text("t.created") + ", " +
            utc_text("t.expires") +
            ", COALESCE(t.locked_by, ''), COALESCE(CEIL(TIMESTAMPDIFF(MICROSECOND, " + now +
-           ", t.expires) / 1000) / 1000, -1e13)";
+           ", t.expires) / 1000) / 1000, IF(t.expires > " + now + ", 1e13, -1e13))";
 }
 
 std::string owner_is(const std::string& locked_by) {
@@ -84,26 +87,31 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     const std::string L = literal(lockstring);
     const std::string key = "'" + turn_key(t, lockstring) + "'";
     // The turn (a GET_LOCK per table and name) is taken before the insert
-    // draws its id and given back after the insert committed: of two
+    // draws its id and given back after the transaction committed: of two
     // acquirers of one name, the one that holds it first draws the smaller
     // id (docs/mariadb.md). The take-over deletes the expired row and
-    // inserts a new one, with a new id, under the same turn. Each statement
-    // commits on its own (autocommit); ON DUPLICATE KEY UPDATE id = id leaves
-    // a live row alone without an error, so the batch always runs to its end.
+    // inserts a new one, with a new id, in one transaction. ON DUPLICATE KEY
+    // UPDATE id = id leaves a live row alone without an error, so the batch
+    // runs to its end; the row is read inside the transaction, so a row we
+    // inserted is reported even if someone deletes it the moment we commit.
+    // (READ COMMITTED, set per session: no gap locks, so acquirers of other
+    // names never deadlock with us.)
     return "SET @sqlock_turn = GET_LOCK(" + key + ", " + seconds(wait) + ");\n"
+           "START TRANSACTION;\n"
            "DELETE FROM " + T + " WHERE lockstring = " + L + " AND expires <= " + now +
            " AND @sqlock_turn = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) SELECT " + L + ", " +
            now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
            " FROM DUAL WHERE @sqlock_turn = 1 ON DUPLICATE KEY UPDATE id = id;\n"
            "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
-           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0);\n"
            "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L;
+           columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
+           "COMMIT;\n"
+           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
 }
 
 std::string release_turn(const MariaTarget& t, const std::string& lockstring) {
-    return "DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
+    return "ROLLBACK; DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
 }
 
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {

@@ -29,15 +29,15 @@ std::string literal(const std::string& text);
 /// table: "sqlock:" + 16 hex digits (MySQL allows at most 64 characters).
 std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 
-/// Acquire: take the turn, delete the row if expired, insert ours, give the
-/// turn back, read the row. Result sets: the last statement's one row is
-/// (ours: 1/0, turn: 1/0, row columns...), or no row when the name is free
-/// (the turn was not had). `wait`: how long GET_LOCK may wait for the turn
+/// Acquire: take the turn; in one transaction delete the row if expired,
+/// insert ours and read the row; give the turn back. The one result set has
+/// one row (ours: 1/0, turn: 1/0, row columns...), or none when the name is
+/// free (the turn was not had). `wait`: how long GET_LOCK may wait for the turn
 /// (to the millisecond).
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
                     const std::string& locked_by, duration wait);
 
-/// Gives the turn back after a failed acquire batch.
+/// Ends the transaction and gives the turn back after a failed acquire batch.
 std::string release_turn(const MariaTarget& t, const std::string& lockstring);
 
 /// Release without a minimum hold: one DELETE (affected rows: 1 or 0).

@@ -49,6 +49,14 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
               [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
+std::string MariaTarget::grant_hint() const {
+    const std::string on = table.find('.') == std::string::npos
+                               ? quote_identifier_path(url.database + "." + table)
+                               : quoted_table;
+    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + " TO '" +
+           text::printable(url.user, 64) + "'";
+}
+
 std::string MariaTarget::redact(const std::string& text) const {
     std::string out = text;
     replace_all(out, original_url, redacted_url);

@@ -31,6 +31,10 @@ struct MariaTarget {
     std::string turn_scope;
     duration timeout;  // longest wait for one answer of the server
 
+    /// "GRANT SELECT, INSERT, UPDATE, DELETE ON `db`.`t` TO 'user'": what
+    /// an administrator runs so that the URL's user may use the table.
+    std::string grant_hint() const;
+
   private:
     std::vector<std::string> secrets_;  // longest first
 };

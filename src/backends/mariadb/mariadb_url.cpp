@@ -127,15 +127,9 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     std::string rest = text.substr(scheme_end + 3);
     MariaUrl out;
 
-    std::size_t q = rest.find('?');
-    std::string query;
-    if (q != std::string::npos) {
-        query = rest.substr(q + 1);
-        rest.resize(q);
-    }
-    if (rest.find('#') != std::string::npos) bad(url, "a fragment ('#...') is not allowed");
-
-    // Userinfo: up to the last '@' before the first '/' (as redaction reads it).
+    // Userinfo first, by the rule redaction uses: up to the last '@' before
+    // the first '/'. '?', '#' and ':' may be part of a password, so the
+    // query is looked for only after it.
     std::size_t slash = rest.find('/');
     std::size_t at = rest.rfind('@', slash == std::string::npos ? std::string::npos : slash);
     if (at != std::string::npos) {
@@ -147,8 +141,15 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
             out.has_password = true;
         }
         rest.erase(0, at + 1);
-        slash = rest.find('/');
     }
+    std::size_t q = rest.find('?');
+    std::string query;
+    if (q != std::string::npos) {
+        query = rest.substr(q + 1);
+        rest.resize(q);
+    }
+    if (rest.find('#') != std::string::npos) bad(url, "a fragment ('#...') is not allowed");
+    slash = rest.find('/');
     parse_host_port(url, out, rest.substr(0, slash));
     if (slash != std::string::npos) out.database = percent_decode(rest.substr(slash + 1));
     if (out.database.empty()) bad(url, "names no database; expected mariadb://user@host/database");
