@@ -96,6 +96,12 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "the server is read-only (" + msg + " while " + doing +
                      "); point the URL at the primary",
                  f);
+        case ER_BINLOG_STMT_MODE_AND_ROW_ENGINE:  // 1665
+            fail(t, errc::configuration,
+                 "the server logs statements (binlog_format=STATEMENT), which cannot log "
+                 "sqlock's READ COMMITTED writes (" +
+                     msg + " while " + doing + "); set binlog_format to ROW or MIXED",
+                 f);
         case ER_LOCK_WAIT_TIMEOUT:
             fail(t, errc::busy,
                  "a row of " + table + " stayed locked by another transaction (" + msg +
