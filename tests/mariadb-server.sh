@@ -26,8 +26,12 @@
 #                    INDEX, SELECT, INSERT, UPDATE, DELETE, plus TRIGGER (tests
 #                    watch deletes) and GRANT OPTION (tests grant a table to
 #                    sqlock_noaccess, as a PostgreSQL table owner can);
-#   sqlock_noaccess  same password, may connect but has no rights on any
-#                    table: for insufficient-privilege tests.
+#   sqlock_noaccess  same password, may connect to sqlock_test (as a
+#                    PostgreSQL role may connect to a database) but has no
+#                    rights on any lock table: for insufficient-privilege
+#                    tests. MariaDB admits an account to a database only if
+#                    it has some privilege there, so it may read one table,
+#                    sqlock_noaccess_door, which is nothing else.
 #
 # Test environment variables (exported by the runner):
 #   SQLOCK_TEST_MARIADB_URL      the URL printed by `start`
@@ -184,6 +188,8 @@ CREATE USER '$user'@'%' IDENTIFIED BY '$password';
 CREATE USER 'sqlock_noaccess'@'%' IDENTIFIED BY '$password';
 GRANT $privileges ON $database.* TO '$user'@'%' WITH GRANT OPTION;
 GRANT $privileges ON ops.* TO '$user'@'%' WITH GRANT OPTION;
+CREATE TABLE $database.sqlock_noaccess_door (x int);
+GRANT SELECT ON $database.sqlock_noaccess_door TO 'sqlock_noaccess'@'%';
 EOF
 }
 
