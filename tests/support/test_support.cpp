@@ -51,9 +51,11 @@ const std::string& backend() {
 // holds the list of backends each suite runs against.
 ServerEnv server_env() {
     if (backend() == "postgres")
-        return {"SQLOCK_TEST_PG_URL", "SQLOCK_TEST_REQUIRE_PG", "PostgreSQL"};
+        return {"SQLOCK_TEST_PG_URL", "SQLOCK_TEST_REQUIRE_PG", "SQLOCK_TEST_PG_SCRIPT",
+                "PostgreSQL"};
     if (backend() == "mariadb")
-        return {"SQLOCK_TEST_MARIADB_URL", "SQLOCK_TEST_REQUIRE_MARIADB", "MariaDB"};
+        return {"SQLOCK_TEST_MARIADB_URL", "SQLOCK_TEST_REQUIRE_MARIADB",
+                "SQLOCK_TEST_MARIADB_SCRIPT", "MariaDB"};
     return {};
 }
 
@@ -460,7 +462,11 @@ std::vector<SqlRow> query_mariadb(const std::string& url, const std::string& sql
                             t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
                             CLIENT_MULTI_STATEMENTS))
         throw fail("cannot connect");
-    if (mysql_query(h, "SET time_zone = '+00:00'") != 0) throw fail("SET time_zone");
+    // Standard SQL text (see query() in the header), UTC.
+    if (mysql_query(h,
+                    "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
+                    "time_zone = '+00:00'") != 0)
+        throw fail("setting the session up");
     if (mysql_real_query(h, sql.data(), sql.size()) != 0) throw fail("in: " + sql);
     std::vector<SqlRow> rows;
     for (int more = 0; more == 0; more = mysql_next_result(h)) {
@@ -510,6 +516,17 @@ std::vector<SqlRow> query(const Database& db, const std::string& sql) {
 
 void exec_sql(const Database& db, const std::string& sql) {
     query(db, sql);
+}
+
+void grant_table_use(const Database& db, const std::string& account) {
+    std::string sql = "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + " TO " + account;
+    if (backend() == "postgres")
+        sql += "; GRANT USAGE ON SEQUENCE " + db.table + "_id_seq TO " + account;
+    exec_sql(db, sql);
+}
+
+std::string privilege_denied_code() {
+    return backend() == "mariadb" ? "1142/42000" : "42501";
 }
 
 }  // namespace sqlock_test
