@@ -97,7 +97,7 @@ TEST_CASE("init says when the role may not use the table", "[cli][defects]") {
     // What to grant: the table's rights, and on PostgreSQL its id sequence's.
     CHECK_THAT(r.err, Contains(sqlock_test::backend() == "postgres"
                                    ? "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence"
-                                   : "SELECT, INSERT, UPDATE and DELETE on the table"));
+                                   : "GRANT SELECT, INSERT, UPDATE, DELETE ON"));
     CHECK(r.err.find("ready") == std::string::npos);
     CHECK(r.err.find(url.password) == std::string::npos);
     // The owner's init still succeeds, saying so.
