@@ -69,7 +69,9 @@ std::vector<StatementResult> MariaConnection::run(const std::string& sql, const 
         Failure f;
         std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
         if (f.code == 0) return rs;
-        if (f.code == ER_LOCK_DEADLOCK && attempt < 2) continue;
+        // The server rolled the statement back: running it again is safe,
+        // and the other side of the deadlock has gone ahead meanwhile.
+        if (f.code == ER_LOCK_DEADLOCK && attempt < 4) continue;
         throw_failure(*target_, f, what);
     }
 }

@@ -49,8 +49,8 @@ class MariaConnection final : public Connection {
     /// The end of the next round trip's time: the db_timeout from now, or
     /// the deadline if sooner.
     clock::time_point limit() const;
-    /// Runs an idempotent batch; retried (twice at most) when the server
-    /// broke a deadlock by rolling it back.
+    /// Runs an idempotent batch; retried (four times at most) when the
+    /// server broke a deadlock by rolling it back.
     std::vector<StatementResult> run(const std::string& sql, const char* doing,
                                      const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
