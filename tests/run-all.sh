@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: installs what it needs,
-# builds, starts throwaway PostgreSQL servers, runs every test against
-# SQLite and PostgreSQL, and checks that the servers' password appears
-# nowhere in what the tests printed.
+# builds, starts throwaway PostgreSQL and MariaDB servers, runs every test
+# against SQLite, PostgreSQL and MariaDB, and checks that the servers'
+# passwords appear nowhere in what the tests printed.
 #
 #   tests/run-all.sh            everything (what CI runs)
 #   SQLOCK_SQLITE_ONLY=1 tests/run-all.sh
-#                               developer shortcut without a PostgreSQL
-#                               server: its suites are reported as skipped
+#                               developer shortcut without PostgreSQL and
+#                               MariaDB servers: their suites are reported as
+#                               skipped
 #   SQLOCK_SKIP_SANITIZERS=1 tests/run-all.sh
 #                               developer shortcut: no sanitizer builds and
 #                               no fuzzing (CI runs them)
@@ -16,8 +17,9 @@
 # that restart the server must not take another lane's down):
 #
 #   main   build, ctest (PostgreSQL suites also through PgBouncer in each
-#          pool mode, and across a failover to a standby), a --quick
-#          benchmark smoke run
+#          pool mode, and across a failover to a standby; the MariaDB suites
+#          against a MariaDB server of the lane's own), a --quick benchmark
+#          smoke run
 #   asan   tests/sanitizers.sh asan: every test under ASan+UBSan
 #   tsan   tests/sanitizers.sh tsan: the threaded suites under TSan, then the
 #          fuzzers (tools/fuzz/run.sh)
@@ -37,6 +39,7 @@ lane_pids=()
 # collected in a file so that this shell can stop them all.
 : >"$work/pgdirs"
 : >"$work/bouncerdirs"
+: >"$work/mariadbdirs"
 cleanup() {
     local pid dir
     for pid in "${lane_pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done
@@ -46,6 +49,9 @@ cleanup() {
     while read -r dir; do
         "$root/tests/pg-server.sh" stop "$dir" >/dev/null 2>&1 || true
     done <"$work/pgdirs"
+    while read -r dir; do
+        "$root/tests/mariadb-server.sh" stop "$dir" >/dev/null 2>&1 || true
+    done <"$work/mariadbdirs"
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -78,6 +84,22 @@ start_pg_server() {  # exports SQLOCK_TEST_PG_* for the calling lane
     export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
     export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$dir"
     userinfo=${SQLOCK_TEST_PG_URL#*://}
+    userinfo=${userinfo%%@*}
+    [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
+    return 0
+}
+
+# A MariaDB server for the calling lane (tests/mariadb-server.sh); exports
+# SQLOCK_TEST_MARIADB_*. Its password goes to the leak check as the script
+# starts it (SQLOCK_TEST_PASSWORD_LOG) and, like PostgreSQL's, from the URL.
+start_mariadb_server() {
+    local dir userinfo
+    dir=$(mktemp -d /tmp/sqlock-mariadb-XXXXXX)
+    echo "$dir" >>"$work/mariadbdirs"
+    SQLOCK_TEST_MARIADB_URL=$("$root/tests/mariadb-server.sh" start "$dir")
+    export SQLOCK_TEST_MARIADB_URL SQLOCK_TEST_REQUIRE_MARIADB=1
+    export SQLOCK_TEST_MARIADB_SCRIPT="$root/tests/mariadb-server.sh" SQLOCK_TEST_MARIADB_DIR="$dir"
+    userinfo=${SQLOCK_TEST_MARIADB_URL#*://}
     userinfo=${userinfo%%@*}
     [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
     return 0
@@ -124,6 +146,7 @@ lane_main() {
     if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
         stage "main: PostgreSQL server" start_pg_server || return 1
         stage "main: PgBouncer (transaction, session, statement)" start_pgbouncers || return 1
+        stage "main: MariaDB server" start_mariadb_server || return 1
     fi
     stage "main: tests (ctest)" ctest_main || status=1
     stage "main: benchmark smoke run (sqlock-bench --quick)" bench_smoke || status=1
@@ -173,7 +196,7 @@ if [[ -s "$work/passwords" ]] &&
         grep -aqsFf "$work/passwords" "$work"/*.log "$build/Testing/Temporary/LastTest.log" \
             "$root"/build-asan/Testing/Temporary/LastTest.log \
             "$root"/build-tsan/Testing/Temporary/LastTest.log; then
-    echo "FAIL: a PostgreSQL test password appeared in the test output" >&2
+    echo "FAIL: a test server's password appeared in the test output" >&2
     status=1
 fi
 

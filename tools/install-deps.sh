@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs sqlock's build dependencies from Debian's packages (and, with
-# --test, what the test suite needs: a PostgreSQL server and PgBouncer, libfaketime, clang
-# for the fuzzers). Idempotent; skips apt when everything is present.
+# --test, what the test suite needs: PostgreSQL and MariaDB servers, PgBouncer,
+# libfaketime, clang for the fuzzers). Idempotent; skips apt when everything is
+# present.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev
+packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev libmariadb-dev
           libcxxopts-dev catch2 nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
     # groff-base: consumer.install checks the man page; bsdutils: script(1)
     # gives a CLI test a terminal of a chosen width; gdb: the test watchdog's
-    # stacks of a hung test.
-    packages+=(postgresql pgbouncer sqlite3 faketime libfaketime clang procps util-linux groff-base
-               bsdutils gdb ccache)
+    # stacks of a hung test. mariadb-server, like postgresql, starts its
+    # system service on installation where the machine allows it (systemd,
+    # or no policy-rc.d forbidding it): harmless, the tests start their own
+    # servers on free ports with their own option files
+    # (tests/mariadb-server.sh, tests/pg-server.sh) and never use it.
+    packages+=(postgresql mariadb-server mariadb-client pgbouncer sqlite3 faketime libfaketime
+               clang procps util-linux groff-base bsdutils gdb ccache)
 fi
 
 missing=()

@@ -214,6 +214,6 @@ TEST_CASE("init creates a table that run can use", "[cli][admin]") {
     CHECK(
         cli.bare({"run", "x", "--table", table, "--", "true"}, {{"SQLOCK_DB", cli.db.url}}).code ==
         0);
-    if (sqlock_test::backend() == "postgres")
+    if (sqlock_test::is_server_backend())
         sqlock_test::exec_sql(cli.db, "DROP TABLE IF EXISTS " + table);
 }

@@ -12,9 +12,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-bool is_postgres() {
-    return sqlock_test::backend() == "postgres";
-}
+using sqlock_test::is_server_backend;
 
 void check_one_line_error(const Result& r) {
     CHECK(r.err_lines() == 1);
@@ -23,10 +21,11 @@ void check_one_line_error(const Result& r) {
 }
 
 // The test server's URL with its user, password or database replaced.
-// postgresql://USER:PASSWORD@HOST:PORT/DB
-struct PgUrl {
-    std::string user, password, hostport, database;
-    explicit PgUrl(const std::string& url) {
+// SCHEME://USER:PASSWORD@HOST:PORT/DB (postgresql or mariadb)
+struct ServerUrl {
+    std::string scheme, user, password, hostport, database;
+    explicit ServerUrl(const std::string& url) {
+        scheme = url.substr(0, url.find("://"));
         const std::string rest = url.substr(url.find("://") + 3);
         const auto colon = rest.find(':'), at = rest.rfind('@'), slash = rest.find('/', at);
         user = rest.substr(0, colon);
@@ -35,7 +34,7 @@ struct PgUrl {
         database = rest.substr(slash + 1);
     }
     std::string str() const {
-        return "postgresql://" + user + ":" + password + "@" + hostport + "/" + database;
+        return scheme + "://" + user + ":" + password + "@" + hostport + "/" + database;
     }
 };
 
@@ -85,17 +84,20 @@ TEST_CASE("a home directory that does not exist is a configuration error", "[cli
 }
 
 TEST_CASE("init says when the role may not use the table", "[cli][defects]") {
-    if (!is_postgres()) {
-        SUCCEED("PostgreSQL only: SQLite has no roles");
+    if (!is_server_backend()) {
+        SUCCEED("server backends only: SQLite has no roles");
         return;
     }
     Cli cli = fresh_cli();  // the table exists, made by the owner role
-    PgUrl url(cli.db.url);
+    ServerUrl url(cli.db.url);
     url.user = "sqlock_noaccess";  // same password; no grants on this table
     Result r = cli.bare({"--table", cli.db.table, "init"}, {{"SQLOCK_DB", url.str()}});
     CHECK(r.code == 78);
     check_one_line_error(r);
-    CHECK_THAT(r.err, Contains("SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence"));
+    // What to grant: the table's rights, and on PostgreSQL its id sequence's.
+    CHECK_THAT(r.err, Contains(sqlock_test::backend() == "postgres"
+                                   ? "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence"
+                                   : "GRANT SELECT, INSERT, UPDATE, DELETE ON"));
     CHECK(r.err.find("ready") == std::string::npos);
     CHECK(r.err.find(url.password) == std::string::npos);
     // The owner's init still succeeds, saying so.
@@ -116,17 +118,17 @@ TEST_CASE("a directory as the SQLite file is a configuration error", "[cli][defe
 }
 
 TEST_CASE("a login the server refuses is a configuration error", "[cli][defects]") {
-    if (!is_postgres()) {
-        SUCCEED("PostgreSQL only");
+    if (!is_server_backend()) {
+        SUCCEED("server backends only");
         return;
     }
     Cli cli = fresh_cli();
-    const PgUrl good(cli.db.url);
-    PgUrl wrong_password = good, unknown_role = good, unknown_database = good;
+    const ServerUrl good(cli.db.url);
+    ServerUrl wrong_password = good, unknown_role = good, unknown_database = good;
     wrong_password.password = "not-the-" + good.password;
     unknown_role.user = "sqlock_no_such_role";
     unknown_database.database = "sqlock_no_such_database";
-    for (const PgUrl& url : {wrong_password, unknown_role, unknown_database}) {
+    for (const ServerUrl& url : {wrong_password, unknown_role, unknown_database}) {
         INFO("user " << url.user << ", database " << url.database);
         Result r = cli.bare({"--table", cli.db.table, "list"}, {{"SQLOCK_DB", url.str()}});
         CHECK(r.code == 78);
@@ -135,11 +137,12 @@ TEST_CASE("a login the server refuses is a configuration error", "[cli][defects]
         CHECK(r.err.find(url.password) == std::string::npos);
     }
     // Nobody listening stays "unreachable" (69).
-    PgUrl nobody = good;
+    ServerUrl nobody = good;
     nobody.hostport = "127.0.0.1:1";
-    const std::string url = nobody.str();
-    const char* separator = url.find('?') == std::string::npos ? "?" : "&";  // pooled: ?pooler=
-    Result r = cli.bare({"list"}, {{"SQLOCK_DB", url + separator + "connect_timeout=5"}});
+    std::string url = nobody.str();
+    if (good.scheme != "mariadb")  // libpq's parameter; pooled URLs have ?pooler= already
+        url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("connect_timeout=5");
+    Result r = cli.bare({"list"}, {{"SQLOCK_DB", url}});
     CHECK(r.code == 69);
 }
 
@@ -167,7 +170,7 @@ TEST_CASE("every malformed database URL exits 64, from --db and SQLOCK_DB alike"
           "[cli][defects]") {
     Cli cli;
     for (const std::string url :
-         {"sqlite://rel2.db", "/abs/x.db", "not a url", "mysql://h/db", "sqlite:", ":nothing"}) {
+         {"sqlite://rel2.db", "/abs/x.db", "not a url", "oracle://h/db", "sqlite:", ":nothing"}) {
         INFO(url);
         Result given = cli.bare({"--db", url, "list"});
         CHECK(given.code == 64);

@@ -41,8 +41,13 @@ TEST_CASE("doctor reports the way to the database, one fact a line", "[cli][doct
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Contains("backend:"));
     CHECK_THAT(r.out, Contains("wake-ups:"));
-    if (sqlock_test::backend() != "postgres") {
+    if (sqlock_test::backend() == "sqlite") {
         CHECK_THAT(r.out, Contains("polled"));
+        return;
+    }
+    if (sqlock_test::backend() == "mariadb") {
+        CHECK_THAT(r.out, Contains("server version:"));
+        CHECK_THAT(r.out, Contains("clock difference:"));
         return;
     }
     CHECK_THAT(r.out, Contains("server version:"));
@@ -63,13 +68,13 @@ TEST_CASE("doctor --json gives the facts and problems as an object", "[cli][doct
     Result r = cli({"doctor", "--json"});
     CHECK(r.code == 0);
     auto json = nlohmann::json::parse(r.out);
-    CHECK(json["facts"]["backend"] ==
-          (sqlock_test::backend() == "postgres" ? "postgresql" : "sqlite"));
+    const std::string& backend = sqlock_test::backend();
+    CHECK(json["facts"]["backend"] == (backend == "postgres" ? "postgresql" : backend));
     CHECK(json["problems"].empty());
 }
 
 TEST_CASE("doctor names each problem on one line and exits 78", "[cli][doctor]") {
-    if (sqlock_test::backend() != "postgres") return;  // SQLite has no server to misconfigure
+    if (!sqlock_test::is_server_backend()) return;  // SQLite has no server to misconfigure
     Cli cli = fresh_cli();
     const std::string table = "doctor_missing_" + std::to_string(getpid());
     Result r = cli.bare({"doctor", "--table", table}, {{"SQLOCK_DB", cli.db.url}});

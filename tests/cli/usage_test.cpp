@@ -126,9 +126,10 @@ TEST_CASE("an unreachable database exits 69, without the password", "[cli][usage
         CHECK(r.code == 69);
         check_one_line_error(r);
     } else {
-        // Nothing listens on port 1.
+        // Nothing listens on port 1 (postgresql:// or mariadb://).
+        const std::string scheme = cli.db.url.substr(0, cli.db.url.find("://"));
         Result r = cli.bare(
-            {"run", "job", "--db", "postgresql://u:pw-must-not-show@127.0.0.1:1/x", "--", "true"});
+            {"run", "job", "--db", scheme + "://u:pw-must-not-show@127.0.0.1:1/x", "--", "true"});
         CHECK(r.code == 69);
         check_one_line_error(r);
         CHECK_THAT(r.err, Contains("127.0.0.1"));
@@ -143,9 +144,9 @@ TEST_CASE("SQLOCK_DB and --db name the database", "[cli][usage]") {
           0);
     // --db wins over SQLOCK_DB.
     CHECK(cli.bare({"show", "here", "--table", cli.db.table, "--db", cli.db.url},
-                   {{"SQLOCK_DB", "mysql://wrong/db"}})
+                   {{"SQLOCK_DB", "oracle://wrong/db"}})
               .code == 0);
-    CHECK(cli.bare({"show", "here", "--table", cli.db.table, "--db", "mysql://wrong/db"},
+    CHECK(cli.bare({"show", "here", "--table", cli.db.table, "--db", "oracle://wrong/db"},
                    {{"SQLOCK_DB", cli.db.url}})
               .code == 64);  // a URL sqlock cannot read is bad usage
 }

@@ -79,24 +79,38 @@ TEST_CASE("purge_expired works in bounded batches", "[purge]") {
                                   "('old-3', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
                                   "('old-4', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}'),"
                                   "('old-5', '2000-01-01 00:00:00', '2000-01-01 00:00:01', '{}')");
-    // How many rows each transaction deleted: a trigger logs the transaction
-    // of every deleted row on PostgreSQL; on SQLite the WAL counts commits.
-    const bool postgres = sqlock_test::backend() == "postgres";
+    // How many rows each transaction deleted: on a server a trigger logs the
+    // transaction of every deleted row in column tx of table `log`; on SQLite
+    // the WAL counts commits.
+    const bool server = sqlock_test::is_server_backend();
     const std::string log = db.table + "_deletes";
-    if (postgres)
+    if (sqlock_test::backend() == "postgres")
         sqlock_test::exec_sql(
             db, "CREATE TABLE " + log + " (tx bigint); CREATE FUNCTION " + log +
                     "_f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN INSERT INTO " + log +
                     " VALUES (txid_current()); RETURN OLD; END$$; CREATE TRIGGER " + log +
                     "_t AFTER DELETE ON " + db.table + " FOR EACH ROW EXECUTE FUNCTION " + log +
                     "_f()");
+    // MariaDB has no txid_current(); a system-versioned table with
+    // transaction-precise history stores the inserting transaction's id in its
+    // ROW START column.
+    if (sqlock_test::backend() == "mariadb")
+        sqlock_test::exec_sql(
+            db, "CREATE TABLE " + log +
+                    " (lockstring varchar(128),"
+                    " tx bigint unsigned GENERATED ALWAYS AS ROW START INVISIBLE,"
+                    " tx_end bigint unsigned GENERATED ALWAYS AS ROW END INVISIBLE,"
+                    " PERIOD FOR SYSTEM_TIME (tx, tx_end)) WITH SYSTEM VERSIONING;"
+                    " CREATE TRIGGER " +
+                    log + "_t AFTER DELETE ON " + db.table + " FOR EACH ROW INSERT INTO " + log +
+                    " (lockstring) VALUES (OLD.lockstring)");
     auto locker = db.open();
     auto live = locker.lock("live");
-    const int commits_before = postgres ? 0 : wal_commits(db);
+    const int commits_before = server ? 0 : wal_commits(db);
     CHECK(locker.purge_expired(2) == 5);
     CHECK(locker.list().size() == 1);
     // Batches of at most 2: 2 + 2 + 1, each in its own transaction.
-    if (postgres) {
+    if (server) {
         auto per_tx = sqlock_test::query(
             db, "SELECT count(*) FROM " + log + " GROUP BY tx ORDER BY count(*) DESC, tx");
         REQUIRE(per_tx.size() == 3);

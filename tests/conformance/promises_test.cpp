@@ -153,7 +153,7 @@ TEST_CASE("promise: auto_init creates the table only when asked, or for the embe
     using mode = sqlock::LockerOptions::auto_init_mode;
     auto db = fresh_database();  // the database exists; the table below does not
     const std::string table =
-        sqlock_test::backend() == "postgres" ? db.table + "_auto" : "auto_created";
+        sqlock_test::is_server_backend() ? db.table + "_auto" : "auto_created";
     auto needs_init = [&](mode m) {
         sqlock::Locker locker(db.url, {.table = table, .auto_init = m});
         try {

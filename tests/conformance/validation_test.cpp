@@ -86,7 +86,7 @@ TEST_CASE("bad table names and URLs are rejected before touching a database", "[
     }
     // One rule for a URL that cannot be read, whatever is wrong with it:
     // invalid_argument (the command's 64), as for a malformed SQLite URL.
-    CHECK(category_of([&] { sqlock::Locker("mysql://x/y"); }) == sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { sqlock::Locker("oracle://x/y"); }) == sqlock::errc::invalid_argument);
     CHECK(category_of([&] { sqlock::Locker("/just/a/path.db"); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { sqlock::Locker("not a url"); }) == sqlock::errc::invalid_argument);

@@ -63,9 +63,7 @@ std::string read_file(const std::string& path) {
     return s.str();
 }
 
-bool is_postgres() {
-    return sqlock_test::backend() == "postgres";
-}
+using sqlock_test::is_server_backend;
 
 }  // namespace
 
@@ -89,7 +87,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
         return rest;
     };
 
-    const std::vector<Case> cases = {
+    std::vector<Case> cases = {
         // Names.
         {"empty name", {"acquire", ""}, 64},
         {"129-byte name", {"acquire", n129}, 64},
@@ -151,7 +149,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
         {"table that does not exist", with_db(db.url, {"--table", "no_such_table", "list"}), 78,
          true},
         // URLs.
-        {"unknown scheme", with_db("mysql://u:" + planted_password + "@h/db", {"list"}), 64, true},
+        {"unknown scheme", with_db("oracle://u:" + planted_password + "@h/db", {"list"}), 64, true},
         {"no scheme", with_db("/just/a/path.db", {"list"}), 64, true},
         {"SQLite URL with a host", with_db("sqlite://host/x.db", {"list"}), 64, true},
         {"SQLite URL without a file", with_db("sqlite:", {"list"}), 64, true},
@@ -172,7 +170,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
          {cli, "list"},
          64,
          true,
-         {{"SQLOCK_DB", "mysql://u:" + planted_password + "@h/db"}}},
+         {{"SQLOCK_DB", "oracle://u:" + planted_password + "@h/db"}}},
         {"no HOME for the default database",
          {cli, "list"},
          78,
@@ -180,6 +178,15 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
          {{"SQLOCK_DB", ""}, {"HOME", ""}, {"XDG_STATE_HOME", ""}}},
     };
 
+    if (sqlock_test::backend() == "mariadb") {  // the scheme exists only in such builds
+        cases.push_back({"MariaDB nobody listens on",
+                         with_db("mariadb://u:" + planted_password + "@127.0.0.1:1/db", {"list"}),
+                         69, true});
+        cases.push_back(
+            {"MariaDB unknown parameter",
+             with_db("mariadb://u:" + planted_password + "@127.0.0.1:1/db?bogus=1", {"list"}), 64,
+             true});
+    }
     const std::string server_password = reliability::password_of(db.url);
     int count = 0;
     for (const auto& c : cases) {
@@ -208,8 +215,8 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
 }
 
 TEST_CASE("no password in any output of any command, failing or not", "[cli][security]") {
-    if (!is_postgres()) {
-        SUCCEED("needs a PostgreSQL URL with a password");
+    if (!is_server_backend()) {
+        SUCCEED("needs a server URL with a password");
         return;
     }
     auto db = fresh_database();
@@ -268,8 +275,8 @@ TEST_CASE("no password in any output of any command, failing or not", "[cli][sec
 
 TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the child's",
           "[cli][security]") {
-    if (!is_postgres()) {
-        SUCCEED("needs a PostgreSQL URL with a password");
+    if (!is_server_backend()) {
+        SUCCEED("needs a server URL with a password");
         return;
     }
     auto db = fresh_database();
@@ -384,15 +391,13 @@ TEST_CASE("the CLI's default database is private to the user", "[cli][security]"
     CHECK((st.st_mode & 07777) == 0600);
 }
 
-TEST_CASE("the CLI with a least-privilege PostgreSQL role", "[cli][security][privileges]") {
-    if (!is_postgres()) {
-        SUCCEED("PostgreSQL only");
+TEST_CASE("the CLI with a least-privilege server account", "[cli][security][privileges]") {
+    if (!is_server_backend()) {
+        SUCCEED("server backends only: SQLite has no accounts");
         return;
     }
     auto db = fresh_database();
-    sqlock_test::exec_sql(db, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table +
-                                  " TO sqlock_noaccess; GRANT USAGE ON SEQUENCE " + db.table +
-                                  "_id_seq TO sqlock_noaccess");
+    sqlock_test::grant_table_use(db, "sqlock_noaccess");
     sqlock_test::Database limited{reliability::with_user(db.url, "sqlock_noaccess"), db.table};
     CHECK(sqlock_cmd(limited, {"run", "lp", "--", "true"}).status == 0);
     CHECK(sqlock_cmd(limited, {"acquire", "lp", "--expires", "100ms"}).status == 0);

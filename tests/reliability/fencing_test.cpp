@@ -8,8 +8,8 @@
 // A's job had stopped before B's began, that A's sqlock exited 79 within
 // the bound docs/fencing.md documents, and that nothing of A's job is left
 // running. Faults:
-//   relay freeze / refuse / slow     A reaches PostgreSQL through fault_relay
-//   server SIGSTOP                   a private PostgreSQL cluster, stopped
+//   relay freeze / refuse / slow     A reaches the server through fault_relay
+//   server SIGSTOP                   a private PostgreSQL or MariaDB server, stopped
 //   SQLite write lock                another connection holds it past the lease
 //   job ignoring SIGTERM             (relay refuse / write lock) SIGKILL needed
 //   job with background processes   they are stopped too, and keep the lock
@@ -298,12 +298,13 @@ void write_lock_trials(const std::string& job, bool background = false) {
     for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
 }
 
-// A PostgreSQL cluster of this test's own, so that stopping it disturbs no
-// other test. Stopped and removed by the destructor.
-class PrivateCluster {
+// A server of this test's own (tests/pg-server.sh or tests/mariadb-server.sh),
+// so that stopping it disturbs no other test. Stopped and removed by the
+// destructor.
+class PrivateServer {
   public:
-    explicit PrivateCluster(const std::string& script) : script_(script) {
-        char tmpl[] = "/tmp/sqlock-fencing-pg-XXXXXX";
+    explicit PrivateServer(const std::string& script) : script_(script) {
+        char tmpl[] = "/tmp/sqlock-fencing-server-XXXXXX";
         REQUIRE(mkdtemp(tmpl));
         dir_ = tmpl;
         auto r =
@@ -311,15 +312,19 @@ class PrivateCluster {
         REQUIRE(r.status == 0);
         url_ = r.out.substr(0, r.out.find('\n'));
     }
-    ~PrivateCluster() {
+    ~PrivateServer() {
         signal(SIGCONT);
         reliability::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
     }
     const std::string& url() const { return url_; }
 
-    /// Sends `signo` to the postmaster and every process it started.
+    /// Sends `signo` to the server and every process it started
+    /// (PostgreSQL's postmaster and its backends; MariaDB is one process).
     void signal(int signo) {
-        std::istringstream in(read_file(dir_ + "/data/postmaster.pid"));
+        const std::string pid_file = sqlock_test::backend() == "postgres"
+                                         ? dir_ + "/data/postmaster.pid"
+                                         : dir_ + "/run/mariadbd.pid";
+        std::istringstream in(read_file(pid_file));
         int postmaster = 0;
         if (!(in >> postmaster) || postmaster <= 0) return;
         std::vector<int> all{postmaster};
@@ -345,21 +350,21 @@ class PrivateCluster {
 }  // namespace
 
 TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
-    if (sqlock_test::backend() != "postgres") return;  // a network fault: server only
+    if (!sqlock_test::is_server_backend()) return;  // a network fault: server only
     relay_trials("freeze", holder_job);
     relay_trials("refuse", holder_job);
     relay_trials("slow", holder_job);
 }
 
 TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {
-    if (sqlock_test::backend() == "postgres")
+    if (sqlock_test::is_server_backend())
         relay_trials("refuse", stubborn_job);
     else
         write_lock_trials(stubborn_job);
 }
 
 TEST_CASE("fencing: background processes of the job are stopped too", "[fencing][background]") {
-    if (sqlock_test::backend() == "postgres")
+    if (sqlock_test::is_server_backend())
         relay_trials("freeze", background_job, true);
     else
         write_lock_trials(background_job, true);
@@ -370,11 +375,13 @@ TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]")
     write_lock_trials(holder_job);
 }
 
-TEST_CASE("fencing: PostgreSQL server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
-    if (sqlock_test::backend() != "postgres") return;
-    const char* script = std::getenv("SQLOCK_TEST_PG_SCRIPT");
-    REQUIRE(script);  // this test starts (and stops) a cluster of its own
-    PrivateCluster cluster(script);
+TEST_CASE("fencing: server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
+    if (!sqlock_test::is_server_backend()) return;
+    const std::string script_variable = sqlock_test::server_env().script_variable;
+    const char* script = std::getenv(script_variable.c_str());
+    INFO(script_variable);
+    REQUIRE(script);  // this test starts (and stops) a server of its own
+    PrivateServer cluster(script);
     sqlock::Locker(cluster.url(), {.table = "fenced"}).init();
     Fault f;
     f.name = "server SIGSTOP";
@@ -416,7 +423,7 @@ TEST_CASE("the job keeps the lock until its background processes have ended",
 
 TEST_CASE("other commands fail in bounded time against a server that does not answer",
           "[fencing][commands]") {
-    if (sqlock_test::backend() != "postgres") return;
+    if (!sqlock_test::is_server_backend()) return;
     auto db = sqlock_test::fresh_database();
     Relay relay(port_of(db.url));
     const std::string url = with_port(db.url, relay.port());
@@ -447,7 +454,7 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
 }
 
 TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][outage]") {
-    if (sqlock_test::backend() != "postgres") return;
+    if (!sqlock_test::is_server_backend()) return;
     auto db = sqlock_test::fresh_database();
     Relay relay(port_of(db.url));
     const std::string dir = sqlock_test::scratch_dir();

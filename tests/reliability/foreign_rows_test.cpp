@@ -68,6 +68,15 @@ std::vector<Planted> odd_rows() {
                         Planted::expired});
         rows.push_back({"ts-max", past, "'294276-12-31 23:59:59.999999+00'", dbix, Planted::held});
         rows.push_back({"ts-zone", past, "'2999-01-01 00:00:00+14'", dbix, Planted::held});
+    } else if (sqlock_test::backend() == "mariadb") {
+        // MariaDB's default sql_mode (no NO_ZERO_DATE, no NO_ZERO_IN_DATE)
+        // admits the zero date and zero months and days, which older MySQL
+        // programs write; DATETIME keeps microseconds up to year 9999.
+        rows.push_back(
+            {"ts-zero", "'0000-00-00 00:00:00'", "'0000-00-00 00:00:00'", dbix, Planted::expired});
+        rows.push_back({"ts-zero-in-date", past, "'2999-00-00 00:00:00'", dbix, Planted::held});
+        rows.push_back({"ts-max", past, "'9999-12-31 23:59:59.999999'", dbix, Planted::held});
+        rows.push_back({"ts-micro", past, "'2999-01-01 00:00:00.000001'", dbix, Planted::held});
     } else {
         // SQLite stores whatever it is given; sqlock compares the text.
         rows.push_back({"ts-not-a-date", past, "'not a date'", dbix, Planted::either});

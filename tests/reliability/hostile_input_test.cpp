@@ -186,7 +186,7 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         {"empty table after schema", errc::invalid_argument, open_table("ops.")},
         // URLs.
         {"unknown scheme", errc::invalid_argument,
-         open_url("mysql://u:" + planted_password + "@h/db")},
+         open_url("oracle://u:" + planted_password + "@h/db")},
         {"no scheme", errc::invalid_argument, open_url("/just/a/path.db")},
         {"empty scheme", errc::invalid_argument, open_url(":nothing")},
         {"SQLite URL with a host", errc::invalid_argument, open_url("sqlite://host/x.db")},
@@ -224,6 +224,21 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
     if (sqlock_test::backend() == "sqlite")
         cases.push_back(
             {"schema-qualified table on SQLite", errc::invalid_argument, open_table("ops.locks")});
+    if (sqlock_test::backend() == "mariadb") {  // the scheme exists only in such builds
+        const std::string mariadb = "mariadb://u:" + planted_password + "@127.0.0.1:";
+        cases.push_back(
+            {"MariaDB port nobody listens on", errc::connection, open_url(mariadb + "1/db")});
+        cases.push_back({"MariaDB URL with an unknown parameter", errc::invalid_argument,
+                         open_url(mariadb + "1/db?bogus=1")});
+        cases.push_back({"MariaDB URL with an unknown ssl-mode", errc::invalid_argument,
+                         open_url(mariadb + "1/db?ssl-mode=sometimes")});
+        cases.push_back(
+            {"MariaDB URL without a database", errc::invalid_argument, open_url(mariadb + "1")});
+        cases.push_back({"MariaDB URL with a port out of range", errc::invalid_argument,
+                         open_url(mariadb + "99999/db")});
+        cases.push_back({"MariaDB mysql:// URL, nobody listening", errc::connection,
+                         open_url("mysql://u:" + planted_password + "@127.0.0.1:1/db")});
+    }
 
     const std::string server_password = reliability::password_of(db.url);
     const int count = run_battery(cases, {planted_password, server_password});
@@ -238,19 +253,29 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
 TEST_CASE("a '?' or '#' in a URL password does not escape redaction", "[hostile][redaction]") {
     // libpq ends the userinfo at the first '@', so "u:Pa?ss@host" has the
     // password "Pa?ss"; redaction used to end the authority at the first
-    // '?' or '#' and then find no '@' before it. Found by fuzz_url.
-    for (const std::string password : {"Qm?x" + planted_password, "Qm#x" + planted_password}) {
-        const std::string url = "postgresql://u:" + password + "@127.0.0.1:1/db?connect_timeout=5";
-        sqlock::Locker locker(url);
-        CHECK(locker.url().find(password) == std::string::npos);
-        try {
-            locker.list();  // port 1: nothing listens there
-            FAIL("connected to port 1");
-        } catch (const sqlock::error& e) {
-            CHECK(e.category() == sqlock::errc::connection);
-            CHECK(std::string(e.what()).find(planted_password) == std::string::npos);
+    // '?' or '#' and then find no '@' before it. Found by fuzz_url. A
+    // MariaDB URL's userinfo ends at the last '@' (mariadb_url.hpp), so there
+    // a raw '@' belongs to the password too.
+    std::vector<std::pair<std::string, std::vector<std::string>>> schemes = {
+        {"postgresql://", {"Qm?x", "Qm#x"}}};
+    if (sqlock_test::backend() == "mariadb")  // the scheme exists only in such builds
+        schemes.push_back({"mariadb://", {"Qm?x", "Qm#x", "Qm@x"}});
+    for (const auto& [scheme, prefixes] : schemes)
+        for (const std::string& prefix : prefixes) {
+            const std::string password = prefix + planted_password;
+            INFO(scheme << " " << prefix);
+            const std::string url = scheme + "u:" + password + "@127.0.0.1:1/db" +
+                                    (scheme == "postgresql://" ? "?connect_timeout=5" : "");
+            sqlock::Locker locker(url);
+            CHECK(locker.url().find(password) == std::string::npos);
+            try {
+                locker.list();  // port 1: nothing listens there
+                FAIL("connected to port 1");
+            } catch (const sqlock::error& e) {
+                CHECK(e.category() == sqlock::errc::connection);
+                CHECK(std::string(e.what()).find(planted_password) == std::string::npos);
+            }
         }
-    }
 }
 
 TEST_CASE("control characters in a SQLite path do not split messages", "[hostile]") {

@@ -88,6 +88,15 @@ std::string dump_table(const sqlock_test::Database& db) {
               db.table + " ORDER BY id";
         for (const auto& r : query(db, "SELECT to_regclass('" + db.table + "')::text"))
             out += "table: " + r[0].value_or("<missing>") + "\n";
+    } else if (sqlock_test::backend() == "mariadb") {
+        sql =
+            "SELECT id, lockstring, created, expires, locked_by FROM " + db.table + " ORDER BY id";
+        for (const auto& r : query(db,
+                                   "SELECT (SELECT CONCAT(table_schema, '.', table_name, ' ', "
+                                   "engine) FROM information_schema.tables WHERE table_schema = "
+                                   "DATABASE() AND table_name = '" +
+                                       db.table + "')"))
+            out += "table: " + r[0].value_or("<missing>") + "\n";
     } else {
         sql =
             "SELECT id, typeof(id), lockstring, created, typeof(created), expires, "

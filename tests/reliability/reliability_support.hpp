@@ -27,9 +27,9 @@ using sqlock_test::SqlRow;
 /// class), plus the table's definition: two equal dumps mean an unchanged table.
 std::string dump_table(const sqlock_test::Database& db);
 
-/// The PostgreSQL URL with its user name replaced (same password), e.g. to
-/// connect as the test cluster's other roles.
-std::string with_user(const std::string& pg_url, const std::string& user);
+/// A server URL with its user name replaced (same password), e.g. to
+/// connect as the test server's other accounts (sqlock_noaccess).
+std::string with_user(const std::string& url, const std::string& user);
 
 /// The password in the URL's userinfo, or "" if none.
 std::string password_of(const std::string& url);

@@ -9,10 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef SQLOCK_TEST_HAVE_MARIADB
+#include <mysql.h>
+#endif
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,9 +36,31 @@ namespace sqlock_test {
 const std::string& backend() {
     static const std::string value = [] {
         const char* b = std::getenv("SQLOCK_TEST_BACKEND");
-        return std::string(b && *b ? b : "sqlite");
+        std::string name = b && *b ? b : "sqlite";
+        if (name != "sqlite" && name != "postgres" && name != "mariadb") {
+            std::fprintf(stderr, "SQLOCK_TEST_BACKEND=%s: not a backend the tests know\n",
+                         name.c_str());
+            std::abort();
+        }
+        return name;
     }();
     return value;
+}
+
+// The server backends' test servers; tests/CMakeLists.txt (add_backend_suite)
+// holds the list of backends each suite runs against.
+ServerEnv server_env() {
+    if (backend() == "postgres")
+        return {"SQLOCK_TEST_PG_URL", "SQLOCK_TEST_REQUIRE_PG", "SQLOCK_TEST_PG_SCRIPT",
+                "PostgreSQL"};
+    if (backend() == "mariadb")
+        return {"SQLOCK_TEST_MARIADB_URL", "SQLOCK_TEST_REQUIRE_MARIADB",
+                "SQLOCK_TEST_MARIADB_SCRIPT", "MariaDB"};
+    return {};
+}
+
+bool is_server_backend() {
+    return !server_env().url_variable.empty();
 }
 
 const std::string& scratch_dir() {
@@ -55,9 +82,10 @@ const std::string& scratch_dir() {
     return dir;
 }
 
-static std::string pg_url() {
-    const char* url = std::getenv("SQLOCK_TEST_PG_URL");
-    if (!url || !*url) throw std::runtime_error("SQLOCK_TEST_PG_URL is not set");
+static std::string server_url() {
+    const std::string variable = server_env().url_variable;
+    const char* url = std::getenv(variable.c_str());
+    if (!url || !*url) throw std::runtime_error(variable + " is not set");
     return url;
 }
 
@@ -65,8 +93,8 @@ Database fresh_database() {
     static std::atomic<int> counter{0};
     int n = ++counter;
     Database db;
-    if (backend() == "postgres") {
-        db.url = pg_url();
+    if (is_server_backend()) {
+        db.url = server_url();
         // Random too: later runs on the same server (the sanitizer stage)
         // may reuse a pid, and tables are never dropped.
         static const std::string run = [] {
@@ -357,10 +385,129 @@ std::vector<SqlRow> query_postgres(const std::string& url, const std::string& sq
     return rows;
 }
 
+#ifdef SQLOCK_TEST_HAVE_MARIADB
+
+std::string percent_decoded(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+            out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+// mariadb://[user[:password]@]host[:port][/database][?parameters], read here
+// rather than by the library's parser (which is under test); parameters are
+// ignored.
+struct MariadbTarget {
+    std::string user, password, host = "127.0.0.1", database;
+    unsigned port = 3306;
+};
+
+MariadbTarget mariadb_target(const std::string& url) {
+    MariadbTarget t;
+    std::string rest = url.substr(url.find("://") + 3);
+    rest = rest.substr(0, rest.find('?'));
+    const std::size_t slash = rest.find('/');
+    if (slash != std::string::npos) {
+        t.database = percent_decoded(rest.substr(slash + 1));
+        rest.resize(slash);
+    }
+    const std::size_t at = rest.rfind('@');
+    if (at != std::string::npos) {
+        const std::string userinfo = rest.substr(0, at);
+        const std::size_t colon = userinfo.find(':');
+        t.user = percent_decoded(userinfo.substr(0, colon));
+        if (colon != std::string::npos) t.password = percent_decoded(userinfo.substr(colon + 1));
+        rest = rest.substr(at + 1);
+    }
+    std::size_t colon = rest.rfind(':');
+    if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+        const std::size_t close = rest.find(']');
+        colon = rest.find(':', close);
+        t.host = rest.substr(1, close - 1);
+    } else if (!rest.empty()) {
+        t.host = rest.substr(0, colon);
+    }
+    if (colon != std::string::npos)
+        t.port = static_cast<unsigned>(std::stoul(rest.substr(colon + 1)));
+    return t;
+}
+
+std::vector<SqlRow> query_mariadb(const std::string& url, const std::string& sql) {
+    // mysql_init() initialises the library on first use, which is not
+    // thread-safe; the tests call query() from several threads.
+    static const bool initialised = mysql_library_init(0, nullptr, nullptr) == 0;
+    if (!initialised) throw std::runtime_error("query: mysql_library_init failed");
+    const MariadbTarget t = mariadb_target(url);
+    MYSQL* h = mysql_init(nullptr);
+    if (!h) throw std::runtime_error("query: mysql_init: out of memory");
+    const unsigned connect_timeout = 10, read_timeout = 60;
+    mysql_options(h, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+    mysql_options(h, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
+    mysql_options(h, MYSQL_OPT_WRITE_TIMEOUT, &read_timeout);
+    auto fail = [&](const std::string& what) {
+        // The C API's messages carry the user and host, never the password.
+        std::string msg = "query: " + what + ": " + mysql_error(h);
+        mysql_close(h);
+        return std::runtime_error(msg);
+    };
+    if (!mysql_real_connect(h, t.host.c_str(), t.user.c_str(), t.password.c_str(),
+                            t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
+                            CLIENT_MULTI_STATEMENTS))
+        throw fail("cannot connect");
+    // Standard SQL text (see query() in the header), UTC.
+    if (mysql_query(h,
+                    "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
+                    "time_zone = '+00:00'") != 0)
+        throw fail("setting the session up");
+    if (mysql_real_query(h, sql.data(), sql.size()) != 0) throw fail("in: " + sql);
+    std::vector<SqlRow> rows;
+    for (int more = 0; more == 0; more = mysql_next_result(h)) {
+        rows.clear();
+        MYSQL_RES* result = mysql_store_result(h);
+        if (!result) {
+            if (mysql_field_count(h) != 0) throw fail("reading the rows of: " + sql);
+            continue;  // a statement without rows
+        }
+        const unsigned columns = mysql_num_fields(result);
+        while (MYSQL_ROW r = mysql_fetch_row(result)) {
+            const unsigned long* lengths = mysql_fetch_lengths(result);
+            SqlRow row;
+            for (unsigned c = 0; c < columns; ++c) {
+                if (r[c])
+                    row.emplace_back(std::string(r[c], lengths[c]));
+                else
+                    row.emplace_back();
+            }
+            rows.push_back(std::move(row));
+        }
+        mysql_free_result(result);
+    }
+    if (mysql_errno(h) != 0) throw fail("in: " + sql);
+    mysql_close(h);
+    return rows;
+}
+
+#endif  // SQLOCK_TEST_HAVE_MARIADB
+
 }  // namespace
 
 std::vector<SqlRow> query(const Database& db, const std::string& sql) {
     if (db.url.rfind("postgres", 0) == 0) return query_postgres(db.url, sql);
+    if (db.url.rfind("mariadb://", 0) == 0 || db.url.rfind("mysql://", 0) == 0) {
+#ifdef SQLOCK_TEST_HAVE_MARIADB
+        return query_mariadb(db.url, sql);
+#else
+        throw std::runtime_error("query: the tests were built without libmariadb");
+#endif
+    }
     std::string path = db.url.substr(std::string("sqlite://").size());
     std::size_t q = path.find('?');
     if (q != std::string::npos) path.resize(q);
@@ -369,6 +516,17 @@ std::vector<SqlRow> query(const Database& db, const std::string& sql) {
 
 void exec_sql(const Database& db, const std::string& sql) {
     query(db, sql);
+}
+
+void grant_table_use(const Database& db, const std::string& account) {
+    std::string sql = "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + " TO " + account;
+    if (backend() == "postgres")
+        sql += "; GRANT USAGE ON SEQUENCE " + db.table + "_id_seq TO " + account;
+    exec_sql(db, sql);
+}
+
+std::string privilege_denied_code() {
+    return backend() == "mariadb" ? "1142/42000" : "42501";
 }
 
 }  // namespace sqlock_test

@@ -15,12 +15,32 @@
 
 namespace sqlock_test {
 
-/// Which backend this test binary runs against: "sqlite" or "postgres",
-/// from $SQLOCK_TEST_BACKEND (default sqlite).
+/// Which backend this test binary runs against: "sqlite", "postgres" or
+/// "mariadb", from $SQLOCK_TEST_BACKEND (default sqlite). tests/CMakeLists.txt
+/// (add_backend_suite) lists the backends each suite is registered for.
 const std::string& backend();
 
+/// True when the backend under test is a database server reached over TCP
+/// (postgres, mariadb): it has accounts and grants, a network that can fail,
+/// and a clock of its own. False for SQLite.
+bool is_server_backend();
+
+/// For a server backend, the environment variables of its test server:
+/// its URL ($SQLOCK_TEST_PG_URL, $SQLOCK_TEST_MARIADB_URL); the one that, set
+/// to 1, makes a missing URL a failure instead of a skip
+/// ($SQLOCK_TEST_REQUIRE_PG, $SQLOCK_TEST_REQUIRE_MARIADB); the script that
+/// starts private servers ($SQLOCK_TEST_PG_SCRIPT, $SQLOCK_TEST_MARIADB_SCRIPT:
+/// tests/pg-server.sh, tests/mariadb-server.sh). Empty for SQLite.
+struct ServerEnv {
+    std::string url_variable;
+    std::string require_variable;
+    std::string script_variable;
+    std::string server_name;  ///< for messages: "PostgreSQL", "MariaDB"
+};
+ServerEnv server_env();
+
 /// A fresh, empty lock table on the backend under test: a new SQLite file,
-/// or a new table name on the PostgreSQL server at $SQLOCK_TEST_PG_URL.
+/// or a new table name on the server at server_env().url_variable.
 /// Already initialised.
 struct Database {
     std::string url;
@@ -124,11 +144,30 @@ double seconds_between(const std::string& from, const std::string& to);
 using SqlRow = std::vector<std::optional<std::string>>;
 
 /// Runs `sql` directly on the database under test, independent of the code
-/// under test (SQLite C API, or libpq on a new connection), and returns its
-/// rows as text. Throws std::runtime_error on failure.
+/// under test (SQLite C API, or libpq or the MariaDB C API on a new
+/// connection), and returns its rows as text. `sql` may hold several
+/// statements; the rows are the last statement's. Throws std::runtime_error
+/// on failure.
+///
+/// The same SQL text means the same on every backend: MariaDB sessions run
+/// with sql_mode ANSI_QUOTES and NO_BACKSLASH_ESCAPES ("t" is a name, '\n' is
+/// two characters, as in standard SQL) and time_zone '+00:00' (timestamps
+/// read and written as UTC, as the library stores them).
 std::vector<SqlRow> query(const Database& db, const std::string& sql);
 
 /// query() for statements whose rows do not matter (planting odd rows).
 void exec_sql(const Database& db, const std::string& sql);
+
+/// Server backends: grants `account` (another account of the test server,
+/// e.g. "sqlock_noaccess") on db's lock table what the documentation tells
+/// an administrator to grant a program that uses the table but does not
+/// create it: SELECT, INSERT, UPDATE, DELETE, and on PostgreSQL USAGE on the
+/// table's id sequence.
+void grant_table_use(const Database& db, const std::string& account);
+
+/// sqlock::error::backend_code() of a statement the server refused for lack
+/// of a privilege on the table: PostgreSQL's SQLSTATE "42501"; MariaDB's
+/// "1142/42000" (ER_TABLEACCESS_DENIED_ERROR).
+std::string privilege_denied_code();
 
 }  // namespace sqlock_test

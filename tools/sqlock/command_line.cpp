@@ -13,7 +13,8 @@ namespace {
 void add_global_options(cxxopts::Options& options, bool top_level) {
     auto add = options.add_options("global");
     add("db",
-        "Database URL: sqlite:///path/locks.db or postgresql://user@host/db (default: $SQLOCK_DB, "
+        "Database URL: sqlite:///path/locks.db, postgresql://user@host/db or "
+        "mariadb://user@host/db (default: $SQLOCK_DB, "
         "else the embedded SQLite database ~/.local/state/sqlock/locks.db). Prefer SQLOCK_DB, "
         "PGPASSWORD or ~/.pgpass to a password here",
         cxxopts::value<std::string>(), "URL");

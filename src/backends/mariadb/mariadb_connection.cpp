@@ -1,0 +1,240 @@
+#include "mariadb_connection.hpp"
+
+#include <mysqld_error.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "mariadb_error.hpp"
+#include "mariadb_statements.hpp"
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail::mariadb {
+namespace {
+
+using Value = std::optional<std::string>;
+
+const std::string& text(const Value& v) {
+    static const std::string empty;
+    return v ? *v : empty;
+}
+
+bool is_one(const Value& v) {
+    return v && *v == "1";
+}
+
+// A lock row from the columns starting at `first` (mariadb_statements.hpp).
+Row read_row(const std::vector<Value>& r, std::size_t first) {
+    Row row;
+    row.id = std::strtoll(text(r.at(first)).c_str(), nullptr, 10);
+    row.lockstring = text(r.at(first + 1));
+    row.created = text(r.at(first + 2));
+    row.expires = text(r.at(first + 3));
+    row.locked_by = text(r.at(first + 4));
+    row.seconds_left = std::strtod(text(r.at(first + 5)).c_str(), nullptr);
+    return row;
+}
+
+const StatementResult& last_rows(const MariaTarget& t, const std::vector<StatementResult>& rs,
+                                 const std::string& doing) {
+    for (auto it = rs.rbegin(); it != rs.rend(); ++it)
+        if (it->has_rows) return *it;
+    throw error(errc::backend, t.redact("MariaDB sent no result set while " + doing + " [" +
+                                        t.redacted_url + "]"));
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string list;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return list;
+}
+
+}  // namespace
+
+MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target)
+    : target_(std::move(target)), link_(*target_, clock::now() + target_->timeout) {}
+
+MariaConnection::clock::time_point MariaConnection::limit() const {
+    const auto now = clock::now();
+    // time_point::max() minus now would overflow: compare first.
+    if (deadline_ - now < target_->timeout) return deadline_;
+    return now + target_->timeout;
+}
+
+std::vector<StatementResult> MariaConnection::run(const std::string& sql, const char* doing,
+                                                  const std::string& subject) {
+    const std::string what = describe(doing, subject);
+    for (int attempt = 0;; ++attempt) {
+        Failure f;
+        std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
+        if (f.code == 0) return rs;
+        // The server rolled the statement back: running it again is safe,
+        // and the other side of the deadlock has gone ahead meanwhile.
+        if (f.code == ER_LOCK_DEADLOCK && attempt < 4) continue;
+        throw_failure(*target_, f, what);
+    }
+}
+
+std::vector<StatementResult> MariaConnection::query(const std::string& sql, const char* doing) {
+    return run(sql, doing, {});
+}
+
+void MariaConnection::init_schema() {
+    // Nothing to do (and no CREATE privilege needed) when it exists.
+    auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
+    const auto& found = last_rows(*target_, exists, "creating the lock table");
+    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0") return;
+    auto collations = run(sql::exact_collations(), "creating the lock table", {});
+    const auto& names = last_rows(*target_, collations, "creating the lock table");
+    // A server with neither: utf8mb4_bin, which ignores trailing spaces.
+    const std::string collation = names.rows.empty() ? "utf8mb4_bin" : text(names.rows[0].at(0));
+    Failure f;
+    link_.run(sql::schema_script(*target_, collation), limit(), "creating the lock table", &f);
+    if (f.code == 0) return;
+    // information_schema shows only the tables a user has some privilege
+    // on: the table may well exist.
+    if (f.code == ER_TABLEACCESS_DENIED_ERROR)
+        throw error(
+            errc::configuration,
+            target_->redact("lock table " + target_->table +
+                            " is missing or this user may not use it, and may not create "
+                            "it (" +
+                            f.message + "); to use an existing table, " + target_->grant_hint() +
+                            "; to create it, grant CREATE on the database [" +
+                            target_->redacted_url + "]"),
+            std::to_string(f.code) + "/" + f.sqlstate);
+    throw_failure(*target_, f, "creating the lock table");
+}
+
+void MariaConnection::check_access() {
+    const std::string& T = target_->quoted_table;
+    // Statements that change nothing but are checked like real ones.
+    const std::pair<const char*, std::string> probes[] = {
+        {"SELECT", "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
+        {"INSERT", "INSERT INTO " + T +
+                       " (lockstring, created, expires, locked_by) SELECT '', UTC_TIMESTAMP(3), "
+                       "UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
+        {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
+        {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
+    };
+    std::vector<std::string> missing;
+    const std::string what = "checking the privileges on the lock table";
+    for (const auto& [privilege, statement] : probes) {
+        Failure f;
+        link_.run(statement, limit(), what, &f);
+        if (f.code == ER_TABLEACCESS_DENIED_ERROR || f.code == ER_COLUMNACCESS_DENIED_ERROR)
+            missing.push_back(privilege);
+        else if (f.code != 0)
+            throw_failure(*target_, f, what);
+    }
+    if (missing.empty()) return;
+    throw error(
+        errc::configuration,
+        target_->redact("lock table " + target_->table +
+                        " exists, but this user may not use it: it lacks " + joined(missing) +
+                        "; " + target_->grant_hint() + " [" + target_->redacted_url + "]"),
+        std::to_string(ER_TABLEACCESS_DENIED_ERROR) + "/42000");
+}
+
+AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
+                                           const std::string& locked_by) {
+    const std::string what = describe("acquiring lock", lockstring);
+    const auto until = limit();
+    // The turn is normally held for a fraction of a millisecond; wait for it
+    // up to three quarters of this round trip's bound (the rest is for the
+    // statements), and report "not acquired" when that runs out.
+    const auto left = std::chrono::duration_cast<duration>(until - clock::now());
+    const duration wait = std::max(duration::zero(), left * 3 / 4);
+    Failure f;
+    std::vector<StatementResult> rs;
+    for (int attempt = 0;; ++attempt) {
+        f = Failure{};
+        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
+        // A deadlock rolled the whole transaction back: a fresh attempt is safe.
+        if (f.code != ER_LOCK_DEADLOCK || attempt == 2) break;
+        give_back_turn(lockstring, what);
+    }
+    if (f.code != 0) {
+        give_back_turn(lockstring, what);
+        // A row lock held too long, or a deadlock the server broke: the name
+        // is contended; the caller waits and tries again.
+        if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK) return {};
+        throw_failure(*target_, f, what);
+    }
+    const StatementResult& last = last_rows(*target_, rs, what);
+    AcquireResult out;
+    if (last.rows.empty()) return out;  // free, but the turn did not come in time
+    const auto& r = last.rows[0];
+    if (is_one(r.at(0)))
+        out.acquired = read_row(r, 2);
+    else
+        out.holder = read_row(r, 2);
+    return out;
+}
+
+void MariaConnection::give_back_turn(const std::string& lockstring, const std::string& what) {
+    // The batch stopped part-way, perhaps in its transaction and holding the
+    // turn: end the one, give the other back.
+    try {
+        link_.run(sql::release_turn(*target_, lockstring), limit(), what);
+    } catch (const error&) {
+        // A broken link ends both with the session.
+    }
+}
+
+ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& locked_by,
+                                        duration min_hold) {
+    if (min_hold <= duration::zero())
+        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+    const std::string what = describe("releasing lock id", std::to_string(id));
+    auto rs = run(sql::release_keeping(*target_, id, locked_by, min_hold), "releasing lock id",
+                  std::to_string(id));
+    const auto& last = last_rows(*target_, rs, what);
+    if (last.rows.empty()) return ReleaseOutcome::lost;
+    if (is_one(last.rows[0].at(0))) return ReleaseOutcome::released;
+    return is_one(last.rows[0].at(1)) ? ReleaseOutcome::kept : ReleaseOutcome::lost;
+}
+
+std::optional<Row> MariaConnection::renew(std::int64_t id, const std::string& locked_by,
+                                          duration lease) {
+    const std::string what = describe("renewing lock id", std::to_string(id));
+    auto rs =
+        run(sql::renew(*target_, id, locked_by, lease), "renewing lock id", std::to_string(id));
+    const auto& last = last_rows(*target_, rs, what);
+    if (last.rows.empty()) return std::nullopt;
+    return read_row(last.rows[0], 0);
+}
+
+bool MariaConnection::is_held(std::int64_t id, const std::string& locked_by) {
+    auto rs = run(sql::is_held(*target_, id, locked_by), "checking lock id", std::to_string(id));
+    return !last_rows(*target_, rs, "checking lock id").rows.empty();
+}
+
+std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
+    auto rs = run(sql::purge(*target_, batch), "purging expired locks", {});
+    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+}
+
+std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {
+    auto rs = run(sql::list(*target_, prefix, expired_only), "listing locks", prefix);
+    std::vector<Row> rows;
+    for (const auto& r : last_rows(*target_, rs, "listing locks").rows)
+        rows.push_back(read_row(r, 0));
+    return rows;
+}
+
+std::optional<Row> MariaConnection::find(const std::string& lockstring) {
+    auto rs = run(sql::find(*target_, lockstring), "reading lock", lockstring);
+    const auto& last = last_rows(*target_, rs, "reading lock");
+    if (last.rows.empty()) return std::nullopt;
+    return read_row(last.rows[0], 0);
+}
+
+bool MariaConnection::delete_exact(std::int64_t id, const std::string& locked_by) {
+    auto rs =
+        run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
+    return !rs.empty() && rs[0].affected > 0;
+}
+
+}  // namespace sqlock::detail::mariadb

@@ -1,0 +1,64 @@
+// MariaConnection — one pooled connection to the lock table on MariaDB/MySQL.
+//
+// Each operation is one batch of statements in one round trip (see
+// mariadb_statements.hpp), each statement committing on its own. A broken
+// link is reported as errc::connection and never silently re-opened: the
+// pool then discards this connection and retries once on a new one. Every
+// round trip is bounded by the Locker's db_timeout and by set_deadline(),
+// whichever comes first (mariadb_link.hpp).
+//
+// Thread safety: one thread at a time (the pool guarantees it).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "mariadb_link.hpp"
+#include "mariadb_target.hpp"
+
+namespace sqlock::detail::mariadb {
+
+class MariaConnection final : public Connection {
+  public:
+    explicit MariaConnection(std::shared_ptr<const MariaTarget> target);
+
+    void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
+
+    void init_schema() override;
+    void check_access() override;
+    AcquireResult try_acquire(const std::string& lockstring, duration lease,
+                              const std::string& locked_by) override;
+    ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
+                           duration min_hold) override;
+    std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
+                             duration lease) override;
+    bool is_held(std::int64_t id, const std::string& locked_by) override;
+    std::size_t purge_expired_batch(std::size_t batch) override;
+    std::vector<Row> list(const std::string& prefix, bool expired_only) override;
+    std::optional<Row> find(const std::string& lockstring) override;
+    bool delete_exact(std::int64_t id, const std::string& locked_by) override;
+
+    /// The server's version string, as it said at connect.
+    const std::string& server_version() const noexcept { return link_.server_version(); }
+    /// Runs `sql` for the doctor: its results, bounded like every call.
+    std::vector<StatementResult> query(const std::string& sql, const char* doing);
+
+  private:
+    /// The end of the next round trip's time: the db_timeout from now, or
+    /// the deadline if sooner.
+    clock::time_point limit() const;
+    /// Runs an idempotent batch; retried (four times at most) when the
+    /// server broke a deadlock by rolling it back.
+    std::vector<StatementResult> run(const std::string& sql, const char* doing,
+                                     const std::string& subject);
+    /// After a failed acquire batch: rolls back and releases the turn.
+    void give_back_turn(const std::string& lockstring, const std::string& what);
+
+    std::shared_ptr<const MariaTarget> target_;
+    clock::time_point deadline_ = clock::time_point::max();
+    Link link_;
+};
+
+}  // namespace sqlock::detail::mariadb

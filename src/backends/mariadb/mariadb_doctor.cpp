@@ -1,0 +1,130 @@
+#include "mariadb_doctor.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "mariadb_connection.hpp"
+#include "mariadb_statements.hpp"
+
+namespace sqlock::detail::mariadb {
+namespace {
+
+std::string fixed(double value, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return buf;
+}
+
+const std::string& text(const std::optional<std::string>& v) {
+    static const std::string empty;
+    return v ? *v : empty;
+}
+
+// "10.11.6-MariaDB-..." -> {10, 11, 6}.
+void version_numbers(const std::string& version, int* major, int* minor, int* patch) {
+    *major = *minor = *patch = 0;
+    std::sscanf(version.c_str(), "%d.%d.%d", major, minor, patch);
+}
+
+}  // namespace
+
+void diagnose(const MariaTarget& t, Diagnosis& out) {
+    using wall = std::chrono::system_clock;
+    MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}));
+    const std::size_t dot = t.table.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : sql::literal(t.table.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
+    const auto before = wall::now();
+    auto rs = c.query(
+        "SELECT VERSION(), @@innodb_autoinc_lock_mode, @@read_only, CURRENT_USER(), "
+        "UNIX_TIMESTAMP(UTC_TIMESTAMP(6)), "
+        "(SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+            schema + " AND TABLE_NAME = " + sql::literal(name) +
+            " AND COLUMN_NAME = 'lockstring'), "
+            "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+            schema + " AND TABLE_NAME = " + sql::literal(name) + ")",
+        "reading the server's settings");
+    const auto after = wall::now();
+    const auto& r = rs.back().rows.at(0);
+    const std::string version = text(r.at(0));
+    const bool mariadb = version.find("MariaDB") != std::string::npos;
+    const std::string autoinc_mode = text(r.at(1));
+    const bool read_only = text(r.at(2)) == "1";
+    const std::string user = text(r.at(3));
+    // UNIX_TIMESTAMP reads its argument in the session time zone, UTC.
+    const double db_ms = std::strtod(text(r.at(4)).c_str(), nullptr) * 1000.0;
+    const std::string collation = text(r.at(5));
+    const bool table_exists = text(r.at(6)) != "0";
+    auto ms = [](wall::time_point p) {
+        return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
+    };
+    const double difference = db_ms - (ms(before) + ms(after)) / 2.0;
+    const double uncertainty = (ms(after) - ms(before)) / 2.0;
+
+    std::string access_problem;
+    if (table_exists) {
+        try {
+            c.check_access();
+        } catch (const error& e) {
+            access_problem = e.what();
+        }
+    }
+
+    int major, minor, patch;
+    version_numbers(version, &major, &minor, &patch);
+    auto fact = [&](std::string key, std::string value) {
+        out.facts.push_back({std::move(key), std::move(value)});
+    };
+    const std::string table = "lock table " + t.table;
+    fact("server version", version + (mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
+    fact("server role", read_only ? "read-only (read_only = ON)" : "read-write");
+    fact("fencing ids",
+         "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
+         "(innodb_autoinc_lock_mode = " +
+             autoinc_mode + ")");
+    fact("wake-ups",
+         "polled (1 ms doubling to 100 ms, with jitter); releases in this process "
+         "wake at once");
+    fact("clock difference", (difference >= 0 ? "+" : "") + fixed(difference, 1) +
+                                 " ms (database minus this host, +/- " + fixed(uncertainty, 1) +
+                                 " ms)");
+    fact(table, !table_exists ? "missing"
+                : access_problem.empty()
+                    ? "present (lockstring collation " + collation + "); " + user + " may use it"
+                    : "present; " + user + " lacks privileges");
+
+    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    if (read_only)
+        problem(
+            "the server is read-only (read_only = ON): locks cannot be taken here; point the "
+            "URL at the primary");
+    if (mariadb && (major < 10 || (major == 10 && (minor < 2 || (minor == 2 && patch < 4)))))
+        problem("MariaDB " + version +
+                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
+                "upgrade to 10.6 or later");
+    if (!mariadb && major < 8)
+        problem("MySQL " + version +
+                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
+                "upgrade to 8.0 or later");
+    if (std::fabs(difference) > 2000.0)
+        problem("this host's clock is " + fixed(std::fabs(difference) / 1000.0, 1) + " s " +
+                (difference > 0 ? "behind" : "ahead of") +
+                " the database's: leases are timed by the database, but times this host logs "
+                "will not match; check NTP");
+    if (!table_exists)
+        problem(table + " does not exist: run `sqlock init` (needs CREATE on the database)");
+    else if (!access_problem.empty())
+        problem(access_problem);
+    if (table_exists && collation != "utf8mb4_nopad_bin" && collation != "utf8mb4_0900_bin" &&
+        collation != "binary")
+        problem("the lockstring column of " + table + " has collation " + collation +
+                ", which ignores trailing spaces" +
+                (collation.find("_ci") != std::string::npos ? " and case" : "") +
+                ": names differing only so are one lock; ALTER it to " +
+                (mariadb ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin"));
+}
+
+}  // namespace sqlock::detail::mariadb

@@ -1,0 +1,238 @@
+#include "mariadb_link.hpp"
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail::mariadb {
+namespace {
+
+// The strictest sql_mode both MariaDB 10.6+ and MySQL 8.0 accept: a value
+// that does not fit is an error, never silently truncated or zeroed. Neither
+// ANSI_QUOTES nor NO_BACKSLASH_ESCAPES: identifiers are in backticks and text
+// travels as hex, so the statements mean the same under any mode, but a
+// known mode keeps them readable.
+constexpr const char* sql_mode =
+    "STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+    "NO_ENGINE_SUBSTITUTION";
+
+unsigned whole_seconds(duration d) {
+    const double s = std::ceil(static_cast<double>(d.count()) / 1000.0);
+    return static_cast<unsigned>(std::clamp(s, 1.0, 86400.0));
+}
+
+void set_option(MYSQL* m, mysql_option option, const void* value) {
+    // Fails only for an unknown option: a build against another connector.
+    if (mysql_optionsv(m, option, value) != 0)
+        throw error(errc::backend, "the MariaDB C connector refused option " +
+                                       std::to_string(static_cast<int>(option)));
+}
+
+void set_tls(MYSQL* m, const MariaUrl& u) {
+    auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
+    if (u.ssl_mode == SslMode::disabled) return;
+    const bool files =
+        !u.ssl_ca.empty() || !u.ssl_capath.empty() || !u.ssl_cert.empty() || !u.ssl_key.empty();
+    if (files || u.ssl_mode != SslMode::preferred)
+        mysql_ssl_set(m, or_null(u.ssl_key), or_null(u.ssl_cert), or_null(u.ssl_ca),
+                      or_null(u.ssl_capath), nullptr);
+    if (u.ssl_mode == SslMode::preferred) return;
+    const my_bool yes = 1;
+    set_option(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+    // The connector checks the chain and the host name together: verify-ca
+    // is as strict as verify-identity here (docs/mariadb.md).
+    if (u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity)
+        set_option(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+}
+
+}  // namespace
+
+Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(target) {
+    mysql_ = mysql_init(nullptr);
+    if (!mysql_) throw error(errc::backend, "mysql_init failed (out of memory)");
+    try {
+        const unsigned seconds = whole_seconds(target_.timeout);
+        const my_bool no = 0;
+        set_option(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_READ_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_RECONNECT, &no);
+        set_option(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+        // No option files: what the URL says is all there is.
+        if (mysql_options(mysql_, MYSQL_OPT_NONBLOCK, nullptr) != 0)
+            throw error(errc::backend, "the MariaDB C connector has no non-blocking API");
+        set_tls(mysql_, target_.url);
+
+        const MariaUrl& u = target_.url;
+        auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
+        MYSQL* connected = nullptr;
+        const int started = mysql_real_connect_start(
+            &connected, mysql_, or_null(u.host), or_null(u.user),
+            u.has_password ? u.password.c_str() : nullptr, u.database.c_str(), u.port,
+            or_null(u.socket), CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+        drive([&] { return started; },
+              [&](int ready) { return mysql_real_connect_cont(&connected, mysql_, ready); },
+              deadline, "connecting");
+        if (!connected) throw_connect_failure(target_, last_failure());
+        server_version_ = mysql_get_server_info(mysql_);
+        // The connector (3.3) goes on in plain text when the server offers no
+        // TLS, even with MYSQL_OPT_SSL_ENFORCE: check, before any statement.
+        if (u.ssl_mode != SslMode::disabled && u.ssl_mode != SslMode::preferred &&
+            !mysql_get_ssl_cipher(mysql_))
+            throw error(errc::configuration,
+                        target_.redact("the MariaDB server does not offer TLS, which ssl-mode "
+                                       "requires; enable TLS on the server or change ssl-mode [" +
+                                       target_.redacted_url + "]"),
+                        std::to_string(CR_SSL_CONNECTION_ERROR) + "/HY000");
+
+        // The session: every time is UTC and the server's (UTC_TIMESTAMP),
+        // but a TIMESTAMP column written by another program is read in the
+        // session time zone, so make that UTC too. A row lock waited for is
+        // bounded by the Locker's timeout, not the server's 50 s default.
+        // READ COMMITTED: no gap locks, so transactions on different names
+        // never block or deadlock each other.
+        run("SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
+                "', SESSION innodb_lock_wait_timeout = " + std::to_string(seconds) +
+                "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            deadline, "setting up the session");
+    } catch (...) {
+        mysql_close(mysql_);
+        mysql_ = nullptr;
+        throw;
+    }
+}
+
+Link::~Link() {
+    // A broken link's socket is shut down: mysql_close's goodbye fails at
+    // once instead of waiting.
+    if (mysql_) mysql_close(mysql_);
+}
+
+bool Link::is_mariadb() const noexcept {
+    return server_version_.find("MariaDB") != std::string::npos;
+}
+
+Failure Link::last_failure() const {
+    Failure f;
+    f.code = mysql_errno(mysql_);
+    f.sqlstate = mysql_sqlstate(mysql_);
+    f.message = mysql_error(mysql_);
+    return f;
+}
+
+void Link::abandon(clock::time_point began, const std::string& doing) {
+    broken_ = true;
+    const int fd = mysql_get_socket(mysql_);
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    const auto waited = std::chrono::duration_cast<duration>(clock::now() - began);
+    throw error(
+        errc::connection,
+        target_.redact("no answer from MariaDB within " + format_duration(waited) + " while " +
+                       doing + "; abandoned the connection [" + target_.redacted_url + "]"),
+        std::to_string(CR_SERVER_LOST) + "/HY000");
+}
+
+void Link::fail(const std::string& doing) {
+    Failure f = last_failure();
+    if (breaks_link(f.code)) broken_ = true;
+    throw_failure(target_, f, doing);
+}
+
+template <typename Start, typename Cont>
+void Link::drive(Start&& start, Cont&& cont, clock::time_point deadline, const std::string& doing) {
+    const clock::time_point began = clock::now();
+    int status = start();
+    while (status != 0) {
+        const auto now = clock::now();
+        if (now >= deadline) abandon(began, doing);
+        auto wait_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+        bool library_timeout = false;
+        if (status & MYSQL_WAIT_TIMEOUT) {
+            const long long lib = mysql_get_timeout_value_ms(mysql_);
+            if (lib < wait_ms) {
+                wait_ms = lib;
+                library_timeout = true;
+            }
+        }
+        pollfd p{};
+        p.fd = mysql_get_socket(mysql_);
+        if (status & MYSQL_WAIT_READ) p.events |= POLLIN;
+        if (status & MYSQL_WAIT_WRITE) p.events |= POLLOUT;
+        if (status & MYSQL_WAIT_EXCEPT) p.events |= POLLPRI;
+        const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(wait_ms, 1 << 30)));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            abandon(began, doing);
+        }
+        int ready = 0;
+        if (n == 0) {
+            if (!library_timeout) continue;  // loops to the deadline check
+            ready = MYSQL_WAIT_TIMEOUT;
+        } else {
+            if (p.revents & (POLLIN | POLLHUP | POLLERR)) ready |= MYSQL_WAIT_READ;
+            if (p.revents & (POLLOUT | POLLHUP | POLLERR)) ready |= MYSQL_WAIT_WRITE;
+            if (p.revents & POLLPRI) ready |= MYSQL_WAIT_EXCEPT;
+        }
+        status = cont(ready);
+    }
+}
+
+std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point deadline,
+                                       const std::string& doing, Failure* failure) {
+    if (broken_)
+        throw error(errc::connection,
+                    target_.redact("the connection to MariaDB broke earlier; not " + doing + " [" +
+                                   target_.redacted_url + "]"),
+                    std::to_string(CR_SERVER_GONE_ERROR) + "/HY000");
+    std::vector<StatementResult> results;
+    auto server_error = [&]() -> std::vector<StatementResult> {
+        Failure f = last_failure();
+        if (breaks_link(f.code) || !failure) fail(doing);
+        *failure = std::move(f);
+        return results;
+    };
+    int rc = 0;
+    drive([&] { return mysql_real_query_start(&rc, mysql_, sql.data(), sql.size()); },
+          [&](int ready) { return mysql_real_query_cont(&rc, mysql_, ready); }, deadline, doing);
+    if (rc != 0) return server_error();
+    for (;;) {
+        MYSQL_RES* res = nullptr;
+        drive([&] { return mysql_store_result_start(&res, mysql_); },
+              [&](int ready) { return mysql_store_result_cont(&res, mysql_, ready); }, deadline,
+              doing);
+        StatementResult r;
+        if (res) {
+            r.has_rows = true;
+            const unsigned columns = mysql_num_fields(res);
+            while (MYSQL_ROW row = mysql_fetch_row(res)) {
+                const unsigned long* lengths = mysql_fetch_lengths(res);
+                std::vector<std::optional<std::string>> values(columns);
+                for (unsigned i = 0; i < columns; ++i)
+                    if (row[i]) values[i].emplace(row[i], lengths[i]);
+                r.rows.push_back(std::move(values));
+            }
+            mysql_free_result(res);
+        } else if (mysql_field_count(mysql_) != 0) {
+            return server_error();
+        } else {
+            r.affected = mysql_affected_rows(mysql_);
+        }
+        results.push_back(std::move(r));
+        int more = 0;
+        drive([&] { return mysql_next_result_start(&more, mysql_); },
+              [&](int ready) { return mysql_next_result_cont(&more, mysql_, ready); }, deadline,
+              doing);
+        if (more < 0) return results;
+        if (more > 0) return server_error();
+    }
+}
+
+}  // namespace sqlock::detail::mariadb

@@ -1,0 +1,81 @@
+// Link — one MYSQL handle, every round trip bounded by a deadline.
+//
+// The C connector's own read and write timeouts (set to the Locker's
+// db_timeout) bound each wait for the socket, but they are whole seconds and
+// cannot be changed once connected. So the link uses the connector's
+// non-blocking API (mysql_real_query_start/_cont, ...) and waits for the
+// socket itself, with poll(2), until the caller's deadline: a server that has
+// not answered by then gets its socket shut down, and the call throws
+// errc::connection. A link that failed that way, or lost its server, is
+// broken(): it is never used again (the pool discards its connection).
+// Reconnecting is off (MYSQL_OPT_RECONNECT): a silent reconnect would lose
+// the session's settings and any GET_LOCK it held.
+//
+// Text protocol, several statements per round trip (CLIENT_MULTI_STATEMENTS):
+// every value in a statement is a literal built by mariadb_statements.hpp
+// (hex for text), so nothing the caller passes is ever parsed as SQL.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mariadb_error.hpp"
+#include "mariadb_target.hpp"
+
+struct st_mysql;
+
+namespace sqlock::detail::mariadb {
+
+/// What one statement of a batch gave back.
+struct StatementResult {
+    bool has_rows = false;  // a result set (SELECT), else an OK packet
+    std::vector<std::vector<std::optional<std::string>>> rows;
+    std::uint64_t affected = 0;  // rows changed, for an OK packet
+};
+
+class Link {
+  public:
+    using clock = std::chrono::steady_clock;
+
+    /// Connects and sets the session up (UTC, strict sql_mode, utf8mb4, lock
+    /// wait bound), all by `deadline`. Throws errc::connection or
+    /// errc::configuration (a refused login).
+    Link(const MariaTarget& target, clock::time_point deadline);
+    ~Link();
+    Link(const Link&) = delete;
+    Link& operator=(const Link&) = delete;
+
+    /// Sends `sql` (one or more statements separated by ';') and reads every
+    /// result, by `deadline`. On a server error the batch stops there: the
+    /// failure is returned in `failure` (when given) with the results so
+    /// far, or thrown as sqlock::error (`doing` completes "while ...").
+    /// A broken link always throws errc::connection.
+    std::vector<StatementResult> run(const std::string& sql, clock::time_point deadline,
+                                     const std::string& doing, Failure* failure = nullptr);
+
+    bool broken() const noexcept { return broken_; }
+    /// "10.11.6-MariaDB-0+deb12u1", as the server said at connect.
+    const std::string& server_version() const noexcept { return server_version_; }
+    bool is_mariadb() const noexcept;
+
+  private:
+    Failure last_failure() const;
+    /// Runs one non-blocking call to completion: `start()` returns the
+    /// connector's wait status, `cont(ready)` continues it.
+    template <typename Start, typename Cont>
+    void drive(Start&& start, Cont&& cont, clock::time_point deadline, const std::string& doing);
+    [[noreturn]] void abandon(clock::time_point began, const std::string& doing);
+    [[noreturn]] void fail(const std::string& doing);
+
+    const MariaTarget& target_;
+    st_mysql* mysql_ = nullptr;
+    bool broken_ = false;
+    std::string server_version_;
+};
+
+}  // namespace sqlock::detail::mariadb

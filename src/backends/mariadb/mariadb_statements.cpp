@@ -1,0 +1,208 @@
+#include "mariadb_statements.hpp"
+
+#include <cstdio>
+
+#include "schema.hpp"
+
+namespace sqlock::detail {
+extern const char* const mariadb_schema_sql;  // sql/mariadb/schema.sql, compiled in
+}
+
+namespace sqlock::detail::mariadb::sql {
+namespace {
+
+constexpr const char* now = "UTC_TIMESTAMP(3)";
+
+std::string micros(duration d) {
+    return "INTERVAL " + std::to_string(static_cast<long long>(d.count()) * 1000) + " MICROSECOND";
+}
+
+// "1.250": GET_LOCK's timeout, in seconds with a fraction.
+std::string seconds(duration d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(d.count() / 1000),
+                  static_cast<long long>(d.count() % 1000));
+    return buf;
+}
+
+std::string number(std::int64_t n) {
+    return std::to_string(n);
+}
+
+// DATETIME(3) as "YYYY-MM-DD HH:MM:SS.mmm"; a column made by another program
+// without fractions reads as ".000".
+std::string utc_text(const std::string& col) {
+    return "LEFT(DATE_FORMAT(" + col + ", '%Y-%m-%d %H:%i:%s.%f'), 23)";
+}
+
+// The row columns of alias `t`, as listed in the header. Rounded up to the
+// millisecond: a DATETIME(6) column (another program's) may hold
+// microseconds, and 0.4 ms must not read as expired while it still counts.
+// Dates TIMESTAMPDIFF cannot read (another program's '2999-00-00', written
+// under a laxer sql_mode) get a seconds_left beyond any real date, on the
+// side the statements' comparisons put them.
+std::string columns() {
+    return std::string("t.id, t.lockstring, ") + utc_text("t.created") + ", " +
+           utc_text("t.expires") +
+           ", COALESCE(t.locked_by, ''), COALESCE(CEIL(TIMESTAMPDIFF(MICROSECOND, " + now +
+           ", t.expires) / 1000) / 1000, IF(t.expires > " + now + ", 1e13, -1e13))";
+}
+
+std::string owner_is(const std::string& locked_by) {
+    return "COALESCE(locked_by, '') = " + literal(locked_by);
+}
+
+std::uint64_t fnv1a64(const std::string& text) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+}  // namespace
+
+std::string literal(const std::string& text) {
+    if (text.empty()) return "''";
+    static const char digits[] = "0123456789abcdef";
+    std::string out = "_utf8mb4 X'";
+    out.reserve(out.size() + text.size() * 2 + 1);
+    for (unsigned char c : text) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    out += '\'';
+    return out;
+}
+
+std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "sqlock:%016llx",
+                  static_cast<unsigned long long>(fnv1a64(t.turn_scope + '\0' + lockstring)));
+    return buf;
+}
+
+// clang-format off
+
+std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
+                    const std::string& locked_by, duration wait) {
+    const std::string& T = t.quoted_table;
+    const std::string L = literal(lockstring);
+    const std::string key = "'" + turn_key(t, lockstring) + "'";
+    // The turn (a GET_LOCK per table and name) is taken before the insert
+    // draws its id and given back after the transaction committed: of two
+    // acquirers of one name, the one that holds it first draws the smaller
+    // id (docs/mariadb.md). The take-over deletes the expired row and
+    // inserts a new one, with a new id, in one transaction. ON DUPLICATE KEY
+    // UPDATE id = id leaves a live row alone without an error, so the batch
+    // runs to its end; the row is read inside the transaction, so a row we
+    // inserted is reported even if someone deletes it the moment we commit.
+    // (READ COMMITTED, set per session: no gap locks, so acquirers of other
+    // names never deadlock with us.)
+    return "SET @sqlock_turn = GET_LOCK(" + key + ", " + seconds(wait) + ");\n"
+           "START TRANSACTION;\n"
+           "DELETE FROM " + T + " WHERE lockstring = " + L + " AND expires <= " + now +
+           " AND @sqlock_turn = 1;\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) SELECT " + L + ", " +
+           now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
+           " FROM DUAL WHERE @sqlock_turn = 1 ON DUPLICATE KEY UPDATE id = id;\n"
+           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
+           "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
+           columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
+           "COMMIT;\n"
+           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+}
+
+std::string release_turn(const MariaTarget& t, const std::string& lockstring) {
+    return "ROLLBACK; DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
+}
+
+std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
+    return "DELETE FROM " + t.quoted_table + " WHERE id = " + number(id) + " AND " +
+           owner_is(locked_by);
+}
+
+std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
+                            duration min_hold) {
+    const std::string& T = t.quoted_table;
+    const std::string mine = "id = " + number(id) + " AND " + owner_is(locked_by);
+    const std::string until = "created + " + micros(min_hold);
+    // Only we (id and owner) change this row, so the two halves cannot
+    // interleave with another holder's; a take-over meanwhile leaves
+    // nothing for either, and the last statement says "lost".
+    return "DELETE FROM " + T + " WHERE " + mine + " AND " + until + " <= " + now + ";\n"
+           "SET @sqlock_released = ROW_COUNT();\n"
+           "UPDATE " + T + " SET expires = " + until + " WHERE " + mine +
+           " AND @sqlock_released = 0;\n"
+           "SELECT @sqlock_released, EXISTS(SELECT 1 FROM " + T + " WHERE " + mine + ")";
+}
+
+std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
+                  duration lease) {
+    const std::string& T = t.quoted_table;
+    const std::string mine = "id = " + number(id) + " AND locked_by = " + literal(locked_by);
+    // Read back rather than counting changed rows: an update to the value
+    // the row already has changes nothing and would read as "lost".
+    return "UPDATE " + T + " SET expires = " + now + " + " + micros(lease) + " WHERE " + mine +
+           " AND expires > " + now + ";\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine +
+           " AND t.expires > " + now;
+}
+
+std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
+    return "SELECT 1 FROM " + t.quoted_table + " WHERE id = " + number(id) +
+           " AND locked_by = " + literal(locked_by) + " AND expires > " + now;
+}
+
+std::string purge(const MariaTarget& t, std::size_t batch) {
+    // Oldest expiry first, through the expires index; ORDER BY also makes the
+    // LIMIT deterministic for statement-based replication.
+    return "DELETE FROM " + t.quoted_table + " WHERE expires <= " + now +
+           " ORDER BY expires, id LIMIT " + std::to_string(batch);
+}
+
+std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only) {
+    std::string where;
+    auto add = [&](const std::string& cond) { where += (where.empty() ? " WHERE " : " AND ") + cond; };
+    if (!prefix.empty()) {
+        // The range lets the unique index find the prefix; LEFT() compares
+        // it exactly (no LIKE wildcards to escape). With a binary no-pad
+        // collation both are byte comparisons.
+        const std::string P = literal(prefix);
+        add("t.lockstring >= " + P);
+        add("LEFT(t.lockstring, CHAR_LENGTH(" + P + ")) = " + P);
+    }
+    if (expired_only) add(std::string("t.expires <= ") + now);
+    return "SELECT " + columns() + " FROM " + t.quoted_table + " AS t" + where +
+           " ORDER BY t.lockstring";
+}
+
+std::string find(const MariaTarget& t, const std::string& lockstring) {
+    return "SELECT " + columns() + " FROM " + t.quoted_table +
+           " AS t WHERE t.lockstring = " + literal(lockstring);
+}
+
+// clang-format on
+
+std::string schema_script(const MariaTarget& t, const std::string& collation) {
+    std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
+    return substitute(sql, "collation", collation);
+}
+
+std::string table_exists(const MariaTarget& t) {
+    std::size_t dot = t.table.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.table.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
+    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
+           " AND TABLE_NAME = " + literal(name);
+}
+
+std::string exact_collations() {
+    return "SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN "
+           "('utf8mb4_nopad_bin', 'utf8mb4_0900_bin') ORDER BY COLLATION_NAME = "
+           "'utf8mb4_nopad_bin' DESC";
+}
+
+}  // namespace sqlock::detail::mariadb::sql

@@ -1,0 +1,71 @@
+// The SQL of the MariaDB backend: one batch of statements per operation,
+// sent in one round trip (CLIENT_MULTI_STATEMENTS).
+//
+// Every value is a literal made here: text as a hex literal with a character
+// set introducer (_utf8mb4 X'6a6f62'), which no sql_mode, character set or
+// quote in the text can turn into SQL; numbers and durations from their C++
+// types. Times are the server's: UTC_TIMESTAMP(3), constant within one
+// statement, and column arithmetic; leases travel as microsecond intervals.
+//
+// Result columns of a lock row, in this order (see read_row()):
+//   id, lockstring, created, expires, locked_by, seconds_left
+// with created/expires as UTC text "YYYY-MM-DD HH:MM:SS.mmm" and seconds_left
+// to the millisecond, rounded up (seconds_left > 0 exactly when expires >
+// now), as the other backends report them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mariadb_target.hpp"
+#include "sqlock/duration.hpp"
+
+namespace sqlock::detail::mariadb::sql {
+
+/// `text` as a utf8mb4 hex literal: _utf8mb4 X'...' (or '' when empty).
+std::string literal(const std::string& text);
+
+/// The GET_LOCK name that serialises acquirers of `lockstring` in `t`'s
+/// table: "sqlock:" + 16 hex digits (MySQL allows at most 64 characters).
+std::string turn_key(const MariaTarget& t, const std::string& lockstring);
+
+/// Acquire: take the turn; in one transaction delete the row if expired,
+/// insert ours and read the row; give the turn back. The one result set has
+/// one row (ours: 1/0, turn: 1/0, row columns...), or none when the name is
+/// free (the turn was not had). `wait`: how long GET_LOCK may wait for the turn
+/// (to the millisecond).
+std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
+                    const std::string& locked_by, duration wait);
+
+/// Ends the transaction and gives the turn back after a failed acquire batch.
+std::string release_turn(const MariaTarget& t, const std::string& lockstring);
+
+/// Release without a minimum hold: one DELETE (affected rows: 1 or 0).
+std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
+
+/// Release with a minimum hold: delete the row if created + min_hold is past,
+/// else shorten its expiry to that. Last result: (released: 1/0, exists: 1/0).
+std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
+                            duration min_hold);
+
+/// Renew: extend if ours and not expired, then read it back (no row: lost).
+std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
+                  duration lease);
+
+std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
+std::string purge(const MariaTarget& t, std::size_t batch);
+std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only);
+std::string find(const MariaTarget& t, const std::string& lockstring);
+
+/// The schema script (sql/mariadb/schema.sql) for `t`'s table, with
+/// `collation` for the text columns.
+std::string schema_script(const MariaTarget& t, const std::string& collation);
+
+/// One row, one column: 1 when the table exists.
+std::string table_exists(const MariaTarget& t);
+
+/// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.
+/// One row per collation the server has.
+std::string exact_collations();
+
+}  // namespace sqlock::detail::mariadb::sql

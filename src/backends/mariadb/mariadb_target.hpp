@@ -1,0 +1,46 @@
+// MariaTarget — everything a MariaDB connection needs to know about its lock
+// table, worked out once per Locker and shared (read-only) by its connections.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mariadb_url.hpp"
+#include "sqlock/duration.hpp"
+#include "url.hpp"
+
+namespace sqlock::detail::mariadb {
+
+struct MariaTarget {
+    /// `table` must be validated (validate_table_name with allow_schema).
+    /// Throws errc::invalid_argument for a URL it cannot read.
+    MariaTarget(const DatabaseUrl& url, std::string table, duration timeout);
+
+    /// `text` with the password (as written and percent-decoded) replaced by
+    /// "***", the URL by its redacted form, folded onto one line.
+    std::string redact(const std::string& text) const;
+
+    MariaUrl url;
+    std::string original_url;  // may contain the password: never print it
+    std::string redacted_url;  // safe to print
+    std::string table;         // as given: "locks" or "ops.locks"
+    std::string quoted_table;  // `ops`.`locks`
+    /// Lower-cased "database.table", the part of every turn key (GET_LOCK
+    /// names are server-wide; lower case because lower_case_table_names may
+    /// make "Locks" and "locks" one table: sharing a turn only costs a wait).
+    std::string turn_scope;
+    duration timeout;  // longest wait for one answer of the server
+
+    /// "GRANT SELECT, INSERT, UPDATE, DELETE ON `db`.`t` TO 'user'": what
+    /// an administrator runs so that the URL's user may use the table.
+    std::string grant_hint() const;
+
+  private:
+    std::vector<std::string> secrets_;  // longest first
+};
+
+/// `table` quoted with backticks, schema-qualified if it has a dot. Only for
+/// validated names (letters, digits and underscores).
+std::string quote_identifier_path(const std::string& table);
+
+}  // namespace sqlock::detail::mariadb

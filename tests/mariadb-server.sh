@@ -1,0 +1,308 @@
+#!/bin/bash
+# mariadb-server.sh — a throwaway MariaDB server for sqlock's tests.
+#
+#   tests/mariadb-server.sh start   DIR   init (if needed) and start; prints the URL
+#   tests/mariadb-server.sh stop    DIR   stop and remove DIR
+#   tests/mariadb-server.sh restart DIR   restart (same port, same URL)
+#   tests/mariadb-server.sh url     DIR   print the URL of the server in DIR
+#
+# The MariaDB twin of tests/pg-server.sh: idempotent, durability off
+# (innodb_flush_log_at_trx_commit=2, innodb_flush_method=nosync, no
+# doublewrite), a small buffer pool, `mariadb-admin ping` before reporting
+# success. It reads no system option file (/etc/mysql): everything is in
+# DIR/my.cnf, so a system MariaDB service, if one runs, is never touched.
+# The server runs as the `mysql` user when this script runs as root
+# (mariadbd refuses root), listens on a private unix socket DIR/run/mysqld.sock
+# and on a free TCP port of 127.0.0.1. Its root account authenticates only
+# by unix_socket, as the user running this script, over that private socket;
+# over TCP only passwords work, so the URL carries a real password the tests
+# can check never leaks:
+#
+#   mariadb://sqlock_test:PASSWORD@127.0.0.1:PORT/sqlock_test
+#
+# Accounts and databases created:
+#   sqlock_test      what the library needs on databases sqlock_test and ops
+#                    (for schema-qualified table tests): CREATE, DROP, ALTER,
+#                    INDEX, SELECT, INSERT, UPDATE, DELETE, plus TRIGGER (tests
+#                    watch deletes) and GRANT OPTION (tests grant a table to
+#                    sqlock_noaccess, as a PostgreSQL table owner can);
+#   sqlock_noaccess  same password, may connect to sqlock_test (as a
+#                    PostgreSQL role may connect to a database) but has no
+#                    rights on any lock table: for insufficient-privilege
+#                    tests. MariaDB admits an account to a database only if
+#                    it has some privilege there, so it may read one table,
+#                    sqlock_noaccess_door, which is nothing else.
+#
+# Test environment variables (exported by the runner):
+#   SQLOCK_TEST_MARIADB_URL      the URL printed by `start`
+#   SQLOCK_TEST_MARIADB_SCRIPT   the absolute path of this script
+#   SQLOCK_TEST_MARIADB_DIR      the DIR passed to `start` (holds mariadb.log)
+#   SQLOCK_TEST_REQUIRE_MARIADB  1: a missing server fails the tests instead
+#                                of skipping them
+#   SQLOCK_TEST_PASSWORD_LOG     if set, the password `start` makes is
+#                                appended to this file (tests/run-all.sh
+#                                checks that none appears in the test output)
+#
+# Usage:
+#   d=$(mktemp -d); url=$(tests/mariadb-server.sh start "$d")
+#   SQLOCK_TEST_MARIADB_URL=$url ctest --test-dir build -R mariadb
+#   tests/mariadb-server.sh stop "$d"
+set -euo pipefail
+
+usage() {
+    echo "usage: $0 start|stop|restart|url DIR" >&2
+    exit 2
+}
+
+[ $# -eq 2 ] || usage
+cmd=$1
+dir=$2
+[ -n "$dir" ] || usage
+case "$dir" in
+    /*) ;;
+    *) dir="$PWD/$dir" ;;
+esac
+
+data="$dir/data"
+run="$dir/run"
+socket="$run/mysqld.sock"
+pid_file="$run/mariadbd.pid"
+cnf="$dir/my.cnf"
+log="$dir/mariadb.log"
+port_file="$dir/port"
+password_file="$dir/password"
+database=sqlock_test
+user=sqlock_test
+# Bounds, in seconds, of each wait below.
+ready_timeout=60
+stop_timeout=60
+
+for tool in mariadbd mariadb-install-db mariadb-admin mariadb; do
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
+        { echo "mariadb-server.sh: $tool not found (tools/install-deps.sh --test)" >&2; exit 1; }
+done
+mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+
+# mariadbd refuses to run as root: it switches to `mysql` itself (--user),
+# and owns its directories as that user.
+server_owner() {
+    if [ "$(id -u)" = 0 ]; then echo mysql; else id -un; fi
+}
+user_option=()
+[ "$(id -u)" = 0 ] && user_option=(--user=mysql)
+
+url() {
+    [ -f "$port_file" ] && [ -f "$password_file" ] ||
+        { echo "mariadb-server.sh: no server in $dir (run start first)" >&2; exit 1; }
+    echo "mariadb://$user:$(cat "$password_file")@127.0.0.1:$(cat "$port_file")/$database"
+}
+
+server_pid() {
+    [ -s "$pid_file" ] && cat "$pid_file"
+}
+
+# True while process $1 exists and is not a zombie (a server this script
+# started and that died stays a zombie until the script ends).
+alive() {
+    local state
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+is_running() {
+    local pid
+    pid=$(server_pid) || return 1
+    alive "$pid"
+}
+
+# port_in_use, pick_port
+. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
+
+admin() {  # mariadb-admin as root over the private socket
+    mariadb-admin --defaults-file="$cnf" "$@"
+}
+
+sql_admin() {  # the mariadb client as root over the private socket
+    mariadb --defaults-file="$cnf" "$@"
+}
+
+write_cnf() {
+    cat >"$cnf" <<EOF
+# mariadb-server.sh: a disposable test server. Nothing else is read
+# (--defaults-file), so /etc/mysql does not apply.
+[mariadbd]
+datadir = $data
+socket = $socket
+pid-file = $pid_file
+log-error = $log
+port = $1
+bind-address = 127.0.0.1
+skip-name-resolve
+max_connections = 300
+# Speed over durability: a crash may lose the last second of commits.
+innodb_flush_log_at_trx_commit = 2
+innodb_flush_method = nosync
+innodb_doublewrite = 0
+innodb_buffer_pool_size = 32M
+innodb_log_file_size = 16M
+character-set-server = utf8mb4
+collation-server = utf8mb4_bin
+
+[client]
+socket = $socket
+user = root
+EOF
+}
+
+init_server() {
+    mkdir -p "$dir"
+    chmod 0755 "$dir"
+    mkdir -p "$data" "$run"
+    : >"$log"
+    chown "$(server_owner)" "$data" "$run" "$log"
+    # The socket's directory is the root account's only door.
+    chmod 0700 "$data" "$run"
+    # A password that is easy to spot in any output it must never appear in.
+    local password
+    password="sqlockPw$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    (umask 077 && echo "$password" >"$password_file")
+    # The runner checks that no password of any server the tests use shows up
+    # in their output.
+    [ -n "${SQLOCK_TEST_PASSWORD_LOG:-}" ] && echo "$password" >>"$SQLOCK_TEST_PASSWORD_LOG"
+    pick_port >"$port_file"
+    write_cnf "$(cat "$port_file")"
+    mariadb-install-db --defaults-file="$cnf" "${user_option[@]}" --skip-test-db \
+        --auth-root-authentication-method=socket --auth-root-socket-user="$(id -un)" \
+        >>"$log" 2>&1 ||
+        { echo "mariadb-server.sh: mariadb-install-db failed; see $log" >&2; return 1; }
+}
+
+create_accounts() {
+    local password privileges
+    password=$(cat "$password_file")
+    privileges="CREATE, DROP, ALTER, INDEX, SELECT, INSERT, UPDATE, DELETE, TRIGGER"
+    sql_admin <<EOF
+CREATE DATABASE $database CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+CREATE DATABASE ops CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+CREATE USER '$user'@'%' IDENTIFIED BY '$password';
+CREATE USER 'sqlock_noaccess'@'%' IDENTIFIED BY '$password';
+GRANT $privileges ON $database.* TO '$user'@'%' WITH GRANT OPTION;
+GRANT $privileges ON ops.* TO '$user'@'%' WITH GRANT OPTION;
+CREATE TABLE $database.sqlock_noaccess_door (x int);
+GRANT SELECT ON $database.sqlock_noaccess_door TO 'sqlock_noaccess'@'%';
+EOF
+}
+
+# Starts mariadbd in its own session, detached from our output (a caller
+# reading our stdout through $(...) must not wait for the server), and waits
+# until it answers or has exited.
+start_server() {
+    setsid "$mariadbd" --defaults-file="$cnf" "${user_option[@]}" \
+        </dev/null >>"$log" 2>&1 &
+    local pid=$! deadline=$((SECONDS + ready_timeout))
+    until admin --connect-timeout=2 ping >/dev/null 2>&1; do
+        if ! alive "$pid"; then
+            wait "$pid" 2>/dev/null || true
+            return 1
+        fi
+        if [ $SECONDS -ge $deadline ]; then
+            echo "mariadb-server.sh: server in $dir not ready after ${ready_timeout}s; see $log" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+start() {
+    local fresh=no
+    if ! [ -d "$data/mysql" ]; then
+        fresh=yes
+        # Clean up a half-made server if anything below fails.
+        trap 'cleanup_failed_start' EXIT
+        init_server
+    fi
+    if ! is_running; then
+        local attempt=0
+        until start_server; do
+            # The port may have been taken meanwhile: pick another one.
+            attempt=$((attempt + 1))
+            if [ $attempt -ge 5 ] || ! grep -q "Address already in use" "$log"; then
+                echo "mariadb-server.sh: MariaDB did not start; last log lines:" >&2
+                tail -n 20 "$log" >&2
+                return 1
+            fi
+            pick_port >"$port_file"
+            write_cnf "$(cat "$port_file")"
+            : >"$log"
+        done
+    fi
+    if [ "$fresh" = yes ]; then
+        create_accounts >>"$log" 2>&1 || {
+            echo "mariadb-server.sh: creating the test accounts failed; see $log" >&2
+            return 1
+        }
+        trap - EXIT
+    fi
+    url
+}
+
+cleanup_failed_start() {
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        kill_server
+        rm -rf "$data" "$run" "$cnf" "$port_file" "$password_file"
+    fi
+}
+
+kill_server() {
+    local pid
+    pid=$(server_pid) && kill -KILL "$pid" 2>/dev/null || true
+}
+
+# A clean shutdown within stop_timeout seconds, else SIGKILL.
+stop_server() {
+    local pid deadline=$((SECONDS + stop_timeout))
+    pid=$(server_pid) || return 0
+    timeout "$stop_timeout" mariadb-admin --defaults-file="$cnf" --connect-timeout=5 \
+        shutdown >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+    while alive "$pid"; do
+        if [ $SECONDS -ge $deadline ]; then
+            echo "mariadb-server.sh: server in $dir did not stop in ${stop_timeout}s: killed" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+            break
+        fi
+        sleep 0.1
+    done
+    rm -f "$pid_file"
+}
+
+stop() {
+    if is_running; then
+        stop_server
+    fi
+    # Only remove what looks like our server's directory.
+    if [ -d "$dir" ] && { [ -f "$port_file" ] || [ -d "$data" ] || [ -z "$(ls -A "$dir")" ]; }; then
+        rm -rf "$dir"
+    fi
+}
+
+restart() {
+    [ -d "$data/mysql" ] || { echo "mariadb-server.sh: no server in $dir" >&2; exit 1; }
+    if is_running; then
+        stop_server
+    fi
+    start_server || {
+        echo "mariadb-server.sh: MariaDB did not restart; last log lines:" >&2
+        tail -n 20 "$log" >&2
+        return 1
+    }
+}
+
+case "$cmd" in
+    start) start ;;
+    stop) stop ;;
+    restart) restart ;;
+    url) url ;;
+    *) usage ;;
+esac
