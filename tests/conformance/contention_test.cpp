@@ -40,6 +40,26 @@ TEST_CASE("processes contending for one name never overlap", "[contention][stres
     CHECK(db.open().list().empty());
 }
 
+TEST_CASE("processes on names of their own never turn each other away", "[contention][stress]") {
+    // Nobody else wants a process's names, so every try_lock() must succeed
+    // at once: an acquisition that locks other names' rows on its way (a
+    // plan through the expires index) deadlocks with their releases, and a
+    // deadlock given up on reads as "busy" on a free name.
+    auto db = fresh_database();
+    const int procs = 8, rounds = 60;
+    auto codes = sqlock_test::run_children(procs, [&](int i) {
+        auto locker = db.open();
+        for (int r = 0; r < rounds; ++r) {
+            auto lock = locker.try_lock("own-" + std::to_string(i) + "-" + std::to_string(r % 3),
+                                        {.expires = 30s});
+            if (!lock) return 2;  // refused a name that nobody holds
+        }
+        return 0;
+    });
+    CHECK(codes == std::vector<int>(procs, 0));
+    CHECK(db.open().list().empty());
+}
+
 TEST_CASE("fencing tokens grow in acquisition order across processes", "[contention]") {
     auto db = fresh_database();
     std::string log = sqlock_test::scratch_dir() + "/fence-" + std::to_string(getpid());
