@@ -224,9 +224,10 @@ class RawMariaDB final : public RawClient {
             expired ? std::string(now) + " - INTERVAL 2 HOUR" : std::string(now);
         const std::string expires =
             std::string(now) + (expired ? " - INTERVAL 1 HOUR" : " + INTERVAL 1 DAY");
-        // MySQL stops recursive CTEs after 1000 rows unless told otherwise;
-        // MariaDB's own bound (max_recursive_iterations) is far above.
-        if (!mariadb_) exec("SET SESSION cte_max_recursion_depth = " + std::to_string(count + 1));
+        // Both stop a recursive CTE after 1000 rows unless told otherwise.
+        exec(std::string("SET SESSION ") +
+             (mariadb_ ? "max_recursive_iterations" : "cte_max_recursion_depth") + " = " +
+             std::to_string(count + 1));
         // The numbers are made on the server (a recursive CTE, MariaDB's and
         // MySQL's generate_series), so the load is one statement: one
         // transaction under autocommit.
