@@ -1,6 +1,7 @@
-// 7. Memory: the command's peak resident set, and what holding 10^4 locks
-// costs a process (its RSS before and after acquiring them, measured in a
-// worker process so that nothing else the benchmark did is counted).
+// 7. Memory: what holding 10^4 locks costs a process (its RSS before and
+// after acquiring them, measured in a worker process so that nothing else the
+// benchmark did is counted). The command's peak RSS is in the command
+// section, from the same runs as its wall time.
 #include <sys/resource.h>
 
 #include <atomic>
@@ -9,11 +10,9 @@
 
 #include "bench_database.hpp"
 #include "child_command.hpp"
-#include "cli_runs.hpp"
 #include "clock.hpp"
 #include "sections.hpp"
 #include "shared.hpp"
-#include "stats.hpp"
 #include "workers.hpp"
 
 namespace sqlock_bench {
@@ -26,30 +25,6 @@ struct Footprint {
     std::atomic<std::int64_t> acquire_ns{0};
     std::atomic<std::int64_t> release_ns{0};
 };
-
-void command_rss(Context& ctx, const BackendTarget& target) {
-    if (!CliRuns::available(ctx.options)) {
-        ctx.report.skip("memory", target.name,
-                        "peak RSS of the command: no sqlock binary at " + ctx.options.sqlock_cli +
-                            " (build the sqlock_cli target, or pass --sqlock PATH)");
-        return;
-    }
-    CliRuns cli(ctx.options, ctx.scratch_dir);
-    std::vector<double> sqlock_mib, flock_mib;
-    for (int r = 0; r < ctx.scale.rss_runs; ++r) {
-        sqlock_mib.push_back(cli.sqlock_run().maxrss_kib / 1024.0);
-        flock_mib.push_back(cli.flock_run().maxrss_kib / 1024.0);
-    }
-    Result row = make_row("memory", target, "peak RSS, sqlock run NAME -- true", "MiB");
-    row.sqlock = median(sqlock_mib);
-    row.baseline = median(flock_mib);
-    row.baseline_name = "flock -n FILE true";
-    // wait4() reports the larger of the process's own peak and that of the
-    // children it waited for (`true`, about 1 MiB): in effect the command's.
-    row.note = "wait4() ru_maxrss of the command, median of " + std::to_string(ctx.scale.rss_runs) +
-               " runs";
-    ctx.report.add(row);
-}
 
 void held_locks_rss(Context& ctx, const BackendTarget& target) {
     BenchDatabase db(target, "memory");
@@ -93,7 +68,6 @@ void held_locks_rss(Context& ctx, const BackendTarget& target) {
 }  // namespace
 
 void bench_memory(Context& ctx, const BackendTarget& target) {
-    if (target.kind == backend_kind::sqlite) command_rss(ctx, target);
     held_locks_rss(ctx, target);
 }
 

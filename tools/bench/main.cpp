@@ -1,7 +1,8 @@
 // sqlock-bench: measures sqlock against raw SQL baselines in the same run, on
-// SQLite and PostgreSQL, and prints the ratios. See BENCHMARKS.md.
+// SQLite, PostgreSQL and MariaDB/MySQL, and prints the ratios. See
+// docs/benchmarks.md.
 //
-//   sqlock-bench [--quick] [--json] [--pg-url URL] [--sqlock PATH]
+//   sqlock-bench [--quick] [--json] [--pg-url URL] [--mariadb-url URL] [--sqlock PATH]
 //                [--only SECTIONS] [--backend BACKENDS]
 //
 // Exit status 0, or 1 if a measurement failed with an error, 2 on a bad
@@ -75,7 +76,16 @@ std::vector<BackendTarget> make_targets(const Options& options, const ScratchDir
         pg.skip_reason = "built without PostgreSQL (SQLOCK_WITH_POSTGRES=OFF)";
     else if (options.pg_url.empty())
         pg.skip_reason = "no PostgreSQL server: pass --pg-url or set SQLOCK_TEST_PG_URL";
-    for (BackendTarget& t : {std::ref(sqlite), std::ref(pg)})
+    BackendTarget maria;
+    maria.kind = backend_kind::mariadb;
+    maria.name = "mariadb";
+    maria.location = options.mariadb_url;
+    maria.shown = options.mariadb_url.empty() ? "none" : redact_url(options.mariadb_url);
+    if (!SQLOCK_WITH_MARIADB)
+        maria.skip_reason = "built without MariaDB (SQLOCK_WITH_MARIADB=OFF)";
+    else if (options.mariadb_url.empty())
+        maria.skip_reason = "no MariaDB server: pass --mariadb-url or set SQLOCK_TEST_MARIADB_URL";
+    for (BackendTarget& t : {std::ref(sqlite), std::ref(pg), std::ref(maria)})
         if (selected(options.backends, t.name)) targets.push_back(t);
     return targets;
 }

@@ -43,9 +43,10 @@ const std::vector<std::string>& section_names() {
 Options parse_options(int argc, char** argv) {
     cxxopts::Options spec("sqlock-bench",
                           "Measures sqlock against raw SQL baselines in the same run, on SQLite "
-                          "and PostgreSQL, and prints the ratios.");
+                          "PostgreSQL and MariaDB/MySQL, and prints the ratios.");
     const char* env_url = std::getenv("SQLOCK_TEST_PG_URL");
     const char* env_pooled = std::getenv("SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL");
+    const char* env_mariadb = std::getenv("SQLOCK_TEST_MARIADB_URL");
     // clang-format off
     spec.add_options()
         ("quick", "scaled-down run (under a minute): 10^5 instead of 10^6 rows, shorter rounds")
@@ -55,11 +56,13 @@ Options parse_options(int argc, char** argv) {
         ("pg-pooled-url", "the same server through PgBouncer in transaction mode, with "
                           "pooler=transaction (default: $SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL); "
                           "adds a pooled row beside the direct one", cxxopts::value<std::string>())
+        ("mariadb-url", "MariaDB/MySQL URL, mariadb://... (default: $SQLOCK_TEST_MARIADB_URL); "
+                        "without one the MariaDB rows are skipped", cxxopts::value<std::string>())
         ("sqlock", "the sqlock command for the command rows",
          cxxopts::value<std::string>()->default_value(SQLOCK_BENCH_DEFAULT_CLI))
         ("only", "comma-separated sections to run: uncontended, parallel, contention, growth, "
                  "semaphore, reaper, command, memory", cxxopts::value<std::string>())
-        ("backend", "comma-separated backends: sqlite, postgresql",
+        ("backend", "comma-separated backends: sqlite, postgresql, mariadb",
          cxxopts::value<std::string>())
         ("h,help", "this help");
     // clang-format on
@@ -83,11 +86,15 @@ Options parse_options(int argc, char** argv) {
         o.pg_pooled_url = parsed["pg-pooled-url"].as<std::string>();
     else if (env_pooled)
         o.pg_pooled_url = env_pooled;
+    if (parsed.count("mariadb-url"))
+        o.mariadb_url = parsed["mariadb-url"].as<std::string>();
+    else if (env_mariadb)
+        o.mariadb_url = env_mariadb;
     o.sqlock_cli = parsed["sqlock"].as<std::string>();
     if (parsed.count("only")) o.sections = split_list(parsed["only"].as<std::string>());
     if (parsed.count("backend")) o.backends = split_list(parsed["backend"].as<std::string>());
     check_names(o.sections, section_names(), "section");
-    check_names(o.backends, {"sqlite", "postgresql"}, "backend");
+    check_names(o.backends, {"sqlite", "postgresql", "mariadb"}, "backend");
     return o;
 }
 

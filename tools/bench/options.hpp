@@ -15,6 +15,8 @@ struct Options {
     /// The same server through a pooler in transaction mode (URL with
     /// pooler=transaction): a pooled row beside the direct one. Secret too.
     std::string pg_pooled_url;
+    /// The MariaDB/MySQL URL (mariadb:// or mysql://). Secret too.
+    std::string mariadb_url;
     std::string sqlock_cli;             // the `sqlock` binary for the command rows
     std::vector<std::string> sections;  // empty: all
     std::vector<std::string> backends;  // empty: all

@@ -23,6 +23,12 @@ std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& loc
 #else
             break;
 #endif
+        case backend_kind::mariadb:
+#if SQLOCK_BENCH_MARIADB
+            return connect_raw_mariadb(location, table);
+#else
+            break;
+#endif
     }
     throw std::runtime_error("this sqlock-bench was built without that backend");
 }

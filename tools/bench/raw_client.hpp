@@ -13,8 +13,9 @@ namespace sqlock_bench {
 ///
 /// What a careful programmer would write without sqlock: one connection,
 /// the statements prepared once, a fixed owner string, and a lock that is
-/// an INSERT ... ON CONFLICT DO NOTHING RETURNING id followed by a DELETE by
-/// id and owner. It does not take over expired rows, build owner JSON, keep
+/// an INSERT ... ON CONFLICT DO NOTHING RETURNING id (on MariaDB: INSERT
+/// IGNORE and the insert id from the same reply) followed by a DELETE by id
+/// and owner. It does not take over expired rows, build owner JSON, keep
 /// a pool or notify waiters: the difference to sqlock is what those cost.
 /// It also does the benchmark's bulk work (filler rows, dropping tables).
 /// Not thread-safe: one per process.
@@ -38,17 +39,19 @@ class RawClient {
     virtual std::int64_t purge_expired_at_once() = 0;
     /// Drops the lock table.
     virtual void drop_table() = 0;
-    /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)".
+    /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)", "MariaDB 10.11.6".
     virtual std::string server_version() = 0;
 };
 
-/// Connects to `location` (an SQLite file path or a PostgreSQL URL) for the
+/// Connects to `location` (an SQLite file path, a PostgreSQL URL or a
+/// mariadb:// / mysql:// URL) for the
 /// lock table `table` (a plain identifier).
 std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& location,
                                        const std::string& table);
 
 std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table);
 std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table);
+std::unique_ptr<RawClient> connect_raw_mariadb(const std::string& url, const std::string& table);
 
 /// A locked_by value like sqlock's (same keys, similar length) for the
 /// baseline's rows, so rows and indexes have comparable sizes.

@@ -36,10 +36,10 @@ void bench_growth(Context& ctx, const BackendTarget& target);
 void bench_semaphore(Context& ctx, const BackendTarget& target);
 /// 5. purge_expired() of 10^6 rows and the worst acquire latency meanwhile.
 void bench_reaper(Context& ctx, const BackendTarget& target);
-/// 6. `sqlock run NAME -- true` against `flock -n FILE true` and `true`
-///    (SQLite default database only).
+/// 6. `sqlock run NAME -- true` against `flock -n FILE true` and `true`:
+///    wall time, and peak RSS against flock's (SQLite default database only).
 void bench_command(Context& ctx, const BackendTarget& target);
-/// 7. Peak RSS of the command, and RSS of a process holding 10^4 locks.
+/// 7. RSS of a process holding 10^4 locks.
 void bench_memory(Context& ctx, const BackendTarget& target);
 
 }  // namespace sqlock_bench

@@ -1,21 +1,22 @@
 // The databases a run measures: SQLite files in the run's scratch directory,
-// and the PostgreSQL server named by --pg-url.
+// the PostgreSQL server named by --pg-url and the MariaDB/MySQL server named
+// by --mariadb-url.
 #pragma once
 
 #include <string>
 
 namespace sqlock_bench {
 
-enum class backend_kind { sqlite, postgresql };
+enum class backend_kind { sqlite, postgresql, mariadb };
 
 /// BackendTarget
 ///
 /// One backend of this run and whether it can be measured. For PostgreSQL
-/// `location` is the URL with its password: print `shown` instead.
+/// and MariaDB `location` is the URL with its password: print `shown` instead.
 struct BackendTarget {
     backend_kind kind = backend_kind::sqlite;
-    std::string name;         // "sqlite" or "postgresql", as in the results
-    std::string location;     // SQLite: the scratch directory; PostgreSQL: the URL (secret)
+    std::string name;         // "sqlite", "postgresql" or "mariadb", as in the results
+    std::string location;     // SQLite: the scratch directory; servers: the URL (secret)
     std::string shown;        // what may be printed: the directory, or the redacted URL
     std::string skip_reason;  // non-empty: not measured in this run, and why
 
