@@ -40,6 +40,7 @@ void bench_command(Context& ctx, const BackendTarget& target) {
     vs_flock.sqlock = median(with_sqlock);
     vs_flock.baseline = median(with_flock);
     vs_flock.baseline_name = "flock -n FILE true";
+    vs_flock.goal = Goal::ratio_at_most(1.5);  // issue 13's start-up target
     vs_flock.note = runs + "; p90 " + format_value(percentile(with_sqlock, 90), "ms") + " (flock " +
                     format_value(percentile(with_flock, 90), "ms") + ")";
     ctx.report.add(vs_flock);
@@ -54,6 +55,7 @@ void bench_command(Context& ctx, const BackendTarget& target) {
     rss.sqlock = median(sqlock_mib);
     rss.baseline = median(flock_mib);
     rss.baseline_name = "flock -n FILE true";
+    rss.goal = Goal::ratio_at_most(1.5);
     // wait4() reports the larger of the process's own peak and that of the
     // children it waited for (`true`, about 1 MiB): in effect the command's.
     rss.note = "wait4() ru_maxrss of the same runs as the wall times, median of " +
