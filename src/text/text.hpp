@@ -39,4 +39,33 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
 /// print, log or put in an error message.
 std::string redact_url(const std::string& url);
 
+/// Decodes %XX escapes; malformed escapes are kept as they are.
+std::string percent_decode(const std::string& text);
+
+/// MessageRedactor
+///
+/// Keeps a database URL's password out of the messages of a client library
+/// or server, which may echo parts of the connection string (an "invalid
+/// percent-encoded token" repeats the password it choked on). Every text
+/// from them passes through here before it reaches an exception.
+class MessageRedactor {
+  public:
+    /// Hides the passwords of `url` (as written and percent-decoded) and the
+    /// `extra_secrets` (such as a password from the environment).
+    MessageRedactor(const std::string& url, std::vector<std::string> extra_secrets);
+
+    /// `text` with the URL replaced by its redacted form, every secret by
+    /// "***" (longest first), and line breaks and runs of blanks folded into
+    /// single spaces.
+    std::string operator()(const std::string& text) const;
+
+    /// The URL, safe to print.
+    const std::string& url() const noexcept { return redacted_url_; }
+
+  private:
+    std::string original_url_;
+    std::string redacted_url_;
+    std::vector<std::string> secrets_;  // longest first
+};
+
 }  // namespace sqlock::text

@@ -151,15 +151,20 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     for (int attempt = 0;; ++attempt) {
         f = Failure{};
         rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
-        // A deadlock rolled the whole transaction back: a fresh attempt is safe.
-        if (f.code != ER_LOCK_DEADLOCK || attempt == 2) break;
+        // A deadlock rolled the whole transaction back, or (on a server in
+        // innodb_autoinc_lock_mode=0, where every insert takes the table's
+        // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
+        if ((f.code != ER_LOCK_DEADLOCK && f.code != ER_AUTOINC_READ_FAILED) || attempt == 2) break;
         give_back_turn(lockstring, what);
     }
     if (f.code != 0) {
         give_back_turn(lockstring, what);
         // A row lock held too long, or a deadlock the server broke: the name
-        // is contended; the caller waits and tries again.
-        if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK) return {};
+        // is contended; the caller waits and tries again. ER_BAD_NULL_ERROR:
+        // the turn did not come in time (sql::acquire inserts no name then).
+        if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
+            f.code == ER_AUTOINC_READ_FAILED || f.code == ER_BAD_NULL_ERROR)
+            return {};
         throw_failure(*target_, f, what);
     }
     const StatementResult& last = last_rows(*target_, rs, what);

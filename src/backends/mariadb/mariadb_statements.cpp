@@ -48,13 +48,17 @@ std::string columns() {
            ", t.expires) / 1000) / 1000, IF(t.expires > " + now + ", 1e13, -1e13))";
 }
 
-// `expires` in a condition of a statement that targets one row (by name or
-// id): an expression, so no plan reads it through the expires index. On a
+// A condition on `expires` in a statement that targets one row (by name or
+// id), written so that no plan reads it through the expires index: on a
 // small table the optimizer would choose that index for "expires <= now",
 // lock the rows of other names on the way (a DELETE gets no semi-consistent
 // read), and deadlock with their releases: acquirers of different names
-// turned each other away as "busy" (sqlock-bench, 8 processes).
-constexpr const char* expires_unindexed = "(expires + INTERVAL 0 MICROSECOND)";
+// turned each other away as "busy" (sqlock-bench, 8 processes). IF() keeps
+// the comparison itself, so odd values compare as before (a zero date is
+// long past; arithmetic on it would be NULL).
+std::string unindexed(const std::string& condition) {
+    return "IF(" + condition + ", 1, 0) = 1";
+}
 
 std::string owner_is(const std::string& locked_by) {
     return "COALESCE(locked_by, '') = " + literal(locked_by);
@@ -106,15 +110,22 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // UPDATE id = id leaves a live row alone without an error, so the batch
     // runs to its end; the row is read inside the transaction, so a row we
     // inserted is reported even if someone deletes it the moment we commit.
+    // The INSERT has VALUES, not a SELECT: an INSERT ... SELECT is a "bulk
+    // insert" that holds the table's AUTO-INC lock to its end (InnoDB's
+    // default innodb_autoinc_lock_mode=1), so acquirers of different names
+    // queued behind one waiting for a row, and deadlocked on it (error 1467,
+    // "Failed to read auto-increment value"). Without the turn the name is
+    // NULL, which the column refuses (error 1048): the batch stops there and
+    // the caller reports "not acquired".
     // (READ COMMITTED, set per session: no gap locks, so acquirers of other
     // names never deadlock with us.)
     return "SET @sqlock_turn = GET_LOCK(" + key + ", " + seconds(wait) + ");\n"
            "START TRANSACTION;\n"
-           "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + expires_unindexed + " <= " + now +
+           "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + unindexed(std::string("expires <= ") + now) +
            " AND @sqlock_turn = 1;\n"
-           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) SELECT " + L + ", " +
-           now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           " FROM DUAL WHERE @sqlock_turn = 1 ON DUPLICATE KEY UPDATE id = id;\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
+           L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
+           ") ON DUPLICATE KEY UPDATE id = id;\n"
            "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
            "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
            columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
@@ -153,7 +164,7 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
     // Read back rather than counting changed rows: an update to the value
     // the row already has changes nothing and would read as "lost".
     return "UPDATE " + T + " SET expires = " + now + " + " + micros(lease) + " WHERE " + mine +
-           " AND " + expires_unindexed + " > " + now + ";\n"
+           " AND " + unindexed(std::string("expires > ") + now) + ";\n"
            "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine +
            " AND t.expires > " + now;
 }

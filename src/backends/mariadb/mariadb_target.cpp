@@ -8,15 +8,6 @@
 namespace sqlock::detail::mariadb {
 namespace {
 
-void replace_all(std::string& text, const std::string& needle, const std::string& with) {
-    if (needle.empty()) return;
-    std::size_t pos = 0;
-    while ((pos = text.find(needle, pos)) != std::string::npos) {
-        text.replace(pos, needle.size(), with);
-        pos += with.size();
-    }
-}
-
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -36,17 +27,12 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       redacted_url(u.redacted),
       table(std::move(t)),
       quoted_table(quote_identifier_path(table)),
-      timeout(bound) {
+      timeout(bound),
+      // The password as the connector reads it, too: the URL parser
+      // decodes it by its own rules.
+      redactor_(u.original, url.has_password ? std::vector<std::string>{url.password}
+                                             : std::vector<std::string>{}) {
     turn_scope = lower(table.find('.') == std::string::npos ? url.database + "." + table : table);
-    for (const auto& [begin, end] : text::password_ranges(u.original)) {
-        const std::string raw = u.original.substr(begin, end - begin);
-        secrets_.push_back(raw);
-        secrets_.push_back(percent_decode(raw));
-    }
-    if (url.has_password) secrets_.push_back(url.password);
-    secrets_.erase(std::remove(secrets_.begin(), secrets_.end(), std::string()), secrets_.end());
-    std::sort(secrets_.begin(), secrets_.end(),
-              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
 std::string MariaTarget::grant_hint() const {
@@ -58,20 +44,7 @@ std::string MariaTarget::grant_hint() const {
 }
 
 std::string MariaTarget::redact(const std::string& text) const {
-    std::string out = text;
-    replace_all(out, original_url, redacted_url);
-    for (const std::string& secret : secrets_) replace_all(out, secret, "***");
-    std::string folded;
-    folded.reserve(out.size());
-    for (char c : out) {
-        if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-            if (!folded.empty() && folded.back() != ' ') folded += ' ';
-        } else {
-            folded += c;
-        }
-    }
-    while (!folded.empty() && folded.back() == ' ') folded.pop_back();
-    return folded;
+    return redactor_(text);
 }
 
 }  // namespace sqlock::detail::mariadb

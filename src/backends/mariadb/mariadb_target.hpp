@@ -7,6 +7,7 @@
 
 #include "mariadb_url.hpp"
 #include "sqlock/duration.hpp"
+#include "text.hpp"
 #include "url.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -36,7 +37,7 @@ struct MariaTarget {
     std::string grant_hint() const;
 
   private:
-    std::vector<std::string> secrets_;  // longest first
+    text::MessageRedactor redactor_;
 };
 
 /// `table` quoted with backticks, schema-qualified if it has a dot. Only for

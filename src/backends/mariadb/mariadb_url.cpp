@@ -9,13 +9,6 @@
 namespace sqlock::detail::mariadb {
 namespace {
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 [[noreturn]] void bad(const DatabaseUrl& url, const std::string& why) {
     throw error(errc::invalid_argument, "MariaDB URL '" + url.redacted + "': " + why);
 }
@@ -63,7 +56,7 @@ void parse_query(const DatabaseUrl& url, MariaUrl& out, const std::string& query
         if (eq == std::string::npos || eq == 0)
             bad(url, "malformed query parameter '" + text::printable(pair, 32) +
                          "' (expected name=value)");
-        const std::string value = percent_decode(pair.substr(eq + 1));
+        const std::string value = text::percent_decode(pair.substr(eq + 1));
         if (value.find('\0') != std::string::npos) bad(url, "a parameter contains a NUL byte");
         apply_parameter(url, out, pair.substr(0, eq), value);
         start = end + 1;
@@ -102,23 +95,6 @@ void parse_host_port(const DatabaseUrl& url, MariaUrl& out, const std::string& h
 
 }  // namespace
 
-std::string percent_decode(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size()) {
-            int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
-            if (hi >= 0 && lo >= 0) {
-                out += static_cast<char>(hi * 16 + lo);
-                i += 2;
-                continue;
-            }
-        }
-        out += text[i];
-    }
-    return out;
-}
-
 MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     const std::string& text = url.original;
     const std::size_t scheme_end = text.find("://");
@@ -135,9 +111,9 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     if (at != std::string::npos) {
         const std::string userinfo = rest.substr(0, at);
         std::size_t colon = userinfo.find(':');
-        out.user = percent_decode(userinfo.substr(0, colon));
+        out.user = text::percent_decode(userinfo.substr(0, colon));
         if (colon != std::string::npos) {
-            out.password = percent_decode(userinfo.substr(colon + 1));
+            out.password = text::percent_decode(userinfo.substr(colon + 1));
             out.has_password = true;
         }
         rest.erase(0, at + 1);
@@ -151,7 +127,7 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     if (rest.find('#') != std::string::npos) bad(url, "a fragment ('#...') is not allowed");
     slash = rest.find('/');
     parse_host_port(url, out, rest.substr(0, slash));
-    if (slash != std::string::npos) out.database = percent_decode(rest.substr(slash + 1));
+    if (slash != std::string::npos) out.database = text::percent_decode(rest.substr(slash + 1));
     if (out.database.empty()) bad(url, "names no database; expected mariadb://user@host/database");
     if (out.database.find('/') != std::string::npos) bad(url, "the database name contains '/'");
     for (const std::string* part : {&out.user, &out.password, &out.database, &out.host})

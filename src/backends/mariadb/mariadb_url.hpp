@@ -42,7 +42,4 @@ struct MariaUrl {
 /// a bad port, an unknown parameter or ssl-mode, a missing database name.
 MariaUrl parse_mariadb_url(const DatabaseUrl& url);
 
-/// Decodes %XX escapes; malformed escapes are kept as they are.
-std::string percent_decode(const std::string& text);
-
 }  // namespace sqlock::detail::mariadb
