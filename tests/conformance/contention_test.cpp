@@ -46,7 +46,7 @@ TEST_CASE("processes on names of their own never turn each other away", "[conten
     // plan through the expires index) deadlocks with their releases, and a
     // deadlock given up on reads as "busy" on a free name.
     auto db = fresh_database();
-    const int procs = 8, rounds = 60;
+    const int procs = 8, rounds = 150;
     auto codes = sqlock_test::run_children(procs, [&](int i) {
         auto locker = db.open();
         for (int r = 0; r < rounds; ++r) {

@@ -148,13 +148,19 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     const duration wait = std::max(duration::zero(), left * 3 / 4);
     Failure f;
     std::vector<StatementResult> rs;
-    for (int attempt = 0;; ++attempt) {
+    for (;;) {
         f = Failure{};
         rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
         // A deadlock rolled the whole transaction back, or (on a server in
         // innodb_autoinc_lock_mode=0, where every insert takes the table's
         // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
-        if ((f.code != ER_LOCK_DEADLOCK && f.code != ER_AUTOINC_READ_FAILED) || attempt == 2) break;
+        // Retried while this round trip's bound lasts, not a fixed number of
+        // times: inserts of neighbouring names deadlock on the unique
+        // index's gap locks (InnoDB takes them for the duplicate check even
+        // in READ COMMITTED), and under load a few times in a row; giving
+        // up early would call a free name busy.
+        const bool retryable = f.code == ER_LOCK_DEADLOCK || f.code == ER_AUTOINC_READ_FAILED;
+        if (!retryable || clock::now() >= until) break;
         give_back_turn(lockstring, what);
     }
     if (f.code != 0) {
