@@ -46,20 +46,13 @@ void apply_parameter(const DatabaseUrl& url, MariaUrl& out, const std::string& k
                      "' (known: socket, ssl-mode, ssl-ca, ssl-capath, ssl-cert, ssl-key)");
 }
 
-void parse_query(const DatabaseUrl& url, MariaUrl& out, const std::string& query) {
-    std::size_t start = 0;
-    while (start <= query.size()) {
-        std::size_t end = query.find('&', start);
-        if (end == std::string::npos) end = query.size();
-        const std::string pair = query.substr(start, end - start);
-        const std::size_t eq = pair.find('=');
-        if (eq == std::string::npos || eq == 0)
-            bad(url, "malformed query parameter '" + text::printable(pair, 32) +
-                         "' (expected name=value)");
-        const std::string value = text::percent_decode(pair.substr(eq + 1));
+// The pairs are split by the core's parse_query(); values are percent-decoded
+// here, as in the userinfo.
+void apply_query(const DatabaseUrl& url, MariaUrl& out, const std::string& query) {
+    for (const auto& [key, raw] : parse_query(query, url.redacted)) {
+        const std::string value = text::percent_decode(raw);
         if (value.find('\0') != std::string::npos) bad(url, "a parameter contains a NUL byte");
-        apply_parameter(url, out, pair.substr(0, eq), value);
-        start = end + 1;
+        apply_parameter(url, out, key, value);
     }
 }
 
@@ -132,7 +125,7 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     if (out.database.find('/') != std::string::npos) bad(url, "the database name contains '/'");
     for (const std::string* part : {&out.user, &out.password, &out.database, &out.host})
         if (part->find('\0') != std::string::npos) bad(url, "contains a NUL byte");
-    if (!query.empty()) parse_query(url, out, query);
+    if (!query.empty()) apply_query(url, out, query);
     return out;
 }
 
