@@ -59,6 +59,22 @@ bool selected(const std::vector<std::string>& chosen, const std::string& name) {
     return chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end();
 }
 
+// A database server to measure, or why not.
+BackendTarget server_target(backend_kind kind, const std::string& name, const std::string& title,
+                            bool built, const std::string& option, const std::string& url,
+                            const std::string& flag, const std::string& variable) {
+    BackendTarget t;
+    t.kind = kind;
+    t.name = name;
+    t.location = url;
+    t.shown = url.empty() ? "none" : redact_url(url);
+    if (!built)
+        t.skip_reason = "built without " + title + " (" + option + "=OFF)";
+    else if (url.empty())
+        t.skip_reason = "no " + title + " server: pass " + flag + " or set " + variable;
+    return t;
+}
+
 std::vector<BackendTarget> make_targets(const Options& options, const ScratchDir& scratch) {
     std::vector<BackendTarget> targets;
     BackendTarget sqlite;
@@ -67,24 +83,12 @@ std::vector<BackendTarget> make_targets(const Options& options, const ScratchDir
     sqlite.location = scratch.path();
     sqlite.shown = "files in " + scratch.path();
     if (!SQLOCK_WITH_SQLITE) sqlite.skip_reason = "built without SQLite (SQLOCK_WITH_SQLITE=OFF)";
-    BackendTarget pg;
-    pg.kind = backend_kind::postgresql;
-    pg.name = "postgresql";
-    pg.location = options.pg_url;
-    pg.shown = options.pg_url.empty() ? "none" : redact_url(options.pg_url);
-    if (!SQLOCK_WITH_POSTGRES)
-        pg.skip_reason = "built without PostgreSQL (SQLOCK_WITH_POSTGRES=OFF)";
-    else if (options.pg_url.empty())
-        pg.skip_reason = "no PostgreSQL server: pass --pg-url or set SQLOCK_TEST_PG_URL";
-    BackendTarget maria;
-    maria.kind = backend_kind::mariadb;
-    maria.name = "mariadb";
-    maria.location = options.mariadb_url;
-    maria.shown = options.mariadb_url.empty() ? "none" : redact_url(options.mariadb_url);
-    if (!SQLOCK_WITH_MARIADB)
-        maria.skip_reason = "built without MariaDB (SQLOCK_WITH_MARIADB=OFF)";
-    else if (options.mariadb_url.empty())
-        maria.skip_reason = "no MariaDB server: pass --mariadb-url or set SQLOCK_TEST_MARIADB_URL";
+    BackendTarget pg =
+        server_target(backend_kind::postgresql, "postgresql", "PostgreSQL", SQLOCK_WITH_POSTGRES,
+                      "SQLOCK_WITH_POSTGRES", options.pg_url, "--pg-url", "SQLOCK_TEST_PG_URL");
+    BackendTarget maria = server_target(
+        backend_kind::mariadb, "mariadb", "MariaDB", SQLOCK_WITH_MARIADB, "SQLOCK_WITH_MARIADB",
+        options.mariadb_url, "--mariadb-url", "SQLOCK_TEST_MARIADB_URL");
     for (BackendTarget& t : {std::ref(sqlite), std::ref(pg), std::ref(maria)})
         if (selected(options.backends, t.name)) targets.push_back(t);
     return targets;
