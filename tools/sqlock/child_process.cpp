@@ -1,7 +1,9 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,48 +94,85 @@ int exit_code_for_status(int status) {
     return exit_code::internal;
 }
 
+namespace {
+
+// What the child needs, prepared by the parent: the child shares the
+// parent's memory and only reads it.
+struct ExecPlan {
+    const char* path;
+    char* const* argv;
+    char* const* envp;
+    const sigset_t* mask;
+    pid_t parent;
+    int report_fd;  // execve's errno goes here; end of file means it succeeded
+};
+
+// Runs in the child, on its own stack, in the parent's memory (CLONE_VM):
+// nothing but system calls, made directly rather than through libc's
+// wrappers, which sanitizers intercept with code that must not run here.
+int exec_child(void* arg) {
+    auto* plan = static_cast<ExecPlan*>(arg);
+#ifdef __linux__
+    // Die with sqlock: the command must not outlive the lock's holder.
+    ::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (::syscall(SYS_getppid) != plan->parent)  // sqlock already gone
+        ::syscall(SYS_exit_group, exit_code::internal);
+#endif
+    // The kernel's sigset is the first 8 bytes of glibc's sigset_t.
+    ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, plan->mask, nullptr, _NSIG / 8);
+    ::syscall(SYS_execve, plan->path, plan->argv, plan->envp);
+    const int err = errno;
+    ::syscall(SYS_write, plan->report_fd, &err, sizeof err);
+    ::syscall(SYS_exit_group,
+              err == ENOENT ? exit_code::command_not_found : exit_code::cannot_execute);
+    return 0;
+}
+
+// A signal handler would run in the child, in our memory, once the child
+// unblocks its signals. The command installs none; if one ever appears,
+// spawning falls back to fork().
+bool has_signal_handlers() {
+    for (int signo = 1; signo < NSIG; ++signo) {
+        struct sigaction current {};
+        if (::sigaction(signo, nullptr, &current) != 0) continue;  // glibc's own
+        if (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& argv,
                                  const std::vector<std::string>& env, const sigset_t& mask) {
-    // Everything the child needs is prepared before fork(): sqlock has other
-    // threads (the heartbeat), so the child may only make async-signal-safe
-    // calls between fork() and execve().
+    // Everything the child needs is prepared here: it only makes system
+    // calls until execve().
     std::vector<char*> child_argv;
     for (const auto& a : argv) child_argv.push_back(const_cast<char*>(a.c_str()));
     child_argv.push_back(nullptr);
     std::vector<char*> child_env;
     for (const auto& e : env) child_env.push_back(const_cast<char*>(e.c_str()));
     child_env.push_back(nullptr);
-
-    // execve's errno comes back through a close-on-exec pipe: end of file
-    // means the exec succeeded.
+    // execve's errno comes back through a close-on-exec pipe.
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0)
         throw cli_error(exit_code::internal, std::string("pipe: ") + std::strerror(errno));
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        int err = errno;
-        ::close(report[0]);
-        ::close(report[1]);
-        throw cli_error(exit_code::internal, std::string("fork: ") + std::strerror(err));
-    }
-    if (pid == 0) {
-        ::close(report[0]);
-#ifdef __linux__
-        // Die with sqlock: the command must not outlive the lock's holder.
-        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (::getppid() != parent) ::_exit(exit_code::internal);  // sqlock already gone
-#else
-        (void)parent;
-#endif
-        ::sigprocmask(SIG_SETMASK, &mask, nullptr);
-        ::execve(path.c_str(), child_argv.data(), child_env.data());
-        int err = errno;
-        ssize_t ignored = ::write(report[1], &err, sizeof err);
-        (void)ignored;
-        ::_exit(err == ENOENT ? exit_code::command_not_found : exit_code::cannot_execute);
-    }
+    ExecPlan plan{path.c_str(), child_argv.data(), child_env.data(), &mask, ::getpid(), report[1]};
+
+    // The way posix_spawn() starts a program (which cannot ask for
+    // PR_SET_PDEATHSIG): the child borrows our memory instead of copying it,
+    // and we are suspended until it has called execve() or exited. A fork()
+    // would copy the page tables and turn every page we write afterwards
+    // into a copy-on-write fault. Other threads (the heartbeat) run on
+    // meanwhile; the child only reads memory prepared before.
+    std::vector<char> stack(64 * 1024);
+    const int flags = has_signal_handlers() ? SIGCHLD : CLONE_VM | CLONE_VFORK | SIGCHLD;
+    const pid_t pid = ::clone(exec_child, stack.data() + stack.size(), flags, &plan);
+    const int clone_errno = errno;
     ::close(report[1]);
+    if (pid < 0) {
+        ::close(report[0]);
+        throw cli_error(exit_code::internal, std::string("clone: ") + std::strerror(clone_errno));
+    }
     int err = 0;
     ssize_t n;
     do {
