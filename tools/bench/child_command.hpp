@@ -8,8 +8,8 @@ namespace sqlock_bench {
 
 struct CommandRun {
     int exit_code = 0;        // 128 + signal when killed
-    double wall_ms = 0.0;     // fork to reaped, CLOCK_MONOTONIC
-    long maxrss_kib = 0;      // the child's peak resident set (wait4's ru_maxrss)
+    double wall_ms = 0.0;     // forked to reaped, CLOCK_MONOTONIC
+    long maxrss_kib = 0;      // its own peak resident set (wait4's ru_maxrss)
     std::string stderr_text;  // the first few KiB of what it wrote to stderr
 };
 

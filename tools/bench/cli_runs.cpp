@@ -14,6 +14,9 @@ CliRuns::CliRuns(const Options& options, const std::string& scratch_dir) {
     sqlock_ = {options.sqlock_cli, "run", "bench-command", "--", "true"};
     flock_ = {"flock", "-n", scratch_dir + "/bench-command.flock", "true"};
     true_ = {"true"};
+#ifdef SQLOCK_BENCH_RAWRUN
+    raw_ = {SQLOCK_BENCH_RAWRUN, state + "/sqlock/locks.db", "bench-command-raw", "true"};
+#endif
     // The first run creates the default database: not part of what is timed.
     sqlock_run();
     flock_run();

@@ -13,8 +13,9 @@ namespace sqlock_bench {
 
 /// CliRuns
 ///
-/// The three commands the command and memory rows compare: `sqlock run NAME
-/// -- true`, `flock -n FILE true` and `true`. Throws from the constructor if
+/// The commands the command and memory rows compare: `sqlock run NAME --
+/// true`, `flock -n FILE true`, `true`, and sqlock-bench-rawrun's lock row
+/// around `true` in the same database with the sqlite3 C API. Throws from the constructor if
 /// the sqlock binary does not run (exit status and stderr in the message).
 class CliRuns {
   public:
@@ -26,6 +27,9 @@ class CliRuns {
     CommandRun sqlock_run() const { return checked(run_command(sqlock_, env_)); }
     CommandRun flock_run() const { return checked(run_command(flock_, env_)); }
     CommandRun true_run() const { return checked(run_command(true_, env_)); }
+    /// Whether this build has sqlock-bench-rawrun (the SQLite backend).
+    bool has_raw() const { return !raw_.empty(); }
+    CommandRun raw_run() const { return checked(run_command(raw_, env_)); }
 
   private:
     static CommandRun checked(CommandRun run);
@@ -33,6 +37,7 @@ class CliRuns {
     std::vector<std::string> sqlock_;
     std::vector<std::string> flock_;
     std::vector<std::string> true_;
+    std::vector<std::string> raw_;
 };
 
 }  // namespace sqlock_bench
