@@ -109,8 +109,10 @@ struct ExecPlan {
 
 // Runs in the child, on its own stack, in the parent's memory (CLONE_VM):
 // nothing but system calls, made directly rather than through libc's
-// wrappers, which sanitizers intercept with code that must not run here.
-int exec_child(void* arg) {
+// wrappers, which sanitizers intercept with code that must not run here;
+// and no sanitizer instrumentation, which would book the child's accesses
+// to the suspended parent thread.
+__attribute__((no_sanitize("address", "thread", "undefined"))) int exec_child(void* arg) {
     auto* plan = static_cast<ExecPlan*>(arg);
 #ifdef __linux__
     // Die with sqlock: the command must not outlive the lock's holder.
