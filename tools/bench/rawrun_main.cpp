@@ -50,8 +50,7 @@ int main(int argc, char** argv) {
     // sqlock's settings (src/backends/sqlite/sqlite_backend.cpp).
     sqlite3_busy_timeout(db, 10000);
     sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-    if (!exec("PRAGMA journal_mode=WAL") || !exec("PRAGMA synchronous=NORMAL") ||
-        !exec("PRAGMA wal_autocheckpoint=64"))
+    if (!exec("PRAGMA journal_mode=WAL") || !exec("PRAGMA synchronous=NORMAL"))
         return fail("settings");
     const int inserted = change(
         "INSERT INTO sqlock_locks (lockstring, created, expires, locked_by) VALUES (?1,"

@@ -35,10 +35,6 @@ namespace {
 
 using sqlite::Statement;
 
-// The WAL's auto-checkpoint threshold, in pages: about eight `sqlock run`s
-// (an acquisition and a release write four pages each).
-constexpr int wal_checkpoint_pages = 64;
-
 // 'now' is fixed for the duration of one sqlite3_step(), so every time in a
 // statement agrees.
 constexpr const char* now_sql = "strftime('%Y-%m-%d %H:%M:%f','now')";
@@ -249,20 +245,16 @@ class SqliteConnection final : public Connection {
         sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
         // A short process (`sqlock run`) would otherwise checkpoint and delete
         // the WAL on every exit and re-create it on the next start: four
-        // fsyncs per run. The WAL keeps its commits; auto-checkpoints bound
-        // its size.
+        // fsyncs per run. The WAL keeps its commits; regular auto-checkpoints
+        // still bound its size. They stay at SQLite's 1000 pages, although
+        // the first process to open the file reads the whole WAL (up to
+        // 4 MB, about 1 ms of a `sqlock run`): at 64 pages one client's
+        // acquire+release rate fell from 5,900 to 1,800 a second, the
+        // checkpoints' fsyncs (docs/benchmarks.md).
         sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
         try {
             exec("PRAGMA journal_mode=WAL", "enabling WAL");
             exec("PRAGMA synchronous=NORMAL", "setting synchronous");
-            // The first process to open the file reads the whole WAL to
-            // rebuild its index, and with cron jobs every `sqlock run` is
-            // that first process. SQLite's default, 1000 pages, had each run
-            // read up to 4 MB (a sixth of a short run's time); a few runs'
-            // worth of pages keeps that small, for a checkpoint (two fsyncs)
-            // every few runs.
-            exec("PRAGMA wal_autocheckpoint=" + std::to_string(wal_checkpoint_pages),
-                 "setting wal_autocheckpoint");
         } catch (...) {
             close();
             throw;
