@@ -44,13 +44,13 @@ cleanup() {
     local pid dir
     for pid in "${lane_pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done
     while read -r dir; do
-        "$root/tests/pgbouncer.sh" stop "$dir" >/dev/null 2>&1 || true
+        "$root/src/backends/postgres/testing/pgbouncer.sh" stop "$dir" >/dev/null 2>&1 || true
     done <"$work/bouncerdirs"
     while read -r dir; do
-        "$root/tests/pg-server.sh" stop "$dir" >/dev/null 2>&1 || true
+        "$root/src/backends/postgres/testing/server.sh" stop "$dir" >/dev/null 2>&1 || true
     done <"$work/pgdirs"
     while read -r dir; do
-        "$root/tests/mariadb-server.sh" stop "$dir" >/dev/null 2>&1 || true
+        "$root/src/backends/mariadb/testing/server.sh" stop "$dir" >/dev/null 2>&1 || true
     done <"$work/mariadbdirs"
     rm -rf "$work"
 }
@@ -80,25 +80,25 @@ start_pg_server() {  # exports SQLOCK_TEST_PG_* for the calling lane
     local dir userinfo
     dir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
     echo "$dir" >>"$work/pgdirs"
-    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$dir")
+    SQLOCK_TEST_PG_URL=$("$root/src/backends/postgres/testing/server.sh" start "$dir")
     export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
-    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$dir"
+    export SQLOCK_TEST_PG_SCRIPT="$root/src/backends/postgres/testing/server.sh" SQLOCK_TEST_PG_DIR="$dir"
     userinfo=${SQLOCK_TEST_PG_URL#*://}
     userinfo=${userinfo%%@*}
     [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
     return 0
 }
 
-# A MariaDB server for the calling lane (tests/mariadb-server.sh); exports
+# A MariaDB server for the calling lane (src/backends/mariadb/testing/server.sh); exports
 # SQLOCK_TEST_MARIADB_*. Its password goes to the leak check as the script
 # starts it (SQLOCK_TEST_PASSWORD_LOG) and, like PostgreSQL's, from the URL.
 start_mariadb_server() {
     local dir userinfo
     dir=$(mktemp -d /tmp/sqlock-mariadb-XXXXXX)
     echo "$dir" >>"$work/mariadbdirs"
-    SQLOCK_TEST_MARIADB_URL=$("$root/tests/mariadb-server.sh" start "$dir")
+    SQLOCK_TEST_MARIADB_URL=$("$root/src/backends/mariadb/testing/server.sh" start "$dir")
     export SQLOCK_TEST_MARIADB_URL SQLOCK_TEST_REQUIRE_MARIADB=1
-    export SQLOCK_TEST_MARIADB_SCRIPT="$root/tests/mariadb-server.sh" SQLOCK_TEST_MARIADB_DIR="$dir"
+    export SQLOCK_TEST_MARIADB_SCRIPT="$root/src/backends/mariadb/testing/server.sh" SQLOCK_TEST_MARIADB_DIR="$dir"
     userinfo=${SQLOCK_TEST_MARIADB_URL#*://}
     userinfo=${userinfo%%@*}
     [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
@@ -106,14 +106,14 @@ start_mariadb_server() {
 }
 
 # PgBouncer in front of the lane's server, one per pool mode
-# (tests/pgbouncer.sh): the *.pgbouncer_* ctest entries run through them.
+# (src/backends/postgres/testing/pgbouncer.sh): the *.pgbouncer_* ctest entries run through them.
 start_pgbouncers() {
     local dir mode
     dir=$(mktemp -d /tmp/sqlock-pgbouncer-XXXXXX)
     echo "$dir" >>"$work/bouncerdirs"
-    "$root/tests/pgbouncer.sh" start "$dir" "$SQLOCK_TEST_PG_URL" || return 1
+    "$root/src/backends/postgres/testing/pgbouncer.sh" start "$dir" "$SQLOCK_TEST_PG_URL" || return 1
     for mode in transaction session statement; do
-        export "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$("$root/tests/pgbouncer.sh" url "$dir" "$mode")"
+        export "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$("$root/src/backends/postgres/testing/pgbouncer.sh" url "$dir" "$mode")"
     done
     export SQLOCK_TEST_REQUIRE_PGBOUNCER=1
 }

@@ -18,7 +18,7 @@
 #   tests/sanitizers.sh            both (what CI runs)
 #   tests/sanitizers.sh asan|tsan  one of them
 #
-# Starts a throwaway PostgreSQL server with tests/pg-server.sh unless
+# Starts a throwaway PostgreSQL server with src/backends/postgres/testing/server.sh unless
 # SQLOCK_TEST_PG_URL is already set (SQLOCK_SQLITE_ONLY=1: none, PostgreSQL
 # suites are skipped). The stress tests are scaled down to fit CI's time on
 # two cores; any sanitizer report fails the test that triggered it.
@@ -31,14 +31,14 @@ jobs=${SQLOCK_JOBS:-2}
 
 pgdir=""
 cleanup() {
-    [[ -n "$pgdir" ]] && "$root/tests/pg-server.sh" stop "$pgdir" >/dev/null 2>&1 || true
+    [[ -n "$pgdir" ]] && "$root/src/backends/postgres/testing/server.sh" stop "$pgdir" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 if [[ -z "${SQLOCK_TEST_PG_URL:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
     pgdir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
-    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$pgdir")
+    SQLOCK_TEST_PG_URL=$("$root/src/backends/postgres/testing/server.sh" start "$pgdir")
     export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
-    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$pgdir"
+    export SQLOCK_TEST_PG_SCRIPT="$root/src/backends/postgres/testing/server.sh" SQLOCK_TEST_PG_DIR="$pgdir"
 fi
 
 # Less load than the plain run: sanitized code is 2-10x slower, and the

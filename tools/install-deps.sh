@@ -14,7 +14,7 @@ if [[ "${1:-}" == "--test" ]]; then
     # system service on installation where the machine allows it (systemd,
     # or no policy-rc.d forbidding it): harmless, the tests start their own
     # servers on free ports with their own option files
-    # (tests/mariadb-server.sh, tests/pg-server.sh) and never use it.
+    # (each backend's src/backends/<name>/testing/server.sh) and never use it.
     packages+=(postgresql mariadb-server mariadb-client pgbouncer sqlite3 faketime libfaketime
                clang procps util-linux groff-base bsdutils gdb ccache)
 fi
