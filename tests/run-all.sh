@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: installs what it needs,
-# builds, starts throwaway PostgreSQL and MariaDB servers, runs every test
-# against SQLite, PostgreSQL and MariaDB, and checks that the servers'
-# passwords appear nowhere in what the tests printed.
+# builds, starts a throwaway server for each server backend, runs every test
+# against every backend, and checks that the servers' passwords appear
+# nowhere in what the tests printed.
+#
+# It names no backend: the backends are those of SQLOCK_BACKENDS, and each
+# one's folder says what its tests need (tools/backends.sh): a server backend
+# has src/backends/<name>/testing/server.sh, whose URL goes to the variables
+# its test.conf names (SQLOCK_TEST_PG_URL, SQLOCK_TEST_MARIADB_URL, ...).
 #
 #   tests/run-all.sh            everything (what CI runs)
 #   SQLOCK_SQLITE_ONLY=1 tests/run-all.sh
-#                               developer shortcut without PostgreSQL and
-#                               MariaDB servers: their suites are reported as
+#                               developer shortcut without servers: the
+#                               server backends' suites are reported as
 #                               skipped
 #   SQLOCK_SKIP_SANITIZERS=1 tests/run-all.sh
 #                               developer shortcut: no sanitizer builds and
 #                               no fuzzing (CI runs them)
 #
-# Three lanes run side by side, each with its own PostgreSQL server (suites
-# that restart the server must not take another lane's down):
+# Three lanes run side by side, each with servers of its own (suites that
+# restart a server must not take another lane's down):
 #
-#   main   build, ctest (PostgreSQL suites also through PgBouncer in each
-#          pool mode, and across a failover to a standby; the MariaDB suites
-#          against a MariaDB server of the lane's own), a --quick benchmark
-#          smoke run
-#   asan   tests/sanitizers.sh asan: every test under ASan+UBSan
-#   tsan   tests/sanitizers.sh tsan: the threaded suites under TSan, then the
-#          fuzzers (tools/fuzz/run.sh)
+#   main   build, a server of every server backend, with its companions
+#          (test.conf: PostgreSQL's PgBouncer in each pool mode), ctest (the
+#          PostgreSQL suites also through PgBouncer, and across a failover to
+#          a standby), a --quick benchmark smoke run
+#   asan   tests/sanitizers.sh asan: every test under ASan+UBSan, with servers
+#          of the backends whose test.conf says sanitizer_lanes=yes
+#          (PostgreSQL; MariaDB's suites are left out)
+#   tsan   tests/sanitizers.sh tsan: the threaded suites under TSan, likewise,
+#          then the fuzzers (tools/fuzz/run.sh)
 #
 # Builds run at a lower priority than tests, so a lane's tests are not
 # starved by another lane's compiler. Each lane's output is printed whole
@@ -35,26 +42,25 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SQLOCK_BUILD_DIR:-$root/build-test}
 work=$(mktemp -d /tmp/sqlock-run-all-XXXXXX)
 lane_pids=()
-# Servers are started inside the lanes (subshells): their directories are
-# collected in a file so that this shell can stop them all.
-: >"$work/pgdirs"
-: >"$work/bouncerdirs"
-: >"$work/mariadbdirs"
+# Servers and their companions are started inside the lanes (subshells):
+# each one's script and directory go to a file, a tab between them, so that
+# this shell can stop them all: the last started first, a companion (which
+# talks to the server) before its server.
+: >"$work/servers"
 cleanup() {
-    local pid dir
+    local pid script dir
     for pid in "${lane_pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done
-    while read -r dir; do
-        "$root/tests/pgbouncer.sh" stop "$dir" >/dev/null 2>&1 || true
-    done <"$work/bouncerdirs"
-    while read -r dir; do
-        "$root/tests/pg-server.sh" stop "$dir" >/dev/null 2>&1 || true
-    done <"$work/pgdirs"
-    while read -r dir; do
-        "$root/tests/mariadb-server.sh" stop "$dir" >/dev/null 2>&1 || true
-    done <"$work/mariadbdirs"
+    while IFS=$'\t' read -r script dir; do
+        "$script" stop "$dir" >/dev/null 2>&1 || true
+    done < <(tac "$work/servers")
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+# sqlock_backends, backend_* (what each backend's folder declares)
+. "$root/tools/backends.sh"
+backend_list=$(sqlock_backends)
+mapfile -t backends <<<"$backend_list"
 
 now() { date +%s; }
 run_start=$(now)
@@ -76,46 +82,55 @@ stage() {
 # Each throwaway server's password, for the leak check at the end.
 : >"$work/passwords"
 export SQLOCK_TEST_PASSWORD_LOG="$work/passwords"
-start_pg_server() {  # exports SQLOCK_TEST_PG_* for the calling lane
-    local dir userinfo
-    dir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
-    echo "$dir" >>"$work/pgdirs"
-    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$dir")
-    export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
-    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$dir"
-    userinfo=${SQLOCK_TEST_PG_URL#*://}
+# start_server BACKEND: a throwaway server of BACKEND for the calling lane,
+# its variables exported (backend_start_server). Its password goes to the
+# leak check as the script starts it (SQLOCK_TEST_PASSWORD_LOG) and from the
+# URL.
+start_server() {
+    local backend=$1 dir url_variable userinfo
+    dir=$(mktemp -d "/tmp/sqlock-$backend-XXXXXX")
+    printf '%s\t%s\n' "$(backend_testing_dir "$backend")/server.sh" "$dir" >>"$work/servers"
+    backend_start_server "$backend" "$dir" || return 1
+    url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
+    userinfo=${!url_variable#*://}
     userinfo=${userinfo%%@*}
     [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
     return 0
 }
 
-# A MariaDB server for the calling lane (tests/mariadb-server.sh); exports
-# SQLOCK_TEST_MARIADB_*. Its password goes to the leak check as the script
-# starts it (SQLOCK_TEST_PASSWORD_LOG) and, like PostgreSQL's, from the URL.
-start_mariadb_server() {
-    local dir userinfo
-    dir=$(mktemp -d /tmp/sqlock-mariadb-XXXXXX)
-    echo "$dir" >>"$work/mariadbdirs"
-    SQLOCK_TEST_MARIADB_URL=$("$root/tests/mariadb-server.sh" start "$dir")
-    export SQLOCK_TEST_MARIADB_URL SQLOCK_TEST_REQUIRE_MARIADB=1
-    export SQLOCK_TEST_MARIADB_SCRIPT="$root/tests/mariadb-server.sh" SQLOCK_TEST_MARIADB_DIR="$dir"
-    userinfo=${SQLOCK_TEST_MARIADB_URL#*://}
-    userinfo=${userinfo%%@*}
-    [[ "$userinfo" == *:* ]] && echo "${userinfo#*:}" >>"$work/passwords"
-    return 0
-}
-
-# PgBouncer in front of the lane's server, one per pool mode
-# (tests/pgbouncer.sh): the *.pgbouncer_* ctest entries run through them.
-start_pgbouncers() {
-    local dir mode
-    dir=$(mktemp -d /tmp/sqlock-pgbouncer-XXXXXX)
-    echo "$dir" >>"$work/bouncerdirs"
-    "$root/tests/pgbouncer.sh" start "$dir" "$SQLOCK_TEST_PG_URL" || return 1
-    for mode in transaction session statement; do
-        export "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$("$root/tests/pgbouncer.sh" url "$dir" "$mode")"
+# start_companions BACKEND: the scripts its test.conf lists as `companions`
+# (PostgreSQL: pgbouncer.sh, one PgBouncer per pool mode, for the
+# *.pgbouncer_* ctest entries), each in front of the lane's server:
+# `SCRIPT start DIR URL`, then the NAME=VALUE lines of `SCRIPT env DIR`
+# exported.
+start_companions() {
+    local backend=$1 url_variable companion script dir vars line
+    local -a companions
+    url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
+    read -ra companions <<<"$(backend_test_conf "$backend" companions)"
+    for companion in "${companions[@]}"; do
+        script=$(backend_testing_dir "$backend")/$companion
+        dir=$(mktemp -d "/tmp/sqlock-$backend-${companion%.sh}-XXXXXX")
+        printf '%s\t%s\n' "$script" "$dir" >>"$work/servers"
+        "$script" start "$dir" "${!url_variable}" || return 1
+        vars=$("$script" env "$dir") || return 1
+        while IFS= read -r line; do
+            [[ -n "$line" ]] && export "$line"
+        done <<<"$vars"
     done
-    export SQLOCK_TEST_REQUIRE_PGBOUNCER=1
+    return 0
+}
+
+# The servers a lane starts: every server backend in the main lane; in a
+# sanitizer lane those whose test.conf says sanitizer_lanes=yes.
+lane_servers() {  # main | sanitizer
+    local backend
+    [[ "${SQLOCK_SQLITE_ONLY:-0}" == 1 ]] && return 0
+    for backend in "${backends[@]}"; do
+        backend_has_server "$backend" || continue
+        [[ $1 == main || $(backend_test_conf "$backend" sanitizer_lanes yes) == yes ]] || continue
+        echo "$backend"
+    done
 }
 
 # A missing optional tool (libfaketime, gdb, ...) fails the tests that need
@@ -142,19 +157,25 @@ bench_smoke() {
 
 lane_main() {
     stage "main: build" build_main || return 1
-    local status=0
-    if [[ "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
-        stage "main: PostgreSQL server" start_pg_server || return 1
-        stage "main: PgBouncer (transaction, session, statement)" start_pgbouncers || return 1
-        stage "main: MariaDB server" start_mariadb_server || return 1
-    fi
+    local status=0 backend title companions
+    for backend in $(lane_servers main); do
+        title=$(backend_declared "$backend" TITLE)
+        stage "main: $title server" start_server "$backend" || return 1
+        companions=$(backend_test_conf "$backend" companions)
+        if [[ -n "$companions" ]]; then
+            stage "main: $title companions ($companions)" start_companions "$backend" || return 1
+        fi
+    done
     stage "main: tests (ctest)" ctest_main || status=1
     stage "main: benchmark smoke run (sqlock-bench --quick)" bench_smoke || status=1
     return $status
 }
 
 lane_sanitizer() {  # asan | tsan
-    [[ "${SQLOCK_SQLITE_ONLY:-0}" == 1 ]] || stage "$1: PostgreSQL server" start_pg_server || return 1
+    local backend
+    for backend in $(lane_servers sanitizer); do
+        stage "$1: $(backend_declared "$backend" TITLE) server" start_server "$backend" || return 1
+    done
     stage "$1: build and tests" "$root/tests/sanitizers.sh" "$1"
 }
 

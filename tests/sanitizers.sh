@@ -8,7 +8,8 @@
 #         slower sanitized build on a loaded machine does not keep; the plain
 #         run holds them) and the MariaDB runs (no MariaDB server is started
 #         here; the backend's code is exercised by the plain run's
-#         *.mariadb suites)
+#         *.mariadb suites: the backends whose testing/test.conf says
+#         sanitizer_lanes=no)
 #   tsan  ThreadSanitizer: every suite that starts threads (conformance,
 #         reliability, the PostgreSQL suites, sqlite_specific), in build-tsan;
 #         the CLI suites are left out: the sqlock command has no threads of
@@ -18,10 +19,11 @@
 #   tests/sanitizers.sh            both (what CI runs)
 #   tests/sanitizers.sh asan|tsan  one of them
 #
-# Starts a throwaway PostgreSQL server with tests/pg-server.sh unless
-# SQLOCK_TEST_PG_URL is already set (SQLOCK_SQLITE_ONLY=1: none, PostgreSQL
-# suites are skipped). The stress tests are scaled down to fit CI's time on
-# two cores; any sanitizer report fails the test that triggered it.
+# Starts a throwaway server (its testing/server.sh) for each server backend
+# with sanitizer_lanes=yes (PostgreSQL) whose URL variable is not already
+# set (SQLOCK_SQLITE_ONLY=1: none, their suites are skipped). The stress
+# tests are scaled down to fit CI's time on two cores; any sanitizer report
+# fails the test that triggered it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,17 +31,36 @@ modes=("$@")
 [[ ${#modes[@]} -gt 0 ]] || modes=(asan tsan)
 jobs=${SQLOCK_JOBS:-2}
 
-pgdir=""
+# sqlock_backends, backend_* (what each backend's folder declares)
+. "$root/tools/backends.sh"
+backend_list=$(sqlock_backends)
+mapfile -t backends <<<"$backend_list"
+
+# The servers this script started, a tab between script and directory.
+servers=()
 cleanup() {
-    [[ -n "$pgdir" ]] && "$root/tests/pg-server.sh" stop "$pgdir" >/dev/null 2>&1 || true
+    local entry
+    for entry in "${servers[@]}"; do
+        "${entry%%$'\t'*}" stop "${entry#*$'\t'}" >/dev/null 2>&1 || true
+    done
 }
 trap cleanup EXIT
-if [[ -z "${SQLOCK_TEST_PG_URL:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
-    pgdir=$(mktemp -d /tmp/sqlock-pg-XXXXXX)
-    SQLOCK_TEST_PG_URL=$("$root/tests/pg-server.sh" start "$pgdir")
-    export SQLOCK_TEST_PG_URL SQLOCK_TEST_REQUIRE_PG=1
-    export SQLOCK_TEST_PG_SCRIPT="$root/tests/pg-server.sh" SQLOCK_TEST_PG_DIR="$pgdir"
-fi
+# The runs left out: those of the backends without sanitizer_lanes (a ctest
+# regular expression, `\.mariadb$`).
+skipped_backends=""
+for backend in "${backends[@]}"; do
+    if [[ $(backend_test_conf "$backend" sanitizer_lanes yes) != yes ]]; then
+        skipped_backends+="|\\.$backend\$"
+        continue
+    fi
+    backend_has_server "$backend" || continue
+    url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
+    if [[ -z "${!url_variable:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
+        dir=$(mktemp -d "/tmp/sqlock-$backend-XXXXXX")
+        servers+=("$(backend_testing_dir "$backend")/server.sh"$'\t'"$dir")
+        backend_start_server "$backend" "$dir"
+    fi
+done
 
 # Less load than the plain run: sanitized code is 2-10x slower, and the
 # repetitions find nothing more under a sanitizer than in the plain run.
@@ -72,7 +93,7 @@ for mode in "${modes[@]}"; do
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E '^consumer|pgbouncer|^fencing|\.mariadb$' ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing$skipped_backends" ||
                 status=1
             ;;
         tsan)
@@ -87,7 +108,7 @@ for mode in "${modes[@]}"; do
             export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
             ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 \
                 -R '^(reliability\.|reliability_pg_faults|conformance\.|postgres|sqlite_specific)' \
-                -E 'pgbouncer|failover|\.mariadb$' ||
+                -E "pgbouncer|failover$skipped_backends" ||
                 status=1
             ;;
         *)

@@ -1,22 +1,40 @@
 #!/usr/bin/env bash
 # Installs sqlock's build dependencies from Debian's packages (and, with
-# --test, what the test suite needs: PostgreSQL and MariaDB servers, PgBouncer,
+# --test, what the test suite needs: each backend's test server and tools,
 # libfaketime, clang for the fuzzers). Idempotent; skips apt when everything is
 # present.
+#
+# Each backend of SQLOCK_BACKENDS brings its own (tools/backends.sh): its
+# BUILD_DEPENDS from sqlock_backend_declare() in its CMakeLists.txt, and with
+# --test the `packages` of its testing/test.conf.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libsqlite3-dev libpqxx-dev libpq-dev libmariadb-dev
-          libcxxopts-dev catch2 nlohmann-json3-dev)
+. "$(dirname "${BASH_SOURCE[0]}")/backends.sh"
+
+packages=(build-essential cmake pkg-config libcxxopts-dev catch2 nlohmann-json3-dev)
+# Assigned apart from `read`, so that a backend without its declarations
+# fails here (set -e) instead of adding nothing.
+backend_list=$(sqlock_backends)
+mapfile -t backends <<<"$backend_list"
+for backend in "${backends[@]}"; do
+    words=$(backend_declared "$backend" BUILD_DEPENDS)
+    read -ra declared <<<"$words"
+    packages+=("${declared[@]}")
+done
 if [[ "${1:-}" == "--test" ]]; then
+    for backend in "${backends[@]}"; do
+        words=$(backend_test_conf "$backend" packages)
+        read -ra declared <<<"$words"
+        packages+=("${declared[@]}")
+    done
     # groff-base: consumer.install checks the man page; bsdutils: script(1)
     # gives a CLI test a terminal of a chosen width; gdb: the test watchdog's
-    # stacks of a hung test. mariadb-server, like postgresql, starts its
-    # system service on installation where the machine allows it (systemd,
-    # or no policy-rc.d forbidding it): harmless, the tests start their own
-    # servers on free ports with their own option files
-    # (tests/mariadb-server.sh, tests/pg-server.sh) and never use it.
-    packages+=(postgresql mariadb-server mariadb-client pgbouncer sqlite3 faketime libfaketime
-               clang procps util-linux groff-base bsdutils gdb ccache)
+    # stacks of a hung test. A database server package (mariadb-server,
+    # postgresql) starts its system service on installation where the machine
+    # allows it (systemd, or no policy-rc.d forbidding it): harmless, the tests
+    # start their own servers on free ports with their own option files (each
+    # backend's src/backends/<name>/testing/server.sh) and never use it.
+    packages+=(faketime libfaketime clang procps util-linux groff-base bsdutils gdb ccache)
 fi
 
 missing=()

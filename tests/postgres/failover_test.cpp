@@ -1,5 +1,5 @@
-// Failover: a primary (tests/pg-server.sh) and a streaming standby made with
-// pg_basebackup (tests/pg-standby.sh), reached through one multi-host URL
+// Failover: a primary (testing/server.sh) and a streaming standby made with
+// pg_basebackup (testing/standby.sh), reached through one multi-host URL
 // with target_session_attrs=read-write. Locks are held, waited for and
 // released across `pg_ctl promote`:
 //   - synchronous replication, primary crashed (stop -m immediate): every
@@ -80,11 +80,11 @@ struct Pair {
         if (!mkdtemp(p) || !mkdtemp(s)) throw std::runtime_error("mkdtemp failed");
         primary_dir = p;
         standby_dir = s;
-        rmdir(s);  // pg-standby.sh makes it
+        rmdir(s);  // standby.sh makes it
         std::string port;
         try {
-            primary_url = run(scripts_dir() + "/pg-server.sh start " + primary_dir);
-            port = run(scripts_dir() + "/pg-standby.sh start " + standby_dir + " " + primary_dir +
+            primary_url = run(scripts_dir() + "/server.sh start " + primary_dir);
+            port = run(scripts_dir() + "/standby.sh start " + standby_dir + " " + primary_dir +
                        " " + mode);
         } catch (...) {
             stop();
@@ -101,14 +101,14 @@ struct Pair {
     ~Pair() { stop(); }
     void stop() noexcept {
         // Best effort: a failure here must not hide the test's own.
-        for (const std::string& c : {scripts_dir() + "/pg-standby.sh stop " + standby_dir,
-                                     scripts_dir() + "/pg-server.sh stop " + primary_dir})
+        for (const std::string& c : {scripts_dir() + "/standby.sh stop " + standby_dir,
+                                     scripts_dir() + "/server.sh stop " + primary_dir})
             if (std::system((c + " >/dev/null 2>&1").c_str()) != 0) {
             }
     }
     void fail_over(const char* how) {
-        run(scripts_dir() + "/pg-standby.sh crash " + primary_dir + " " + how);
-        run(scripts_dir() + "/pg-standby.sh promote " + standby_dir);
+        run(scripts_dir() + "/standby.sh crash " + primary_dir + " " + how);
+        run(scripts_dir() + "/standby.sh promote " + standby_dir);
     }
 };
 

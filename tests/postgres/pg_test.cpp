@@ -89,7 +89,9 @@ bool have_server_control() {
         FAIL(
             "SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR must be set with "
             "SQLOCK_TEST_REQUIRE_PG=1");
-    WARN("not run: set SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR (see tests/pg-server.sh)");
+    WARN(
+        "not run: set SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR (see "
+        "src/backends/postgres/testing/server.sh)");
     return false;
 }
 

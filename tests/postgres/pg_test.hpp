@@ -1,6 +1,6 @@
 // Helpers for the PostgreSQL-specific tests: URL surgery, direct queries
 // (libpq, independent of the code under test), and control of the throwaway
-// server started by tests/pg-server.sh.
+// server started by src/backends/postgres/testing/server.sh.
 //
 // Never pass the real password to a Catch macro that prints its operands:
 // tests/run-all.sh fails the run if the password appears in any output.
@@ -41,7 +41,8 @@ bool have_server_control();
 /// once this passes the holder's id.
 long long last_id_drawn(const std::string& url, const std::string& table);
 
-/// tests/pg-server.sh restart $SQLOCK_TEST_PG_DIR; throws if it fails.
+/// $SQLOCK_TEST_PG_SCRIPT (testing/server.sh) restart $SQLOCK_TEST_PG_DIR;
+/// throws if it fails.
 void restart_server();
 
 /// The server log (DIR/postgres.log) from byte `from` on.

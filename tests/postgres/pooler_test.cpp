@@ -1,5 +1,6 @@
-// Through PgBouncer (tests/pgbouncer.sh) in transaction and statement mode,
-// where server sessions last one transaction: every statement works, with or
+// Through PgBouncer (src/backends/postgres/testing/pgbouncer.sh) in
+// transaction and statement mode, where server sessions last one
+// transaction: every statement works, with or
 // without `pooler=` in the URL, processes still take turns one at a time with
 // ids growing in acquisition order, and waiters are woken by polling instead
 // of waiting on notifications that cannot come.

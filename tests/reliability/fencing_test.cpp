@@ -298,9 +298,8 @@ void write_lock_trials(const std::string& job, bool background = false) {
     for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
 }
 
-// A server of this test's own (tests/pg-server.sh or tests/mariadb-server.sh),
-// so that stopping it disturbs no other test. Stopped and removed by the
-// destructor.
+// A server of this test's own (the backend's testing/server.sh), so that
+// stopping it disturbs no other test. Stopped and removed by the destructor.
 class PrivateServer {
   public:
     explicit PrivateServer(const std::string& script) : script_(script) {
@@ -311,22 +310,26 @@ class PrivateServer {
             reliability::run({"/bin/sh", "-c", "\"$0\" start \"$1\"", script_, dir_}, {}, {}, 120s);
         REQUIRE(r.status == 0);
         url_ = r.out.substr(0, r.out.find('\n'));
+        // The server's main process, asked once: it stays the same until
+        // stop, and a fault is applied the moment the trial says.
+        auto pid =
+            reliability::run({"/bin/sh", "-c", "\"$0\" pid \"$1\"", script_, dir_}, {}, {}, 30s);
+        std::istringstream in(pid.out);
+        if (pid.status != 0 || !(in >> server_pid_) || server_pid_ <= 0) {
+            stop();  // the destructor does not run when the constructor throws
+            FAIL("no server pid from " << script_ << " pid");
+        }
     }
     ~PrivateServer() {
         signal(SIGCONT);
-        reliability::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
+        stop();
     }
     const std::string& url() const { return url_; }
 
     /// Sends `signo` to the server and every process it started
     /// (PostgreSQL's postmaster and its backends; MariaDB is one process).
     void signal(int signo) {
-        const std::string pid_file = sqlock_test::backend() == "postgres"
-                                         ? dir_ + "/data/postmaster.pid"
-                                         : dir_ + "/run/mariadbd.pid";
-        std::istringstream in(read_file(pid_file));
-        int postmaster = 0;
-        if (!(in >> postmaster) || postmaster <= 0) return;
+        const int postmaster = server_pid_;
         std::vector<int> all{postmaster};
         for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
             const std::string name = entry.path().filename();
@@ -344,7 +347,12 @@ class PrivateServer {
     }
 
   private:
+    void stop() {
+        reliability::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
+    }
+
     std::string script_, dir_, url_;
+    int server_pid_ = 0;
 };
 
 }  // namespace
@@ -377,7 +385,7 @@ TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]")
 
 TEST_CASE("fencing: server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
     if (!sqlock_test::is_server_backend()) return;
-    const std::string script_variable = sqlock_test::server_env().script_variable;
+    const std::string script_variable = sqlock_test::backend_context().script_variable;
     const char* script = std::getenv(script_variable.c_str());
     INFO(script_variable);
     REQUIRE(script);  // this test starts (and stops) a server of its own

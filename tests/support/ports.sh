@@ -1,5 +1,5 @@
-# ports.sh — sourced by the scripts that start throwaway servers
-# (pg-server.sh, pg-standby.sh, pgbouncer.sh): a free TCP port on this host.
+# ports.sh — sourced by the scripts that start throwaway servers (each
+# backend's src/backends/<name>/testing/*.sh): a free TCP port on this host.
 
 # True if something listens on TCP port $1.
 port_in_use() {

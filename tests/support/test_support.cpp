@@ -1,23 +1,16 @@
 #include "test_support.hpp"
 
 #include <fcntl.h>
-#include <libpq-fe.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifdef SQLOCK_TEST_HAVE_MARIADB
-#include <mysql.h>
-#endif
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -33,34 +26,28 @@
 
 namespace sqlock_test {
 
-const std::string& backend() {
-    static const std::string value = [] {
+const BackendContext& backend_context() {
+    static const BackendContext& context = []() -> const BackendContext& {
         const char* b = std::getenv("SQLOCK_TEST_BACKEND");
-        std::string name = b && *b ? b : "sqlite";
-        if (name != "sqlite" && name != "postgres" && name != "mariadb") {
-            std::fprintf(stderr, "SQLOCK_TEST_BACKEND=%s: not a backend the tests know\n",
-                         name.c_str());
-            std::abort();
+        const std::string name = b && *b ? b : "sqlite";
+        std::string known;
+        for (const BackendContext& c : backend_contexts()) {
+            if (c.name == name) return c;
+            known += " " + c.name;
         }
-        return name;
+        std::fprintf(stderr, "SQLOCK_TEST_BACKEND=%s: not a backend built (built:%s)\n",
+                     name.c_str(), known.c_str());
+        std::abort();
     }();
-    return value;
+    return context;
 }
 
-// The server backends' test servers; tests/CMakeLists.txt (add_backend_suite)
-// holds the list of backends each suite runs against.
-ServerEnv server_env() {
-    if (backend() == "postgres")
-        return {"SQLOCK_TEST_PG_URL", "SQLOCK_TEST_REQUIRE_PG", "SQLOCK_TEST_PG_SCRIPT",
-                "PostgreSQL"};
-    if (backend() == "mariadb")
-        return {"SQLOCK_TEST_MARIADB_URL", "SQLOCK_TEST_REQUIRE_MARIADB",
-                "SQLOCK_TEST_MARIADB_SCRIPT", "MariaDB"};
-    return {};
+const std::string& backend() {
+    return backend_context().name;
 }
 
 bool is_server_backend() {
-    return !server_env().url_variable.empty();
+    return !backend_context().url_variable.empty();
 }
 
 const std::string& scratch_dir() {
@@ -83,7 +70,7 @@ const std::string& scratch_dir() {
 }
 
 static std::string server_url() {
-    const std::string variable = server_env().url_variable;
+    const std::string variable = backend_context().url_variable;
     const char* url = std::getenv(variable.c_str());
     if (!url || !*url) throw std::runtime_error(variable + " is not set");
     return url;
@@ -104,7 +91,11 @@ Database fresh_database() {
         }();
         db.table = "t_" + std::to_string(getpid()) + "_" + run + "_" + std::to_string(n);
     } else {
-        db.url = "sqlite://" + scratch_dir() + "/db" + std::to_string(n) + ".db";
+        // An embedded backend: one without a test server makes new databases.
+        const auto fresh_url = backend_context().hooks.fresh_url;
+        if (!fresh_url)
+            throw std::logic_error(backend() + ": neither a test server nor a fresh_url hook");
+        db.url = fresh_url(scratch_dir(), n);
         db.table = "sqlock_locks";
     }
     db.open().init();
@@ -285,21 +276,6 @@ std::vector<long long> read_ids(const std::string& path) {
     return ids;
 }
 
-// The URL as libpq takes it: without sqlock's own `pooler` parameter.
-static std::string libpq_url(std::string url) {
-    for (const char* sep : {"?", "&"}) {
-        std::size_t at = url.find(std::string(sep) + "pooler=");
-        if (at == std::string::npos) continue;
-        std::size_t end = url.find('&', at + 1);
-        if (end == std::string::npos)
-            url.erase(at);
-        else
-            url.erase(at + 1, end - at);  // keeps `sep`, drops "pooler=...&"
-        break;
-    }
-    return url;
-}
-
 double seconds_between(const std::string& from, const std::string& to) {
     auto parse = [](const std::string& text) {
         std::tm tm{};
@@ -312,206 +288,8 @@ double seconds_between(const std::string& from, const std::string& to) {
     return parse(to) - parse(from);
 }
 
-namespace {
-
-std::vector<SqlRow> query_sqlite(const std::string& path, const std::string& sql) {
-    sqlite3* h = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-        std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
-        sqlite3_close(h);
-        throw std::runtime_error("query: cannot open " + path + ": " + msg);
-    }
-    sqlite3_busy_timeout(h, 10000);
-    // Every statement of `sql` in turn (like sqlite3_exec); the rows are the
-    // last statement's.
-    std::vector<SqlRow> rows;
-    const char* next = sql.c_str();
-    int rc = SQLITE_DONE;
-    while (next && *next) {
-        sqlite3_stmt* st = nullptr;
-        rc = sqlite3_prepare_v2(h, next, -1, &st, &next);
-        if (rc != SQLITE_OK) break;
-        if (!st) continue;  // only white space or a comment left
-        rows.clear();
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            SqlRow row;
-            for (int c = 0; c < sqlite3_column_count(st); ++c) {
-                if (sqlite3_column_type(st, c) == SQLITE_NULL) {
-                    row.emplace_back();
-                } else {
-                    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-                    row.emplace_back(std::string(text, sqlite3_column_bytes(st, c)));
-                }
-            }
-            rows.push_back(std::move(row));
-        }
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) break;
-    }
-    std::string msg = sqlite3_errmsg(h);
-    sqlite3_close(h);
-    if (rc != SQLITE_DONE) throw std::runtime_error("query: " + msg + " in: " + sql);
-    return rows;
-}
-
-std::vector<SqlRow> query_postgres(const std::string& url, const std::string& sql) {
-    PGconn* conn = PQconnectdb(libpq_url(url).c_str());
-    if (PQstatus(conn) != CONNECTION_OK) {
-        std::string msg = PQerrorMessage(conn);
-        PQfinish(conn);
-        // libpq does not echo passwords, but keep even the URL out of logs.
-        throw std::runtime_error("query: cannot connect: " + msg);
-    }
-    PGresult* r = PQexec(conn, sql.c_str());
-    auto status = PQresultStatus(r);
-    std::vector<SqlRow> rows;
-    if (status == PGRES_TUPLES_OK) {
-        for (int i = 0; i < PQntuples(r); ++i) {
-            SqlRow row;
-            for (int c = 0; c < PQnfields(r); ++c) {
-                if (PQgetisnull(r, i, c))
-                    row.emplace_back();
-                else
-                    row.emplace_back(std::string(PQgetvalue(r, i, c), PQgetlength(r, i, c)));
-            }
-            rows.push_back(std::move(row));
-        }
-    }
-    std::string msg = PQresultErrorMessage(r);
-    PQclear(r);
-    PQfinish(conn);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-        throw std::runtime_error("query: " + msg + " in: " + sql);
-    return rows;
-}
-
-#ifdef SQLOCK_TEST_HAVE_MARIADB
-
-std::string percent_decoded(const std::string& text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size() &&
-            std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-            std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-            out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
-            i += 2;
-        } else {
-            out += text[i];
-        }
-    }
-    return out;
-}
-
-// mariadb://[user[:password]@]host[:port][/database][?parameters], read here
-// rather than by the library's parser (which is under test); parameters are
-// ignored.
-struct MariadbTarget {
-    std::string user, password, host = "127.0.0.1", database;
-    unsigned port = 3306;
-};
-
-MariadbTarget mariadb_target(const std::string& url) {
-    MariadbTarget t;
-    std::string rest = url.substr(url.find("://") + 3);
-    rest = rest.substr(0, rest.find('?'));
-    const std::size_t slash = rest.find('/');
-    if (slash != std::string::npos) {
-        t.database = percent_decoded(rest.substr(slash + 1));
-        rest.resize(slash);
-    }
-    const std::size_t at = rest.rfind('@');
-    if (at != std::string::npos) {
-        const std::string userinfo = rest.substr(0, at);
-        const std::size_t colon = userinfo.find(':');
-        t.user = percent_decoded(userinfo.substr(0, colon));
-        if (colon != std::string::npos) t.password = percent_decoded(userinfo.substr(colon + 1));
-        rest = rest.substr(at + 1);
-    }
-    std::size_t colon = rest.rfind(':');
-    if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
-        const std::size_t close = rest.find(']');
-        colon = rest.find(':', close);
-        t.host = rest.substr(1, close - 1);
-    } else if (!rest.empty()) {
-        t.host = rest.substr(0, colon);
-    }
-    if (colon != std::string::npos)
-        t.port = static_cast<unsigned>(std::stoul(rest.substr(colon + 1)));
-    return t;
-}
-
-std::vector<SqlRow> query_mariadb(const std::string& url, const std::string& sql) {
-    // mysql_init() initialises the library on first use, which is not
-    // thread-safe; the tests call query() from several threads.
-    static const bool initialised = mysql_library_init(0, nullptr, nullptr) == 0;
-    if (!initialised) throw std::runtime_error("query: mysql_library_init failed");
-    const MariadbTarget t = mariadb_target(url);
-    MYSQL* h = mysql_init(nullptr);
-    if (!h) throw std::runtime_error("query: mysql_init: out of memory");
-    const unsigned connect_timeout = 10, read_timeout = 60;
-    mysql_options(h, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-    mysql_options(h, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
-    mysql_options(h, MYSQL_OPT_WRITE_TIMEOUT, &read_timeout);
-    auto fail = [&](const std::string& what) {
-        // The C API's messages carry the user and host, never the password.
-        std::string msg = "query: " + what + ": " + mysql_error(h);
-        mysql_close(h);
-        return std::runtime_error(msg);
-    };
-    if (!mysql_real_connect(h, t.host.c_str(), t.user.c_str(), t.password.c_str(),
-                            t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
-                            CLIENT_MULTI_STATEMENTS))
-        throw fail("cannot connect");
-    // Standard SQL text (see query() in the header), UTC.
-    if (mysql_query(h,
-                    "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
-                    "time_zone = '+00:00'") != 0)
-        throw fail("setting the session up");
-    if (mysql_real_query(h, sql.data(), sql.size()) != 0) throw fail("in: " + sql);
-    std::vector<SqlRow> rows;
-    for (int more = 0; more == 0; more = mysql_next_result(h)) {
-        rows.clear();
-        MYSQL_RES* result = mysql_store_result(h);
-        if (!result) {
-            if (mysql_field_count(h) != 0) throw fail("reading the rows of: " + sql);
-            continue;  // a statement without rows
-        }
-        const unsigned columns = mysql_num_fields(result);
-        while (MYSQL_ROW r = mysql_fetch_row(result)) {
-            const unsigned long* lengths = mysql_fetch_lengths(result);
-            SqlRow row;
-            for (unsigned c = 0; c < columns; ++c) {
-                if (r[c])
-                    row.emplace_back(std::string(r[c], lengths[c]));
-                else
-                    row.emplace_back();
-            }
-            rows.push_back(std::move(row));
-        }
-        mysql_free_result(result);
-    }
-    if (mysql_errno(h) != 0) throw fail("in: " + sql);
-    mysql_close(h);
-    return rows;
-}
-
-#endif  // SQLOCK_TEST_HAVE_MARIADB
-
-}  // namespace
-
 std::vector<SqlRow> query(const Database& db, const std::string& sql) {
-    if (db.url.rfind("postgres", 0) == 0) return query_postgres(db.url, sql);
-    if (db.url.rfind("mariadb://", 0) == 0 || db.url.rfind("mysql://", 0) == 0) {
-#ifdef SQLOCK_TEST_HAVE_MARIADB
-        return query_mariadb(db.url, sql);
-#else
-        throw std::runtime_error("query: the tests were built without libmariadb");
-#endif
-    }
-    std::string path = db.url.substr(std::string("sqlite://").size());
-    std::size_t q = path.find('?');
-    if (q != std::string::npos) path.resize(q);
-    return query_sqlite(path, sql);
+    return backend_context().hooks.query(db.url, sql);
 }
 
 void exec_sql(const Database& db, const std::string& sql) {
@@ -519,14 +297,13 @@ void exec_sql(const Database& db, const std::string& sql) {
 }
 
 void grant_table_use(const Database& db, const std::string& account) {
-    std::string sql = "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + " TO " + account;
-    if (backend() == "postgres")
-        sql += "; GRANT USAGE ON SEQUENCE " + db.table + "_id_seq TO " + account;
-    exec_sql(db, sql);
+    const auto grant = backend_context().hooks.grant_table_use_sql;
+    if (!grant) throw std::logic_error("grant_table_use: " + backend() + " has no grants");
+    exec_sql(db, grant(db.table, account));
 }
 
 std::string privilege_denied_code() {
-    return backend() == "mariadb" ? "1142/42000" : "42501";
+    return backend_context().hooks.privilege_denied_code;
 }
 
 }  // namespace sqlock_test

@@ -11,37 +11,29 @@
 #include <thread>
 #include <vector>
 
+#include "backend_context.hpp"
 #include "sqlock/sqlock.hpp"
 
 namespace sqlock_test {
 
-/// Which backend this test binary runs against: "sqlite", "postgres" or
-/// "mariadb", from $SQLOCK_TEST_BACKEND (default sqlite). tests/CMakeLists.txt
-/// (add_backend_suite) lists the backends each suite is registered for.
+/// Which backend this test binary runs against, one of SQLOCK_BACKENDS built
+/// ("sqlite", "postgres", "mariadb"), from $SQLOCK_TEST_BACKEND (default
+/// sqlite). tests/CMakeLists.txt (add_backend_suite) registers each suite once
+/// per backend.
 const std::string& backend();
 
+/// The test context of the backend under test (backend_context.hpp): its
+/// server's environment variables and its hooks, from its folder.
+const BackendContext& backend_context();
+
 /// True when the backend under test is a database server reached over TCP
-/// (postgres, mariadb): it has accounts and grants, a network that can fail,
-/// and a clock of its own. False for SQLite.
+/// (one with a testing/server.sh: postgres, mariadb): it has accounts and
+/// grants, a network that can fail, and a clock of its own. False for SQLite.
 bool is_server_backend();
 
-/// For a server backend, the environment variables of its test server:
-/// its URL ($SQLOCK_TEST_PG_URL, $SQLOCK_TEST_MARIADB_URL); the one that, set
-/// to 1, makes a missing URL a failure instead of a skip
-/// ($SQLOCK_TEST_REQUIRE_PG, $SQLOCK_TEST_REQUIRE_MARIADB); the script that
-/// starts private servers ($SQLOCK_TEST_PG_SCRIPT, $SQLOCK_TEST_MARIADB_SCRIPT:
-/// tests/pg-server.sh, tests/mariadb-server.sh). Empty for SQLite.
-struct ServerEnv {
-    std::string url_variable;
-    std::string require_variable;
-    std::string script_variable;
-    std::string server_name;  ///< for messages: "PostgreSQL", "MariaDB"
-};
-ServerEnv server_env();
-
-/// A fresh, empty lock table on the backend under test: a new SQLite file,
-/// or a new table name on the server at server_env().url_variable.
-/// Already initialised.
+/// A fresh, empty lock table on the backend under test: a new database of an
+/// embedded backend (a new SQLite file), or a new table name on the server at
+/// $<backend_context().url_variable>. Already initialised.
 struct Database {
     std::string url;
     std::string table;
@@ -140,12 +132,9 @@ std::vector<long long> read_ids(const std::string& path);
 /// another, read independently of the library's own parser.
 double seconds_between(const std::string& from, const std::string& to);
 
-/// A result row; a NULL cell is nullopt.
-using SqlRow = std::vector<std::optional<std::string>>;
-
 /// Runs `sql` directly on the database under test, independent of the code
-/// under test (SQLite C API, or libpq or the MariaDB C API on a new
-/// connection), and returns its rows as text. `sql` may hold several
+/// under test (the backend's own client library on a new connection: its
+/// BackendHooks::query), and returns its rows as text. `sql` may hold several
 /// statements; the rows are the last statement's. Throws std::runtime_error
 /// on failure.
 ///
@@ -161,13 +150,13 @@ void exec_sql(const Database& db, const std::string& sql);
 /// Server backends: grants `account` (another account of the test server,
 /// e.g. "sqlock_noaccess") on db's lock table what the documentation tells
 /// an administrator to grant a program that uses the table but does not
-/// create it: SELECT, INSERT, UPDATE, DELETE, and on PostgreSQL USAGE on the
-/// table's id sequence.
+/// create it (BackendHooks::grant_table_use_sql: SELECT, INSERT, UPDATE,
+/// DELETE, and on PostgreSQL USAGE on the table's id sequence).
 void grant_table_use(const Database& db, const std::string& account);
 
 /// sqlock::error::backend_code() of a statement the server refused for lack
-/// of a privilege on the table: PostgreSQL's SQLSTATE "42501"; MariaDB's
-/// "1142/42000" (ER_TABLEACCESS_DENIED_ERROR).
+/// of a privilege on the table (BackendHooks::privilege_denied_code:
+/// PostgreSQL's SQLSTATE "42501"; MariaDB's "1142/42000").
 std::string privilege_denied_code();
 
 }  // namespace sqlock_test

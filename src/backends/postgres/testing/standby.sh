@@ -1,22 +1,22 @@
 #!/bin/bash
-# pg-standby.sh — a streaming standby of a tests/pg-server.sh cluster, for
-# sqlock's failover tests.
+# standby.sh — a streaming standby of a server.sh cluster (beside this
+# script), for sqlock's failover tests.
 #
-#   tests/pg-standby.sh start   DIR PRIMARY_DIR sync|async
+#   standby.sh start   DIR PRIMARY_DIR sync|async
 #                                   copy the primary with pg_basebackup, start
 #                                   the copy as a streaming standby on a free
 #                                   port of 127.0.0.1, wait until it streams
 #                                   (sync: until the primary counts it as its
 #                                   synchronous standby); prints its port
-#   tests/pg-standby.sh crash   PRIMARY_DIR immediate|fast
+#   standby.sh crash   PRIMARY_DIR immediate|fast
 #                                   stop the primary: `immediate` is a crash,
 #                                   `fast` a clean shutdown (it sends all WAL
 #                                   to the standby before it stops)
-#   tests/pg-standby.sh promote DIR promote the standby (waits until it is)
-#   tests/pg-standby.sh stop    DIR stop it and remove DIR
+#   standby.sh promote DIR          promote the standby (waits until it is)
+#   standby.sh stop    DIR          stop it and remove DIR
 #
 # With sync, the primary gets synchronous_standby_names = 'sqlock_standby'
-# and synchronous_commit = on (pg-server.sh turns it off for speed), so a
+# and synchronous_commit = on (server.sh turns it off for speed), so a
 # commit returns only once the standby has it. With async, the primary gets
 # synchronous_commit = on and no synchronous standby.
 #
@@ -42,14 +42,14 @@ bin=""
 for candidate in /usr/lib/postgresql/*/bin; do
     [ -x "$candidate/pg_ctl" ] && bin="$candidate"
 done
-[ -n "$bin" ] || { echo "pg-standby.sh: no PostgreSQL binaries found" >&2; exit 1; }
+[ -n "$bin" ] || { echo "postgres standby.sh: no PostgreSQL binaries found" >&2; exit 1; }
 
 as_server_user() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# port_in_use, pick_port
-. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
+# port_in_use, pick_port: shared by every backend's test scripts.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../../tests/support/ports.sh"
 
 # psql as superuser over the primary's private socket (trust there).
 psql_primary() {
@@ -59,9 +59,9 @@ psql_primary() {
 
 start() {
     local mode=$1
-    trap 'echo "pg-standby.sh: start failed; last lines of $log:" >&2; tail -n 20 "$log" >&2' ERR
+    trap 'echo "postgres standby.sh: start failed; last lines of $log:" >&2; tail -n 20 "$log" >&2' ERR
     [ "$mode" = sync ] || [ "$mode" = async ] || usage
-    [ -f "$primary/port" ] || { echo "pg-standby.sh: no cluster in $primary" >&2; exit 1; }
+    [ -f "$primary/port" ] || { echo "postgres standby.sh: no cluster in $primary" >&2; exit 1; }
     mkdir -p "$dir/socket"
     chmod 0755 "$dir"
     chmod 0700 "$dir/socket"
@@ -85,7 +85,7 @@ synchronous_standby_names = ''
 EOF
     cat >>"$data/postgresql.conf" <<EOF
 
-# pg-standby.sh: a streaming standby of $primary
+# postgres standby.sh: a streaming standby of $primary
 port = $(cat "$dir/port")
 unix_socket_directories = '$dir/socket'
 hot_standby = on
@@ -107,7 +107,7 @@ EOF
             { cat "$dir/port"; return 0; }
         sleep 0.1
     done
-    echo "pg-standby.sh: the standby did not start streaming; see $log" >&2
+    echo "postgres standby.sh: the standby did not start streaming; see $log" >&2
     return 1
 }
 

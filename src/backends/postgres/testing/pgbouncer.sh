@@ -1,24 +1,28 @@
 #!/bin/bash
 # pgbouncer.sh — PgBouncer in front of a throwaway PostgreSQL, for sqlock's tests.
 #
-#   tests/pgbouncer.sh start DIR PG_URL   one PgBouncer per pool mode, in front
-#                                         of the server PG_URL names
-#   tests/pgbouncer.sh url   DIR MODE     the URL through the MODE pooler
-#                                         (transaction, session or statement)
-#   tests/pgbouncer.sh stop  DIR          stop them all and remove DIR
+#   pgbouncer.sh start DIR PG_URL   one PgBouncer per pool mode, in front
+#                                   of the server PG_URL names
+#   pgbouncer.sh url   DIR MODE     the URL through the MODE pooler
+#                                   (transaction, session or statement)
+#   pgbouncer.sh env   DIR          the variables below, one NAME=VALUE a
+#                                   line, for the runner to export
+#   pgbouncer.sh stop  DIR          stop them all and remove DIR
 #
-# PG_URL is what tests/pg-server.sh prints:
+# PG_URL is what server.sh (beside this script) prints:
 # postgresql://USER:PASSWORD@HOST:PORT/DB. Each pooler listens on a free TCP
 # port of 127.0.0.1 (no unix socket), authenticates clients with
 # scram-sha-256 against USER's password (and sqlock_noaccess's and
-# sqlock_logged's, which pg-server.sh gives the same one), and logs into the
+# sqlock_logged's, which server.sh gives the same one), and logs into the
 # server with that password. The database keeps its name, so a URL through a
 # pooler differs from the direct one only in its port and in sqlock's own
 # `pooler=MODE` parameter, which says which path to take:
 #
 #   postgresql://sqlock_test:PASSWORD@127.0.0.1:PORT/sqlock_test?pooler=transaction
 #
-# Test environment variables (exported by tests/run-all.sh):
+# Test environment variables (printed by `env`, exported by tests/run-all.sh,
+# which starts this script as a companion of the PostgreSQL server: see
+# test.conf beside it):
 #   SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL, SQLOCK_TEST_PGBOUNCER_SESSION_URL,
 #   SQLOCK_TEST_PGBOUNCER_STATEMENT_URL   the URLs printed by `url`
 #   SQLOCK_TEST_REQUIRE_PGBOUNCER=1       a missing URL fails the pooled suites
@@ -28,7 +32,7 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start DIR PG_URL | url DIR MODE | stop DIR" >&2
+    echo "usage: $0 start DIR PG_URL | url DIR MODE | env DIR | stop DIR" >&2
     exit 2
 }
 
@@ -45,8 +49,8 @@ as_bouncer_user() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# port_in_use, pick_port
-. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
+# port_in_use, pick_port: shared by every backend's test scripts.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../../tests/support/ports.sh"
 
 # Server connections per pool: session mode holds one per client for the
 # client's whole life, so it needs the most; all stay well below the test
@@ -110,7 +114,7 @@ wait_ready() {
 
 start() {
     local url=$1
-    # postgresql://USER:PASSWORD@HOST:PORT/DB, as pg-server.sh prints it.
+    # postgresql://USER:PASSWORD@HOST:PORT/DB, as server.sh prints it.
     local re='^postgres(ql)?://([^:@/]+):([^@/]+)@([^:/]+):([0-9]+)/([^?/]+)$'
     [[ "$url" =~ $re ]] ||
         { echo "pgbouncer.sh: expected postgresql://USER:PASSWORD@HOST:PORT/DB" >&2; exit 2; }
@@ -133,6 +137,14 @@ url() {
     local lines
     mapfile -t lines <"$dir/login"
     echo "postgresql://${lines[0]}:${lines[1]}@127.0.0.1:$(cat "$dir/$mode/port")/${lines[2]}?pooler=$mode"
+}
+
+print_env() {
+    local mode
+    for mode in $modes; do
+        echo "SQLOCK_TEST_PGBOUNCER_${mode^^}_URL=$(url "$mode")"
+    done
+    echo "SQLOCK_TEST_REQUIRE_PGBOUNCER=1"
 }
 
 stop() {
@@ -159,6 +171,7 @@ stop() {
 case "$cmd" in
     start) [ $# -eq 3 ] || usage; start "$3" ;;
     url) [ $# -eq 3 ] || usage; url "$3" ;;
+    env) [ $# -eq 2 ] || usage; print_env ;;
     stop) [ $# -eq 2 ] || usage; stop ;;
     *) usage ;;
 esac

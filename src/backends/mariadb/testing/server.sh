@@ -1,12 +1,14 @@
 #!/bin/bash
-# mariadb-server.sh — a throwaway MariaDB server for sqlock's tests.
+# server.sh — a throwaway MariaDB server for sqlock's tests (the MariaDB
+# backend's test server: tests/run-all.sh starts one in its main lane).
 #
-#   tests/mariadb-server.sh start   DIR   init (if needed) and start; prints the URL
-#   tests/mariadb-server.sh stop    DIR   stop and remove DIR
-#   tests/mariadb-server.sh restart DIR   restart (same port, same URL)
-#   tests/mariadb-server.sh url     DIR   print the URL of the server in DIR
+#   server.sh start   DIR   init (if needed) and start; prints the URL
+#   server.sh stop    DIR   stop and remove DIR
+#   server.sh restart DIR   restart (same port, same URL)
+#   server.sh url     DIR   print the URL of the server in DIR
+#   server.sh pid     DIR   print the server's process id
 #
-# The MariaDB twin of tests/pg-server.sh: idempotent, durability off
+# The MariaDB twin of the PostgreSQL backend's testing/server.sh: idempotent, durability off
 # (innodb_flush_log_at_trx_commit=2, innodb_flush_method=nosync, no
 # doublewrite), a small buffer pool, `mariadb-admin ping` before reporting
 # success. It reads no system option file (/etc/mysql): everything is in
@@ -43,14 +45,16 @@
 #                                appended to this file (tests/run-all.sh
 #                                checks that none appears in the test output)
 #
-# Usage:
-#   d=$(mktemp -d); url=$(tests/mariadb-server.sh start "$d")
-#   SQLOCK_TEST_MARIADB_URL=$url ctest --test-dir build -R mariadb
-#   tests/mariadb-server.sh stop "$d"
+# Usage, from the top of the tree:
+#   s=$PWD/src/backends/mariadb/testing/server.sh
+#   d=$(mktemp -d); url=$("$s" start "$d")
+#   SQLOCK_TEST_MARIADB_URL=$url SQLOCK_TEST_MARIADB_SCRIPT=$s SQLOCK_TEST_MARIADB_DIR=$d \
+#     ctest --test-dir build -R mariadb
+#   "$s" stop "$d"
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start|stop|restart|url DIR" >&2
+    echo "usage: $0 start|stop|restart|url|pid DIR" >&2
     exit 2
 }
 
@@ -79,7 +83,7 @@ stop_timeout=60
 
 for tool in mariadbd mariadb-install-db mariadb-admin mariadb; do
     command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
-        { echo "mariadb-server.sh: $tool not found (tools/install-deps.sh --test)" >&2; exit 1; }
+        { echo "mariadb server.sh: $tool not found (tools/install-deps.sh --test)" >&2; exit 1; }
 done
 mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 
@@ -93,7 +97,7 @@ user_option=()
 
 url() {
     [ -f "$port_file" ] && [ -f "$password_file" ] ||
-        { echo "mariadb-server.sh: no server in $dir (run start first)" >&2; exit 1; }
+        { echo "mariadb server.sh: no server in $dir (run start first)" >&2; exit 1; }
     echo "mariadb://$user:$(cat "$password_file")@127.0.0.1:$(cat "$port_file")/$database"
 }
 
@@ -115,8 +119,8 @@ is_running() {
     alive "$pid"
 }
 
-# port_in_use, pick_port
-. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
+# port_in_use, pick_port: shared by every backend's test scripts.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../../tests/support/ports.sh"
 
 admin() {  # mariadb-admin as root over the private socket
     mariadb-admin --defaults-file="$cnf" "$@"
@@ -128,7 +132,7 @@ sql_admin() {  # the mariadb client as root over the private socket
 
 write_cnf() {
     cat >"$cnf" <<EOF
-# mariadb-server.sh: a disposable test server. Nothing else is read
+# mariadb server.sh: a disposable test server. Nothing else is read
 # (--defaults-file), so /etc/mysql does not apply.
 [mariadbd]
 datadir = $data
@@ -174,7 +178,7 @@ init_server() {
     mariadb-install-db --defaults-file="$cnf" "${user_option[@]}" --skip-test-db \
         --auth-root-authentication-method=socket --auth-root-socket-user="$(id -un)" \
         >>"$log" 2>&1 ||
-        { echo "mariadb-server.sh: mariadb-install-db failed; see $log" >&2; return 1; }
+        { echo "mariadb server.sh: mariadb-install-db failed; see $log" >&2; return 1; }
 }
 
 create_accounts() {
@@ -206,7 +210,7 @@ start_server() {
             return 1
         fi
         if [ $SECONDS -ge $deadline ]; then
-            echo "mariadb-server.sh: server in $dir not ready after ${ready_timeout}s; see $log" >&2
+            echo "mariadb server.sh: server in $dir not ready after ${ready_timeout}s; see $log" >&2
             kill -KILL "$pid" 2>/dev/null || true
             return 1
         fi
@@ -228,7 +232,7 @@ start() {
             # The port may have been taken meanwhile: pick another one.
             attempt=$((attempt + 1))
             if [ $attempt -ge 5 ] || ! grep -q "Address already in use" "$log"; then
-                echo "mariadb-server.sh: MariaDB did not start; last log lines:" >&2
+                echo "mariadb server.sh: MariaDB did not start; last log lines:" >&2
                 tail -n 20 "$log" >&2
                 return 1
             fi
@@ -239,7 +243,7 @@ start() {
     fi
     if [ "$fresh" = yes ]; then
         create_accounts >>"$log" 2>&1 || {
-            echo "mariadb-server.sh: creating the test accounts failed; see $log" >&2
+            echo "mariadb server.sh: creating the test accounts failed; see $log" >&2
             return 1
         }
         trap - EXIT
@@ -268,7 +272,7 @@ stop_server() {
         shutdown >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
     while alive "$pid"; do
         if [ $SECONDS -ge $deadline ]; then
-            echo "mariadb-server.sh: server in $dir did not stop in ${stop_timeout}s: killed" >&2
+            echo "mariadb server.sh: server in $dir did not stop in ${stop_timeout}s: killed" >&2
             kill -KILL "$pid" 2>/dev/null || true
             break
         fi
@@ -288,12 +292,12 @@ stop() {
 }
 
 restart() {
-    [ -d "$data/mysql" ] || { echo "mariadb-server.sh: no server in $dir" >&2; exit 1; }
+    [ -d "$data/mysql" ] || { echo "mariadb server.sh: no server in $dir" >&2; exit 1; }
     if is_running; then
         stop_server
     fi
     start_server || {
-        echo "mariadb-server.sh: MariaDB did not restart; last log lines:" >&2
+        echo "mariadb server.sh: MariaDB did not restart; last log lines:" >&2
         tail -n 20 "$log" >&2
         return 1
     }
@@ -304,5 +308,6 @@ case "$cmd" in
     stop) stop ;;
     restart) restart ;;
     url) url ;;
+    pid) server_pid || { echo "mariadb server.sh: no server running in $dir" >&2; exit 1; } ;;
     *) usage ;;
 esac

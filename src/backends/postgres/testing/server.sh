@@ -1,10 +1,13 @@
 #!/bin/bash
-# pg-server.sh — a throwaway PostgreSQL cluster for sqlock's tests.
+# server.sh — a throwaway PostgreSQL cluster for sqlock's tests (the
+# PostgreSQL backend's test server: tests/run-all.sh starts one per lane).
 #
-#   tests/pg-server.sh start   DIR   init (if needed) and start; prints the URL
-#   tests/pg-server.sh stop    DIR   stop and remove DIR
-#   tests/pg-server.sh restart DIR   restart (same port, same URL)
-#   tests/pg-server.sh url     DIR   print the URL of the cluster in DIR
+#   server.sh start   DIR   init (if needed) and start; prints the URL
+#   server.sh stop    DIR   stop and remove DIR
+#   server.sh restart DIR   restart (same port, same URL)
+#   server.sh url     DIR   print the URL of the cluster in DIR
+#   server.sh pid     DIR   print the postmaster's process id (the parent of
+#                           every server process)
 #
 # Modelled on libpqxx's tools/run-test-postgres.sh: idempotent, fsync off,
 # `pg_isready` before reporting success. The server runs as the `postgres`
@@ -36,15 +39,16 @@
 #                           appended to this file (tests/run-all.sh checks
 #                           that none appears in the test output)
 #
-# Usage:
-#   d=$(mktemp -d); url=$(tests/pg-server.sh start "$d")
-#   SQLOCK_TEST_PG_URL=$url SQLOCK_TEST_PG_SCRIPT=$PWD/tests/pg-server.sh \
-#     SQLOCK_TEST_PG_DIR=$d ctest --test-dir build -R postgres
-#   tests/pg-server.sh stop "$d"
+# Usage, from the top of the tree:
+#   s=$PWD/src/backends/postgres/testing/server.sh
+#   d=$(mktemp -d); url=$("$s" start "$d")
+#   SQLOCK_TEST_PG_URL=$url SQLOCK_TEST_PG_SCRIPT=$s SQLOCK_TEST_PG_DIR=$d \
+#     ctest --test-dir build -R postgres
+#   "$s" stop "$d"
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start|stop|restart|url DIR" >&2
+    echo "usage: $0 start|stop|restart|url|pid DIR" >&2
     exit 2
 }
 
@@ -74,7 +78,7 @@ find_bin() {
         candidate=$(command -v pg_ctl || true)
         [ -n "$candidate" ] && bin=$(dirname "$candidate")
     fi
-    [ -n "${bin:-}" ] || { echo "pg-server.sh: no PostgreSQL binaries found" >&2; exit 1; }
+    [ -n "${bin:-}" ] || { echo "postgres server.sh: no PostgreSQL binaries found" >&2; exit 1; }
 }
 
 # PostgreSQL will not run as root: use the postgres account then.
@@ -92,7 +96,7 @@ server_owner() {
 
 url() {
     [ -f "$port_file" ] && [ -f "$password_file" ] ||
-        { echo "pg-server.sh: no cluster in $dir (run start first)" >&2; exit 1; }
+        { echo "postgres server.sh: no cluster in $dir (run start first)" >&2; exit 1; }
     echo "postgresql://$role:$(cat "$password_file")@127.0.0.1:$(cat "$port_file")/$database"
 }
 
@@ -102,11 +106,11 @@ is_running() {
 
 wait_ready() {
     "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$port_file")" -d postgres --timeout=60 ||
-        { echo "pg-server.sh: server in $dir did not become ready; see $log" >&2; return 1; }
+        { echo "postgres server.sh: server in $dir did not become ready; see $log" >&2; return 1; }
 }
 
-# port_in_use, pick_port
-. "$(dirname "${BASH_SOURCE[0]}")/support/ports.sh"
+# port_in_use, pick_port: shared by every backend's test scripts.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../../tests/support/ports.sh"
 
 psql_admin() {
     # Over the private socket as the superuser: trust authentication there.
@@ -133,7 +137,7 @@ init_cluster() {
         --auth-local=trust --auth-host=scram-sha-256 >>"$log" 2>&1
     cat >>"$data/postgresql.conf" <<EOF
 
-# pg-server.sh: a disposable test cluster.
+# postgres server.sh: a disposable test cluster.
 listen_addresses = '127.0.0.1'
 port = $(cat "$port_file")
 unix_socket_directories = '$socket'
@@ -179,7 +183,7 @@ start() {
             # The port may have been taken meanwhile: pick another one.
             attempt=$((attempt + 1))
             if [ $attempt -ge 5 ] || ! grep -q "could not bind\|Address already in use" "$log"; then
-                echo "pg-server.sh: PostgreSQL did not start; last log lines:" >&2
+                echo "postgres server.sh: PostgreSQL did not start; last log lines:" >&2
                 tail -n 20 "$log" >&2
                 return 1
             fi
@@ -192,7 +196,7 @@ start() {
     wait_ready
     if [ "$fresh" = yes ]; then
         create_roles >>"$log" 2>&1 || {
-            echo "pg-server.sh: creating the test roles failed; see $log" >&2
+            echo "postgres server.sh: creating the test roles failed; see $log" >&2
             return 1
         }
         trap - EXIT
@@ -218,8 +222,16 @@ stop() {
     fi
 }
 
+# The first line of postmaster.pid, which PostgreSQL keeps while it runs.
+postmaster_pid() {
+    local pid
+    pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] ||
+        { echo "postgres server.sh: no server running in $dir" >&2; exit 1; }
+    echo "$pid"
+}
+
 restart() {
-    [ -f "$data/PG_VERSION" ] || { echo "pg-server.sh: no cluster in $dir" >&2; exit 1; }
+    [ -f "$data/PG_VERSION" ] || { echo "postgres server.sh: no cluster in $dir" >&2; exit 1; }
     if is_running; then
         as_server_user "$bin/pg_ctl" restart -D "$data" -l "$log" -m fast -w -t 60 >/dev/null
     else
@@ -234,5 +246,6 @@ case "$cmd" in
     stop) stop ;;
     restart) restart ;;
     url) url ;;
+    pid) postmaster_pid ;;
     *) usage ;;
 esac

@@ -1,0 +1,140 @@
+// The MariaDB backend's test context (cmake/backend_tests.cmake): rows read
+// through the MariaDB C API, independent of the backend's code; the grants
+// and codes of MariaDB.
+#include <mysql.h>
+
+#include <cctype>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend_context.hpp"
+
+namespace sqlock_test {
+
+namespace {
+
+std::string percent_decoded(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+            out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+// mariadb://[user[:password]@]host[:port][/database][?parameters], read here
+// rather than by the library's parser (which is under test); parameters are
+// ignored.
+struct MariadbTarget {
+    std::string user, password, host = "127.0.0.1", database;
+    unsigned port = 3306;
+};
+
+MariadbTarget mariadb_target(const std::string& url) {
+    MariadbTarget t;
+    std::string rest = url.substr(url.find("://") + 3);
+    rest = rest.substr(0, rest.find('?'));
+    const std::size_t slash = rest.find('/');
+    if (slash != std::string::npos) {
+        t.database = percent_decoded(rest.substr(slash + 1));
+        rest.resize(slash);
+    }
+    const std::size_t at = rest.rfind('@');
+    if (at != std::string::npos) {
+        const std::string userinfo = rest.substr(0, at);
+        const std::size_t colon = userinfo.find(':');
+        t.user = percent_decoded(userinfo.substr(0, colon));
+        if (colon != std::string::npos) t.password = percent_decoded(userinfo.substr(colon + 1));
+        rest = rest.substr(at + 1);
+    }
+    std::size_t colon = rest.rfind(':');
+    if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+        const std::size_t close = rest.find(']');
+        colon = rest.find(':', close);
+        t.host = rest.substr(1, close - 1);
+    } else if (!rest.empty()) {
+        t.host = rest.substr(0, colon);
+    }
+    if (colon != std::string::npos)
+        t.port = static_cast<unsigned>(std::stoul(rest.substr(colon + 1)));
+    return t;
+}
+
+std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+    // mysql_init() initialises the library on first use, which is not
+    // thread-safe; the tests call query() from several threads.
+    static const bool initialised = mysql_library_init(0, nullptr, nullptr) == 0;
+    if (!initialised) throw std::runtime_error("query: mysql_library_init failed");
+    const MariadbTarget t = mariadb_target(url);
+    MYSQL* h = mysql_init(nullptr);
+    if (!h) throw std::runtime_error("query: mysql_init: out of memory");
+    const unsigned connect_timeout = 10, read_timeout = 60;
+    mysql_options(h, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+    mysql_options(h, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
+    mysql_options(h, MYSQL_OPT_WRITE_TIMEOUT, &read_timeout);
+    auto fail = [&](const std::string& what) {
+        // The C API's messages carry the user and host, never the password.
+        std::string msg = "query: " + what + ": " + mysql_error(h);
+        mysql_close(h);
+        return std::runtime_error(msg);
+    };
+    if (!mysql_real_connect(h, t.host.c_str(), t.user.c_str(), t.password.c_str(),
+                            t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
+                            CLIENT_MULTI_STATEMENTS))
+        throw fail("cannot connect");
+    // Standard SQL text (see query() in the header), UTC.
+    if (mysql_query(h,
+                    "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
+                    "time_zone = '+00:00'") != 0)
+        throw fail("setting the session up");
+    if (mysql_real_query(h, sql.data(), sql.size()) != 0) throw fail("in: " + sql);
+    std::vector<SqlRow> rows;
+    for (int more = 0; more == 0; more = mysql_next_result(h)) {
+        rows.clear();
+        MYSQL_RES* result = mysql_store_result(h);
+        if (!result) {
+            if (mysql_field_count(h) != 0) throw fail("reading the rows of: " + sql);
+            continue;  // a statement without rows
+        }
+        const unsigned columns = mysql_num_fields(result);
+        while (MYSQL_ROW r = mysql_fetch_row(result)) {
+            const unsigned long* lengths = mysql_fetch_lengths(result);
+            SqlRow row;
+            for (unsigned c = 0; c < columns; ++c) {
+                if (r[c])
+                    row.emplace_back(std::string(r[c], lengths[c]));
+                else
+                    row.emplace_back();
+            }
+            rows.push_back(std::move(row));
+        }
+        mysql_free_result(result);
+    }
+    if (mysql_errno(h) != 0) throw fail("in: " + sql);
+    mysql_close(h);
+    return rows;
+}
+
+// The table's rights; MariaDB's AUTO_INCREMENT needs no grant of its own.
+std::string grant_table_use_sql(const std::string& table, const std::string& account) {
+    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + account;
+}
+
+}  // namespace
+
+BackendHooks mariadb_test_hooks() {
+    BackendHooks hooks;
+    hooks.query = query;
+    hooks.grant_table_use_sql = grant_table_use_sql;
+    hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR
+    return hooks;
+}
+
+}  // namespace sqlock_test
