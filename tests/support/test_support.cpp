@@ -519,9 +519,13 @@ void exec_sql(const Database& db, const std::string& sql) {
 }
 
 void grant_table_use(const Database& db, const std::string& account) {
-    std::string sql = "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + " TO " + account;
-    if (backend() == "postgres")
-        sql += "; GRANT USAGE ON SEQUENCE " + db.table + "_id_seq TO " + account;
+    // The lock table and its run history table beside it.
+    std::string sql;
+    for (const std::string& table : {db.table, db.table + "_runs"}) {
+        sql += "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + account + "; ";
+        if (backend() == "postgres")
+            sql += "GRANT USAGE ON SEQUENCE " + table + "_id_seq TO " + account + "; ";
+    }
     exec_sql(db, sql);
 }
 
