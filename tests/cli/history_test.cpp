@@ -312,3 +312,29 @@ TEST_CASE("once-per and history: bad input is a one-line usage error (64), nothi
     CHECK_FALSE(exists(ran));
     CHECK(history(cli).empty());
 }
+
+TEST_CASE("a lock table without its history table: run says so, --once-per refuses (78)",
+          "[cli][history][upgrade]") {
+    Cli cli = fresh_cli();
+    // A table made before sqlock had a history: the history table is missing.
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_runs");
+    const std::string dir = make_dir();
+    const std::string ran = dir + "/ran";
+    Result plain = cli(with_command({"run", "job"}, window_writer(ran, "0")));
+    CHECK(plain.code == 0);
+    CHECK(plain.err_lines() == 1);
+    CHECK_THAT(plain.err, Contains("not recording this run") && Contains("sqlock init"));
+    CHECK(count_lines(ran) == 1);
+
+    Result once = cli(with_command({"run", "job", "--once-per", "1d"}, window_writer(ran, "0")));
+    CHECK(once.code == 78);
+    CHECK(once.err_lines() == 1);
+    CHECK(count_lines(ran) == 1);  // not run
+    CHECK(cli({"history"}).code == 78);
+    CHECK(cli({"reap"}).code == 0);  // nothing to prune, locks still reaped
+
+    // `init` adds it; then everything works.
+    CHECK(cli({"init"}).code == 0);
+    CHECK(cli(with_command({"run", "job", "--once-per", "1d"}, window_writer(ran, "0"))).code == 0);
+    CHECK(history(cli).size() == 1);
+}

@@ -141,3 +141,43 @@ TEST_CASE("prune_history deletes old runs only, never a live one", "[history][pr
     REQUIRE(left.size() == 1);
     CHECK(left[0].name == "long");
 }
+
+TEST_CASE("a dead holder's run reads lost, and the reaper records when its lease ended",
+          "[history][lost]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    // A holder that stops renewing (as a killed process does): detached.
+    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    locker.start_run(lock);
+    const sqlock::LockInfo row = lock.detach();
+    CHECK(locker.history()[0].outcome == run_outcome::running);
+    REQUIRE(
+        sqlock_test::eventually([&] { return locker.history()[0].outcome == run_outcome::lost; }));
+    auto runs = locker.history();
+    REQUIRE(runs[0].ended);
+    CHECK(*runs[0].ended == row.expires);  // read from the expired row
+    CHECK(locker.purge_expired() == 1);
+    runs = locker.history();
+    CHECK(runs[0].outcome == run_outcome::lost);
+    REQUIRE(runs[0].ended);
+    CHECK(*runs[0].ended == row.expires);  // recorded by the reaper
+}
+
+TEST_CASE("a run whose lock was taken over reads lost; the new holder's window is open",
+          "[history][lost][once-per]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto other = db.open();
+    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    auto w = locker.once_per_window(lock, 24h);
+    locker.start_run(lock, {.window_start_ms = w.start_ms});
+    lock.detach();
+    std::optional<sqlock::Lock> taker;
+    REQUIRE(sqlock_test::eventually([&] { return (taker = other.try_lock("job")).has_value(); }));
+    auto runs = other.history();
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].outcome == run_outcome::lost);
+    CHECK_FALSE(runs[0].ended);  // the row that knew its lease end is gone
+    CHECK_FALSE(other.once_per_window(*taker, 24h).done);
+    CHECK(other.once_per_window(*taker, 24h, 0ms, /*any_outcome=*/true).done);
+}
