@@ -338,3 +338,23 @@ TEST_CASE("a lock table without its history table: run says so, --once-per refus
     CHECK(cli(with_command({"run", "job", "--once-per", "1d"}, window_writer(ran, "0"))).code == 0);
     CHECK(history(cli).size() == 1);
 }
+
+TEST_CASE("a run whose lease ran out unrenewed is recorded lost, and says so (79)",
+          "[cli][history][lost]") {
+    Cli cli = fresh_cli();
+    // No heartbeat, a job longer than its lease, nobody taking the lock
+    // over: the release still finds the row, but the run must not count.
+    Result r = cli({"run", "slow", "--expires", "1s", "--no-heartbeat", "--once-per", "300d", "--",
+                    "sleep", "1.5"});
+    INFO(r.err);
+    CHECK(r.code == 79);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Contains("recorded run 1 as lost, not succeeded"));
+    auto runs = history(cli, {"slow"});
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0]["outcome"] == "lost");
+    CHECK(runs[0]["exit_status"] == 0);
+    // The window stays open.
+    CHECK(cli({"run", "slow", "--once-per", "300d", "-v", "--", "true"}).code == 0);
+    CHECK(history(cli, {"slow"}).size() == 2);
+}

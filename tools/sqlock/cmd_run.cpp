@@ -447,10 +447,12 @@ int run_run(Invocation& inv) {
     // next finds it (what makes --once-per hold across hosts).
     int record_failure = 0;
     std::string record_error;  // printed after the release: one line if both fail
+    std::optional<sqlock::RunEnd> recorded_lost;  // the end we meant, when `lost` was recorded
     if (run_id) {
         const sqlock::RunEnd end = run_end(result);
         try {
             const sqlock::run_outcome recorded = locker.finish_run(*lock, *run_id, end);
+            if (recorded != end.outcome) recorded_lost = end;
             // A lock lost unnoticed (no heartbeat) is recorded lost; the
             // release below finds the loss too and says so.
             inv.out.detail("recorded run " + std::to_string(*run_id) + " as " +
@@ -492,6 +494,14 @@ int run_run(Invocation& inv) {
         }
     }
     if (!record_error.empty()) Output::error(ended + ", but " + record_error);
+    // The lease ran out unrenewed and nobody took the lock over: the
+    // release went through, but the run cannot count as done.
+    if (recorded_lost && !was_lost) {
+        Output::error("recorded run " + std::to_string(*run_id) + " as lost, not " +
+                      sqlock::to_string(recorded_lost->outcome) + ": the lease of " + what +
+                      " had run out when " + job + " ended" + db);
+        was_lost = true;
+    }
     if (was_lost && s.terminate_on_lost) return exit_code::lost;
     if (record_failure && code == 0) return record_failure;
     if (release_failure && code == 0) return release_failure;
