@@ -16,6 +16,7 @@
 
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock::detail {
 
@@ -98,6 +99,51 @@ class Connection {
 
     /// Deletes the row with this id and exact locked_by; returns whether it did.
     virtual bool delete_exact(std::int64_t id, const std::string& locked_by) = 0;
+
+    // The run history (`<table>_runs`, see sqlock/run_history.hpp). Times
+    // are the database's, as for the lock table. Reads derive the outcome of
+    // a run still marked running whose lock row (id = fencing_id) is gone or
+    // expired: lost, ended at the row's expiry while the row is there.
+    // purge_expired_batch() records that end (outcome lost, ended = the
+    // row's expiry) for the runs of the rows it deletes, in the same
+    // transaction, when the history table exists.
+
+    /// Whether the history table exists (Locker::init() creates it).
+    virtual bool has_history() = 0;
+
+    /// Milliseconds since the Unix epoch by the database's clock.
+    virtual std::int64_t now_millis() = 0;
+
+    /// Inserts a run of `name` held under lock row `fencing_id`: outcome
+    /// running, started now. `window_start` ("" for none) is UTC text.
+    /// Returns the run's id.
+    virtual std::int64_t start_run(const std::string& name, std::int64_t fencing_id,
+                                   const RunStart& info, const std::string& window_start) = 0;
+
+    /// Records the end of run `run_id` if it is still marked running, in one
+    /// atomic step: `end.outcome` if the lock row (fencing_id, locked_by) is
+    /// still live at that moment, else lost. The lock row is locked for the
+    /// step, so a take-over of an expiring lease comes after the record, and
+    /// the new holder's once-per decision sees it. Returns what was
+    /// recorded, or nullopt when the run was no longer marked running (the
+    /// reaper recorded it lost).
+    virtual std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                                  const std::string& locked_by,
+                                                  const RunEnd& end) = 0;
+
+    /// The runs of `name` recorded for the window starting at `window_start`
+    /// (UTC text), oldest first.
+    virtual std::vector<RunRecord> window_runs(const std::string& name,
+                                               const std::string& window_start) = 0;
+
+    /// Runs of `name` (all if empty) started within `since` of now (all if
+    /// zero), newest first, at most `limit`.
+    virtual std::vector<RunRecord> history(const std::string& name, duration since,
+                                           std::size_t limit) = 0;
+
+    /// Deletes at most `batch` runs started more than `retention` ago (never
+    /// one still running under a live lock) in one short transaction.
+    virtual std::size_t prune_history_batch(duration retention, std::size_t batch) = 0;
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL

@@ -27,6 +27,17 @@ LockerState::~LockerState() {
     }
 }
 
+void ensure_initialized(LockerState& s) {
+    if (!s.needs_init.load()) return;
+    std::lock_guard<std::mutex> guard(s.init_mutex);
+    if (!s.needs_init.load()) return;
+    s.pool->with([](Connection& c) {
+        c.init_schema();
+        return 0;
+    });
+    s.needs_init = false;
+}
+
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -143,16 +154,7 @@ class Acquirer {
   public:
     Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
 
-    void ensure_initialized() {
-        if (!s_->needs_init.load()) return;
-        std::lock_guard<std::mutex> guard(s_->init_mutex);
-        if (!s_->needs_init.load()) return;
-        s_->pool->with([](Connection& c) {
-            c.init_schema();
-            return 0;
-        });
-        s_->needs_init = false;
-    }
+    void ensure_initialized() { detail::ensure_initialized(*s_); }
 
     // Re-entrancy: the same thread asking again for a lock it holds through
     // this Locker would wait on itself. Returns a nested hold when allowed.

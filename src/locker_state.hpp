@@ -40,4 +40,8 @@ struct LockerState {
     ~LockerState();
 };
 
+/// Creates the tables when the Locker initialises them itself (auto_init)
+/// and has not yet; once per Locker, thread-safe.
+void ensure_initialized(LockerState& s);
+
 }  // namespace sqlock::detail

@@ -76,6 +76,16 @@ const std::string& this_host() {
     return host;
 }
 
+const std::string& this_user() {
+    static const std::string user = json_safe(user_name());
+    return user;
+}
+
+const std::string& this_program() {
+    static const std::string program = json_safe(program_name());
+    return program;
+}
+
 namespace {
 
 nlohmann::json base_owner_json(const std::string& token) {

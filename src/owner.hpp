@@ -26,6 +26,9 @@ Owner make_owner(const std::map<std::string, std::string>& metadata, duration mi
 
 /// This host's name as sqlock writes it into `locked_by`.
 const std::string& this_host();
+/// This process's user and program (/proc/self/comm), as in `locked_by`.
+const std::string& this_user();
+const std::string& this_program();
 
 /// Parses a `locked_by` column leniently: never throws.
 Holder parse_holder(const std::string& locked_by) noexcept;

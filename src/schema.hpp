@@ -1,5 +1,6 @@
 // Filling in the schema files of sql/ (each backend's is compiled into it as
-// <backend>_schema_sql: cmake/embed_sql.cmake).
+// <backend>_schema_sql: cmake/embed_sql.cmake), and the names of the tables
+// and indexes beside the lock table.
 #pragma once
 
 #include <string>
@@ -8,5 +9,20 @@ namespace sqlock::detail {
 
 /// Replaces every "${key}" in `sql` with `value`.
 std::string substitute(std::string sql, const std::string& key, const std::string& value);
+
+/// `prefix` + `suffix` if that fits in 63 bytes (PostgreSQL's identifier
+/// limit, MariaDB's is 64), else `prefix` cut short + "_" + a hash of the
+/// whole `prefix` + `suffix`: deterministic and still distinct, where a
+/// server would truncate silently and two long names could meet.
+std::string fit_identifier(const std::string& prefix, const std::string& suffix);
+
+/// The run history table of lock table `table` (validated, maybe
+/// schema-qualified): "<table>_runs", in the same schema ("ops.locks" ->
+/// "ops.locks_runs"), its last part fitted to 63 bytes.
+std::string runs_table_name(const std::string& table);
+
+/// The name of index `what` ("name", "started", "fencing") of the runs
+/// table `runs` (unqualified, as indexes are named within their schema).
+std::string runs_index_name(const std::string& runs, const std::string& what);
 
 }  // namespace sqlock::detail

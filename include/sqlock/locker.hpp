@@ -11,6 +11,7 @@
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock {
 
@@ -103,6 +104,47 @@ class Locker {
                                   duration lease);
     /// Deletes `name` whoever holds it; returns the row it deleted, if any.
     std::optional<LockInfo> force_release(const std::string& name);
+
+    // Run history (sqlock/run_history.hpp): a table `<table>_runs` beside
+    // the lock table, created by init() like it. These throw
+    // errc::configuration when it is missing (a table made before sqlock
+    // had a history: run init() once), and as any other operation does.
+
+    /// The once-per window of `length`, shifted by `offset`, that holds the
+    /// database's now (UTC, aligned on the Unix epoch: 1d is a UTC day), and
+    /// whether it is done for `lock`'s name: a run recorded for this window
+    /// succeeded (with `any_outcome`, one ended in any way, lost included).
+    /// Decide while holding `lock` and record the run's end before
+    /// releasing it (finish_run): then two holders can never both run one
+    /// window, whatever their clocks. Throws errc::invalid_argument for a
+    /// window that is not positive or over 366 days, an offset that is
+    /// negative or not shorter than the window, or a released Lock or one
+    /// from another Locker.
+    OncePerWindow once_per_window(const Lock& lock, duration length,
+                                  duration offset = duration::zero(), bool any_outcome = false);
+
+    /// Records that a run starts under `lock` (outcome running); returns
+    /// the run's id for finish_run(). Empty fields of `info` are this
+    /// process's (host, pid, user, program).
+    std::int64_t start_run(const Lock& lock, RunStart info = {});
+
+    /// Records how run `run_id` ended, before `lock` is released. Returns
+    /// what was recorded: `end.outcome`, or `lost` when the lock was no
+    /// longer held at that moment (its lease ran out, it was taken over or
+    /// force-released), or when the run was no longer marked running (the
+    /// reaper had recorded it lost, or its end was recorded already).
+    /// A failure throws: the end is then not recorded, and the run reads
+    /// as lost once its lease has run out.
+    run_outcome finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end);
+
+    /// Recorded runs, newest first (see HistoryQuery).
+    std::vector<RunRecord> history(const HistoryQuery& query = {});
+
+    /// Deletes runs started more than `retention` ago in batches of
+    /// `batch_size`, paced as purge_expired() is; returns how many. Never
+    /// deletes a run still going on under a live lock. 0 when there is no
+    /// history table.
+    std::size_t prune_history(duration retention, std::size_t batch_size = 500);
 
     /// Probes the database the way `sqlock doctor` reports it: server
     /// version, primary or standby, a pooler in transaction mode, whether

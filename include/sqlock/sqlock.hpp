@@ -10,3 +10,4 @@
 #include "sqlock/lock_info.hpp"
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/run_history.hpp"

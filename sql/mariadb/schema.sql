@@ -24,3 +24,33 @@ CREATE TABLE IF NOT EXISTS ${table} (
     -- Keeps the reaper's and take-over's "expires <= now" cheap.
     KEY sqlock_expires (expires)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
+-- The run history (`sqlock run`, Locker::start_run): one row per run of a
+-- job, kept after its lock row is gone. ${runs} is replaced like ${table};
+-- times are UTC from the server's clock, as above.
+CREATE TABLE IF NOT EXISTS ${runs} (
+    id           BIGINT NOT NULL AUTO_INCREMENT,
+    -- the lock name (not "name#N")
+    name         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    -- the --once-per window, else NULL
+    window_start DATETIME(3) NULL,
+    host         VARCHAR(255) NOT NULL,
+    pid          BIGINT NOT NULL,
+    username     VARCHAR(255) NOT NULL,
+    program      VARCHAR(1024) NOT NULL,
+    -- the lock row's id
+    fencing_id   BIGINT NOT NULL,
+    started      DATETIME(3) NOT NULL,
+    ended        DATETIME(3) NULL,
+    -- running, succeeded, failed, killed, lost
+    outcome      VARCHAR(16) NOT NULL,
+    exit_status  INT NULL,
+    exit_signal  INT NULL,
+    PRIMARY KEY (id),
+    -- Newest first per name, and a name's runs in a once-per window.
+    KEY sqlock_runs_name (name, started),
+    -- Pruning by age, and newest first over all names.
+    KEY sqlock_runs_started (started),
+    -- The reaper's "runs of the lock rows it deletes".
+    KEY sqlock_runs_fencing (fencing_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};

@@ -16,3 +16,29 @@ CREATE TABLE IF NOT EXISTS ${table} (
 
 -- Keeps the reaper's and take-over's "expires <= now" cheap.
 CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires);
+
+-- The run history (`sqlock run`, Locker::start_run): one row per run of a
+-- job, kept after its lock row is gone. ${runs} and the index names are
+-- replaced like ${table}. Times are UTC text from SQLite's clock, as above.
+CREATE TABLE IF NOT EXISTS ${runs} (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    name         VARCHAR(128) NOT NULL,   -- the lock name (not "name#N")
+    window_start DATETIME,                -- the --once-per window, else NULL
+    host         VARCHAR(255) NOT NULL,
+    pid          INTEGER NOT NULL,
+    username     VARCHAR(255) NOT NULL,
+    program      VARCHAR(1024) NOT NULL,
+    fencing_id   INTEGER NOT NULL,        -- the lock row's id
+    started      DATETIME NOT NULL,
+    ended        DATETIME,
+    -- running, succeeded, failed, killed, lost
+    outcome      VARCHAR(16) NOT NULL,
+    exit_status  INTEGER,
+    exit_signal  INTEGER
+);
+-- Newest first per name, and a name's runs in a once-per window.
+CREATE INDEX IF NOT EXISTS ${runs_name_idx} ON ${runs} (name, started);
+-- Pruning by age, and newest first over all names.
+CREATE INDEX IF NOT EXISTS ${runs_started_idx} ON ${runs} (started);
+-- The reaper's "runs of the lock rows it deletes".
+CREATE INDEX IF NOT EXISTS ${runs_fencing_idx} ON ${runs} (fencing_id);

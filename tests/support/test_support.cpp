@@ -299,7 +299,8 @@ void exec_sql(const Database& db, const std::string& sql) {
 void grant_table_use(const Database& db, const std::string& account) {
     const auto grant = backend_context().hooks.grant_table_use_sql;
     if (!grant) throw std::logic_error("grant_table_use: " + backend() + " has no grants");
-    exec_sql(db, grant(db.table, account));
+    // The lock table and its run history table beside it.
+    exec_sql(db, grant(db.table, account) + "; " + grant(db.table + "_runs", account));
 }
 
 std::string privilege_denied_code() {

@@ -1,6 +1,7 @@
 // sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]: the main job. Takes the
 // lock, runs COMMAND, renews the lease while it runs, forwards signals,
 // releases the lock when COMMAND has ended, and exits with its status.
+#include <sys/wait.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -49,14 +50,32 @@ const char* const run_details =
     "and the lock frees when its lease ends.\n"
     "\n"
     "COMMAND's environment also has SQLOCK_NAME, SQLOCK_LOCKSTRING (\"name#N\" for a\n"
-    "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing.\n"
+    "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing;\n"
+    "with --once-per, SQLOCK_WINDOW_START: the window's start (UTC).\n"
     "\n"
     "--min-hold keeps the lock at least that long after it was taken, even when COMMAND\n"
     "ends sooner: a redundant host whose cron fires a few seconds later then finds it\n"
     "held and skips, instead of running a quick job a second time.\n"
     "\n"
+    "Every run is recorded in the run history beside the lock table (`sqlock\n"
+    "history`): host, pid, user, program, fencing id, start, end, outcome (succeeded,\n"
+    "failed, killed, lost) and exit status or signal. The outcome is written before\n"
+    "the lock is released; if that fails, sqlock says so and exits with the error's\n"
+    "code (69, 70, 78) unless COMMAND failed. --no-history turns recording off.\n"
+    "\n"
+    "--once-per DUR runs COMMAND at most once per window of DUR: windows on the\n"
+    "database's clock, in UTC, aligned on the Unix epoch (1d is a UTC day), shifted\n"
+    "by --once-per-offset (1d with 3h: days that start at 03:00 UTC). Under the lock,\n"
+    "sqlock looks for a run of NAME in the current window that succeeded (with\n"
+    "--once-per-any-outcome: that ended in any way); if there is one, COMMAND is not\n"
+    "run and sqlock exits 0 (a line with --verbose). A failed, killed or lost run\n"
+    "leaves the window open for the next attempt. Decided under the lock and\n"
+    "recorded before it is released, so hosts never both run one window, whatever\n"
+    "their clocks or cron times.\n"
+    "\n"
     "Examples:\n"
     "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
+    "  sqlock run nightly-report --once-per 1d --once-per-offset 3h -- /usr/local/bin/report\n"
     "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
     "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
     "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n";
@@ -84,6 +103,15 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "DUR");
     add("E,conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
         cxxopts::value<std::string>(), "N");
+    add("once-per",
+        "Run COMMAND at most once per window of DUR (UTC, database clock); exit 0 if this "
+        "window's run already succeeded",
+        cxxopts::value<std::string>(), "DUR");
+    add("once-per-offset", "Shift the --once-per windows' start by DUR (less than the window)",
+        cxxopts::value<std::string>(), "DUR");
+    add("once-per-any-outcome",
+        "With --once-per: a run that failed, was killed or lost also counts as done");
+    add("no-history", "Do not record this run in the run history (`sqlock history`)");
 }
 
 namespace {
@@ -97,6 +125,10 @@ struct RunSettings {
     milliseconds margin{200};
     int conflict_code = exit_code::busy;
     std::vector<std::string> command;
+    bool history = true;
+    std::optional<sqlock::duration> once_per;  // the window, with --once-per
+    sqlock::duration once_per_offset{};
+    bool once_per_any_outcome = false;
 };
 
 // What `run` stores in the row's metadata: the program it runs, so `list`
@@ -176,7 +208,47 @@ RunSettings parse_settings(const Invocation& inv) {
     s.conflict_code =
         static_cast<int>(integer_option(o, "conflict-exit-code", 0, 255, exit_code::busy));
     fit_grace(o, s);
+    s.history = o.count("no-history") == 0;
+    if (o.count("once-per")) {
+        s.once_per = duration_option(o, "once-per", duration_kind::positive);
+        if (!s.history)
+            throw usage_error(
+                "--once-per needs the run history to know what ran; drop --no-history");
+        if (s.request.slots > 0)
+            throw usage_error("--once-per runs one job per window; it does not go with --slots");
+        if (o.count("once-per-offset")) {
+            s.once_per_offset = duration_option(o, "once-per-offset", duration_kind::non_negative);
+            if (s.once_per_offset >= *s.once_per)
+                throw usage_error("--once-per-offset " +
+                                  sqlock::format_duration(s.once_per_offset) +
+                                  " must be shorter than the --once-per window of " +
+                                  sqlock::format_duration(*s.once_per));
+        }
+        s.once_per_any_outcome = o.count("once-per-any-outcome") > 0;
+    } else if (o.count("once-per-offset") || o.count("once-per-any-outcome")) {
+        throw usage_error(std::string(o.count("once-per-offset") ? "--once-per-offset"
+                                                                 : "--once-per-any-outcome") +
+                          " needs --once-per DUR");
+    }
     return s;
+}
+
+// How the job ended, for the run history.
+sqlock::RunEnd run_end(const SuperviseResult& result) {
+    sqlock::RunEnd end;
+    if (result.lost || result.fenced) {
+        end.outcome = sqlock::run_outcome::lost;
+    } else if (WIFEXITED(result.status)) {
+        end.outcome = WEXITSTATUS(result.status) == 0 ? sqlock::run_outcome::succeeded
+                                                      : sqlock::run_outcome::failed;
+    } else if (WIFSIGNALED(result.status)) {
+        end.outcome = sqlock::run_outcome::killed;
+    } else {
+        end.outcome = sqlock::run_outcome::failed;
+    }
+    if (WIFEXITED(result.status)) end.exit_status = WEXITSTATUS(result.status);
+    if (WIFSIGNALED(result.status)) end.signal = WTERMSIG(result.status);
+    return end;
 }
 
 std::string describe(const sqlock::Lock& lock) {
@@ -259,12 +331,69 @@ int run_run(Invocation& inv) {
         }
     }
 
-    std::vector<std::string> env = command_environment({
+    // The once-per decision, under the lock: a run of this window that
+    // counts was recorded (before its lock was released) by whoever held it.
+    const std::string job_name = in_quotes(s.command.front());
+    std::optional<sqlock::OncePerWindow> window;
+    if (s.once_per) {
+        try {
+            window = locker.once_per_window(*lock, *s.once_per, s.once_per_offset,
+                                            s.once_per_any_outcome);
+        } catch (const sqlock::error& e) {
+            release_unused();
+            throw cli_error(exit_code_for(e.category()),
+                            std::string(e.what()) + " (deciding on the --once-per window; " +
+                                job_name + " was not started)");
+        }
+        if (window->done) {
+            const sqlock::RunRecord& by = *window->done_by;
+            inv.out.detail("window " + window->start + " to " + window->end + " UTC of " +
+                           in_quotes(s.request.name) + " is done: run " + std::to_string(by.id) +
+                           " " + sqlock::to_string(by.outcome) + " on " +
+                           sqlock::text::printable(by.host) + " (started " + by.started +
+                           " UTC); not running " + job_name + db);
+            try {
+                lock->release();
+            } catch (const sqlock::error& e) {
+                Output::error("the window was done, but releasing the lock failed: " +
+                              std::string(e.what()));
+                lock->detach();
+                return exit_code_for(e.category());
+            }
+            return exit_code::ok;
+        }
+    }
+    std::optional<std::int64_t> run_id;
+    if (s.history) {
+        sqlock::RunStart start;
+        start.program = command_label(s.command.front());
+        if (window) start.window_start_ms = window->start_ms;
+        try {
+            run_id = locker.start_run(*lock, start);
+            inv.out.detail("recording run " + std::to_string(*run_id) + " of " +
+                           in_quotes(s.request.name) +
+                           (window ? " for window " + window->start + " UTC" : std::string()) + db);
+        } catch (const sqlock::error& e) {
+            if (window) {
+                release_unused();
+                throw cli_error(exit_code_for(e.category()),
+                                std::string(e.what()) + " (recording the start of the run; " +
+                                    job_name + " was not started)");
+            }
+            // Without --once-per nothing depends on the record: the job runs,
+            // and the operator hears why it is not in the history.
+            Output::error("not recording this run in the history: " + std::string(e.what()));
+        }
+    }
+
+    std::vector<std::string> extra_env = {
         "SQLOCK_NAME=" + lock->name(),
         "SQLOCK_LOCKSTRING=" + lock->lockstring(),
         "SQLOCK_SLOT=" + std::to_string(lock->slot()),
         "SQLOCK_ID=" + std::to_string(lock->id()),
-    });
+    };
+    if (window) extra_env.push_back("SQLOCK_WINDOW_START=" + window->start);
+    std::vector<std::string> env = command_environment(extra_env);
     // The job's background processes stay ours (see process_tree.hpp).
     become_subreaper();
     std::optional<ChildProcess> child;
@@ -306,13 +435,40 @@ int run_run(Invocation& inv) {
     if (result.fenced) {
         // The lease could not be renewed: the database may be out of reach,
         // so do not wait for it. The row expires by itself; releasing it
-        // could not make anyone's start earlier than that by much.
+        // could not make anyone's start earlier than that by much. The run
+        // reads as lost in the history once the lease has run out.
         lock->detach();
         return exit_code::lost;
     }
     const int code = exit_code_for_status(result.status);
     bool was_lost = result.lost;
     int release_failure = 0;
+    // The outcome is recorded before the release: whoever takes the lock
+    // next finds it (what makes --once-per hold across hosts).
+    int record_failure = 0;
+    std::string record_error;  // printed after the release: one line if both fail
+    std::optional<sqlock::RunEnd> recorded_lost;  // the end we meant, when `lost` was recorded
+    if (run_id) {
+        const sqlock::RunEnd end = run_end(result);
+        try {
+            const sqlock::run_outcome recorded = locker.finish_run(*lock, *run_id, end);
+            if (recorded != end.outcome) recorded_lost = end;
+            // A lock lost unnoticed (no heartbeat) is recorded lost; the
+            // release below finds the loss too and says so.
+            inv.out.detail("recorded run " + std::to_string(*run_id) + " as " +
+                           sqlock::to_string(recorded) +
+                           (recorded != end.outcome
+                                ? ": " + what + " was no longer held when " + job + " ended"
+                                : std::string()) +
+                           db);
+        } catch (const sqlock::error& e) {
+            record_error = "recording that in the run history failed: " + std::string(e.what()) +
+                           (s.once_per ? "; the window is not marked done" : "");
+            record_failure = exit_code_for(e.category());
+        }
+    }
+    const std::string ended =
+        job + " has ended (" + sqlock::to_string(run_end(result).outcome) + ")";
     try {
         lock->release();
         if (s.request.options.min_hold > sqlock::duration::zero())
@@ -326,8 +482,10 @@ int run_run(Invocation& inv) {
             if (!was_lost) Output::error(e.what());  // found only now (no heartbeat)
             was_lost = true;
         } else {
-            Output::error("the command has ended, but releasing the lock failed: " +
-                          std::string(e.what()));
+            Output::error(
+                "the command has ended, but releasing the lock failed: " + std::string(e.what()) +
+                (record_error.empty() ? std::string() : " (and " + record_error + ")"));
+            record_error.clear();
             release_failure = exit_code_for(e.category());
             // Reported once: the Lock's destructor would retry the release
             // and report its failure a second time. The row ends with its
@@ -335,7 +493,17 @@ int run_run(Invocation& inv) {
             lock->detach();
         }
     }
+    if (!record_error.empty()) Output::error(ended + ", but " + record_error);
+    // The lease ran out unrenewed and nobody took the lock over: the
+    // release went through, but the run cannot count as done.
+    if (recorded_lost && !was_lost) {
+        Output::error("recorded run " + std::to_string(*run_id) + " as lost, not " +
+                      sqlock::to_string(recorded_lost->outcome) + ": the lease of " + what +
+                      " had run out when " + job + " ended" + db);
+        was_lost = true;
+    }
     if (was_lost && s.terminate_on_lost) return exit_code::lost;
+    if (record_failure && code == 0) return record_failure;
     if (release_failure && code == 0) return release_failure;
     return code;
 }

@@ -28,8 +28,12 @@ const std::vector<Command>& commands() {
                      run_list, false});
         c.push_back({"show", "NAME [--json]", "show one lock; exits 1 if it is not held", "",
                      add_show_options, run_show, false});
-        c.push_back({"reap", "[--dry-run] [--json]", "delete expired locks (cron-safe)",
-                     reap_details, add_reap_options, run_reap, false});
+        c.push_back({"history", "[NAME] [--since DUR] [--limit N] [--json]",
+                     "show the runs `run` recorded, newest first", history_details,
+                     add_history_options, run_history, false});
+        c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
+                     "delete expired locks and old run history (cron-safe)", reap_details,
+                     add_reap_options, run_reap, false});
         c.push_back(
             {"init", "", "create the lock table (idempotent)", "", nullptr, run_init, false});
         c.push_back({"doctor", "[--json]",

@@ -58,6 +58,10 @@ int run_list(Invocation& inv);
 void add_show_options(cxxopts::Options& options, const std::string& group);
 int run_show(Invocation& inv);
 
+void add_history_options(cxxopts::Options& options, const std::string& group);
+int run_history(Invocation& inv);
+extern const char* const history_details;
+
 void add_reap_options(cxxopts::Options& options, const std::string& group);
 int run_reap(Invocation& inv);
 extern const char* const reap_details;

@@ -24,11 +24,12 @@ int exit_code_for(sqlock::errc category, int conflict) {
 const std::string& exit_code_help() {
     static const std::string text =
         "Exit codes:\n"
-        "  0        success (run: the command succeeded)\n"
+        "  0        success (run: the command succeeded, or --once-per found this\n"
+        "           window done and did not run it)\n"
         "  1        show: the lock is not held (no row, or an expired one)\n"
         "  64       bad usage: unknown flag, bad duration, lock name, table name or\n"
         "           database URL, --min-hold longer than --expires, a --kill-grace\n"
-        "           that does not fit the lease\n"
+        "           that does not fit the lease, a bad --once-per window or offset\n"
         "  69       database unreachable (no server answers)\n"
         "  70       internal or database error\n"
         "  75       lock busy, or --wait ran out (run: see --conflict-exit-code)\n"

@@ -50,6 +50,38 @@ std::string joined(const std::vector<std::string>& items) {
     return list;
 }
 
+std::optional<int> number_or_null(const Value& v) {
+    if (!v) return std::nullopt;
+    return static_cast<int>(std::strtol(v->c_str(), nullptr, 10));
+}
+
+std::vector<RunRecord> read_runs(const StatementResult& rs) {
+    std::vector<RunRecord> runs;
+    for (const auto& r : rs.rows) {
+        RunRecord run;
+        run.id = std::strtoll(text(r.at(0)).c_str(), nullptr, 10);
+        run.name = text(r.at(1));
+        if (r.at(2)) run.window_start = *r.at(2);
+        run.host = text(r.at(3));
+        run.pid = std::strtoll(text(r.at(4)).c_str(), nullptr, 10);
+        run.user = text(r.at(5));
+        run.program = text(r.at(6));
+        run.fencing_id = std::strtoll(text(r.at(7)).c_str(), nullptr, 10);
+        run.started = text(r.at(8));
+        if (r.at(9)) run.ended = *r.at(9);
+        run.outcome = parse_run_outcome(text(r.at(10))).value_or(run_outcome::lost);
+        run.exit_status = number_or_null(r.at(11));
+        run.signal = number_or_null(r.at(12));
+        if (r.at(13)) run.duration_seconds = std::strtod(r.at(13)->c_str(), nullptr);
+        runs.push_back(std::move(run));
+    }
+    return runs;
+}
+
+std::string int_or_null(const std::optional<int>& v) {
+    return v ? std::to_string(*v) : "NULL";
+}
+
 }  // namespace
 
 MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target)
@@ -84,7 +116,7 @@ void MariaConnection::init_schema() {
     // Nothing to do (and no CREATE privilege needed) when it exists.
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
-    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0") return;
+    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0" && has_history()) return;
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
@@ -117,6 +149,16 @@ void MariaConnection::check_access() {
                        "UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
         {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
+        // The run history beside it needs the same.
+        {"SELECT on the run history table",
+         "SELECT id, name, started, outcome FROM " + target_->quoted_runs + " WHERE 1 = 0"},
+        {"INSERT on the run history table",
+         "INSERT INTO " + target_->quoted_runs +
+             " (name, host, pid, username, program, fencing_id, started, outcome) SELECT '', '', "
+             "0, '', '', 0, UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
+        {"UPDATE on the run history table",
+         "UPDATE " + target_->quoted_runs + " SET ended = UTC_TIMESTAMP(3) WHERE 1 = 0"},
+        {"DELETE on the run history table", "DELETE FROM " + target_->quoted_runs + " WHERE 1 = 0"},
     };
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
@@ -223,7 +265,84 @@ bool MariaConnection::is_held(std::int64_t id, const std::string& locked_by) {
 }
 
 std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
+    if (has_history()) {
+        auto rs =
+            run_transaction(sql::purge_with_runs(*target_, batch), "purging expired locks", {});
+        return rs.size() < 3 ? 0 : static_cast<std::size_t>(rs[2].affected);
+    }
     auto rs = run(sql::purge(*target_, batch), "purging expired locks", {});
+    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+}
+
+std::vector<StatementResult> MariaConnection::run_transaction(const std::string& sql,
+                                                              const char* doing,
+                                                              const std::string& subject) {
+    try {
+        return run(sql, doing, subject);
+    } catch (const error&) {
+        try {
+            link_.run("ROLLBACK", limit(), describe(doing, subject));
+        } catch (const error&) {
+            // A broken link ends the transaction with the session.
+        }
+        throw;
+    }
+}
+
+bool MariaConnection::has_history() {
+    if (history_known_) return true;
+    auto rs = run(sql::history_exists(*target_), "looking for the run history table", {});
+    const auto& found = last_rows(*target_, rs, "looking for the run history table");
+    history_known_ = !found.rows.empty() && text(found.rows[0].at(0)) != "0";
+    return history_known_;
+}
+
+std::int64_t MariaConnection::now_millis() {
+    auto rs = run(sql::now_millis(), "reading the clock", {});
+    return std::strtoll(text(last_rows(*target_, rs, "reading the clock").rows.at(0).at(0)).c_str(),
+                        nullptr, 10);
+}
+
+std::int64_t MariaConnection::start_run(const std::string& name, std::int64_t fencing_id,
+                                        const RunStart& info, const std::string& window_start) {
+    const char* doing = "recording the start of a run of";
+    auto rs = run(sql::start_run(*target_, name, fencing_id, info.host, info.pid, info.user,
+                                 info.program, window_start),
+                  doing, name);
+    const auto& last = last_rows(*target_, rs, describe(doing, name));
+    return std::strtoll(text(last.rows.at(0).at(0)).c_str(), nullptr, 10);
+}
+
+std::optional<run_outcome> MariaConnection::finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                                       const std::string& locked_by,
+                                                       const RunEnd& end) {
+    const char* doing = "recording the end of run";
+    const std::string subject = std::to_string(run_id);
+    auto rs = run_transaction(
+        sql::finish_run(*target_, run_id, fencing_id, locked_by, to_string(end.outcome),
+                        int_or_null(end.exit_status), int_or_null(end.signal)),
+        doing, subject);
+    const auto& last = last_rows(*target_, rs, describe(doing, subject));
+    if (last.rows.empty() || !is_one(last.rows[0].at(0))) return std::nullopt;
+    return parse_run_outcome(text(last.rows[0].at(1)));
+}
+
+std::vector<RunRecord> MariaConnection::window_runs(const std::string& name,
+                                                    const std::string& window_start) {
+    const char* doing = "reading the runs of";
+    auto rs = run(sql::window_runs(*target_, name, window_start), doing, name);
+    return read_runs(last_rows(*target_, rs, describe(doing, name)));
+}
+
+std::vector<RunRecord> MariaConnection::history(const std::string& name, duration since,
+                                                std::size_t limit) {
+    const char* doing = "reading the run history of";
+    auto rs = run(sql::history(*target_, name, since, limit), doing, name);
+    return read_runs(last_rows(*target_, rs, describe(doing, name)));
+}
+
+std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t batch) {
+    auto rs = run(sql::prune_runs(*target_, retention, batch), "pruning the run history", {});
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
 }
 

@@ -39,6 +39,17 @@ class MariaConnection final : public Connection {
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
     std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& locked_by) override;
+    bool has_history() override;
+    std::int64_t now_millis() override;
+    std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,
+                           const std::string& window_start) override;
+    std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                          const std::string& locked_by, const RunEnd& end) override;
+    std::vector<RunRecord> window_runs(const std::string& name,
+                                       const std::string& window_start) override;
+    std::vector<RunRecord> history(const std::string& name, duration since,
+                                   std::size_t limit) override;
+    std::size_t prune_history_batch(duration retention, std::size_t batch) override;
 
     /// The server's version string, as it said at connect.
     const std::string& server_version() const noexcept { return link_.server_version(); }
@@ -55,9 +66,14 @@ class MariaConnection final : public Connection {
                                      const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
     void give_back_turn(const std::string& lockstring, const std::string& what);
+    /// run() for a batch with a transaction in it: rolled back if it fails
+    /// part-way, so the session never keeps it (and its row locks) open.
+    std::vector<StatementResult> run_transaction(const std::string& sql, const char* doing,
+                                                 const std::string& subject);
 
     std::shared_ptr<const MariaTarget> target_;
     clock::time_point deadline_ = clock::time_point::max();
+    bool history_known_ = false;  // the history table was seen (tables are never dropped)
     Link link_;
 };
 

@@ -204,8 +204,115 @@ std::string find(const MariaTarget& t, const std::string& lockstring) {
 
 // clang-format on
 
+std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
+    const std::string& T = t.quoted_table;
+    const std::string n = std::to_string(batch);
+    return "START TRANSACTION;\n"
+           "UPDATE " +
+           t.quoted_runs + " AS r SET r.outcome = 'lost', r.ended = (SELECT l.expires FROM " + T +
+           " AS l WHERE l.id = r.fencing_id) WHERE r.outcome = 'running' AND r.fencing_id IN"
+           " (SELECT id FROM (SELECT id FROM " +
+           T + " WHERE expires <= " + now + " ORDER BY expires, id LIMIT " + n + ") AS x);\n" +
+           purge(t, batch) + ";\nCOMMIT";
+}
+
+std::string now_millis() {
+    return std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
+           ") DIV 1000";
+}
+
+std::string start_run(const MariaTarget& t, const std::string& name, std::int64_t fencing_id,
+                      const std::string& host, std::int64_t pid, const std::string& user,
+                      const std::string& program, const std::string& window_start) {
+    const std::string window =
+        window_start.empty() ? "NULL" : "CAST(" + literal(window_start) + " AS DATETIME(3))";
+    return "INSERT INTO " + t.quoted_runs +
+           " (name, window_start, host, pid, username, program, fencing_id, started, outcome)"
+           " VALUES (" +
+           literal(name) + ", " + window + ", " + literal(host) + ", " + number(pid) + ", " +
+           literal(user) + ", " + literal(program) + ", " + number(fencing_id) + ", " + now +
+           ", 'running');\n"
+           "SELECT LAST_INSERT_ID()";
+}
+
+std::string finish_run(const MariaTarget& t, std::int64_t run_id, std::int64_t fencing_id,
+                       const std::string& locked_by, const std::string& outcome,
+                       const std::string& exit_status, const std::string& signal) {
+    const std::string run = "id = " + number(run_id);
+    // The lock row is locked (FOR UPDATE) until COMMIT: a take-over of an
+    // expiring lease waits, and then its holder's once-per decision sees
+    // this record. FOUND_ROWS() says whether it was still ours and live.
+    return "START TRANSACTION;\n"
+           "SELECT id FROM " +
+           t.quoted_table + " WHERE id = " + number(fencing_id) +
+           " AND locked_by = " + literal(locked_by) + " AND " +
+           unindexed(std::string("expires > ") + now) +
+           " FOR UPDATE;\n"
+           "SET @sqlock_live = FOUND_ROWS();\n"
+           "UPDATE " +
+           t.quoted_runs + " SET ended = " + now + ", exit_status = " + exit_status +
+           ", exit_signal = " + signal + ", outcome = IF(@sqlock_live > 0, " + literal(outcome) +
+           ", 'lost') WHERE " + run +
+           " AND outcome = 'running';\n"
+           "SET @sqlock_changed = ROW_COUNT();\n"
+           "SELECT @sqlock_changed, outcome FROM " +
+           t.quoted_runs + " WHERE " + run +
+           ";\n"
+           "COMMIT";
+}
+
+namespace {
+
+// The runs `r` matching `where`, joined to their lock rows `l`, with the
+// columns listed in the header. A run still marked running whose lock row is
+// gone or expired reads as lost, ended at the row's expiry while it is there.
+std::string runs_select(const MariaTarget& t, const std::string& where, const std::string& order) {
+    const std::string live = std::string("l.expires > ") + now;
+    const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                            " THEN NULL ELSE l.expires END";
+    const std::string until = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                              " THEN " + now + " ELSE l.expires END";
+    return "SELECT r.id, r.name, " + utc_text("r.window_start") +
+           ", r.host, r.pid, r.username, r.program, r.fencing_id, " + utc_text("r.started") + ", " +
+           utc_text(end) + ", CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN " + live +
+           " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
+           " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
+           until +
+           ") / 1000) / 1000"
+           " FROM " +
+           t.quoted_runs + " AS r LEFT JOIN " + t.quoted_table +
+           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
+}
+
+}  // namespace
+
+std::string window_runs(const MariaTarget& t, const std::string& name,
+                        const std::string& window_start) {
+    const std::string w = "CAST(" + literal(window_start) + " AS DATETIME(3))";
+    return runs_select(
+        t, "r.name = " + literal(name) + " AND r.window_start = " + w + " AND r.started >= " + w,
+        "r.started, r.id");
+}
+
+std::string history(const MariaTarget& t, const std::string& name, duration since,
+                    std::size_t limit) {
+    std::string where = since > duration::zero()
+                            ? std::string("r.started >= ") + now + " - " + micros(since)
+                            : std::string("1 = 1");
+    if (!name.empty()) where += " AND r.name = " + literal(name);
+    return runs_select(t, where, "r.started DESC, r.id DESC LIMIT " + std::to_string(limit));
+}
+
+std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
+    return "DELETE FROM " + t.quoted_runs + " WHERE started < " + now + " - " + micros(retention) +
+           " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
+           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
+           ")) ORDER BY started LIMIT " + std::to_string(batch);
+}
+
 std::string schema_script(const MariaTarget& t, const std::string& collation) {
     std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
+    sql = substitute(sql, "runs", t.quoted_runs);
     return substitute(sql, "collation", collation);
 }
 
@@ -214,6 +321,15 @@ std::string table_exists(const MariaTarget& t) {
     const std::string schema =
         dot == std::string::npos ? "DATABASE()" : literal(t.table.substr(0, dot));
     const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
+    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
+           " AND TABLE_NAME = " + literal(name);
+}
+
+std::string history_exists(const MariaTarget& t) {
+    std::size_t dot = t.runs.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.runs.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.runs : t.runs.substr(dot + 1);
     return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
            " AND TABLE_NAME = " + literal(name);
 }

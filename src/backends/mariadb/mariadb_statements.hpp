@@ -64,6 +64,34 @@ std::string schema_script(const MariaTarget& t, const std::string& collation);
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);
 
+/// One row, one column: 1 when the run history table exists.
+std::string history_exists(const MariaTarget& t);
+
+// The run history (backend.hpp). Runs are read with the columns id, name,
+// window_start, host, pid, username, program, fencing_id, started, ended,
+// outcome, exit_status, exit_signal, duration_seconds (times as UTC text,
+// NULL where unknown).
+
+/// Purge with the runs of the purged rows ending with their lease, in one
+/// transaction. The DELETE's affected rows are the third result's.
+std::string purge_with_runs(const MariaTarget& t, std::size_t batch);
+/// One row: milliseconds since the epoch, by the server's UTC clock.
+std::string now_millis();
+/// Inserts a run; last result: its id.
+std::string start_run(const MariaTarget& t, const std::string& name, std::int64_t fencing_id,
+                      const std::string& host, std::int64_t pid, const std::string& user,
+                      const std::string& program, const std::string& window_start);
+/// Records a run's end (the lock row locked FOR UPDATE meanwhile); last
+/// result: (changed: 1/0, outcome).
+std::string finish_run(const MariaTarget& t, std::int64_t run_id, std::int64_t fencing_id,
+                       const std::string& locked_by, const std::string& outcome,
+                       const std::string& exit_status, const std::string& signal);
+std::string window_runs(const MariaTarget& t, const std::string& name,
+                        const std::string& window_start);
+std::string history(const MariaTarget& t, const std::string& name, duration since,
+                    std::size_t limit);
+std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch);
+
 /// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.
 /// One row per collation the server has.
 std::string exact_collations();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "schema.hpp"
 #include "text.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -27,6 +28,8 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       redacted_url(u.redacted),
       table(std::move(t)),
       quoted_table(quote_identifier_path(table)),
+      runs(runs_table_name(table)),
+      quoted_runs(quote_identifier_path(runs)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
@@ -39,8 +42,12 @@ std::string MariaTarget::grant_hint() const {
     const std::string on = table.find('.') == std::string::npos
                                ? quote_identifier_path(url.database + "." + table)
                                : quoted_table;
-    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + " TO '" +
-           text::printable(url.user, 64) + "'";
+    const std::string runs_on = runs.find('.') == std::string::npos
+                                    ? quote_identifier_path(url.database + "." + runs)
+                                    : quoted_runs;
+    const std::string to = " TO '" + text::printable(url.user, 64) + "'";
+    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + to + ", and the same ON " + runs_on +
+           " (its run history)";
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

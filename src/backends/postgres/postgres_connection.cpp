@@ -31,6 +31,36 @@ std::int64_t millis(duration d) {
     return static_cast<std::int64_t>(d.count());
 }
 
+// A run from the columns listed in postgres_statements.hpp.
+RunRecord read_run(const pqxx::row& r) {
+    RunRecord run;
+    run.id = r[0].as<std::int64_t>();
+    run.name = r[1].as<std::string>();
+    if (!r[2].is_null()) run.window_start = r[2].as<std::string>();
+    run.host = r[3].as<std::string>();
+    run.pid = r[4].as<std::int64_t>();
+    run.user = r[5].as<std::string>();
+    run.program = r[6].as<std::string>();
+    run.fencing_id = r[7].as<std::int64_t>();
+    run.started = r[8].as<std::string>();
+    if (!r[9].is_null()) run.ended = r[9].as<std::string>();
+    run.outcome = parse_run_outcome(r[10].as<std::string>()).value_or(run_outcome::lost);
+    if (!r[11].is_null()) run.exit_status = r[11].as<int>();
+    if (!r[12].is_null()) run.signal = r[12].as<int>();
+    if (!r[13].is_null()) run.duration_seconds = r[13].as<double>();
+    return run;
+}
+
+std::vector<RunRecord> read_runs(const pqxx::result& r) {
+    std::vector<RunRecord> runs;
+    runs.reserve(r.size());
+    for (const auto& row : r) runs.push_back(read_run(row));
+    return runs;
+}
+
+// A century, in milliseconds: "since" for all runs.
+constexpr std::int64_t all_time_ms = 36600LL * 86400 * 1000;
+
 }  // namespace
 
 PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
@@ -116,7 +146,7 @@ void PgConnection::init_schema() {
         {
             pqxx::nontransaction check(link_.get());
             pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
-                                               target_->index_regclass);
+                                               target_->index_regclass, target_->quoted_runs);
             exists = r[0][0].as<bool>();
         }
         if (exists) return;
@@ -131,7 +161,7 @@ void PgConnection::init_schema() {
 }
 
 void PgConnection::check_access() {
-    std::vector<std::string> missing;
+    std::vector<std::string> missing, missing_runs;
     bounded("checking the privileges on the lock table", {}, [&] {
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
@@ -142,23 +172,41 @@ void PgConnection::check_access() {
             "has_table_privilege($1::text::regclass, 'UPDATE'), "
             "has_table_privilege($1::text::regclass, 'DELETE'), "
             "coalesce(has_sequence_privilege(pg_get_serial_sequence($1::text, 'id'), 'USAGE'), "
+            "true), "
+            "has_table_privilege($2::text::regclass, 'SELECT'), "
+            "has_table_privilege($2::text::regclass, 'INSERT'), "
+            "has_table_privilege($2::text::regclass, 'UPDATE'), "
+            "has_table_privilege($2::text::regclass, 'DELETE'), "
+            "coalesce(has_sequence_privilege(pg_get_serial_sequence($2::text, 'id'), 'USAGE'), "
             "true)",
-            target_->quoted_table);
+            target_->quoted_table, target_->quoted_runs);
         const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
         for (int i = 0; i < 4; ++i)
             if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
         if (!r[0][4].as<bool>()) missing.push_back("USAGE on its id sequence");
+        // The run history beside it (`<table>_runs`) needs the same.
+        for (int i = 0; i < 4; ++i)
+            if (!r[0][5 + i].as<bool>()) missing_runs.push_back(table_privileges[i]);
+        if (!r[0][9].as<bool>()) missing_runs.push_back("USAGE on its id sequence");
         return 0;
     });
-    if (missing.empty()) return;
-    std::string list;
-    for (std::size_t i = 0; i < missing.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    if (missing.empty() && missing_runs.empty()) return;
+    auto joined = [](const std::vector<std::string>& items) {
+        std::string list;
+        for (std::size_t i = 0; i < items.size(); ++i)
+            list += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+        return list;
+    };
+    std::string list = joined(missing);
+    if (!missing_runs.empty())
+        list += (list.empty() ? "" : "; and ") + joined(missing_runs) +
+                " on its run history table " + target_->quoted_runs;
     throw error(errc::configuration,
                 target_->redact("lock table " + target_->table +
                                 " exists, but this role may not use it: it lacks " + list +
-                                " (a role needs SELECT, INSERT, UPDATE and DELETE on the table and "
-                                "USAGE on its id sequence; see docs/SECURITY.md) [" +
+                                " (a role needs SELECT, INSERT, UPDATE and DELETE on the table "
+                                "and its run history table, and USAGE on their id sequences; "
+                                "see docs/SECURITY.md) [" +
                                 target_->redact.url() + "]"),
                 "42501");
 }
@@ -226,8 +274,63 @@ bool PgConnection::is_held(std::int64_t id, const std::string& locked_by) {
 }
 
 std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
+    if (has_history()) {
+        pqxx::result r = exec("purging expired locks", {}, stmt::purge_with_runs,
+                              static_cast<std::int64_t>(batch));
+        return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
+    }
     pqxx::result r =
         exec("purging expired locks", {}, stmt::purge, static_cast<std::int64_t>(batch));
+    return static_cast<std::size_t>(r.affected_rows());
+}
+
+bool PgConnection::has_history() {
+    if (history_known_) return true;
+    history_known_ = bounded("looking for the run history table", {}, [&] {
+        pqxx::nontransaction check(link_.get());
+        return check.exec_params(history_exists_sql, target_->quoted_runs)[0][0].as<bool>();
+    });
+    return history_known_;
+}
+
+std::int64_t PgConnection::now_millis() {
+    return exec("reading the clock", {}, stmt::now_millis)[0][0].as<std::int64_t>();
+}
+
+std::int64_t PgConnection::start_run(const std::string& name, std::int64_t fencing_id,
+                                     const RunStart& info, const std::string& window_start) {
+    pqxx::result r = exec("recording the start of a run of", name, stmt::start_run, name,
+                          window_start, info.host, info.pid, info.user, info.program, fencing_id);
+    return r[0][0].as<std::int64_t>();
+}
+
+std::optional<run_outcome> PgConnection::finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                                    const std::string& locked_by,
+                                                    const RunEnd& end) {
+    pqxx::result r = exec("recording the end of run", std::to_string(run_id), stmt::finish_run,
+                          run_id, fencing_id, locked_by, end.exit_status.value_or(-1),
+                          end.signal.value_or(-1), std::string(to_string(end.outcome)));
+    if (r.empty()) return std::nullopt;
+    return parse_run_outcome(r[0][0].as<std::string>());
+}
+
+std::vector<RunRecord> PgConnection::window_runs(const std::string& name,
+                                                 const std::string& window_start) {
+    return read_runs(exec("reading the runs of", name, stmt::window_runs, name, window_start));
+}
+
+std::vector<RunRecord> PgConnection::history(const std::string& name, duration since,
+                                             std::size_t limit) {
+    const std::int64_t back = since > duration::zero() ? millis(since) : all_time_ms;
+    const auto n = static_cast<std::int64_t>(limit);
+    if (name.empty())
+        return read_runs(exec("reading the run history", {}, stmt::history_all, back, n));
+    return read_runs(exec("reading the run history of", name, stmt::history_name, back, n, name));
+}
+
+std::size_t PgConnection::prune_history_batch(duration retention, std::size_t batch) {
+    pqxx::result r = exec("pruning the run history", {}, stmt::prune_runs, millis(retention),
+                          static_cast<std::int64_t>(batch));
     return static_cast<std::size_t>(r.affected_rows());
 }
 

@@ -48,6 +48,17 @@ class PgConnection final : public Connection {
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
     std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& locked_by) override;
+    bool has_history() override;
+    std::int64_t now_millis() override;
+    std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,
+                           const std::string& window_start) override;
+    std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                          const std::string& locked_by, const RunEnd& end) override;
+    std::vector<RunRecord> window_runs(const std::string& name,
+                                       const std::string& window_start) override;
+    std::vector<RunRecord> history(const std::string& name, duration since,
+                                   std::size_t limit) override;
+    std::size_t prune_history_batch(duration retention, std::size_t batch) override;
 
   private:
     template <typename... Args>
@@ -66,6 +77,7 @@ class PgConnection final : public Connection {
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
     clock::time_point deadline_ = clock::time_point::max();
+    bool history_known_ = false;  // the history table was seen (tables are never dropped)
 };
 
 }  // namespace sqlock::detail::postgres

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schema.hpp"
+#include "validate.hpp"
 
 namespace sqlock::detail {
 extern const char* const postgres_schema_sql;  // sql/postgres/schema.sql, compiled in
@@ -74,6 +75,39 @@ std::string text_hash(const std::string& text) {
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
+}
+
+// A timestamptz expression as UTC text, NULL for NULL.
+std::string utc(const std::string& expr) {
+    return "to_char((" + expr + ") AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS')";
+}
+
+// The runs `r` matching `where`, joined to their lock rows `l`, as listed in
+// the header. A run still marked running whose lock row is gone or expired
+// reads as lost, ended at the row's expiry while the row is there.
+std::string runs_select(const PgTarget& target, const std::string& where,
+                        const std::string& order) {
+    const std::string live = "l.expires > now()";
+    const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                            " THEN NULL ELSE l.expires END";
+    const std::string until = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                              " THEN now() ELSE l.expires END";
+    return "SELECT r.id, r.name::text, " + utc("r.window_start") +
+           ", r.host::text, r.pid, r.username::text, r.program::text, r.fencing_id, " +
+           utc("r.started") + ", " + utc(end) +
+           ", CASE WHEN r.outcome <> 'running' THEN r.outcome::text WHEN " + live +
+           " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
+           " (round(extract(epoch FROM (" +
+           until +
+           ") - r.started) * 1000) / 1000)::float8"
+           " FROM " +
+           target.quoted_runs + " AS r LEFT JOIN " + target.quoted_table +
+           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
+}
+
+// A UTC text parameter as timestamptz.
+std::string utc_param(const char* param) {
+    return std::string("(") + param + "::timestamp AT TIME ZONE 'UTC')";
 }
 
 }  // namespace
@@ -167,6 +201,59 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
             " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text RETURNING lockstring)"
         " SELECT " + notify + " FROM d");
 
+    // The run history. R is the runs table.
+    const std::string& R = target.quoted_runs;
+
+    // $1 batch size. purge, and the runs of the rows it deletes end with
+    // their lease, in the same statement.
+    out.emplace_back(stmt::purge_with_runs,
+        "WITH d AS (DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
+            " WHERE expires <= now() LIMIT $1::bigint) AND expires <= now() RETURNING id, expires)"
+        ", u AS (UPDATE " + R + " AS r SET outcome = 'lost', ended = d.expires FROM d"
+            " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
+        " SELECT count(*) FROM d");
+
+    out.emplace_back(stmt::now_millis, "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
+
+    // $1 name, $2 window start (UTC text, '' for none), $3 host, $4 pid,
+    // $5 user, $6 program, $7 fencing id.
+    out.emplace_back(stmt::start_run,
+        "INSERT INTO " + R + " (name, window_start, host, pid, username, program, fencing_id,"
+        " started, outcome) VALUES ($1::text, " + utc_param("NULLIF($2::text, '')") +
+        ", $3::text, $4::bigint, $5::text, $6::text, $7::bigint, now(), 'running') RETURNING id");
+
+    // $1 run id, $2 fencing id, $3 locked_by, $4 exit status, $5 signal
+    // (-1: none), $6 outcome. The lock row is locked FOR UPDATE while the
+    // end is written: a take-over of an expiring lease waits for us, and
+    // then its holder's once-per decision sees this record.
+    out.emplace_back(stmt::finish_run,
+        "WITH l AS (SELECT id FROM " + T + " WHERE id = $2::bigint AND locked_by = $3::text"
+            " AND expires > now() FOR UPDATE)"
+        " UPDATE " + R + " AS r SET ended = now(), exit_status = NULLIF($4::int, -1),"
+        " exit_signal = NULLIF($5::int, -1),"
+        " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
+        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text");
+
+    // $1 name, $2 window start (UTC text).
+    out.emplace_back(stmt::window_runs,
+        runs_select(target, "r.name = $1::text AND r.window_start = " + utc_param("$2") +
+                    " AND r.started >= " + utc_param("$2"), "r.started, r.id"));
+
+    // $1 since (ms), $2 limit [, $3 name].
+    out.emplace_back(stmt::history_all,
+        runs_select(target, "r.started >= now() - " + millis("$1"),
+                    "r.started DESC, r.id DESC LIMIT $2::bigint"));
+    out.emplace_back(stmt::history_name,
+        runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
+                    "r.started DESC, r.id DESC LIMIT $2::bigint"));
+
+    // $1 retention (ms), $2 batch size.
+    out.emplace_back(stmt::prune_runs,
+        "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r"
+        " WHERE r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
+        " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))"
+        " LIMIT $2::bigint)");
+
     // clang-format on
     std::map<std::string, Statement> by_key;
     for (auto& [key, sql] : out) {
@@ -178,7 +265,13 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
 
 std::string schema_script(const PgTarget& target) {
     std::string sql = substitute(postgres_schema_sql, "table", target.quoted_table);
-    return substitute(sql, "index", target.quoted_index);
+    sql = substitute(sql, "index", target.quoted_index);
+    sql = substitute(sql, "runs", target.quoted_runs);
+    const std::string runs = runs_table_name(target.table);
+    for (const char* what : {"name", "started", "fencing"})
+        sql = substitute(sql, std::string("runs_") + what + "_idx",
+                         quote_table_name(runs_index_name(runs, what)));
+    return sql;
 }
 
 }  // namespace sqlock::detail::postgres

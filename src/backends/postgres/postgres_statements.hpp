@@ -30,6 +30,15 @@ constexpr const char* purge = "sqlock_purge";
 constexpr const char* list = "sqlock_list";
 constexpr const char* find = "sqlock_find";
 constexpr const char* delete_exact = "sqlock_delete_exact";
+// The run history (backend.hpp).
+constexpr const char* purge_with_runs = "sqlock_purge_with_runs";
+constexpr const char* now_millis = "sqlock_now_millis";
+constexpr const char* start_run = "sqlock_start_run";
+constexpr const char* finish_run = "sqlock_finish_run";
+constexpr const char* window_runs = "sqlock_window_runs";
+constexpr const char* history_all = "sqlock_history_all";
+constexpr const char* history_name = "sqlock_history_name";
+constexpr const char* prune_runs = "sqlock_prune_runs";
 }  // namespace stmt
 
 /// One statement. `name` is what it is prepared as on the server: its key,
@@ -48,9 +57,13 @@ std::map<std::string, Statement> statements(const PgTarget& target);
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);
 
-/// True when the table and its index both exist: SELECT with two text
-/// parameters, the table and the index as regclass text.
+/// True when the table, its index and the history table all exist: SELECT
+/// with three text parameters, the three as regclass text.
 constexpr const char* schema_exists_sql =
-    "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL";
+    "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
+    "to_regclass($3) IS NOT NULL";
+
+/// One row, one boolean: whether the history table ($1, regclass text) exists.
+constexpr const char* history_exists_sql = "SELECT to_regclass($1) IS NOT NULL";
 
 }  // namespace sqlock::detail::postgres

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "postgres_conninfo.hpp"
+#include "schema.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail::postgres {
@@ -58,6 +59,7 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
       table(std::move(t)),
       quoted_table(quote_table_name(table)),
       quoted_index(quote_table_name(index_name(table_basename(table)))),
+      quoted_runs(quote_table_name(runs_table_name(table))),
       channel(channel_name(table)),
       redact(url, {parse_conninfo(url).password}),
       timeout(bound),

@@ -96,6 +96,15 @@ enum class sql {
     first_to_expire_slot,
     odd_expired_ids,
     delete_id_if_dead,
+    has_history,
+    now_millis,
+    start_run,
+    finish_run,
+    window_runs,
+    history_all,
+    history_name,
+    prune_runs,
+    lose_purged_runs,
     count
 };
 
@@ -106,7 +115,28 @@ enum class sql {
 constexpr const char* live = "julianday(expires) > julianday('now')";
 constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1)";
 
-std::string sql_text(sql kind, const std::string& t) {
+// The columns of a run (see read_run()), from `where` of the runs `r` joined
+// to their lock rows `l`. A run still marked running whose lock row is gone
+// or expired reads as lost, ended at the row's expiry while it is there.
+std::string runs_select(const std::string& t, const std::string& r, const std::string& where,
+                        bool newest_first) {
+    const std::string order = newest_first ? "started DESC, id DESC" : "started, id";
+    const std::string inner =
+        newest_first ? "r.started DESC, r.id DESC LIMIT ?2" : "r.started, r.id";
+    return "SELECT id, name, window_start, host, pid, username, program, fencing_id, started,"
+           " CASE WHEN outcome <> 'running' THEN ended WHEN lid IS NULL OR llive THEN NULL"
+           " ELSE lexp END,"
+           " CASE WHEN outcome <> 'running' THEN outcome WHEN llive THEN 'running'"
+           " ELSE 'lost' END, exit_status, exit_signal,"
+           " round((julianday(CASE WHEN outcome <> 'running' THEN ended WHEN llive THEN 'now'"
+           " ELSE lexp END) - julianday(started)) * 86400000.0) / 1000.0"
+           " FROM (SELECT r.*, l.id AS lid, l.expires AS lexp,"
+           " julianday(l.expires) > julianday('now') AS llive FROM " +
+           r + " AS r LEFT JOIN " + t + " AS l ON l.id = r.fencing_id WHERE " + where +
+           " ORDER BY " + inner + ") ORDER BY " + order;
+}
+
+std::string sql_text(sql kind, const std::string& t, const std::string& r) {
     const std::string now = now_sql;
     const std::string cols = columns_sql;
     switch (kind) {
@@ -168,6 +198,50 @@ std::string sql_text(sql kind, const std::string& t) {
                    dead + " LIMIT ?1";
         case sql::delete_id_if_dead:
             return "DELETE FROM " + t + " WHERE id = ?1 AND " + dead;
+        case sql::has_history:
+            return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
+        case sql::now_millis:
+            // 'now' is one instant within the statement: seconds, then its
+            // milliseconds ("SS.SSS" from the 4th character).
+            return "SELECT CAST(strftime('%s','now') AS INTEGER) * 1000 +"
+                   " CAST(substr(strftime('%f','now'), 4) AS INTEGER)";
+        case sql::start_run:
+            return "INSERT INTO " + r +
+                   " (name, window_start, host, pid, username, program, fencing_id, started,"
+                   " outcome) VALUES (?1, NULLIF(?2, ''), ?3, ?4, ?5, ?6, ?7, " +
+                   now + ", 'running') RETURNING id";
+        case sql::finish_run:
+            // One statement under SQLite's write lock: nobody takes the lock
+            // over between the check and the record.
+            return "UPDATE " + r + " SET ended = " + now +
+                   ", exit_status = ?4, exit_signal = ?5, outcome = CASE WHEN EXISTS (SELECT 1"
+                   " FROM " +
+                   t + " WHERE id = ?2 AND locked_by = ?3 AND " + live +
+                   ") THEN ?6 ELSE 'lost' END WHERE id = ?1 AND outcome = 'running'"
+                   " RETURNING outcome";
+        case sql::window_runs:
+            return runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2",
+                               false);
+        case sql::history_all:
+            return runs_select(t, r, "r.started >= strftime('%Y-%m-%d %H:%M:%f','now', ?1)", true);
+        case sql::history_name:
+            return runs_select(
+                t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', ?1)", true);
+        case sql::prune_runs:
+            return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
+                   " AS r WHERE r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
+                   " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
+                   t +
+                   " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))"
+                   " LIMIT ?2)";
+        case sql::lose_purged_runs:
+            // Before purge_batch, in its transaction: the runs of the rows it
+            // is about to delete end with their lease.
+            return "UPDATE " + r + " SET outcome = 'lost', ended = (SELECT l.expires FROM " + t +
+                   " AS l WHERE l.id = " + r +
+                   ".fencing_id) WHERE outcome = 'running' AND"
+                   " fencing_id IN (SELECT id FROM " +
+                   t + " WHERE expires <= " + now + " LIMIT ?1)";
         case sql::count:
             break;
     }
@@ -182,7 +256,9 @@ class SqliteConnection final : public Connection {
     SqliteConnection(const SqliteUrl& url, const std::string& table, bool create)
         : path_(url.path),
           table_(quote_table_name(table)),
-          index_(quote_table_name(table_basename(table) + "_expires_idx")) {
+          index_(quote_table_name(table_basename(table) + "_expires_idx")),
+          runs_name_(runs_table_name(table)),
+          runs_(quote_table_name(runs_name_)) {
         // Bad parameters are reported before any file is touched.
         long busy_ms = 10000;
         auto it = url.params.find("busy_timeout");
@@ -269,6 +345,10 @@ class SqliteConnection final : public Connection {
     void init_schema() override {
         std::string sql = substitute(sqlite_schema_sql, "table", table_);
         sql = substitute(sql, "index", index_);
+        sql = substitute(sql, "runs", runs_);
+        for (const char* what : {"name", "started", "fencing"})
+            sql = substitute(sql, std::string("runs_") + what + "_idx",
+                             quote_table_name(runs_index_name(runs_name_, what)));
         exec(sql, "creating the lock table");
     }
 
@@ -376,9 +456,17 @@ class SqliteConnection final : public Connection {
     std::size_t purge_expired_batch(std::size_t batch) override {
         std::size_t purged;
         {
+            // With a history, the runs of the rows go with them, atomically.
+            std::optional<Transaction> tx;
+            if (has_history()) {
+                tx.emplace(*this);
+                Statement lose = prepare(sql::lose_purged_runs);
+                lose.bind(1, static_cast<std::int64_t>(batch)).step();
+            }
             Statement st = prepare(sql::purge_batch);
             st.bind(1, static_cast<std::int64_t>(batch)).step();
             purged = static_cast<std::size_t>(sqlite3_changes(db_));
+            if (tx) tx->commit();
         }
         if (purged == batch) return purged;
         // The indexed rows are done; now the odd ones, found by a read scan.
@@ -420,7 +508,102 @@ class SqliteConnection final : public Connection {
         return sqlite3_changes(db_) > 0;
     }
 
+    bool has_history() override {
+        if (history_known_) return true;
+        Statement st = prepare(sql::has_history);
+        st.bind(1, table_basename(runs_name_));
+        history_known_ = st.step();  // once there, it stays (tables are never dropped)
+        return history_known_;
+    }
+
+    std::int64_t now_millis() override {
+        Statement st = prepare(sql::now_millis);
+        st.step();
+        return st.column_int64(0);
+    }
+
+    std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,
+                           const std::string& window_start) override {
+        Statement st = prepare(sql::start_run);
+        st.bind(1, name).bind(2, window_start).bind(3, info.host).bind(4, info.pid);
+        st.bind(5, info.user).bind(6, info.program).bind(7, fencing_id);
+        st.step();
+        std::int64_t id = st.column_int64(0);
+        while (st.step()) {
+        }
+        return id;
+    }
+
+    std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
+                                          const std::string& locked_by,
+                                          const RunEnd& end) override {
+        Statement st = prepare(sql::finish_run);
+        st.bind(1, run_id).bind(2, fencing_id).bind(3, locked_by);
+        if (end.exit_status)
+            st.bind(4, static_cast<std::int64_t>(*end.exit_status));
+        else
+            st.bind_null(4);
+        if (end.signal)
+            st.bind(5, static_cast<std::int64_t>(*end.signal));
+        else
+            st.bind_null(5);
+        st.bind(6, std::string(to_string(end.outcome)));
+        if (!st.step()) return std::nullopt;
+        auto outcome = parse_run_outcome(st.column_text(0));
+        while (st.step()) {
+        }
+        return outcome;
+    }
+
+    std::vector<RunRecord> window_runs(const std::string& name,
+                                       const std::string& window_start) override {
+        Statement st = prepare(sql::window_runs);
+        st.bind(1, name).bind(2, window_start);
+        return read_runs(st);
+    }
+
+    std::vector<RunRecord> history(const std::string& name, duration since,
+                                   std::size_t limit) override {
+        // "All" reaches back a century, so one statement serves both.
+        const std::string back =
+            since > duration::zero() ? "-" + seconds_modifier(since).substr(1) : "-36600 days";
+        Statement st = prepare(name.empty() ? sql::history_all : sql::history_name);
+        st.bind(1, back).bind(2, static_cast<std::int64_t>(limit));
+        if (!name.empty()) st.bind(3, name);
+        return read_runs(st);
+    }
+
+    std::size_t prune_history_batch(duration retention, std::size_t batch) override {
+        Statement st = prepare(sql::prune_runs);
+        st.bind(1, "-" + seconds_modifier(retention).substr(1));
+        st.bind(2, static_cast<std::int64_t>(batch)).step();
+        return static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+
   private:
+    static std::vector<RunRecord> read_runs(Statement& st) {
+        std::vector<RunRecord> runs;
+        while (st.step()) {
+            RunRecord r;
+            r.id = st.column_int64(0);
+            r.name = st.column_text(1);
+            if (!st.column_null(2)) r.window_start = st.column_text(2);
+            r.host = st.column_text(3);
+            r.pid = st.column_int64(4);
+            r.user = st.column_text(5);
+            r.program = st.column_text(6);
+            r.fencing_id = st.column_int64(7);
+            r.started = st.column_text(8);
+            if (!st.column_null(9)) r.ended = st.column_text(9);
+            r.outcome = parse_run_outcome(st.column_text(10)).value_or(run_outcome::lost);
+            if (!st.column_null(11)) r.exit_status = static_cast<int>(st.column_int64(11));
+            if (!st.column_null(12)) r.signal = static_cast<int>(st.column_int64(12));
+            if (!st.column_null(13)) r.duration_seconds = st.column_double(13);
+            runs.push_back(std::move(r));
+        }
+        return runs;
+    }
+
     // Waits for another connection's write lock in 1 ms steps up to the busy
     // timeout. SQLite's own handler sleeps up to 100 ms at a time, so a
     // waiter tends to wake in the middle of the next writer's transaction
@@ -469,7 +652,7 @@ class SqliteConnection final : public Connection {
     Statement prepare(sql kind) {
         sqlite3_stmt*& stmt = cache_[static_cast<std::size_t>(kind)];
         if (!stmt) {
-            const std::string text = sql_text(kind, table_);
+            const std::string text = sql_text(kind, table_, runs_);
             int rc = sqlite3_prepare_v3(db_, text.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
                                         nullptr);
             if (rc != SQLITE_OK) {
@@ -505,6 +688,9 @@ class SqliteConnection final : public Connection {
     std::string path_;
     std::string table_;
     std::string index_;
+    std::string runs_name_;  // unquoted
+    std::string runs_;
+    bool history_known_ = false;
     sqlite3* db_ = nullptr;
     std::array<sqlite3_stmt*, static_cast<std::size_t>(sql::count)> cache_{};
 };

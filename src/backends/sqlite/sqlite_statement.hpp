@@ -23,6 +23,10 @@ class Statement {
 
     Statement& bind(int index, std::int64_t value);
     Statement& bind(int index, const std::string& value);
+    Statement& bind_null(int index) {
+        sqlite3_bind_null(stmt_, index);
+        return *this;
+    }
 
     /// Steps once: true if a row is available, false when done. Throws
     /// sqlock::error (mapped from the SQLite code) on failure.
@@ -31,6 +35,7 @@ class Statement {
     std::int64_t column_int64(int col) const { return sqlite3_column_int64(stmt_, col); }
     double column_double(int col) const { return sqlite3_column_double(stmt_, col); }
     std::string column_text(int col) const;
+    bool column_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
   private:
     sqlite3* db_;

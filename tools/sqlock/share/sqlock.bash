@@ -11,7 +11,7 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show reap init doctor help"
+    local commands="run acquire release renew list show history reap init doctor help"
     local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
@@ -33,7 +33,10 @@ _sqlock() {
     case $prev in
         --db | --table | --token | --label | --slots | --conflict-exit-code | -E)
             return ;;
-        --expires | --min-hold | --kill-grace | --db-timeout)
+        --limit)
+            return ;;
+        --expires | --min-hold | --kill-grace | --db-timeout | --once-per | --once-per-offset | \
+            --since | --history-retention)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
         --wait | --timeout | -w)
@@ -56,13 +59,15 @@ _sqlock() {
     local options=""
     case $command in
         run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
-                      --no-heartbeat --on-lost --kill-grace -E --conflict-exit-code --label --" ;;
+                      --no-heartbeat --on-lost --kill-grace -E --conflict-exit-code --label
+                      --once-per --once-per-offset --once-per-any-outcome --no-history --" ;;
         acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
         list) options="--held --expired --json" ;;
         show) options="--json" ;;
-        reap) options="--dry-run --json" ;;
+        history) options="--since --limit --json" ;;
+        reap) options="--dry-run --history-retention --json" ;;
         doctor) options="--json" ;;
         help)
             COMPREPLY=($(compgen -W "$commands" -- "$cur"))

@@ -1,0 +1,94 @@
+// Run history: a record of every job run under a lock, and the "once per
+// window" decision built on it (issue 12).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock {
+
+/// How a run ended. `running` while its holder is alive; `lost` when the
+/// holder's lease ran out before it recorded an end (it died, hung, or its
+/// lock was taken over or force-released), or when its lock was no longer
+/// held at the moment it recorded its end.
+enum class run_outcome { running, succeeded, failed, killed, lost };
+
+/// "running", "succeeded", "failed", "killed", "lost".
+const char* to_string(run_outcome outcome) noexcept;
+/// The inverse of to_string(); nullopt for anything else.
+std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept;
+
+/// RunRecord
+///
+/// One row of the history table (`<table>_runs`), as read back. Times are
+/// UTC text "YYYY-MM-DD HH:MM:SS.mmm" from the database's clock.
+///
+/// `outcome` is derived at read time for a run still marked running whose
+/// lock row (the row with id `fencing_id`) is gone or expired: it reads
+/// `lost`, with `ended` the lease's end when the expired row is still there
+/// (or the reaper recorded it when it deleted the row), else unknown.
+struct RunRecord {
+    std::int64_t id = 0;                        ///< the run's own id, increasing
+    std::string name{};                         ///< the lock name (not "name#N")
+    std::optional<std::string> window_start{};  ///< start of its once-per window
+    std::string host{};
+    std::int64_t pid = 0;
+    std::string user{};
+    std::string program{};
+    std::int64_t fencing_id = 0;  ///< the lock row's id (Lock::id())
+    std::string started{};
+    std::optional<std::string> ended{};
+    run_outcome outcome = run_outcome::running;
+    std::optional<int> exit_status{};  ///< the job's exit status, when it exited
+    std::optional<int> signal{};       ///< the signal that ended it, when one did
+    /// ended - started, in seconds (to the millisecond); for a running job,
+    /// now - started; unknown when `ended` is.
+    std::optional<double> duration_seconds{};
+};
+
+/// What start_run() records besides what the Lock says (name, fencing id).
+/// Empty fields are filled in from this process (host name, pid, user).
+struct RunStart {
+    std::string program{};  ///< what is run (argv[0]; arguments may hold secrets)
+    std::string host{};
+    std::int64_t pid = 0;
+    std::string user{};
+    /// The once-per window this run is for (OncePerWindow::start_ms), if any.
+    std::optional<std::int64_t> window_start_ms{};
+};
+
+/// How a run ended, for finish_run(). `outcome` must not be `running`.
+struct RunEnd {
+    run_outcome outcome = run_outcome::succeeded;
+    std::optional<int> exit_status{};
+    std::optional<int> signal{};
+};
+
+/// OncePerWindow
+///
+/// A window of `length` on the database's clock, in UTC, aligned on the Unix
+/// epoch and shifted by `offset`: with length 1d and offset 3h, every window
+/// starts at 03:00 UTC. `done` says whether a run of the name in this window
+/// already counts (see Locker::once_per_window).
+struct OncePerWindow {
+    std::string start{};        ///< UTC text, inclusive
+    std::string end{};          ///< UTC text, exclusive
+    std::int64_t start_ms = 0;  ///< start, milliseconds since the Unix epoch
+    std::int64_t end_ms = 0;
+    bool done = false;
+    /// The run that makes it done, when it is.
+    std::optional<RunRecord> done_by{};
+};
+
+/// What Locker::history() reads.
+struct HistoryQuery {
+    std::string name{};       ///< one lock name, or empty for all
+    duration since{};         ///< only runs started within this (0: all)
+    std::size_t limit = 100;  ///< at most this many, newest first
+};
+
+}  // namespace sqlock

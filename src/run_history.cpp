@@ -1,0 +1,214 @@
+// The run history and once-per windows of a Locker (sqlock/run_history.hpp):
+// validation, the window arithmetic and the decision; the SQL is each
+// backend's (backend.hpp).
+#include "sqlock/run_history.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "lock_state.hpp"
+#include "owner.hpp"
+#include "schema.hpp"
+#include "sqlock/locker.hpp"
+#include "validate.hpp"
+
+namespace sqlock {
+
+const char* to_string(run_outcome outcome) noexcept {
+    switch (outcome) {
+        case run_outcome::running:
+            return "running";
+        case run_outcome::succeeded:
+            return "succeeded";
+        case run_outcome::failed:
+            return "failed";
+        case run_outcome::killed:
+            return "killed";
+        case run_outcome::lost:
+            return "lost";
+    }
+    return "lost";
+}
+
+std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept {
+    for (run_outcome o : {run_outcome::running, run_outcome::succeeded, run_outcome::failed,
+                          run_outcome::killed, run_outcome::lost})
+        if (text == to_string(o)) return o;
+    return std::nullopt;
+}
+
+namespace detail {
+
+// Milliseconds since the epoch as the databases write times: UTC
+// "YYYY-MM-DD HH:MM:SS.mmm". Arithmetic on a value the database gave, never
+// the client's clock.
+std::string utc_text(std::int64_t ms) {
+    std::int64_t secs = ms / 1000, rest = ms % 1000;
+    if (rest < 0) {
+        rest += 1000;
+        secs -= 1;
+    }
+    std::time_t t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(rest));
+    return buf;
+}
+
+std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::int64_t offset_ms) {
+    std::int64_t shifted = now_ms - offset_ms;
+    std::int64_t index = shifted / length_ms;
+    if (shifted % length_ms < 0) --index;  // floor, for times before the epoch
+    return index * length_ms + offset_ms;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The history needs its table, which only init() creates on a server: a
+// missing one is a setup step to name, not a database error.
+template <typename F>
+auto with_history(detail::LockerState& s, F&& f)
+    -> decltype(f(std::declval<detail::Connection&>())) {
+    return s.pool->with([&](detail::Connection& c) {
+        try {
+            return f(c);
+        } catch (const error& e) {
+            bool missing = false;
+            try {
+                missing = !c.has_history();
+            } catch (const error&) {
+                // The original error says more.
+            }
+            if (!missing) throw;
+            throw error(errc::configuration,
+                        "no run history table " + detail::runs_table_name(s.table) +
+                            " beside lock table " + s.table +
+                            ": create it with `sqlock init` or Locker::init() [" + s.url.redacted +
+                            "]",
+                        e.backend_code());
+        }
+    });
+}
+
+// The state of `lock`, which must come from this Locker (same table).
+const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& locker,
+                                  const std::shared_ptr<detail::LockState>& lock) {
+    if (!lock) throw error(errc::invalid_argument, "the Lock was moved from: it holds nothing");
+    if (lock->locker != locker)
+        throw error(errc::invalid_argument,
+                    "lock '" + detail::printable(lock->lockstring) +
+                        "' was taken through another Locker; the run history is kept beside "
+                        "the lock table it was taken in");
+    return *lock;
+}
+
+}  // namespace
+
+OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duration offset,
+                                      bool any_outcome) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    detail::validate_lease(length, "once-per window");
+    detail::validate_non_negative(offset, "once-per offset");
+    if (offset >= length)
+        throw error(errc::invalid_argument, "the once-per offset (" + format_duration(offset) +
+                                                ") must be shorter than the window (" +
+                                                format_duration(length) + ")");
+    if (!lock.active())
+        throw error(errc::invalid_argument,
+                    "lock '" + detail::printable(held.lockstring) +
+                        "' is released: decide on a once-per window while holding its lock");
+    detail::ensure_initialized(*state_);
+    OncePerWindow w;
+    std::vector<RunRecord> runs;
+    with_history(*state_, [&](detail::Connection& c) {
+        const std::int64_t now = c.now_millis();
+        w.start_ms = detail::window_start_ms(now, length.count(), offset.count());
+        w.end_ms = w.start_ms + length.count();
+        w.start = detail::utc_text(w.start_ms);
+        w.end = detail::utc_text(w.end_ms);
+        runs = c.window_runs(held.name, w.start);
+        return 0;
+    });
+    for (auto& run : runs) {
+        const bool counts = run.outcome == run_outcome::succeeded ||
+                            (any_outcome && run.outcome != run_outcome::running);
+        if (counts) {
+            w.done = true;
+            w.done_by = std::move(run);
+            break;
+        }
+    }
+    return w;
+}
+
+std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    if (!lock.active())
+        throw error(errc::invalid_argument, "lock '" + detail::printable(held.lockstring) +
+                                                "' is released: start a run while holding it");
+    if (info.host.empty()) info.host = detail::this_host();
+    if (info.pid == 0) info.pid = getpid();
+    if (info.user.empty()) info.user = detail::this_user();
+    if (info.program.empty()) info.program = detail::this_program();
+    for (auto* field : {&info.host, &info.user})
+        if (field->size() > 255) *field = detail::printable(*field, 200);
+    if (info.program.size() > 1024) info.program = detail::printable(info.program, 900);
+    for (auto* field : {&info.host, &info.user, &info.program})
+        if (!detail::is_valid_utf8(*field)) *field = detail::printable(*field, 200);
+    const std::string window = info.window_start_ms ? detail::utc_text(*info.window_start_ms) : "";
+    detail::ensure_initialized(*state_);
+    return with_history(*state_, [&](detail::Connection& c) {
+        return c.start_run(held.name, held.id, info, window);
+    });
+}
+
+run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    if (end.outcome == run_outcome::running)
+        throw error(errc::invalid_argument, "finish_run needs how the run ended, not 'running'");
+    auto recorded = with_history(*state_, [&](detail::Connection& c) {
+        return c.finish_run(run_id, held.id, held.locked_by, end);
+    });
+    return recorded.value_or(run_outcome::lost);
+}
+
+std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
+    if (!query.name.empty()) detail::validate_lock_name(query.name);
+    detail::validate_non_negative(query.since, "history since");
+    if (query.limit == 0 || query.limit > 1000000)
+        throw error(errc::invalid_argument, "history limit must be between 1 and 1000000");
+    detail::ensure_initialized(*state_);
+    return with_history(*state_, [&](detail::Connection& c) {
+        return c.history(query.name, query.since, query.limit);
+    });
+}
+
+std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
+    detail::validate_lease(retention, "history retention");
+    if (batch_size == 0) throw error(errc::invalid_argument, "prune batch size must be positive");
+    detail::ensure_initialized(*state_);
+    // A lock table without a history (one not initialised since sqlock
+    // had one) has nothing to prune.
+    if (!state_->pool->with([](detail::Connection& c) { return c.has_history(); })) return 0;
+    std::size_t total = 0;
+    for (;;) {
+        auto started = std::chrono::steady_clock::now();
+        std::size_t n = with_history(*state_, [&](detail::Connection& c) {
+            return c.prune_history_batch(retention, batch_size);
+        });
+        total += n;
+        if (n < batch_size) return total;
+        // As purge_expired(): lock traffic gets at least half of the time.
+        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
+    }
+}
+
+}  // namespace sqlock

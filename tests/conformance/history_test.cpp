@@ -1,0 +1,183 @@
+// The run history and once-per windows of the library (sqlock/run_history.hpp).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock::run_outcome;
+using sqlock_test::fresh_database;
+
+TEST_CASE("a run is recorded from start to end, with its host and fencing id", "[history]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job");
+    const std::int64_t run = locker.start_run(lock, {.program = "backup"});
+    auto runs = locker.history({.name = "job"});
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == run);
+    CHECK(runs[0].outcome == run_outcome::running);
+    CHECK(runs[0].fencing_id == lock.id());
+    CHECK(runs[0].pid == getpid());
+    CHECK(runs[0].program == "backup");
+    CHECK_FALSE(runs[0].ended);
+    CHECK_FALSE(runs[0].window_start);
+
+    CHECK(locker.finish_run(lock, run, {run_outcome::failed, 2, {}}) == run_outcome::failed);
+    // Only a running run is finished: a second end changes nothing.
+    CHECK(locker.finish_run(lock, run, {run_outcome::succeeded, 0, {}}) == run_outcome::lost);
+    runs = locker.history();
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].outcome == run_outcome::failed);
+    CHECK(runs[0].exit_status == 2);
+    CHECK_FALSE(runs[0].signal);
+    REQUIRE(runs[0].ended);
+    REQUIRE(runs[0].duration_seconds);
+    CHECK(*runs[0].duration_seconds >= 0.0);
+    CHECK(sqlock_test::seconds_between(runs[0].started, *runs[0].ended) >= 0.0);
+}
+
+TEST_CASE("a run whose lock was lost before its end is recorded lost", "[history]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job", {.expires = 1h});
+    const std::int64_t run = locker.start_run(lock);
+    REQUIRE(locker.force_release("job"));
+    // Read as lost at once: its lock row is gone.
+    CHECK(locker.history()[0].outcome == run_outcome::lost);
+    CHECK(locker.finish_run(lock, run, {run_outcome::succeeded, 0, {}}) == run_outcome::lost);
+    auto runs = locker.history();
+    CHECK(runs[0].outcome == run_outcome::lost);
+    CHECK(runs[0].ended);
+    sqlock::set_release_error_handler([](const sqlock::error&) {});
+    lock = locker.lock("other");  // the old handle's release fails quietly
+    sqlock::set_release_error_handler({});
+}
+
+TEST_CASE("once-per windows are UTC, aligned on the epoch, shifted by the offset",
+          "[history][once-per]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("nightly");
+    auto day = locker.once_per_window(lock, 24h, 3h);
+    CHECK(day.end_ms - day.start_ms == 86400000);
+    CHECK(day.start_ms % 86400000 == 3 * 3600000);
+    CHECK(day.start.substr(11) == "03:00:00.000");
+    CHECK_FALSE(day.done);
+    // The window holds the database's now, by the database's own lock times.
+    CHECK(sqlock_test::seconds_between(day.start, lock.created()) >= 0);
+    CHECK(sqlock_test::seconds_between(lock.created(), day.end) > 0);
+
+    const std::int64_t run = locker.start_run(lock, {.window_start_ms = day.start_ms});
+    CHECK_FALSE(locker.once_per_window(lock, 24h, 3h).done);  // running: not done
+    locker.finish_run(lock, run, {run_outcome::succeeded, 0, {}});
+    auto again = locker.once_per_window(lock, 24h, 3h);
+    CHECK(again.done);
+    REQUIRE(again.done_by);
+    CHECK(again.done_by->id == run);
+    CHECK(again.done_by->window_start == day.start);
+    // Another window length is another window.
+    CHECK_FALSE(locker.once_per_window(lock, 12h).done);
+    // Another name's window is its own.
+    auto other = locker.lock("weekly");
+    CHECK_FALSE(locker.once_per_window(other, 24h, 3h).done);
+}
+
+TEST_CASE("a failed run leaves its window open, unless any outcome counts", "[history][once-per]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job");
+    auto w = locker.once_per_window(lock, 24h);
+    const std::int64_t run = locker.start_run(lock, {.window_start_ms = w.start_ms});
+    locker.finish_run(lock, run, {run_outcome::killed, {}, 9});
+    CHECK_FALSE(locker.once_per_window(lock, 24h).done);
+    auto any = locker.once_per_window(lock, 24h, 0ms, /*any_outcome=*/true);
+    CHECK(any.done);
+    CHECK(any.done_by->outcome == run_outcome::killed);
+    CHECK(any.done_by->signal == 9);
+}
+
+TEST_CASE("once-per and history arguments are checked", "[history][validation]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job");
+    auto invalid = [](auto&& f) {
+        try {
+            f();
+        } catch (const sqlock::error& e) {
+            return e.category() == sqlock::errc::invalid_argument;
+        }
+        return false;
+    };
+    CHECK(invalid([&] { locker.once_per_window(lock, 0ms); }));
+    CHECK(invalid([&] { locker.once_per_window(lock, -1h); }));
+    CHECK(invalid([&] { locker.once_per_window(lock, 1h, 1h); }));
+    CHECK(invalid([&] { locker.once_per_window(lock, 1h, -1ms); }));
+    CHECK(invalid([&] { locker.finish_run(lock, 1, {run_outcome::running, {}, {}}); }));
+    CHECK(invalid([&] { locker.history({.limit = 0}); }));
+    CHECK(invalid([&] { locker.prune_history(0ms); }));
+    auto other = db.open();
+    CHECK(invalid([&] { other.start_run(lock); }));
+    lock.release();
+    CHECK(invalid([&] { locker.once_per_window(lock, 1h); }));
+    CHECK(invalid([&] { locker.start_run(lock); }));
+}
+
+TEST_CASE("prune_history deletes old runs only, never a live one", "[history][prune]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("long");
+    locker.start_run(lock);  // stays running under a live lock
+    {
+        auto done = locker.lock("short");
+        locker.finish_run(done, locker.start_run(done), {run_outcome::succeeded, 0, {}});
+    }
+    CHECK(locker.prune_history(1h) == 0);
+    CHECK(locker.history().size() == 2);
+    // Both are older than a millisecond soon; only the finished one goes.
+    CHECK(sqlock_test::eventually([&] { return locker.prune_history(1ms, 1) == 1; }));
+    auto left = locker.history();
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].name == "long");
+}
+
+TEST_CASE("a dead holder's run reads lost, and the reaper records when its lease ended",
+          "[history][lost]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    // A holder that stops renewing (as a killed process does): detached.
+    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    locker.start_run(lock);
+    const sqlock::LockInfo row = lock.detach();
+    CHECK(locker.history()[0].outcome == run_outcome::running);
+    REQUIRE(
+        sqlock_test::eventually([&] { return locker.history()[0].outcome == run_outcome::lost; }));
+    auto runs = locker.history();
+    REQUIRE(runs[0].ended);
+    CHECK(*runs[0].ended == row.expires);  // read from the expired row
+    CHECK(locker.purge_expired() == 1);
+    runs = locker.history();
+    CHECK(runs[0].outcome == run_outcome::lost);
+    REQUIRE(runs[0].ended);
+    CHECK(*runs[0].ended == row.expires);  // recorded by the reaper
+}
+
+TEST_CASE("a run whose lock was taken over reads lost; the new holder's window is open",
+          "[history][lost][once-per]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto other = db.open();
+    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    auto w = locker.once_per_window(lock, 24h);
+    locker.start_run(lock, {.window_start_ms = w.start_ms});
+    lock.detach();
+    std::optional<sqlock::Lock> taker;
+    REQUIRE(sqlock_test::eventually([&] { return (taker = other.try_lock("job")).has_value(); }));
+    auto runs = other.history();
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].outcome == run_outcome::lost);
+    CHECK_FALSE(runs[0].ended);  // the row that knew its lease end is gone
+    CHECK_FALSE(other.once_per_window(*taker, 24h).done);
+    CHECK(other.once_per_window(*taker, 24h, 0ms, /*any_outcome=*/true).done);
+}

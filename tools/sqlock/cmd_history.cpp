@@ -1,0 +1,135 @@
+// sqlock history [NAME] [--since DUR] [--limit N] [--json]: the runs that
+// `sqlock run` recorded, newest first.
+#include <cstdio>
+
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+#include "lock_format.hpp"
+#include "option_values.hpp"
+#include "signals.hpp"
+
+namespace sqlock_cli {
+
+const char* const history_details =
+    "Each run of `sqlock run` is recorded when it starts (outcome running) and when it\n"
+    "ends: succeeded, failed (exit status), killed (signal), or lost. A run whose holder\n"
+    "died, hung or lost its lock shows as lost once its lease has run out, ended at the\n"
+    "lease's end when that is known. Times are UTC, from the database's clock.\n"
+    "`sqlock reap` prunes runs older than --history-retention (90 days).\n"
+    "\n"
+    "Examples:\n"
+    "  sqlock history nightly-backup --since 7d\n"
+    "  sqlock history --limit 20 --json\n";
+
+void add_history_options(cxxopts::Options& options, const std::string& group) {
+    auto add = options.add_options(group);
+    add("since", "Only runs started within DUR (e.g. 25h, 7d)", cxxopts::value<std::string>(),
+        "DUR");
+    add("limit", "At most N runs (default 50)", cxxopts::value<std::string>(), "N");
+    add("json", "Print JSON (for scripts) instead of text");
+}
+
+namespace {
+
+std::string seconds_text(const std::optional<double>& seconds) {
+    if (!seconds) return "-";
+    char buf[32];
+    if (*seconds < 1) {
+        std::snprintf(buf, sizeof buf, "%.0fms", *seconds * 1000);
+        return buf;
+    }
+    if (*seconds < 60) {
+        std::snprintf(buf, sizeof buf, "%.1fs", *seconds);
+        return buf;
+    }
+    return sqlock::format_duration(sqlock::duration(static_cast<std::int64_t>(*seconds) * 1000));
+}
+
+std::string status_text(const sqlock::RunRecord& run) {
+    if (run.signal) return signal_name(*run.signal);
+    if (run.exit_status) return "exit " + std::to_string(*run.exit_status);
+    return "-";
+}
+
+template <typename T>
+nlohmann::ordered_json or_null(const std::optional<T>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json run_json(const sqlock::RunRecord& run) {
+    return {{"id", run.id},
+            {"name", run.name},
+            {"window_start", or_null(run.window_start)},
+            {"host", run.host},
+            {"pid", run.pid},
+            {"user", run.user},
+            {"program", run.program},
+            {"fencing_id", run.fencing_id},
+            {"started", run.started},
+            {"ended", or_null(run.ended)},
+            {"outcome", sqlock::to_string(run.outcome)},
+            {"exit_status", or_null(run.exit_status)},
+            {"signal", or_null(run.signal)},
+            {"duration_seconds", or_null(run.duration_seconds)}};
+}
+
+std::string padded(const std::string& text, std::size_t width) {
+    std::size_t shown = display_width(text);
+    return text + std::string(shown < width ? width - shown : 0, ' ');
+}
+
+std::string run_table(const std::vector<sqlock::RunRecord>& runs) {
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"STARTED (UTC)", "DURATION", "OUTCOME", "STATUS", "NAME", "HOST", "PID",
+                     "USER", "FENCING", "PROGRAM"});
+    for (const auto& run : runs)
+        cells.push_back({run.started.substr(0, 19), seconds_text(run.duration_seconds),
+                         sqlock::to_string(run.outcome), status_text(run),
+                         sqlock::text::printable(run.name), sqlock::text::printable(run.host),
+                         std::to_string(run.pid), sqlock::text::printable(run.user),
+                         std::to_string(run.fencing_id), sqlock::text::printable(run.program)});
+    std::vector<std::size_t> widths(cells[0].size(), 0);
+    for (const auto& row : cells)
+        for (std::size_t i = 0; i < row.size(); ++i)
+            widths[i] = std::max(widths[i], display_width(row[i]));
+    std::string out;
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+        std::string line;
+        for (std::size_t i = 0; i < cells[r].size(); ++i)
+            line += i + 1 == cells[r].size() ? cells[r][i] : padded(cells[r][i], widths[i]) + "  ";
+        out += (r ? "\n" : "") + line;
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_history(Invocation& inv) {
+    const std::string usage = "usage: sqlock history [NAME] [--since DUR] [--limit N] [--json]";
+    if (inv.args.size() > 1) throw usage_error("history takes at most one lock name; " + usage);
+    sqlock::HistoryQuery query;
+    if (!inv.args.empty()) query.name = inv.args[0];
+    if (inv.options.count("since"))
+        query.since = duration_option(inv.options, "since", duration_kind::positive);
+    query.limit = static_cast<std::size_t>(integer_option(inv.options, "limit", 1, 100000, 50));
+    sqlock::Locker locker = open_locker(inv.global);
+    const auto runs = locker.history(query);
+    if (inv.options.count("json")) {
+        nlohmann::ordered_json array = nlohmann::ordered_json::array();
+        for (const auto& run : runs) array.push_back(run_json(run));
+        Output::data(json_text(array, true));
+    } else if (runs.empty()) {
+        inv.out.result("no runs recorded" +
+                       (query.name.empty() ? std::string() : " of " + in_quotes(query.name)) +
+                       (query.since.count() ? " in the last " + sqlock::format_duration(query.since)
+                                            : std::string()) +
+                       at_database(locker.url()));
+    } else {
+        Output::data(run_table(runs));
+    }
+    return exit_code::ok;
+}
+
+}  // namespace sqlock_cli
