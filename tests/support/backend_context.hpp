@@ -7,16 +7,50 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/error.hpp"
+
 namespace sqlock_test {
 
 /// A result row; a NULL cell is nullopt.
 using SqlRow = std::vector<std::optional<std::string>>;
 
+/// A row another program wrote into the lock table, as SQL expressions, and
+/// what sqlock must conclude of it (reliability/foreign_rows_test.cpp).
+struct ForeignRow {
+    std::string name;     ///< its lockstring, as text
+    std::string created;  ///< SQL expressions
+    std::string expires;
+    std::string locked_by;  ///< "" for the suite's usual DBIx::Locker holder
+    enum verdict_t { held, expired, either } verdict;
+};
+
+/// One fact of `sqlock doctor`: a line "key: value" whose value contains
+/// `contains` (any value when empty).
+struct DoctorFact {
+    std::string key;
+    std::string contains;
+};
+
+/// What `sqlock doctor` reports on this backend.
+struct DoctorFacts {
+    std::string backend;  ///< the fact "backend" ("postgresql")
+    std::vector<DoctorFact> facts;
+};
+
+/// A URL of the test server made wrong, and the categories its failure may
+/// have (reliability/security_test.cpp checks no password leaks from it).
+struct BadUrl {
+    std::string url;
+    std::vector<sqlock::errc> categories;
+};
+
 /// BackendHooks
 ///
 /// What a backend's testing/<name>_testing.cpp defines, as
 /// `BackendHooks <name>_test_hooks()` in namespace sqlock_test. Only `query`
-/// is required; the rest have a meaning only for some backends.
+/// is required; the rest have a meaning only for some backends. A test that
+/// needs a hook its backend leaves empty is skipped, saying which
+/// (sqlock_test::skip_test): it never assumes another backend's dialect.
 struct BackendHooks {
     /// Runs `sql` on the database at `url` through the backend's own client
     /// library, on a new connection, independent of the code under test;
@@ -38,6 +72,51 @@ struct BackendHooks {
     /// sqlock::error::backend_code() of a statement the server refused for
     /// lack of a privilege on the table.
     std::string privilege_denied_code;
+
+    /// A server backend: what `sqlock init` run by an account that may not
+    /// use the table says to grant (tests/cli/defects_test.cpp).
+    std::string missing_grant_hint;
+
+    /// A server backend: the URL query parameter, if its URLs have one, that
+    /// bounds the time a connection may take ("connect_timeout=5"); empty
+    /// when none is needed for a port nobody listens on to fail at once.
+    std::string connect_timeout_parameter;
+
+    /// A server backend: URLs of the test server at `url`, whose password is
+    /// `password`, made wrong in this backend's own ways (parameters of its
+    /// dialect), beyond the wrong password and the wrong port every server
+    /// has.
+    std::vector<BadUrl> (*bad_urls)(const std::string& url, const std::string& password) = nullptr;
+
+    /// The SQL that creates table `log` with a column `tx` and a trigger on
+    /// `table` that, for each row deleted, inserts into `log` a row whose `tx`
+    /// names the transaction that deleted it. Null where the dialect has no
+    /// such thing; then `committed_transactions` must say it.
+    std::string (*delete_log_sql)(const std::string& table, const std::string& log) = nullptr;
+
+    /// An embedded backend: the number of write transactions committed so far
+    /// to the database at `url`, read from its files, not through the code
+    /// under test (SQLite: the commit frames of its WAL).
+    int (*committed_transactions)(const std::string& url) = nullptr;
+
+    /// Two queries that show `table` as stored, so that two equal results
+    /// mean an unchanged table: its definition (one row or more) and every
+    /// row in id order, each column as stored (and, where the dialect keeps
+    /// values of any type, the type).
+    struct TableDumpSql {
+        std::string definition;
+        std::string rows;
+    };
+    TableDumpSql (*table_dump_sql)(const std::string& table) = nullptr;
+
+    /// Rows with timestamps other programs may write in this dialect only (the
+    /// infinities, the zero date, text that is not a date), beyond the ones
+    /// every dialect stores.
+    std::vector<ForeignRow> (*odd_timestamp_rows)() = nullptr;
+
+    /// What `sqlock doctor` reports on the database at `url` (which may name
+    /// a pooler), besides the facts every backend has (backend, wake-ups).
+    DoctorFacts (*doctor_facts)(const std::string& url) = nullptr;
 };
 
 /// BackendContext
