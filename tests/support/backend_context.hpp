@@ -37,6 +37,25 @@ struct DoctorFacts {
     std::vector<DoctorFact> facts;
 };
 
+/// An input the library refuses only on this backend: a URL of its scheme
+/// or a table name its dialect does not take (reliability's hostile-input
+/// tests).
+struct HostileInput {
+    std::string what;
+    sqlock::errc category;  ///< of the library's error
+    std::string url;        ///< "" for the database under test's
+    std::string table;      ///< "" for the database under test's
+    int cli_exit = 0;       ///< what `sqlock list` exits with; 0: the CLI is not tried
+};
+
+/// A URL of this backend whose password holds a character that ends the
+/// userinfo in some other grammar ('?', '#', '@'), for a port nobody listens
+/// on: neither its Locker's url() nor its error may show the password.
+struct RedactedUrl {
+    std::string password;
+    std::string url;
+};
+
 /// A URL of the test server made wrong, and the categories its failure may
 /// have (reliability/security_test.cpp checks no password leaks from it).
 struct BadUrl {
@@ -113,6 +132,18 @@ struct BackendHooks {
     /// infinities, the zero date, text that is not a date), beyond the ones
     /// every dialect stores.
     std::vector<ForeignRow> (*odd_timestamp_rows)() = nullptr;
+
+    /// Inputs the library refuses only on this backend; `password` is to be
+    /// planted in its URLs (none may leak it).
+    std::vector<HostileInput> (*hostile_inputs)(const std::string& password) = nullptr;
+
+    /// A server backend: URLs whose password, `planted` behind a character
+    /// that ends the userinfo elsewhere, must stay out of messages.
+    std::vector<RedactedUrl> (*redacted_urls)(const std::string& planted) = nullptr;
+
+    /// An SQL expression for the timestamp in `column` as whole milliseconds
+    /// since the Unix epoch (UTC, as the library stores it).
+    std::string (*epoch_ms_sql)(const std::string& column) = nullptr;
 
     /// What `sqlock doctor` reports on the database at `url` (which may name
     /// a pooler), besides the facts every backend has (backend, wake-ups).

@@ -174,6 +174,35 @@ DoctorFacts doctor_facts(const std::string&) {
     return {"mariadb", {{"server version", ""}, {"clock difference", ""}}};
 }
 
+std::vector<HostileInput> hostile_inputs(const std::string& password) {
+    using sqlock::errc;
+    const std::string mariadb = "mariadb://u:" + password + "@127.0.0.1:";
+    return {
+        {"MariaDB port nobody listens on", errc::connection, mariadb + "1/db", "", 69},
+        {"MariaDB URL with an unknown parameter", errc::invalid_argument, mariadb + "1/db?bogus=1",
+         "", 64},
+        {"MariaDB URL with an unknown ssl-mode", errc::invalid_argument,
+         mariadb + "1/db?ssl-mode=sometimes", ""},
+        {"MariaDB URL without a database", errc::invalid_argument, mariadb + "1", ""},
+        {"MariaDB URL with a port out of range", errc::invalid_argument, mariadb + "99999/db", ""},
+        {"MariaDB mysql:// URL, nobody listening", errc::connection,
+         "mysql://u:" + password + "@127.0.0.1:1/db", ""},
+    };
+}
+
+// A MariaDB URL's userinfo ends at the last '@' (mariadb_url.hpp), so a raw
+// '@' belongs to the password too.
+std::vector<RedactedUrl> redacted_urls(const std::string& planted) {
+    std::vector<RedactedUrl> urls;
+    for (const std::string prefix : {"Qm?x", "Qm#x", "Qm@x"})
+        urls.push_back({prefix + planted, "mariadb://u:" + prefix + planted + "@127.0.0.1:1/db"});
+    return urls;
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "FLOOR(UNIX_TIMESTAMP(" + column + ") * 1000)";
+}
+
 }  // namespace
 
 BackendHooks mariadb_test_hooks() {
@@ -188,6 +217,9 @@ BackendHooks mariadb_test_hooks() {
     hooks.table_dump_sql = table_dump_sql;
     hooks.odd_timestamp_rows = odd_timestamp_rows;
     hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
+    hooks.redacted_urls = redacted_urls;
     return hooks;
 }
 

@@ -122,6 +122,26 @@ DoctorFacts doctor_facts(const std::string& url) {
     return expected;
 }
 
+// PostgreSQL's URL cases are among the shared ones (the scheme of the
+// reference backend); nothing else is refused only here.
+std::vector<HostileInput> hostile_inputs(const std::string&) {
+    return {};
+}
+
+// libpq ends the userinfo at the first '@', so "u:Pa?ss@host" has the
+// password "Pa?ss".
+std::vector<RedactedUrl> redacted_urls(const std::string& planted) {
+    std::vector<RedactedUrl> urls;
+    for (const std::string prefix : {"Qm?x", "Qm#x"})
+        urls.push_back({prefix + planted, "postgresql://u:" + prefix + planted +
+                                              "@127.0.0.1:1/db?connect_timeout=5"});
+    return urls;
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "(extract(epoch FROM " + column + ") * 1000)::bigint";
+}
+
 }  // namespace
 
 BackendHooks postgres_test_hooks() {
@@ -136,6 +156,9 @@ BackendHooks postgres_test_hooks() {
     hooks.table_dump_sql = table_dump_sql;
     hooks.odd_timestamp_rows = odd_timestamp_rows;
     hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
+    hooks.redacted_urls = redacted_urls;
     return hooks;
 }
 

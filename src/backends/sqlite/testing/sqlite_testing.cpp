@@ -119,6 +119,15 @@ DoctorFacts doctor_facts(const std::string&) {
     return {"sqlite", {{"wake-ups", "polled"}}};
 }
 
+// One database a file: no schemas.
+std::vector<HostileInput> hostile_inputs(const std::string&) {
+    return {{"schema-qualified table on SQLite", sqlock::errc::invalid_argument, "", "ops.locks"}};
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "CAST((julianday(" + column + ") - 2440587.5) * 86400000.0 AS INTEGER)";
+}
+
 }  // namespace
 
 BackendHooks sqlite_test_hooks() {
@@ -129,6 +138,8 @@ BackendHooks sqlite_test_hooks() {
     hooks.table_dump_sql = table_dump_sql;
     hooks.odd_timestamp_rows = odd_timestamp_rows;
     hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
     return hooks;
 }
 
