@@ -3,6 +3,7 @@
 // test support below reads this table and names no backend itself.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,6 +118,16 @@ struct BackendHooks {
     /// to the database at `url`, read from its files, not through the code
     /// under test (SQLite: the commit frames of its WAL).
     int (*committed_transactions)(const std::string& url) = nullptr;
+
+    /// An embedded backend: takes the database's write lock on a connection
+    /// of its own and holds it until the returned handle is destroyed;
+    /// meanwhile other writers wait, or fail busy (the fencing tests' fault).
+    /// Throws std::runtime_error.
+    std::shared_ptr<void> (*hold_write_lock)(const std::string& url) = nullptr;
+
+    /// An embedded backend: `url` made to wait up to a minute for a held
+    /// write lock instead of failing busy.
+    std::string (*patient_url)(const std::string& url) = nullptr;
 
     /// Two queries that show `table` as stored, so that two equal results
     /// mean an unchanged table: its definition (one row or more) and every

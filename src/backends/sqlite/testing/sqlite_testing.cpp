@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -88,6 +89,28 @@ int committed_transactions(const std::string& url) {
     return commits;
 }
 
+// Another connection's write transaction (BEGIN IMMEDIATE), committed when
+// the handle goes.
+std::shared_ptr<void> hold_write_lock(const std::string& url) {
+    const std::string path = file_of(url);
+    sqlite3* h = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
+        sqlite3_close(h);
+        throw std::runtime_error("hold_write_lock: " + path + ": " + msg);
+    }
+    return std::shared_ptr<void>(h, [](void* p) {
+        sqlite3* h = static_cast<sqlite3*>(p);
+        sqlite3_exec(h, "COMMIT", nullptr, nullptr, nullptr);
+        sqlite3_close(h);
+    });
+}
+
+std::string patient_url(const std::string& url) {
+    return url + "?busy_timeout=60000";
+}
+
 // The whole schema (the table, its indexes, any trigger), and each column
 // with its storage class: SQLite keeps a value of any type in any column.
 BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
@@ -135,6 +158,8 @@ BackendHooks sqlite_test_hooks() {
     hooks.query = query;
     hooks.fresh_url = fresh_url;
     hooks.committed_transactions = committed_transactions;
+    hooks.hold_write_lock = hold_write_lock;
+    hooks.patient_url = patient_url;
     hooks.table_dump_sql = table_dump_sql;
     hooks.odd_timestamp_rows = odd_timestamp_rows;
     hooks.doctor_facts = doctor_facts;
