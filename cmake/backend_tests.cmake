@@ -6,7 +6,8 @@
 #   <name>_testing.cpp
 #                    defines sqlock_test::BackendHooks <name>_test_hooks()
 #                    (tests/support/backend_context.hpp): the raw client the
-#                    tests inspect rows with, the codes they expect
+#                    tests inspect rows with, the codes they expect, what the
+#                    shared suites expect of its dialect
 #   test.conf        NAME=value lines, read here and by the shell scripts
 #                    (tools/backends.sh): env, packages, sanitizer_lanes,
 #                    companions

@@ -95,9 +95,11 @@ TEST_CASE("init says when the role may not use the table", "[cli][defects]") {
     CHECK(r.code == 78);
     check_one_line_error(r);
     // What to grant: the table's rights, and on PostgreSQL its id sequence's.
-    CHECK_THAT(r.err, Contains(sqlock_test::backend() == "postgres"
-                                   ? "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence"
-                                   : "GRANT SELECT, INSERT, UPDATE, DELETE ON"));
+    const std::string& hint = sqlock_test::backend_context().hooks.missing_grant_hint;
+    if (hint.empty())
+        sqlock_test::skip_test("what init says to grant: no missing_grant_hint");
+    else
+        CHECK_THAT(r.err, Contains(hint));
     CHECK(r.err.find("ready") == std::string::npos);
     CHECK(r.err.find(url.password) == std::string::npos);
     // The owner's init still succeeds, saying so.
@@ -140,8 +142,9 @@ TEST_CASE("a login the server refuses is a configuration error", "[cli][defects]
     ServerUrl nobody = good;
     nobody.hostport = "127.0.0.1:1";
     std::string url = nobody.str();
-    if (good.scheme != "mariadb")  // libpq's parameter; pooled URLs have ?pooler= already
-        url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("connect_timeout=5");
+    // Pooled URLs have ?pooler= already.
+    const std::string& timeout = sqlock_test::backend_context().hooks.connect_timeout_parameter;
+    if (!timeout.empty()) url += (url.find('?') == std::string::npos ? "?" : "&") + timeout;
     Result r = cli.bare({"list"}, {{"SQLOCK_DB", url}});
     CHECK(r.code == 69);
 }

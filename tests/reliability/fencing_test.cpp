@@ -16,7 +16,6 @@
 // Trials per fault: $SQLOCK_FENCING_TRIALS (default 2). Lease: 3 s.
 #include <fcntl.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -273,28 +272,25 @@ void relay_trials(const std::string& mode, const std::string& job, bool backgrou
     for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
 }
 
-std::string sqlite_path(const std::string& url) {
-    return url.substr(std::string("sqlite://").size());
-}
-
-// Another connection holds the SQLite write lock for as long as the fault
-// lasts: A's renewals cannot write.
+// An embedded backend: another connection holds the database's write lock
+// for as long as the fault lasts (the backend's hold_write_lock hook): A's
+// renewals cannot write.
 void write_lock_trials(const std::string& job, bool background = false) {
+    const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
+    if (!hooks.hold_write_lock || !hooks.patient_url) {
+        sqlock_test::skip_test("a write lock held: no hold_write_lock or patient_url hook");
+        return;
+    }
     auto db = sqlock_test::fresh_database();
-    sqlite3* holder = nullptr;
-    REQUIRE(sqlite3_open(sqlite_path(db.url).c_str(), &holder) == SQLITE_OK);
-    struct Close {
-        sqlite3* db;
-        ~Close() { sqlite3_close(db); }
-    } close{holder};
+    std::shared_ptr<void> holder;
     Fault f;
-    f.name = std::string("sqlite write lock") + (job == stubborn_job ? " +TERM ignored" : "") +
+    f.name = std::string("write lock held") + (job == stubborn_job ? " +TERM ignored" : "") +
              (background ? " +background" : "");
     f.a_url = db.url;
     // B's attempts wait out the write lock instead of failing busy.
-    f.b_url = db.url + "?busy_timeout=60000";
-    f.apply = [&] { REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", 0, 0, 0) == SQLITE_OK); };
-    f.undo = [&] { sqlite3_exec(holder, "COMMIT", 0, 0, 0); };
+    f.b_url = hooks.patient_url(db.url);
+    f.apply = [&] { REQUIRE_NOTHROW(holder = hooks.hold_write_lock(db.url)); };
+    f.undo = [&] { holder.reset(); };
     for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
 }
 
@@ -379,7 +375,7 @@ TEST_CASE("fencing: background processes of the job are stopped too", "[fencing]
 }
 
 TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]") {
-    if (sqlock_test::backend() != "sqlite") return;
+    if (sqlock_test::is_server_backend()) return;  // a lock of the database file: embedded only
     write_lock_trials(holder_job);
 }
 

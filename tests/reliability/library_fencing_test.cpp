@@ -1,10 +1,9 @@
 // Fencing for library users (issue 10): a Lock with a heartbeat whose
 // renewals cannot get through warns (on_expiring) before its row expires by
 // the database's clock, and declares the lock lost once valid_until() has
-// passed. SQLite: another connection holds the write lock. PostgreSQL: the
-// lock's Locker reaches the server through a frozen fault_relay.
-#include <sqlite3.h>
-
+// passed. An embedded backend: another connection holds the write lock (its
+// hold_write_lock hook). A server: the lock's Locker reaches it through a
+// frozen fault_relay.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -51,17 +50,20 @@ sqlock::LockOptions watched(Seen& seen) {
 
 // The row's expiry by the database's clock, in ms since the epoch.
 std::int64_t expires_ms(const sqlock_test::Database& db, const std::string& name) {
-    // query() runs MariaDB sessions in UTC, the time zone of the rows.
-    const std::string& backend = sqlock_test::backend();
-    const std::string ms = backend == "postgres" ? "(extract(epoch FROM expires) * 1000)::bigint"
-                           : backend == "mariadb"
-                               ? "FLOOR(UNIX_TIMESTAMP(expires) * 1000)"
-                               : "CAST((julianday(expires) - 2440587.5) * 86400000.0 AS INTEGER)";
-    const std::string sql =
-        "SELECT " + ms + " FROM " + db.table + " WHERE lockstring = '" + name + "'";
+    const auto epoch_ms_sql = sqlock_test::backend_context().hooks.epoch_ms_sql;
+    REQUIRE(epoch_ms_sql);  // checked by the test (have_epoch_ms)
+    const std::string sql = "SELECT " + epoch_ms_sql("expires") + " FROM " + db.table +
+                            " WHERE lockstring = '" + name + "'";
     auto rows = reliability::query(db, sql);
     REQUIRE(rows.size() == 1);
     return std::stoll(rows[0].at(0).value());
+}
+
+// True when expires_ms() works on this backend; otherwise skips the test.
+bool have_epoch_ms() {
+    if (sqlock_test::backend_context().hooks.epoch_ms_sql) return true;
+    sqlock_test::skip_test("a row's expiry in ms: no epoch_ms_sql hook");
+    return false;
 }
 
 void check_warning(const sqlock_test::Database& db, sqlock::Lock& lock, Seen& seen) {
@@ -84,22 +86,21 @@ void check_warning(const sqlock_test::Database& db, sqlock::Lock& lock, Seen& se
 
 TEST_CASE("library: on_expiring fires before the row expires by the database clock",
           "[fencing][library]") {
+    if (!have_epoch_ms()) return;
     auto db = sqlock_test::fresh_database();
     Seen seen;
-    if (sqlock_test::backend() == "sqlite") {
+    if (!sqlock_test::is_server_backend()) {
+        // Embedded: another connection holds the write lock.
+        const auto hold_write_lock = sqlock_test::backend_context().hooks.hold_write_lock;
+        if (!hold_write_lock) {
+            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
+            return;
+        }
         auto locker = db.open();
         auto lock = locker.lock("warned", watched(seen));
         CHECK(lock.valid_until() > steady::now() + 2s);
-        sqlite3* holder = nullptr;
-        REQUIRE(sqlite3_open(db.url.substr(9).c_str(), &holder) == SQLITE_OK);
-        struct Close {
-            sqlite3* db;
-            ~Close() {
-                sqlite3_exec(db, "COMMIT", 0, 0, 0);
-                sqlite3_close(db);
-            }
-        } close{holder};
-        REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", 0, 0, 0) == SQLITE_OK);
+        std::shared_ptr<void> holder;
+        REQUIRE_NOTHROW(holder = hold_write_lock(db.url));
         check_warning(db, lock, seen);
         return;
     }

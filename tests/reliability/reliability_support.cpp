@@ -1,10 +1,8 @@
 #include "reliability_support.hpp"
 
 #include <fcntl.h>
-#include <libpq-fe.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,37 +79,28 @@ int wait_or_kill(pid_t pid, std::chrono::steady_clock::time_point deadline, bool
 }  // namespace
 
 std::string dump_table(const sqlock_test::Database& db) {
-    std::string sql;
+    const auto dump_sql = sqlock_test::backend_context().hooks.table_dump_sql;
+    if (!dump_sql)
+        throw std::logic_error(sqlock_test::backend() +
+                               ": no table_dump_sql hook (call have_table_dump() first)");
+    const sqlock_test::BackendHooks::TableDumpSql sql = dump_sql(db.table);
     std::string out;
-    if (db.url.rfind("postgres", 0) == 0) {
-        sql = "SELECT id::text, lockstring, created::text, expires::text, locked_by FROM " +
-              db.table + " ORDER BY id";
-        for (const auto& r : query(db, "SELECT to_regclass('" + db.table + "')::text"))
-            out += "table: " + r[0].value_or("<missing>") + "\n";
-    } else if (sqlock_test::backend() == "mariadb") {
-        sql =
-            "SELECT id, lockstring, created, expires, locked_by FROM " + db.table + " ORDER BY id";
-        for (const auto& r : query(db,
-                                   "SELECT (SELECT CONCAT(table_schema, '.', table_name, ' ', "
-                                   "engine) FROM information_schema.tables WHERE table_schema = "
-                                   "DATABASE() AND table_name = '" +
-                                       db.table + "')"))
-            out += "table: " + r[0].value_or("<missing>") + "\n";
-    } else {
-        sql =
-            "SELECT id, typeof(id), lockstring, created, typeof(created), expires, "
-            "typeof(expires), locked_by, typeof(locked_by) FROM " +
-            db.table + " ORDER BY id";
-        for (const auto& r :
-             query(db, "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"))
-            out += "schema: " + r[0].value_or("") + " " + r[1].value_or("") + " " +
-                   r[2].value_or("") + "\n";
+    for (const auto& row : query(db, sql.definition)) {
+        out += "definition:";
+        for (const auto& cell : row) out += " " + cell.value_or("<null>");
+        out += "\n";
     }
-    for (const auto& row : query(db, sql)) {
+    for (const auto& row : query(db, sql.rows)) {
         for (const auto& cell : row) out += (cell ? "[" + *cell + "]" : "NULL") + " ";
         out += "\n";
     }
     return out;
+}
+
+bool have_table_dump() {
+    if (sqlock_test::backend_context().hooks.table_dump_sql) return true;
+    sqlock_test::skip_test("comparing the lock table: no table_dump_sql hook");
+    return false;
 }
 
 std::string with_user(const std::string& pg_url, const std::string& user) {

@@ -25,7 +25,13 @@ using sqlock_test::SqlRow;
 
 /// Every row of the lock table, every column as stored (with SQLite's storage
 /// class), plus the table's definition: two equal dumps mean an unchanged table.
+/// Throws std::logic_error when the backend's test context has no
+/// BackendHooks::table_dump_sql: check have_table_dump() first.
 std::string dump_table(const sqlock_test::Database& db);
+
+/// True when dump_table() works on this backend; otherwise skips the test
+/// (sqlock_test::skip_test), which should return.
+bool have_table_dump();
 
 /// A server URL with its user name replaced (same password), e.g. to
 /// connect as the test server's other accounts (sqlock_noaccess).

@@ -3,20 +3,74 @@
 // test support below reads this table and names no backend itself.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sqlock/error.hpp"
 
 namespace sqlock_test {
 
 /// A result row; a NULL cell is nullopt.
 using SqlRow = std::vector<std::optional<std::string>>;
 
+/// A row another program wrote into the lock table, as SQL expressions, and
+/// what sqlock must conclude of it (reliability/foreign_rows_test.cpp).
+struct ForeignRow {
+    std::string name;     ///< its lockstring, as text
+    std::string created;  ///< SQL expressions
+    std::string expires;
+    std::string locked_by;  ///< "" for the suite's usual DBIx::Locker holder
+    enum verdict_t { held, expired, either } verdict;
+};
+
+/// One fact of `sqlock doctor`: a line "key: value" whose value contains
+/// `contains` (any value when empty).
+struct DoctorFact {
+    std::string key;
+    std::string contains;
+};
+
+/// What `sqlock doctor` reports on this backend.
+struct DoctorFacts {
+    std::string backend;  ///< the fact "backend" ("postgresql")
+    std::vector<DoctorFact> facts;
+};
+
+/// An input the library refuses only on this backend: a URL of its scheme
+/// or a table name its dialect does not take (reliability's hostile-input
+/// tests).
+struct HostileInput {
+    std::string what;
+    sqlock::errc category;  ///< of the library's error
+    std::string url;        ///< "" for the database under test's
+    std::string table;      ///< "" for the database under test's
+    int cli_exit = 0;       ///< what `sqlock list` exits with; 0: the CLI is not tried
+};
+
+/// A URL of this backend whose password holds a character that ends the
+/// userinfo in some other grammar ('?', '#', '@'), for a port nobody listens
+/// on: neither its Locker's url() nor its error may show the password.
+struct RedactedUrl {
+    std::string password;
+    std::string url;
+};
+
+/// A URL of the test server made wrong, and the categories its failure may
+/// have (reliability/security_test.cpp checks no password leaks from it).
+struct BadUrl {
+    std::string url;
+    std::vector<sqlock::errc> categories;
+};
+
 /// BackendHooks
 ///
 /// What a backend's testing/<name>_testing.cpp defines, as
 /// `BackendHooks <name>_test_hooks()` in namespace sqlock_test. Only `query`
-/// is required; the rest have a meaning only for some backends.
+/// is required; the rest have a meaning only for some backends. A test that
+/// needs a hook its backend leaves empty is skipped, saying which
+/// (sqlock_test::skip_test): it never assumes another backend's dialect.
 struct BackendHooks {
     /// Runs `sql` on the database at `url` through the backend's own client
     /// library, on a new connection, independent of the code under test;
@@ -38,6 +92,73 @@ struct BackendHooks {
     /// sqlock::error::backend_code() of a statement the server refused for
     /// lack of a privilege on the table.
     std::string privilege_denied_code;
+
+    /// A server backend: what `sqlock init` run by an account that may not
+    /// use the table says to grant (tests/cli/defects_test.cpp).
+    std::string missing_grant_hint;
+
+    /// A server backend: the URL query parameter, if its URLs have one, that
+    /// bounds the time a connection may take ("connect_timeout=5"); empty
+    /// when none is needed for a port nobody listens on to fail at once.
+    std::string connect_timeout_parameter;
+
+    /// A server backend: URLs of the test server at `url`, whose password is
+    /// `password`, made wrong in this backend's own ways (parameters of its
+    /// dialect), beyond the wrong password and the wrong port every server
+    /// has.
+    std::vector<BadUrl> (*bad_urls)(const std::string& url, const std::string& password) = nullptr;
+
+    /// The SQL that creates table `log` with a column `tx` and a trigger on
+    /// `table` that, for each row deleted, inserts into `log` a row whose `tx`
+    /// names the transaction that deleted it. Null where the dialect has no
+    /// such thing; then `committed_transactions` must say it.
+    std::string (*delete_log_sql)(const std::string& table, const std::string& log) = nullptr;
+
+    /// An embedded backend: the number of write transactions committed so far
+    /// to the database at `url`, read from its files, not through the code
+    /// under test (SQLite: the commit frames of its WAL).
+    int (*committed_transactions)(const std::string& url) = nullptr;
+
+    /// An embedded backend: takes the database's write lock on a connection
+    /// of its own and holds it until the returned handle is destroyed;
+    /// meanwhile other writers wait, or fail busy (the fencing tests' fault).
+    /// Throws std::runtime_error.
+    std::shared_ptr<void> (*hold_write_lock)(const std::string& url) = nullptr;
+
+    /// An embedded backend: `url` made to wait up to a minute for a held
+    /// write lock instead of failing busy.
+    std::string (*patient_url)(const std::string& url) = nullptr;
+
+    /// Two queries that show `table` as stored, so that two equal results
+    /// mean an unchanged table: its definition (one row or more) and every
+    /// row in id order, each column as stored (and, where the dialect keeps
+    /// values of any type, the type).
+    struct TableDumpSql {
+        std::string definition;
+        std::string rows;
+    };
+    TableDumpSql (*table_dump_sql)(const std::string& table) = nullptr;
+
+    /// Rows with timestamps other programs may write in this dialect only (the
+    /// infinities, the zero date, text that is not a date), beyond the ones
+    /// every dialect stores.
+    std::vector<ForeignRow> (*odd_timestamp_rows)() = nullptr;
+
+    /// Inputs the library refuses only on this backend; `password` is to be
+    /// planted in its URLs (none may leak it).
+    std::vector<HostileInput> (*hostile_inputs)(const std::string& password) = nullptr;
+
+    /// A server backend: URLs whose password, `planted` behind a character
+    /// that ends the userinfo elsewhere, must stay out of messages.
+    std::vector<RedactedUrl> (*redacted_urls)(const std::string& planted) = nullptr;
+
+    /// An SQL expression for the timestamp in `column` as whole milliseconds
+    /// since the Unix epoch (UTC, as the library stores it).
+    std::string (*epoch_ms_sql)(const std::string& column) = nullptr;
+
+    /// What `sqlock doctor` reports on the database at `url` (which may name
+    /// a pooler), besides the facts every backend has (backend, wake-ups).
+    DoctorFacts (*doctor_facts)(const std::string& url) = nullptr;
 };
 
 /// BackendContext

@@ -6,6 +6,10 @@
 // SQLOCK_TEST_REQUIRE_MARIADB: CI), where a missing server is a failure.
 // sqlock_test::backend_context() names the variables of each backend.
 //
+// A test that needs a hook the backend's test context lacks calls
+// sqlock_test::skip_test(); the whole run is then reported as skipped, with
+// the reasons, if nothing failed.
+//
 // A ctest entry may point a suite at another URL of the same backend by
 // naming the variable that holds it in <URL variable>_FROM, and the variable
 // that makes its absence a failure in <require variable>_FROM: the PostgreSQL
@@ -49,5 +53,17 @@ int main(int argc, char* argv[]) {
         // Before any thread exists: setenv is not thread-safe.
         if (url_var != server.url_variable) setenv(server.url_variable.c_str(), url.c_str(), 1);
     }
-    return Catch::Session().run(argc, argv);
+    const int failed = Catch::Session().run(argc, argv);
+    // Tests that needed a hook this backend's test context lacks: the run is
+    // skipped, not passed, unless something failed.
+    const std::vector<std::string> skipped = sqlock_test::skipped_tests();
+    if (skipped.empty()) return failed;
+    std::string why =
+        sqlock_test::backend() + " lacks what " + std::to_string(skipped.size()) + " test(s) need";
+    for (const std::string& reason : skipped) why += "; " + reason;
+    if (failed != 0) {
+        std::fprintf(stderr, "also not run: %s\n", why.c_str());
+        return failed;
+    }
+    return sqlock_test::skip_suite(why);
 }

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -237,6 +238,27 @@ bool have_tool(bool present, const std::string& what) {
 int skip_suite(const std::string& why) {
     std::cout << "SQLOCK_TEST_SKIPPED: " << why << std::endl;
     return 0;
+}
+
+namespace {
+
+std::mutex skipped_mutex;
+std::vector<std::string>& skipped_list() {
+    static std::vector<std::string> list;
+    return list;
+}
+
+}  // namespace
+
+void skip_test(const std::string& why) {
+    WARN("skipped on " << backend() << ": " << why);
+    const std::lock_guard<std::mutex> guard(skipped_mutex);
+    skipped_list().push_back(why);
+}
+
+std::vector<std::string> skipped_tests() {
+    const std::lock_guard<std::mutex> guard(skipped_mutex);
+    return skipped_list();
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {

@@ -110,6 +110,17 @@ bool have_tool(bool present, const std::string& what);
 /// be any code.
 int skip_suite(const std::string& why);
 
+/// For a test that cannot run on this backend because its test context
+/// lacks a hook (BackendHooks): the caller returns after it. Notes `why` in
+/// Catch's output at once, and at the end the suite's main
+/// (support/backend_main.cpp) reports the run as skipped through
+/// skip_suite(), naming every such test, unless an assertion failed (a
+/// failure is never hidden behind a skip).
+void skip_test(const std::string& why);
+
+/// The reasons skip_test() was given so far in this process, in order.
+std::vector<std::string> skipped_tests();
+
 /// Waits for `condition` up to `timeout`, re-checking every few ms.
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));

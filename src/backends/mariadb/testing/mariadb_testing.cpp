@@ -1,6 +1,6 @@
 // The MariaDB backend's test context (cmake/backend_tests.cmake): rows read
 // through the MariaDB C API, independent of the backend's code; the grants
-// and codes of MariaDB.
+// and codes of MariaDB; what the shared suites expect of its dialect.
 #include <mysql.h>
 
 #include <cctype>
@@ -127,6 +127,82 @@ std::string grant_table_use_sql(const std::string& table, const std::string& acc
     return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + account;
 }
 
+// The test server has no TLS: refused at the handshake. The MariaDB URL
+// takes no password parameter; an unknown mode is a URL sqlock cannot read.
+std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
+    using sqlock::errc;
+    return {{url + "?ssl-mode=required", {errc::connection, errc::configuration}},
+            {url + "?ssl-mode=bogus", {errc::invalid_argument}}};
+}
+
+// MariaDB has no txid_current(); a system-versioned table with
+// transaction-precise history stores the inserting transaction's id in its
+// ROW START column.
+std::string delete_log_sql(const std::string& table, const std::string& log) {
+    return "CREATE TABLE " + log +
+           " (lockstring varchar(128),"
+           " tx bigint unsigned GENERATED ALWAYS AS ROW START INVISIBLE,"
+           " tx_end bigint unsigned GENERATED ALWAYS AS ROW END INVISIBLE,"
+           " PERIOD FOR SYSTEM_TIME (tx, tx_end)) WITH SYSTEM VERSIONING;"
+           " CREATE TRIGGER " +
+           log + "_t AFTER DELETE ON " + table + " FOR EACH ROW INSERT INTO " + log +
+           " (lockstring) VALUES (OLD.lockstring)";
+}
+
+BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
+    return {
+        "SELECT (SELECT CONCAT(table_schema, '.', table_name, ' ', engine) FROM "
+        "information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" +
+            table + "')",
+        "SELECT id, lockstring, created, expires, locked_by FROM " + table + " ORDER BY id"};
+}
+
+// MariaDB's default sql_mode (no NO_ZERO_DATE, no NO_ZERO_IN_DATE) admits the
+// zero date and zero months and days, which older MySQL programs write;
+// DATETIME keeps microseconds up to year 9999.
+std::vector<ForeignRow> odd_timestamp_rows() {
+    const std::string past = "'2001-01-01 00:00:00'";
+    return {
+        {"ts-zero", "'0000-00-00 00:00:00'", "'0000-00-00 00:00:00'", "", ForeignRow::expired},
+        {"ts-zero-in-date", past, "'2999-00-00 00:00:00'", "", ForeignRow::held},
+        {"ts-max", past, "'9999-12-31 23:59:59.999999'", "", ForeignRow::held},
+        {"ts-micro", past, "'2999-01-01 00:00:00.000001'", "", ForeignRow::held},
+    };
+}
+
+DoctorFacts doctor_facts(const std::string&) {
+    return {"mariadb", {{"server version", ""}, {"clock difference", ""}}};
+}
+
+std::vector<HostileInput> hostile_inputs(const std::string& password) {
+    using sqlock::errc;
+    const std::string mariadb = "mariadb://u:" + password + "@127.0.0.1:";
+    return {
+        {"MariaDB port nobody listens on", errc::connection, mariadb + "1/db", "", 69},
+        {"MariaDB URL with an unknown parameter", errc::invalid_argument, mariadb + "1/db?bogus=1",
+         "", 64},
+        {"MariaDB URL with an unknown ssl-mode", errc::invalid_argument,
+         mariadb + "1/db?ssl-mode=sometimes", ""},
+        {"MariaDB URL without a database", errc::invalid_argument, mariadb + "1", ""},
+        {"MariaDB URL with a port out of range", errc::invalid_argument, mariadb + "99999/db", ""},
+        {"MariaDB mysql:// URL, nobody listening", errc::connection,
+         "mysql://u:" + password + "@127.0.0.1:1/db", ""},
+    };
+}
+
+// A MariaDB URL's userinfo ends at the last '@' (mariadb_url.hpp), so a raw
+// '@' belongs to the password too.
+std::vector<RedactedUrl> redacted_urls(const std::string& planted) {
+    std::vector<RedactedUrl> urls;
+    for (const std::string prefix : {"Qm?x", "Qm#x", "Qm@x"})
+        urls.push_back({prefix + planted, "mariadb://u:" + prefix + planted + "@127.0.0.1:1/db"});
+    return urls;
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "FLOOR(UNIX_TIMESTAMP(" + column + ") * 1000)";
+}
+
 }  // namespace
 
 BackendHooks mariadb_test_hooks() {
@@ -134,6 +210,16 @@ BackendHooks mariadb_test_hooks() {
     hooks.query = query;
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR
+    // What to grant: the table's rights (no sequence, unlike PostgreSQL).
+    hooks.missing_grant_hint = "GRANT SELECT, INSERT, UPDATE, DELETE ON";
+    hooks.bad_urls = bad_urls;
+    hooks.delete_log_sql = delete_log_sql;
+    hooks.table_dump_sql = table_dump_sql;
+    hooks.odd_timestamp_rows = odd_timestamp_rows;
+    hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
+    hooks.redacted_urls = redacted_urls;
     return hooks;
 }
 

@@ -1,6 +1,6 @@
 // The PostgreSQL backend's test context (cmake/backend_tests.cmake): rows
 // read through libpq, independent of the backend's libpqxx code; the grants
-// and codes of PostgreSQL.
+// and codes of PostgreSQL; what the shared suites expect of its dialect.
 #include <libpq-fe.h>
 
 #include <stdexcept>
@@ -65,6 +65,83 @@ std::string grant_table_use_sql(const std::string& table, const std::string& acc
            "; GRANT USAGE ON SEQUENCE " + table + "_id_seq TO " + account;
 }
 
+// The password as a libpq parameter, in a URL of a port nobody listens on;
+// an unknown sslmode, which libpq rejects when it connects.
+std::vector<BadUrl> bad_urls(const std::string& url, const std::string& password) {
+    using sqlock::errc;
+    return {
+        {"postgresql://127.0.0.1:1/db?user=sqlock_test&password=" + password + "&connect_timeout=5",
+         {errc::connection, errc::configuration}},
+        {url + "?sslmode=bogus", {errc::connection, errc::configuration}}};
+}
+
+// The transaction of every deleted row, from a PL/pgSQL trigger.
+std::string delete_log_sql(const std::string& table, const std::string& log) {
+    return "CREATE TABLE " + log + " (tx bigint); CREATE FUNCTION " + log +
+           "_f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN INSERT INTO " + log +
+           " VALUES (txid_current()); RETURN OLD; END$$; CREATE TRIGGER " + log +
+           "_t AFTER DELETE ON " + table + " FOR EACH ROW EXECUTE FUNCTION " + log + "_f()";
+}
+
+BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
+    return {"SELECT to_regclass('" + table + "')::text",
+            "SELECT id::text, lockstring, created::text, expires::text, locked_by FROM " + table +
+                " ORDER BY id"};
+}
+
+// timestamptz admits only dates, but also the infinities, BC dates, time
+// zones and microseconds.
+std::vector<ForeignRow> odd_timestamp_rows() {
+    const std::string past = "'2001-01-01 00:00:00'";
+    return {
+        {"ts-infinity", past, "'infinity'", "", ForeignRow::held},
+        {"ts-minus-infinity", "'-infinity'", "'-infinity'", "", ForeignRow::expired},
+        {"ts-bc", "'4713-01-01 00:00:00+00 BC'", "'4713-01-02 00:00:00+00 BC'", "",
+         ForeignRow::expired},
+        {"ts-max", past, "'294276-12-31 23:59:59.999999+00'", "", ForeignRow::held},
+        {"ts-zone", past, "'2999-01-01 00:00:00+14'", "", ForeignRow::held},
+    };
+}
+
+// Through a pooler in transaction or statement mode (the URL says
+// ?pooler=...) LISTEN/NOTIFY does not work, so the waits are polled.
+DoctorFacts doctor_facts(const std::string& url) {
+    const std::size_t at = url.find("pooler=");
+    const std::string pooler = at == std::string::npos ? "" : url.substr(at + 7);
+    DoctorFacts expected{"postgresql",
+                         {{"server version", ""},
+                          {"server role", "primary (read-write)"},
+                          {"clock difference", ""}}};
+    if (pooler == "transaction" || pooler == "statement") {
+        expected.facts.push_back({"pooler detected", "transaction or statement"});
+        expected.facts.push_back({"wake-ups", "polled"});
+    } else {
+        expected.facts.push_back({"pooler detected", "none, or session pooling"});
+        expected.facts.push_back({"wake-ups", "pushed"});
+    }
+    return expected;
+}
+
+// PostgreSQL's URL cases are among the shared ones (the scheme of the
+// reference backend); nothing else is refused only here.
+std::vector<HostileInput> hostile_inputs(const std::string&) {
+    return {};
+}
+
+// libpq ends the userinfo at the first '@', so "u:Pa?ss@host" has the
+// password "Pa?ss".
+std::vector<RedactedUrl> redacted_urls(const std::string& planted) {
+    std::vector<RedactedUrl> urls;
+    for (const std::string prefix : {"Qm?x", "Qm#x"})
+        urls.push_back({prefix + planted, "postgresql://u:" + prefix + planted +
+                                              "@127.0.0.1:1/db?connect_timeout=5"});
+    return urls;
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "(extract(epoch FROM " + column + ") * 1000)::bigint";
+}
+
 }  // namespace
 
 BackendHooks postgres_test_hooks() {
@@ -72,6 +149,16 @@ BackendHooks postgres_test_hooks() {
     hooks.query = query;
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.privilege_denied_code = "42501";  // SQLSTATE insufficient_privilege
+    hooks.missing_grant_hint = "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence";
+    hooks.connect_timeout_parameter = "connect_timeout=5";
+    hooks.bad_urls = bad_urls;
+    hooks.delete_log_sql = delete_log_sql;
+    hooks.table_dump_sql = table_dump_sql;
+    hooks.odd_timestamp_rows = odd_timestamp_rows;
+    hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
+    hooks.redacted_urls = redacted_urls;
     return hooks;
 }
 

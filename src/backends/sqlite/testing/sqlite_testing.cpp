@@ -1,7 +1,12 @@
 // The SQLite backend's test context (cmake/backend_tests.cmake): a new
-// database file per fresh_database(), rows read through the SQLite C API.
+// database file per fresh_database(), rows read through the SQLite C API;
+// what the shared suites expect of SQLite's dialect.
 #include <sqlite3.h>
 
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,10 +21,15 @@ std::string fresh_url(const std::string& dir, int n) {
     return "sqlite://" + dir + "/db" + std::to_string(n) + ".db";
 }
 
-std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+std::string file_of(const std::string& url) {
     std::string path = url.substr(std::string("sqlite://").size());
     const std::size_t q = path.find('?');
     if (q != std::string::npos) path.resize(q);
+    return path;
+}
+
+std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+    const std::string path = file_of(url);
     sqlite3* h = nullptr;
     if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
         std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
@@ -59,12 +69,102 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
     return rows;
 }
 
+// Committed write transactions recorded in the database's WAL file: frames
+// of the WAL's current generation (salts equal to the header's) whose
+// "database size after commit" field is set. Valid while nothing checkpoints
+// the WAL (a test database stays far below the 1000-page auto-checkpoint).
+int committed_transactions(const std::string& url) {
+    std::ifstream in(file_of(url) + "-wal", std::ios::binary);
+    const std::string wal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto be32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (std::size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<std::uint8_t>(wal[at + i]);
+        return v;
+    };
+    if (wal.size() < 32) return 0;
+    const std::uint32_t page = be32(8), salt1 = be32(16), salt2 = be32(20);
+    int commits = 0;
+    for (std::size_t at = 32; at + 24 + page <= wal.size(); at += 24 + page)
+        if (be32(at + 8) == salt1 && be32(at + 12) == salt2 && be32(at + 4) != 0) ++commits;
+    return commits;
+}
+
+// Another connection's write transaction (BEGIN IMMEDIATE), committed when
+// the handle goes.
+std::shared_ptr<void> hold_write_lock(const std::string& url) {
+    const std::string path = file_of(url);
+    sqlite3* h = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
+        sqlite3_close(h);
+        throw std::runtime_error("hold_write_lock: " + path + ": " + msg);
+    }
+    return std::shared_ptr<void>(h, [](void* p) {
+        sqlite3* h = static_cast<sqlite3*>(p);
+        sqlite3_exec(h, "COMMIT", nullptr, nullptr, nullptr);
+        sqlite3_close(h);
+    });
+}
+
+std::string patient_url(const std::string& url) {
+    return url + "?busy_timeout=60000";
+}
+
+// The whole schema (the table, its indexes, any trigger), and each column
+// with its storage class: SQLite keeps a value of any type in any column.
+BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
+    return {"SELECT type, name, sql FROM sqlite_master ORDER BY type, name",
+            "SELECT id, typeof(id), lockstring, created, typeof(created), expires, "
+            "typeof(expires), locked_by, typeof(locked_by) FROM " +
+                table + " ORDER BY id"};
+}
+
+// SQLite stores whatever it is given; sqlock compares the text.
+std::vector<ForeignRow> odd_timestamp_rows() {
+    const std::string past = "'2001-01-01 00:00:00'";
+    return {
+        {"ts-not-a-date", past, "'not a date'", "", ForeignRow::either},
+        {"ts-empty", "''", "''", "", ForeignRow::expired},
+        {"ts-integer", "0", "0", "", ForeignRow::either},
+        {"ts-real", "1e308", "1e308", "", ForeignRow::either},
+        {"ts-iso-t", past, "'2999-01-01T00:00:00Z'", "", ForeignRow::held},
+        {"ts-impossible-date", past, "'2999-13-45 99:99:99'", "", ForeignRow::either},
+        {"ts-blob", "X'00ff'", "X'00ff'", "", ForeignRow::either},
+        {"ts-fullwidth", past, "'\xef\xbc\x92\xef\xbc\x90\xef\xbc\x93'", "", ForeignRow::either},
+        {"ts-invalid-utf8", past, "CAST(X'ff' AS TEXT)", "CAST(X'c0af' AS TEXT)",
+         ForeignRow::either},
+    };
+}
+
+// No server: the waits are polled.
+DoctorFacts doctor_facts(const std::string&) {
+    return {"sqlite", {{"wake-ups", "polled"}}};
+}
+
+// One database a file: no schemas.
+std::vector<HostileInput> hostile_inputs(const std::string&) {
+    return {{"schema-qualified table on SQLite", sqlock::errc::invalid_argument, "", "ops.locks"}};
+}
+
+std::string epoch_ms_sql(const std::string& column) {
+    return "CAST((julianday(" + column + ") - 2440587.5) * 86400000.0 AS INTEGER)";
+}
+
 }  // namespace
 
 BackendHooks sqlite_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
     hooks.fresh_url = fresh_url;
+    hooks.committed_transactions = committed_transactions;
+    hooks.hold_write_lock = hold_write_lock;
+    hooks.patient_url = patient_url;
+    hooks.table_dump_sql = table_dump_sql;
+    hooks.odd_timestamp_rows = odd_timestamp_rows;
+    hooks.doctor_facts = doctor_facts;
+    hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.hostile_inputs = hostile_inputs;
     return hooks;
 }
 
