@@ -171,6 +171,16 @@ void MariaConnection::check_access() {
         {"UPDATE on the run history table",
          "UPDATE " + target_->quoted_runs + " SET ended = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE on the run history table", "DELETE FROM " + target_->quoted_runs + " WHERE 1 = 0"},
+        // And the pauses table.
+        {"SELECT on the pauses table",
+         "SELECT name, paused_until FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
+        {"INSERT on the pauses table",
+         "INSERT INTO " + target_->quoted_pauses +
+             " (name, paused_by, reason, created) SELECT '', '', '', UTC_TIMESTAMP(3) FROM DUAL"
+             " WHERE 1 = 0"},
+        {"UPDATE on the pauses table",
+         "UPDATE " + target_->quoted_pauses + " SET paused_until = NULL WHERE 1 = 0"},
+        {"DELETE on the pauses table", "DELETE FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
     };
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";

@@ -173,7 +173,7 @@ void PgConnection::init_schema() {
 }
 
 void PgConnection::check_access() {
-    std::vector<std::string> missing, missing_runs;
+    std::vector<std::string> missing, missing_runs, missing_pauses;
     bounded("checking the privileges on the lock table", {}, [&] {
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
@@ -190,8 +190,12 @@ void PgConnection::check_access() {
             "has_table_privilege($2::text::regclass, 'UPDATE'), "
             "has_table_privilege($2::text::regclass, 'DELETE'), "
             "coalesce(has_sequence_privilege(pg_get_serial_sequence($2::text, 'id'), 'USAGE'), "
-            "true)",
-            target_->quoted_table, target_->quoted_runs);
+            "true), "
+            "has_table_privilege($3::text::regclass, 'SELECT'), "
+            "has_table_privilege($3::text::regclass, 'INSERT'), "
+            "has_table_privilege($3::text::regclass, 'UPDATE'), "
+            "has_table_privilege($3::text::regclass, 'DELETE')",
+            target_->quoted_table, target_->quoted_runs, target_->quoted_pauses);
         const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
         for (int i = 0; i < 4; ++i)
             if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
@@ -200,9 +204,12 @@ void PgConnection::check_access() {
         for (int i = 0; i < 4; ++i)
             if (!r[0][5 + i].as<bool>()) missing_runs.push_back(table_privileges[i]);
         if (!r[0][9].as<bool>()) missing_runs.push_back("USAGE on its id sequence");
+        // And the pauses table (no sequence).
+        for (int i = 0; i < 4; ++i)
+            if (!r[0][10 + i].as<bool>()) missing_pauses.push_back(table_privileges[i]);
         return 0;
     });
-    if (missing.empty() && missing_runs.empty()) return;
+    if (missing.empty() && missing_runs.empty() && missing_pauses.empty()) return;
     auto joined = [](const std::vector<std::string>& items) {
         std::string list;
         for (std::size_t i = 0; i < items.size(); ++i)
@@ -213,11 +220,15 @@ void PgConnection::check_access() {
     if (!missing_runs.empty())
         list += (list.empty() ? "" : "; and ") + joined(missing_runs) +
                 " on its run history table " + target_->quoted_runs;
+    if (!missing_pauses.empty())
+        list += (list.empty() ? "" : "; and ") + joined(missing_pauses) + " on its pauses table " +
+                target_->quoted_pauses;
     throw error(errc::configuration,
                 target_->redact("lock table " + target_->table +
                                 " exists, but this role may not use it: it lacks " + list +
                                 " (a role needs SELECT, INSERT, UPDATE and DELETE on the table "
-                                "and its run history table, and USAGE on their id sequences; "
+                                "and its run history and pauses tables, and USAGE on the id "
+                                "sequences; "
                                 "see docs/SECURITY.md) [" +
                                 target_->redact.url() + "]"),
                 "42501");
