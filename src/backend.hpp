@@ -16,6 +16,7 @@
 
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
+#include "sqlock/pause.hpp"
 #include "sqlock/run_history.hpp"
 
 namespace sqlock::detail {
@@ -144,6 +145,26 @@ class Connection {
     /// Deletes at most `batch` runs started more than `retention` ago (never
     /// one still running under a live lock) in one short transaction.
     virtual std::size_t prune_history_batch(duration retention, std::size_t batch) = 0;
+
+    // Pauses (`<table>_pauses`, see sqlock/pause.hpp). A pause is in force
+    // while its paused_until is NULL or later than the database's now.
+
+    /// Whether the pauses table exists (Locker::init() creates it).
+    virtual bool has_pauses() = 0;
+
+    /// Inserts or replaces the pause of `name` (created now, until now +
+    /// `for_` when given) and returns it as stored.
+    virtual PauseInfo pause(const std::string& name, const std::string& paused_by,
+                            const std::string& reason, std::optional<duration> for_) = 0;
+
+    /// Deletes the pause of `name`; whether it was in force.
+    virtual bool resume(const std::string& name) = 0;
+
+    /// The pause of `name` in force now, if any.
+    virtual std::optional<PauseInfo> paused(const std::string& name) = 0;
+
+    /// Every pause in force now, by name.
+    virtual std::vector<PauseInfo> pauses() = 0;
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL

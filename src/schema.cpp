@@ -30,10 +30,22 @@ std::string fit_identifier(const std::string& prefix, const std::string& suffix)
     return prefix.substr(0, max_bytes - suffix.size() - 9) + hash + suffix;
 }
 
-std::string runs_table_name(const std::string& table) {
-    const std::string base = fit_identifier(table_basename(table), "_runs");
+namespace {
+
+std::string beside(const std::string& table, const std::string& suffix) {
+    const std::string base = fit_identifier(table_basename(table), suffix);
     const std::size_t dot = table.find('.');
     return dot == std::string::npos ? base : table.substr(0, dot + 1) + base;
+}
+
+}  // namespace
+
+std::string runs_table_name(const std::string& table) {
+    return beside(table, "_runs");
+}
+
+std::string pauses_table_name(const std::string& table) {
+    return beside(table, "_pauses");
 }
 
 std::string runs_index_name(const std::string& runs, const std::string& what) {

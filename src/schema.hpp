@@ -21,6 +21,10 @@ std::string fit_identifier(const std::string& prefix, const std::string& suffix)
 /// "ops.locks_runs"), its last part fitted to 63 bytes.
 std::string runs_table_name(const std::string& table);
 
+/// The pauses table of lock table `table`: "<table>_pauses", fitted and
+/// qualified as runs_table_name() does.
+std::string pauses_table_name(const std::string& table);
+
 /// The name of index `what` ("name", "started", "fencing") of the runs
 /// table `runs` (unqualified, as indexes are named within their schema).
 std::string runs_index_name(const std::string& runs, const std::string& what);

@@ -11,6 +11,7 @@
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/pause.hpp"
 #include "sqlock/run_history.hpp"
 
 namespace sqlock {
@@ -145,6 +146,33 @@ class Locker {
     /// deletes a run still going on under a live lock. 0 when there is no
     /// history table.
     std::size_t prune_history(duration retention, std::size_t batch_size = 500);
+
+    // Pauses (sqlock/pause.hpp): a table `<table>_pauses` beside the lock
+    // table, created by init() like it. Times are the database's, UTC.
+
+    /// Pauses job `name` on every host: Locker::paused() reports it until
+    /// resume(), or until `for_` has passed on the database's clock when
+    /// given. Pausing a paused name replaces its pause (who, why, until).
+    /// Does not touch a lock that is held: a running job goes on; the next
+    /// `sqlock run` sees the pause. Returns the pause as stored. Throws
+    /// errc::invalid_argument for a bad name, a `for_` that is not positive
+    /// or over 366 days, or a reason over 1024 bytes or not UTF-8;
+    /// errc::configuration when the pauses table is missing (run init()).
+    PauseInfo pause(const std::string& name, std::optional<duration> for_ = std::nullopt,
+                    const std::string& reason = "");
+
+    /// Ends the pause of `name`; returns whether there was one in force
+    /// (an expired one is deleted too, and counts as none). Throws as
+    /// pause() does.
+    bool resume(const std::string& name);
+
+    /// The pause of `name` in force now, if any. A table made before sqlock
+    /// had pauses (no pauses table) has none: nullopt, not an error, so
+    /// `run` keeps working on old deployments.
+    std::optional<PauseInfo> paused(const std::string& name);
+
+    /// Every pause in force now, by name; empty without a pauses table.
+    std::vector<PauseInfo> pauses();
 
     /// Probes the database the way `sqlock doctor` reports it: server
     /// version, primary or standby, a pooler in transaction mode, whether

@@ -54,3 +54,18 @@ CREATE TABLE IF NOT EXISTS ${runs} (
     -- The reaper's "runs of the lock rows it deletes".
     KEY sqlock_runs_fencing (fencing_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
+-- Pauses (`sqlock pause`, Locker::pause): a paused job is not run on any
+-- host. ${pauses} is replaced like ${table}. A pause is in force while
+-- paused_until is NULL or later than UTC_TIMESTAMP(3) (the server's clock).
+CREATE TABLE IF NOT EXISTS ${pauses} (
+    -- the lock name
+    name         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    -- user@host
+    paused_by    VARCHAR(255) NOT NULL,
+    reason       VARCHAR(1024) NOT NULL,
+    created      DATETIME(3) NOT NULL,
+    -- NULL: until resumed
+    paused_until DATETIME(3) NULL,
+    PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};

@@ -42,3 +42,14 @@ CREATE INDEX IF NOT EXISTS ${runs_name_idx} ON ${runs} (name, started);
 CREATE INDEX IF NOT EXISTS ${runs_started_idx} ON ${runs} (started);
 -- The reaper's "runs of the lock rows it deletes".
 CREATE INDEX IF NOT EXISTS ${runs_fencing_idx} ON ${runs} (fencing_id);
+
+-- Pauses (`sqlock pause`, Locker::pause): a paused job is not run on any
+-- host. ${pauses} is replaced like ${table}. A pause is in force while
+-- paused_until is NULL or later than now() (the server's clock).
+CREATE TABLE IF NOT EXISTS ${pauses} (
+    name         varchar(128) PRIMARY KEY,  -- the lock name
+    paused_by    varchar(255) NOT NULL,     -- user@host
+    reason       varchar(1024) NOT NULL,
+    created      timestamptz NOT NULL DEFAULT now(),
+    paused_until timestamptz                -- NULL: until resumed
+);

@@ -42,3 +42,14 @@ CREATE INDEX IF NOT EXISTS ${runs_name_idx} ON ${runs} (name, started);
 CREATE INDEX IF NOT EXISTS ${runs_started_idx} ON ${runs} (started);
 -- The reaper's "runs of the lock rows it deletes".
 CREATE INDEX IF NOT EXISTS ${runs_fencing_idx} ON ${runs} (fencing_id);
+
+-- Pauses (`sqlock pause`, Locker::pause): a paused job is not run on any
+-- host. ${pauses} is replaced like ${table}. A pause is in force while
+-- paused_until is NULL or later than now (UTC text, SQLite's clock).
+CREATE TABLE IF NOT EXISTS ${pauses} (
+    name         VARCHAR(128) NOT NULL PRIMARY KEY,  -- the lock name
+    paused_by    VARCHAR(255) NOT NULL,              -- user@host
+    reason       VARCHAR(1024) NOT NULL,
+    created      DATETIME NOT NULL,
+    paused_until DATETIME                            -- NULL: until resumed
+);

@@ -159,8 +159,9 @@ std::vector<SqlRow> query(const Database& db, const std::string& sql);
 void exec_sql(const Database& db, const std::string& sql);
 
 /// Server backends: grants `account` (another account of the test server,
-/// e.g. "sqlock_noaccess") on db's lock table and its run history table
-/// (`<table>_runs`) what the documentation tells
+/// e.g. "sqlock_noaccess") on db's lock table, its run history table
+/// (`<table>_runs`) and its pauses table (`<table>_pauses`) what the
+/// documentation tells
 /// an administrator to grant a program that uses the table but does not
 /// create it (BackendHooks::grant_table_use_sql: SELECT, INSERT, UPDATE,
 /// DELETE, and on PostgreSQL USAGE on the table's id sequence).

@@ -32,10 +32,36 @@ int run_list(Invocation& inv) {
             if (row.expired() == expired) kept.push_back(std::move(row));
         rows = std::move(kept);
     }
+    // Paused jobs whose name starts with PREFIX; not with --held/--expired,
+    // which ask about lock rows only.
+    std::vector<sqlock::PauseInfo> pauses;
+    if (!held && !expired)
+        for (auto& p : locker.pauses())
+            if (p.name.compare(0, prefix.size(), prefix) == 0) pauses.push_back(std::move(p));
+    auto pause_of = [&](const std::string& row_name) -> const sqlock::PauseInfo* {
+        for (const auto& p : pauses)
+            if (row_name == p.name || row_name.rfind(p.name + "#", 0) == 0) return &p;
+        return nullptr;
+    };
     if (inv.options.count("json")) {
+        // Lock objects as before, each with "paused" (null or the pause);
+        // a paused job without a lock row is an object of "name" and
+        // "paused" only.
         nlohmann::ordered_json array = nlohmann::ordered_json::array();
-        for (const auto& row : rows) array.push_back(lock_json(row));
+        std::vector<bool> shown(pauses.size(), false);
+        for (const auto& row : rows) {
+            nlohmann::ordered_json j = lock_json(row);
+            const sqlock::PauseInfo* p = pause_of(row.name);
+            j["paused"] = p ? pause_json(*p) : nlohmann::ordered_json(nullptr);
+            if (p) shown[static_cast<std::size_t>(p - pauses.data())] = true;
+            array.push_back(std::move(j));
+        }
+        for (std::size_t i = 0; i < pauses.size(); ++i)
+            if (!shown[i])
+                array.push_back({{"name", pauses[i].name}, {"paused", pause_json(pauses[i])}});
         Output::data(json_text(array, true));
+    } else if (rows.empty() && !pauses.empty()) {
+        Output::data(pause_table(pauses));
     } else if (rows.empty()) {
         inv.out.result(std::string(held      ? "no held locks"
                                    : expired ? "no expired locks"
@@ -44,6 +70,7 @@ int run_list(Invocation& inv) {
                        at_database(locker.url()));
     } else {
         Output::data(lock_table(rows));
+        if (!pauses.empty()) Output::data("\n" + pause_table(pauses));
     }
     return exit_code::ok;
 }

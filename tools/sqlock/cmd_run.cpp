@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "database.hpp"
 #include "exit_codes.hpp"
+#include "lock_format.hpp"
 #include "option_values.hpp"
 #include "process_tree.hpp"
 #include "signals.hpp"
@@ -72,6 +73,12 @@ const char* const run_details =
     "leaves the window open for the next attempt. Decided under the lock and\n"
     "recorded before it is released, so hosts never both run one window, whatever\n"
     "their clocks or cron times.\n"
+    "\n"
+    "A job paused with `sqlock pause NAME` is not run on any host: after taking the\n"
+    "lock (before the --once-per decision) sqlock finds the pause, releases the lock\n"
+    "and exits 80 with a line saying who paused it, when and why (none with --quiet).\n"
+    "A paused --once-per window is not marked done. A lock table made before pauses\n"
+    "existed (no <table>_pauses) has none; `sqlock init` adds the table.\n"
     "\n"
     "Examples:\n"
     "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
@@ -331,9 +338,36 @@ int run_run(Invocation& inv) {
         }
     }
 
+    // The pause, under the lock, where the once-per decision is made: a
+    // pause issued while another host ran the job lets that run finish,
+    // and every run that takes the lock after it sees it. A paused window
+    // is not run and not marked done. If the pause cannot be read, the job
+    // does not run: a pause must not be missed for a database hiccup.
+    const std::string job_name = in_quotes(s.command.front());
+    std::optional<sqlock::PauseInfo> pause;
+    try {
+        pause = locker.paused(s.request.name);
+    } catch (const sqlock::error& e) {
+        release_unused();
+        throw cli_error(exit_code_for(e.category()), std::string(e.what()) +
+                                                         " (checking whether it is paused; " +
+                                                         job_name + " was not started)");
+    }
+    if (pause) {
+        try {
+            lock->release();
+        } catch (const sqlock::error& e) {
+            Output::error("the job is paused, but releasing the lock failed: " +
+                          std::string(e.what()));
+            lock->detach();
+        }
+        throw cli_error(exit_code::paused,
+                        describe_pause(*pause) + "; not running " + job_name + db,
+                        /*quiet_ok=*/true);
+    }
+
     // The once-per decision, under the lock: a run of this window that
     // counts was recorded (before its lock was released) by whoever held it.
-    const std::string job_name = in_quotes(s.command.front());
     std::optional<sqlock::OncePerWindow> window;
     if (s.once_per) {
         try {

@@ -31,6 +31,11 @@ const std::vector<Command>& commands() {
         c.push_back({"history", "[NAME] [--since DUR] [--limit N] [--json]",
                      "show the runs `run` recorded, newest first", history_details,
                      add_history_options, run_history, false});
+        c.push_back({"pause", "NAME [--for DUR] [--reason TEXT]",
+                     "pause job NAME on every host: `run NAME` does not run it (exit 80)",
+                     pause_details, add_pause_options, run_pause, false});
+        c.push_back({"resume", "NAME", "end the pause of job NAME; exits 1 if it was not paused",
+                     resume_details, nullptr, run_resume, false});
         c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
                      "delete expired locks and old run history (cron-safe)", reap_details,
                      add_reap_options, run_reap, false});

@@ -66,6 +66,12 @@ void add_reap_options(cxxopts::Options& options, const std::string& group);
 int run_reap(Invocation& inv);
 extern const char* const reap_details;
 
+void add_pause_options(cxxopts::Options& options, const std::string& group);
+int run_pause(Invocation& inv);
+extern const char* const pause_details;
+int run_resume(Invocation& inv);
+extern const char* const resume_details;
+
 int run_init(Invocation& inv);
 
 void add_doctor_options(cxxopts::Options& options, const std::string& group);

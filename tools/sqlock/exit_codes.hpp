@@ -13,6 +13,7 @@ namespace sqlock_cli {
 namespace exit_code {
 constexpr int ok = 0;
 constexpr int not_held = 1;        ///< `show`: not held (like grep's "no match")
+constexpr int not_paused = 1;      ///< `resume`: NAME was not paused (the same "no match")
 constexpr int usage = 64;          ///< EX_USAGE: bad flag, duration, name, table name
 constexpr int unavailable = 69;    ///< EX_UNAVAILABLE: database unreachable
 constexpr int internal = 70;       ///< EX_SOFTWARE: database error or a bug
@@ -21,6 +22,10 @@ constexpr int configuration = 78;  ///< EX_CONFIG: missing table or file, refuse
 /// Our own: the lock was lost while held (lease ran out and someone took it,
 /// or it was force-released). Outside sysexits' 64..78 so it is unambiguous.
 constexpr int lost = 79;
+/// Our own: `run` found the job paused (`sqlock pause`) and did not run it.
+/// Next to 79, outside sysexits and below the 126+ that shells use, and
+/// not 75: a wrapper that retries "busy" must not retry a pause.
+constexpr int paused = 80;
 constexpr int cannot_execute = 126;  ///< the command exists but could not be run
 constexpr int command_not_found = 127;
 constexpr int signal_base = 128;  ///< 128+N: the command was killed by signal N

@@ -138,6 +138,49 @@ std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {
     return out;
 }
 
+std::string describe_pause(const sqlock::PauseInfo& p) {
+    std::string text = "job " + in_quotes(p.name) + " is paused by " +
+                       sqlock::text::printable(p.paused_by, 255) + " since " + p.created + " UTC";
+    text += p.until ? " until " + *p.until + " UTC" : std::string(" until resumed");
+    if (!p.reason.empty()) text += ": " + one_line(sqlock::text::printable(p.reason, 1024));
+    return text;
+}
+
+nlohmann::ordered_json pause_json(const sqlock::PauseInfo& p) {
+    return {
+        {"name", p.name},
+        {"paused_by", p.paused_by},
+        {"reason", p.reason},
+        {"created", p.created},
+        {"until", p.until ? nlohmann::ordered_json(*p.until) : nlohmann::ordered_json(nullptr)},
+    };
+}
+
+std::string pause_table(const std::vector<sqlock::PauseInfo>& pauses) {
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"PAUSED", "BY", "SINCE (UTC)", "UNTIL (UTC)", "REASON"});
+    for (const auto& p : pauses)
+        cells.push_back({sqlock::text::printable(p.name), sqlock::text::printable(p.paused_by),
+                         to_seconds(p.created), p.until ? to_seconds(*p.until) : "-",
+                         p.reason.empty() ? "-" : one_line(sqlock::text::printable(p.reason, 80))});
+    std::vector<std::size_t> width(cells.front().size(), 0);
+    for (const auto& line : cells)
+        for (std::size_t i = 0; i < line.size(); ++i)
+            width[i] = std::max(width[i], display_width(line[i]));
+    std::string out;
+    for (const auto& line : cells) {
+        std::string text;
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            text += line[i];
+            if (i + 1 < line.size())
+                text += std::string(width[i] - display_width(line[i]) + 2, ' ');
+        }
+        if (!out.empty()) out += "\n";
+        out += text;
+    }
+    return out;
+}
+
 std::string lock_details(const sqlock::LockInfo& info) {
     std::string out;
     auto field = [&out](const char* name, const std::string& value) {

@@ -8,6 +8,7 @@
 
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/pause.hpp"
 
 namespace sqlock_cli {
 
@@ -51,6 +52,17 @@ sqlock::error not_held_by_anyone(const std::string& name, const std::string& db)
 
 /// The `list` table, header included, one line per row, no trailing newline.
 std::string lock_table(const std::vector<sqlock::LockInfo>& rows);
+
+/// "job 'x' is paused by user@host since ... UTC until ... UTC: reason",
+/// one line, for `run` and `pause`.
+std::string describe_pause(const sqlock::PauseInfo& p);
+
+/// A pause as JSON: name, paused_by, reason, created, until (null: until
+/// resumed).
+nlohmann::ordered_json pause_json(const sqlock::PauseInfo& p);
+
+/// The pauses as a table with a header line, for `list`.
+std::string pause_table(const std::vector<sqlock::PauseInfo>& pauses);
 
 /// The `show` block: "field: value" lines, no trailing newline.
 std::string lock_details(const sqlock::LockInfo& info);

@@ -55,6 +55,17 @@ std::optional<int> number_or_null(const Value& v) {
     return static_cast<int>(std::strtol(v->c_str(), nullptr, 10));
 }
 
+// A pause: name, paused_by, reason, created, paused_until.
+PauseInfo read_pause(const std::vector<Value>& r) {
+    PauseInfo p;
+    p.name = text(r.at(0));
+    p.paused_by = text(r.at(1));
+    p.reason = text(r.at(2));
+    p.created = text(r.at(3));
+    if (r.at(4)) p.until = *r.at(4);
+    return p;
+}
+
 std::vector<RunRecord> read_runs(const StatementResult& rs) {
     std::vector<RunRecord> runs;
     for (const auto& r : rs.rows) {
@@ -116,7 +127,8 @@ void MariaConnection::init_schema() {
     // Nothing to do (and no CREATE privilege needed) when it exists.
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
-    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0" && has_history()) return;
+    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0" && has_history() && has_pauses())
+        return;
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
@@ -159,6 +171,16 @@ void MariaConnection::check_access() {
         {"UPDATE on the run history table",
          "UPDATE " + target_->quoted_runs + " SET ended = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE on the run history table", "DELETE FROM " + target_->quoted_runs + " WHERE 1 = 0"},
+        // And the pauses table.
+        {"SELECT on the pauses table",
+         "SELECT name, paused_until FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
+        {"INSERT on the pauses table",
+         "INSERT INTO " + target_->quoted_pauses +
+             " (name, paused_by, reason, created) SELECT '', '', '', UTC_TIMESTAMP(3) FROM DUAL"
+             " WHERE 1 = 0"},
+        {"UPDATE on the pauses table",
+         "UPDATE " + target_->quoted_pauses + " SET paused_until = NULL WHERE 1 = 0"},
+        {"DELETE on the pauses table", "DELETE FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
     };
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
@@ -344,6 +366,44 @@ std::vector<RunRecord> MariaConnection::history(const std::string& name, duratio
 std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t batch) {
     auto rs = run(sql::prune_runs(*target_, retention, batch), "pruning the run history", {});
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+}
+
+bool MariaConnection::has_pauses() {
+    if (pauses_known_) return true;
+    auto rs = run(sql::pauses_exists(*target_), "looking for the pauses table", {});
+    const auto& found = last_rows(*target_, rs, "looking for the pauses table");
+    pauses_known_ = !found.rows.empty() && text(found.rows[0].at(0)) != "0";
+    return pauses_known_;
+}
+
+PauseInfo MariaConnection::pause(const std::string& name, const std::string& paused_by,
+                                 const std::string& reason, std::optional<duration> for_) {
+    const char* doing = "pausing";
+    auto rs = run(sql::pause(*target_, name, paused_by, reason, for_), doing, name);
+    return read_pause(last_rows(*target_, rs, describe(doing, name)).rows.at(0));
+}
+
+bool MariaConnection::resume(const std::string& name) {
+    const char* doing = "resuming";
+    auto rs = run_transaction(sql::resume(*target_, name), doing, name);
+    const auto& last = last_rows(*target_, rs, describe(doing, name));
+    return !last.rows.empty() && is_one(last.rows[0].at(0));
+}
+
+std::optional<PauseInfo> MariaConnection::paused(const std::string& name) {
+    const char* doing = "reading the pause of";
+    auto rs = run(sql::paused(*target_, name), doing, name);
+    const auto& last = last_rows(*target_, rs, describe(doing, name));
+    if (last.rows.empty()) return std::nullopt;
+    return read_pause(last.rows[0]);
+}
+
+std::vector<PauseInfo> MariaConnection::pauses() {
+    const char* doing = "reading the pauses";
+    auto rs = run(sql::pauses(*target_), doing, {});
+    std::vector<PauseInfo> all;
+    for (const auto& r : last_rows(*target_, rs, doing).rows) all.push_back(read_pause(r));
+    return all;
 }
 
 std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {

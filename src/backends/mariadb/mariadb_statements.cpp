@@ -313,6 +313,7 @@ std::string prune_runs(const MariaTarget& t, duration retention, std::size_t bat
 std::string schema_script(const MariaTarget& t, const std::string& collation) {
     std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
     sql = substitute(sql, "runs", t.quoted_runs);
+    sql = substitute(sql, "pauses", t.quoted_pauses);
     return substitute(sql, "collation", collation);
 }
 
@@ -332,6 +333,61 @@ std::string history_exists(const MariaTarget& t) {
     const std::string name = dot == std::string::npos ? t.runs : t.runs.substr(dot + 1);
     return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
            " AND TABLE_NAME = " + literal(name);
+}
+
+std::string pauses_exists(const MariaTarget& t) {
+    std::size_t dot = t.pauses.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.pauses.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.pauses : t.pauses.substr(dot + 1);
+    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
+           " AND TABLE_NAME = " + literal(name);
+}
+
+namespace {
+
+const std::string pause_live = std::string("(paused_until IS NULL OR paused_until > ") + now + ")";
+
+std::string pause_columns() {
+    return "name, paused_by, reason, " + utc_text("created") + ", " + utc_text("paused_until");
+}
+
+}  // namespace
+
+std::string pause(const MariaTarget& t, const std::string& name, const std::string& paused_by,
+                  const std::string& reason, std::optional<duration> for_) {
+    const std::string until = for_ ? std::string(now) + " + " + micros(*for_) : "NULL";
+    return "INSERT INTO " + t.quoted_pauses +
+           " (name, paused_by, reason, created, paused_until) VALUES (" + literal(name) + ", " +
+           literal(paused_by) + ", " + literal(reason) + ", " + now + ", " + until +
+           ") ON DUPLICATE KEY UPDATE paused_by = VALUES(paused_by), reason = VALUES(reason),"
+           " created = VALUES(created), paused_until = VALUES(paused_until);\n"
+           "SELECT " +
+           pause_columns() + " FROM " + t.quoted_pauses + " WHERE name = " + literal(name);
+}
+
+std::string resume(const MariaTarget& t, const std::string& name) {
+    const std::string which = " WHERE name = " + literal(name);
+    return "START TRANSACTION;\n"
+           "SET @sqlock_paused = 0;\n"
+           "SELECT IF(" +
+           pause_live + ", 1, 0) INTO @sqlock_paused FROM " + t.quoted_pauses + which +
+           " FOR UPDATE;\n"
+           "DELETE FROM " +
+           t.quoted_pauses + which +
+           ";\n"
+           "SELECT @sqlock_paused;\n"
+           "COMMIT";
+}
+
+std::string paused(const MariaTarget& t, const std::string& name) {
+    return "SELECT " + pause_columns() + " FROM " + t.quoted_pauses +
+           " WHERE name = " + literal(name) + " AND " + pause_live;
+}
+
+std::string pauses(const MariaTarget& t) {
+    return "SELECT " + pause_columns() + " FROM " + t.quoted_pauses + " WHERE " + pause_live +
+           " ORDER BY name";
 }
 
 std::string exact_collations() {

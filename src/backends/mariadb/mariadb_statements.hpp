@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mariadb_target.hpp"
@@ -66,6 +67,23 @@ std::string table_exists(const MariaTarget& t);
 
 /// One row, one column: 1 when the run history table exists.
 std::string history_exists(const MariaTarget& t);
+
+/// One row, one column: 1 when the pauses table exists.
+std::string pauses_exists(const MariaTarget& t);
+
+// Pauses (backend.hpp). Read with the columns name, paused_by, reason,
+// created, paused_until (UTC text or NULL).
+
+/// Inserts or replaces the pause of `name`, then reads it back.
+std::string pause(const MariaTarget& t, const std::string& name, const std::string& paused_by,
+                  const std::string& reason, std::optional<duration> for_);
+/// A transaction: deletes the pause of `name`; its last result is one row,
+/// one column: 1 when the deleted pause was in force.
+std::string resume(const MariaTarget& t, const std::string& name);
+/// The pause of `name` in force (no row: none).
+std::string paused(const MariaTarget& t, const std::string& name);
+/// Every pause in force, by name.
+std::string pauses(const MariaTarget& t);
 
 // The run history (backend.hpp). Runs are read with the columns id, name,
 // window_start, host, pid, username, program, fencing_id, started, ended,

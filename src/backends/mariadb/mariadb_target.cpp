@@ -30,6 +30,8 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       quoted_table(quote_identifier_path(table)),
       runs(runs_table_name(table)),
       quoted_runs(quote_identifier_path(runs)),
+      pauses(pauses_table_name(table)),
+      quoted_pauses(quote_identifier_path(pauses)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
@@ -45,9 +47,12 @@ std::string MariaTarget::grant_hint() const {
     const std::string runs_on = runs.find('.') == std::string::npos
                                     ? quote_identifier_path(url.database + "." + runs)
                                     : quoted_runs;
+    const std::string pauses_on = pauses.find('.') == std::string::npos
+                                      ? quote_identifier_path(url.database + "." + pauses)
+                                      : quoted_pauses;
     const std::string to = " TO '" + text::printable(url.user, 64) + "'";
     return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + to + ", and the same ON " + runs_on +
-           " (its run history)";
+           " (its run history) and ON " + pauses_on + " (its pauses)";
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

@@ -58,6 +58,17 @@ std::vector<RunRecord> read_runs(const pqxx::result& r) {
     return runs;
 }
 
+// A pause from the columns listed in postgres_statements.hpp.
+PauseInfo read_pause(const pqxx::row& r) {
+    PauseInfo p;
+    p.name = r[0].as<std::string>();
+    p.paused_by = r[1].as<std::string>();
+    p.reason = r[2].as<std::string>();
+    p.created = r[3].as<std::string>();
+    if (!r[4].is_null()) p.until = r[4].as<std::string>();
+    return p;
+}
+
 // A century, in milliseconds: "since" for all runs.
 constexpr std::int64_t all_time_ms = 36600LL * 86400 * 1000;
 
@@ -145,8 +156,9 @@ void PgConnection::init_schema() {
         bool exists;
         {
             pqxx::nontransaction check(link_.get());
-            pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
-                                               target_->index_regclass, target_->quoted_runs);
+            pqxx::result r =
+                check.exec_params(schema_exists_sql, target_->quoted_table, target_->index_regclass,
+                                  target_->quoted_runs, target_->quoted_pauses);
             exists = r[0][0].as<bool>();
         }
         if (exists) return;
@@ -161,7 +173,7 @@ void PgConnection::init_schema() {
 }
 
 void PgConnection::check_access() {
-    std::vector<std::string> missing, missing_runs;
+    std::vector<std::string> missing, missing_runs, missing_pauses;
     bounded("checking the privileges on the lock table", {}, [&] {
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
@@ -178,8 +190,12 @@ void PgConnection::check_access() {
             "has_table_privilege($2::text::regclass, 'UPDATE'), "
             "has_table_privilege($2::text::regclass, 'DELETE'), "
             "coalesce(has_sequence_privilege(pg_get_serial_sequence($2::text, 'id'), 'USAGE'), "
-            "true)",
-            target_->quoted_table, target_->quoted_runs);
+            "true), "
+            "has_table_privilege($3::text::regclass, 'SELECT'), "
+            "has_table_privilege($3::text::regclass, 'INSERT'), "
+            "has_table_privilege($3::text::regclass, 'UPDATE'), "
+            "has_table_privilege($3::text::regclass, 'DELETE')",
+            target_->quoted_table, target_->quoted_runs, target_->quoted_pauses);
         const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
         for (int i = 0; i < 4; ++i)
             if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
@@ -188,9 +204,12 @@ void PgConnection::check_access() {
         for (int i = 0; i < 4; ++i)
             if (!r[0][5 + i].as<bool>()) missing_runs.push_back(table_privileges[i]);
         if (!r[0][9].as<bool>()) missing_runs.push_back("USAGE on its id sequence");
+        // And the pauses table (no sequence).
+        for (int i = 0; i < 4; ++i)
+            if (!r[0][10 + i].as<bool>()) missing_pauses.push_back(table_privileges[i]);
         return 0;
     });
-    if (missing.empty() && missing_runs.empty()) return;
+    if (missing.empty() && missing_runs.empty() && missing_pauses.empty()) return;
     auto joined = [](const std::vector<std::string>& items) {
         std::string list;
         for (std::size_t i = 0; i < items.size(); ++i)
@@ -201,11 +220,15 @@ void PgConnection::check_access() {
     if (!missing_runs.empty())
         list += (list.empty() ? "" : "; and ") + joined(missing_runs) +
                 " on its run history table " + target_->quoted_runs;
+    if (!missing_pauses.empty())
+        list += (list.empty() ? "" : "; and ") + joined(missing_pauses) + " on its pauses table " +
+                target_->quoted_pauses;
     throw error(errc::configuration,
                 target_->redact("lock table " + target_->table +
                                 " exists, but this role may not use it: it lacks " + list +
                                 " (a role needs SELECT, INSERT, UPDATE and DELETE on the table "
-                                "and its run history table, and USAGE on their id sequences; "
+                                "and its run history and pauses tables, and USAGE on the id "
+                                "sequences; "
                                 "see docs/SECURITY.md) [" +
                                 target_->redact.url() + "]"),
                 "42501");
@@ -332,6 +355,39 @@ std::size_t PgConnection::prune_history_batch(duration retention, std::size_t ba
     pqxx::result r = exec("pruning the run history", {}, stmt::prune_runs, millis(retention),
                           static_cast<std::int64_t>(batch));
     return static_cast<std::size_t>(r.affected_rows());
+}
+
+bool PgConnection::has_pauses() {
+    if (pauses_known_) return true;
+    pauses_known_ = bounded("looking for the pauses table", {}, [&] {
+        pqxx::nontransaction check(link_.get());
+        return check.exec_params(history_exists_sql, target_->quoted_pauses)[0][0].as<bool>();
+    });
+    return pauses_known_;
+}
+
+PauseInfo PgConnection::pause(const std::string& name, const std::string& paused_by,
+                              const std::string& reason, std::optional<duration> for_) {
+    const std::int64_t ms = for_ ? millis(*for_) : -1;
+    return read_pause(exec("pausing", name, stmt::pause, name, paused_by, reason, ms)[0]);
+}
+
+bool PgConnection::resume(const std::string& name) {
+    pqxx::result r = exec("resuming", name, stmt::resume, name);
+    return !r.empty() && r[0][0].as<bool>();
+}
+
+std::optional<PauseInfo> PgConnection::paused(const std::string& name) {
+    pqxx::result r = exec("reading the pause of", name, stmt::paused, name);
+    if (r.empty()) return std::nullopt;
+    return read_pause(r[0]);
+}
+
+std::vector<PauseInfo> PgConnection::pauses() {
+    pqxx::result r = exec("reading the pauses", {}, stmt::pauses);
+    std::vector<PauseInfo> all;
+    for (const auto& row : r) all.push_back(read_pause(row));
+    return all;
 }
 
 std::vector<Row> PgConnection::list(const std::string& prefix, bool expired_only) {

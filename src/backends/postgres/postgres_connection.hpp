@@ -59,6 +59,12 @@ class PgConnection final : public Connection {
     std::vector<RunRecord> history(const std::string& name, duration since,
                                    std::size_t limit) override;
     std::size_t prune_history_batch(duration retention, std::size_t batch) override;
+    bool has_pauses() override;
+    PauseInfo pause(const std::string& name, const std::string& paused_by,
+                    const std::string& reason, std::optional<duration> for_) override;
+    bool resume(const std::string& name) override;
+    std::optional<PauseInfo> paused(const std::string& name) override;
+    std::vector<PauseInfo> pauses() override;
 
   private:
     template <typename... Args>
@@ -77,6 +83,7 @@ class PgConnection final : public Connection {
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
     clock::time_point deadline_ = clock::time_point::max();
+    bool pauses_known_ = false;   // the pauses table was seen
     bool history_known_ = false;  // the history table was seen (tables are never dropped)
 };
 

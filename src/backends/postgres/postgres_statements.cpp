@@ -254,6 +254,30 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))"
         " LIMIT $2::bigint)");
 
+    // Pauses. P is the pauses table; a pause is in force while live.
+    const std::string& P = target.quoted_pauses;
+    const std::string pause_live = "(paused_until IS NULL OR paused_until > now())";
+    const std::string pause_cols = "name::text, paused_by::text, reason::text, " +
+        utc("created") + ", " + utc("paused_until");
+
+    // $1 name, $2 paused_by, $3 reason, $4 for (ms, -1: until resumed).
+    out.emplace_back(stmt::pause,
+        "INSERT INTO " + P + " AS p (name, paused_by, reason, created, paused_until)"
+        " VALUES ($1::text, $2::text, $3::text, now(), CASE WHEN $4::bigint < 0 THEN NULL"
+        " ELSE now() + " + millis("$4") + " END) ON CONFLICT (name) DO UPDATE SET"
+        " paused_by = excluded.paused_by, reason = excluded.reason,"
+        " created = excluded.created, paused_until = excluded.paused_until RETURNING " +
+        pause_cols);
+
+    // $1 name.
+    out.emplace_back(stmt::resume,
+        "DELETE FROM " + P + " WHERE name = $1::text RETURNING " + pause_live);
+    out.emplace_back(stmt::paused,
+        "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live);
+    out.emplace_back(stmt::pauses,
+        "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
+        " ORDER BY name COLLATE \"C\"");
+
     // clang-format on
     std::map<std::string, Statement> by_key;
     for (auto& [key, sql] : out) {
@@ -267,6 +291,7 @@ std::string schema_script(const PgTarget& target) {
     std::string sql = substitute(postgres_schema_sql, "table", target.quoted_table);
     sql = substitute(sql, "index", target.quoted_index);
     sql = substitute(sql, "runs", target.quoted_runs);
+    sql = substitute(sql, "pauses", target.quoted_pauses);
     const std::string runs = runs_table_name(target.table);
     for (const char* what : {"name", "started", "fencing"})
         sql = substitute(sql, std::string("runs_") + what + "_idx",

@@ -39,6 +39,12 @@ constexpr const char* window_runs = "sqlock_window_runs";
 constexpr const char* history_all = "sqlock_history_all";
 constexpr const char* history_name = "sqlock_history_name";
 constexpr const char* prune_runs = "sqlock_prune_runs";
+// Pauses (backend.hpp): name, paused_by, reason, created, paused_until (UTC
+// text or NULL); resume returns whether the deleted pause was in force.
+constexpr const char* pause = "sqlock_pause";
+constexpr const char* resume = "sqlock_resume";
+constexpr const char* paused = "sqlock_paused";
+constexpr const char* pauses = "sqlock_pauses";
 }  // namespace stmt
 
 /// One statement. `name` is what it is prepared as on the server: its key,
@@ -57,11 +63,11 @@ std::map<std::string, Statement> statements(const PgTarget& target);
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);
 
-/// True when the table, its index and the history table all exist: SELECT
-/// with three text parameters, the three as regclass text.
+/// True when the table, its index, the history table and the pauses table
+/// all exist: SELECT with four text parameters, the four as regclass text.
 constexpr const char* schema_exists_sql =
     "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
-    "to_regclass($3) IS NOT NULL";
+    "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL";
 
 /// One row, one boolean: whether the history table ($1, regclass text) exists.
 constexpr const char* history_exists_sql = "SELECT to_regclass($1) IS NOT NULL";

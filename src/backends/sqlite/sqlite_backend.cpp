@@ -105,6 +105,12 @@ enum class sql {
     history_name,
     prune_runs,
     lose_purged_runs,
+    has_pauses,
+    pause,
+    resume,
+    pause_in_force,
+    paused,
+    pauses,
     count
 };
 
@@ -114,6 +120,9 @@ enum class sql {
 // can be taken over and reaped instead of blocking forever.
 constexpr const char* live = "julianday(expires) > julianday('now')";
 constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1)";
+// Whether a pause is in force.
+constexpr const char* pause_live =
+    "(paused_until IS NULL OR julianday(paused_until) > julianday('now'))";
 
 // The columns of a run (see read_run()), from `where` of the runs `r` joined
 // to their lock rows `l`. A run still marked running whose lock row is gone
@@ -136,7 +145,7 @@ std::string runs_select(const std::string& t, const std::string& r, const std::s
            " ORDER BY " + inner + ") ORDER BY " + order;
 }
 
-std::string sql_text(sql kind, const std::string& t, const std::string& r) {
+std::string sql_text(sql kind, const std::string& t, const std::string& r, const std::string& p) {
     const std::string now = now_sql;
     const std::string cols = columns_sql;
     switch (kind) {
@@ -242,6 +251,26 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r) {
                    ".fencing_id) WHERE outcome = 'running' AND"
                    " fencing_id IN (SELECT id FROM " +
                    t + " WHERE expires <= " + now + " LIMIT ?1)";
+        case sql::has_pauses:
+            return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
+        case sql::pause:
+            return "INSERT INTO " + p +
+                   " (name, paused_by, reason, created, paused_until) VALUES (?1, ?2, ?3, " + now +
+                   ", CASE WHEN ?4 = '' THEN NULL ELSE strftime('%Y-%m-%d %H:%M:%f','now', ?4)"
+                   " END) ON CONFLICT (name) DO UPDATE SET paused_by = excluded.paused_by,"
+                   " reason = excluded.reason, created = excluded.created,"
+                   " paused_until = excluded.paused_until"
+                   " RETURNING name, paused_by, reason, created, paused_until";
+        case sql::resume:
+            return "DELETE FROM " + p + " WHERE name = ?1";
+        case sql::pause_in_force:
+            return "SELECT 1 FROM " + p + " WHERE name = ?1 AND " + pause_live;
+        case sql::paused:
+            return "SELECT name, paused_by, reason, created, paused_until FROM " + p +
+                   " WHERE name = ?1 AND " + pause_live;
+        case sql::pauses:
+            return "SELECT name, paused_by, reason, created, paused_until FROM " + p + " WHERE " +
+                   pause_live + " ORDER BY name";
         case sql::count:
             break;
     }
@@ -258,7 +287,9 @@ class SqliteConnection final : public Connection {
           table_(quote_table_name(table)),
           index_(quote_table_name(table_basename(table) + "_expires_idx")),
           runs_name_(runs_table_name(table)),
-          runs_(quote_table_name(runs_name_)) {
+          runs_(quote_table_name(runs_name_)),
+          pauses_name_(pauses_table_name(table)),
+          pauses_(quote_table_name(pauses_name_)) {
         // Bad parameters are reported before any file is touched.
         long busy_ms = 10000;
         auto it = url.params.find("busy_timeout");
@@ -346,6 +377,7 @@ class SqliteConnection final : public Connection {
         std::string sql = substitute(sqlite_schema_sql, "table", table_);
         sql = substitute(sql, "index", index_);
         sql = substitute(sql, "runs", runs_);
+        sql = substitute(sql, "pauses", pauses_);
         for (const char* what : {"name", "started", "fencing"})
             sql = substitute(sql, std::string("runs_") + what + "_idx",
                              quote_table_name(runs_index_name(runs_name_, what)));
@@ -580,7 +612,72 @@ class SqliteConnection final : public Connection {
         return static_cast<std::size_t>(sqlite3_changes(db_));
     }
 
+    bool has_pauses() override {
+        if (pauses_known_) return true;
+        Statement st = prepare(sql::has_pauses);
+        st.bind(1, table_basename(pauses_name_));
+        pauses_known_ = st.step();  // once there, it stays
+        return pauses_known_;
+    }
+
+    PauseInfo pause(const std::string& name, const std::string& paused_by,
+                    const std::string& reason, std::optional<duration> for_) override {
+        Statement st = prepare(sql::pause);
+        st.bind(1, name).bind(2, paused_by).bind(3, reason);
+        st.bind(4, for_ ? seconds_modifier(*for_) : std::string());
+        st.step();
+        PauseInfo p = read_pause(st);
+        while (st.step()) {
+        }
+        return p;
+    }
+
+    bool resume(const std::string& name) override {
+        // Under the write lock: whether it was in force, then gone. (A
+        // RETURNING of that condition reads NULL on SQLite 3.40.)
+        Transaction tx(*this);
+        bool live;
+        {
+            Statement st = prepare(sql::pause_in_force);
+            st.bind(1, name);
+            live = st.step();
+            while (st.step()) {
+            }
+        }
+        Statement del = prepare(sql::resume);
+        del.bind(1, name).step();
+        tx.commit();
+        return live;
+    }
+
+    std::optional<PauseInfo> paused(const std::string& name) override {
+        Statement st = prepare(sql::paused);
+        st.bind(1, name);
+        if (!st.step()) return std::nullopt;
+        PauseInfo p = read_pause(st);
+        while (st.step()) {
+        }
+        return p;
+    }
+
+    std::vector<PauseInfo> pauses() override {
+        Statement st = prepare(sql::pauses);
+        std::vector<PauseInfo> all;
+        while (st.step()) all.push_back(read_pause(st));
+        return all;
+    }
+
   private:
+    static PauseInfo read_pause(const Statement& st) {
+        PauseInfo p;
+        p.name = st.column_text(0);
+        p.paused_by = st.column_text(1);
+        p.reason = st.column_text(2);
+        p.created = st.column_text(3);
+        if (!st.column_null(4)) p.until = st.column_text(4);
+        return p;
+    }
+
     static std::vector<RunRecord> read_runs(Statement& st) {
         std::vector<RunRecord> runs;
         while (st.step()) {
@@ -652,7 +749,7 @@ class SqliteConnection final : public Connection {
     Statement prepare(sql kind) {
         sqlite3_stmt*& stmt = cache_[static_cast<std::size_t>(kind)];
         if (!stmt) {
-            const std::string text = sql_text(kind, table_, runs_);
+            const std::string text = sql_text(kind, table_, runs_, pauses_);
             int rc = sqlite3_prepare_v3(db_, text.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
                                         nullptr);
             if (rc != SQLITE_OK) {
@@ -690,7 +787,10 @@ class SqliteConnection final : public Connection {
     std::string index_;
     std::string runs_name_;  // unquoted
     std::string runs_;
+    std::string pauses_name_;  // unquoted
+    std::string pauses_;
     bool history_known_ = false;
+    bool pauses_known_ = false;
     sqlite3* db_ = nullptr;
     std::array<sqlite3_stmt*, static_cast<std::size_t>(sql::count)> cache_{};
 };

@@ -11,7 +11,7 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show history reap init doctor help"
+    local commands="run acquire release renew list show history pause resume reap init doctor help"
     local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
@@ -31,12 +31,12 @@ _sqlock() {
     fi
 
     case $prev in
-        --db | --table | --token | --label | --slots | --conflict-exit-code | -E)
+        --db | --table | --token | --label | --slots | --conflict-exit-code | -E | --reason)
             return ;;
         --limit)
             return ;;
         --expires | --min-hold | --kill-grace | --db-timeout | --once-per | --once-per-offset | \
-            --since | --history-retention)
+            --since | --history-retention | --for)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
         --wait | --timeout | -w)
@@ -67,6 +67,7 @@ _sqlock() {
         list) options="--held --expired --json" ;;
         show) options="--json" ;;
         history) options="--since --limit --json" ;;
+        pause) options="--for --reason" ;;
         reap) options="--dry-run --history-retention --json" ;;
         doctor) options="--json" ;;
         help)

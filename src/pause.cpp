@@ -1,0 +1,84 @@
+// Pausing jobs through a Locker (sqlock/pause.hpp): validation and the
+// missing-table rules; the SQL is each backend's (backend.hpp).
+#include "sqlock/pause.hpp"
+
+#include <chrono>
+
+#include "locker_state.hpp"
+#include "owner.hpp"
+#include "schema.hpp"
+#include "sqlock/locker.hpp"
+#include "validate.hpp"
+
+namespace sqlock {
+
+namespace {
+
+// Writing a pause needs its table, which only init() creates on a server: a
+// missing one is a setup step to name, not a database error.
+template <typename F>
+auto with_pauses(detail::LockerState& s, F&& f)
+    -> decltype(f(std::declval<detail::Connection&>())) {
+    return s.pool->with([&](detail::Connection& c) {
+        try {
+            return f(c);
+        } catch (const error& e) {
+            bool missing = false;
+            try {
+                missing = !c.has_pauses();
+            } catch (const error&) {
+                // The original error says more.
+            }
+            if (!missing) throw;
+            throw error(errc::configuration,
+                        "no pauses table " + detail::pauses_table_name(s.table) +
+                            " beside lock table " + s.table +
+                            ": create it with `sqlock init` or Locker::init() [" + s.url.redacted +
+                            "]",
+                        e.backend_code());
+        }
+    });
+}
+
+}  // namespace
+
+PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
+                        const std::string& reason) {
+    detail::validate_lock_name(name);
+    if (for_) detail::validate_lease(*for_, "pause duration");
+    if (reason.size() > 1024)
+        throw error(errc::invalid_argument, "a pause reason is at most 1024 bytes");
+    if (!detail::is_valid_utf8(reason))
+        throw error(errc::invalid_argument, "a pause reason must be UTF-8 text");
+    std::string by = detail::this_user() + "@" + detail::this_host();
+    if (by.size() > 255 || !detail::is_valid_utf8(by)) by = detail::printable(by, 200);
+    detail::ensure_initialized(*state_);
+    return with_pauses(*state_,
+                       [&](detail::Connection& c) { return c.pause(name, by, reason, for_); });
+}
+
+bool Locker::resume(const std::string& name) {
+    detail::validate_lock_name(name);
+    detail::ensure_initialized(*state_);
+    return with_pauses(*state_, [&](detail::Connection& c) { return c.resume(name); });
+}
+
+std::optional<PauseInfo> Locker::paused(const std::string& name) {
+    detail::validate_lock_name(name);
+    detail::ensure_initialized(*state_);
+    return state_->pool->with([&](detail::Connection& c) -> std::optional<PauseInfo> {
+        // No table: a deployment from before pauses, where nothing is paused.
+        if (!c.has_pauses()) return std::nullopt;
+        return c.paused(name);
+    });
+}
+
+std::vector<PauseInfo> Locker::pauses() {
+    detail::ensure_initialized(*state_);
+    return state_->pool->with([&](detail::Connection& c) -> std::vector<PauseInfo> {
+        if (!c.has_pauses()) return {};
+        return c.pauses();
+    });
+}
+
+}  // namespace sqlock

@@ -1,0 +1,201 @@
+// `sqlock pause` and `sqlock resume` (issue 12), on every backend: a pause
+// stops every "host" (process), ends by itself with --for, lets a running
+// job finish but stops the next run, and applies to --once-per windows.
+#include <catch2/catch.hpp>
+#include <list>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using namespace cli_test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using sqlock_test::eventually;
+
+namespace {
+
+// A command that appends a line to `file`.
+args_t recorder(const std::string& file) {
+    return {"sh", "-c", "echo ran >> '" + file + "'"};
+}
+
+args_t with_command(args_t args, const args_t& command) {
+    args.push_back("--");
+    args.insert(args.end(), command.begin(), command.end());
+    return args;
+}
+
+nlohmann::json list_json(const Cli& cli) {
+    Result r = cli({"list", "--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("a paused job runs on no host; resume lets it run again", "[cli][pause]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    const std::string ran = dir + "/ran";
+    Result paused = cli({"pause", "nightly", "--reason", "storage migration"});
+    INFO(paused.err);
+    REQUIRE(paused.code == 0);
+    CHECK_THAT(paused.err, Contains("paused") && Contains("until resumed"));
+
+    // Three "hosts" at once: each takes the lock in turn, finds the pause,
+    // exits 80 and never runs the command.
+    std::list<Process> hosts;
+    for (int k = 0; k < 3; ++k)
+        hosts.push_back(cli.start(with_command(
+            {"run", "nightly", "--wait", "20s", "--label", "host-" + std::to_string(k)},
+            recorder(ran))));
+    for (auto& host : hosts) {
+        Result r = host.wait(30s);
+        INFO(r.err);
+        CHECK(r.code == 80);
+        CHECK(r.err_lines() == 1);
+        CHECK_THAT(r.err, Contains("'nightly' is paused by") && Contains("@") && Contains(" UTC") &&
+                              Contains("storage migration") && Contains("not running"));
+    }
+    CHECK_FALSE(exists(ran));
+    // --quiet: the code says it all.
+    Result quiet = cli(with_command({"run", "nightly", "--quiet"}, recorder(ran)));
+    CHECK(quiet.code == 80);
+    CHECK(quiet.err.empty());
+    CHECK_FALSE(exists(ran));
+    // The lock was released each time.
+    CHECK(cli({"show", "nightly"}).code == 1);
+
+    // `list` shows it, in text and JSON; other jobs are not paused.
+    Result text = cli({"list"});
+    CHECK(text.code == 0);
+    CHECK_THAT(text.out, Contains("PAUSED") && Contains("nightly") && Contains("storage"));
+    auto json = list_json(cli);
+    REQUIRE(json.size() == 1);
+    CHECK(json[0]["name"] == "nightly");
+    CHECK(json[0]["paused"]["reason"] == "storage migration");
+    CHECK(json[0]["paused"]["until"].is_null());
+    CHECK(cli(with_command({"run", "other"}, recorder(dir + "/other"))).code == 0);
+    CHECK(count_lines(dir + "/other") == 1);
+
+    Result resumed = cli({"resume", "nightly"});
+    CHECK(resumed.code == 0);
+    CHECK_THAT(resumed.err, Contains("resumed"));
+    CHECK(cli(with_command({"run", "nightly"}, recorder(ran))).code == 0);
+    CHECK(count_lines(ran) == 1);
+    CHECK(list_json(cli).empty());
+
+    // Resuming what is not paused says so, exit 1.
+    Result again = cli({"resume", "nightly"});
+    CHECK(again.code == 1);
+    CHECK(again.err_lines() == 1);
+    CHECK_THAT(again.err, Contains("'nightly' was not paused"));
+}
+
+TEST_CASE("a pause with --for ends by itself", "[cli][pause][expiry]") {
+    Cli cli = fresh_cli();
+    const std::string ran = make_dir() + "/ran";
+    Result paused = cli({"pause", "job", "--for", "1500ms"});
+    REQUIRE(paused.code == 0);
+    CHECK_THAT(paused.err, Contains(" UTC until "));
+    auto json = list_json(cli);
+    REQUIRE(json.size() == 1);
+    CHECK(json[0]["paused"]["until"].is_string());
+    CHECK(cli(with_command({"run", "job"}, recorder(ran))).code == 80);
+    // Until it ends, every attempt is turned away; then one runs.
+    CHECK(eventually(
+        [&] {
+            return cli(with_command({"run", "job"}, recorder(ran))).code == 0;
+        },
+        15s));
+    CHECK(count_lines(ran) == 1);
+    CHECK(list_json(cli).empty());
+    CHECK(cli({"resume", "job"}).code == 1);  // it has ended: nothing to resume
+}
+
+TEST_CASE("a pause issued while the job runs lets it finish and stops the next run",
+          "[cli][pause]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    const std::string witness = dir + "/witness", go = dir + "/go";
+    Process holder = cli.start(with_command({"run", "job"}, blocking_command(witness, go)));
+    REQUIRE(wait_for_file(witness));
+    // Another host waits for the lock meanwhile: it checks after taking it.
+    Process waiter = cli.start(with_command({"run", "job", "--wait", "30s"}, recorder(dir + "/w")));
+    REQUIRE(cli({"pause", "job", "--reason", "deploy"}).code == 0);
+    touch(go);
+    Result done = holder.wait(30s);
+    INFO(done.err);
+    CHECK(done.code == 0);  // not disturbed
+    Result waited = waiter.wait(30s);
+    INFO(waited.err);
+    CHECK(waited.code == 80);
+    CHECK_FALSE(exists(dir + "/w"));
+    CHECK(cli(with_command({"run", "job"}, blocking_command(witness, go))).code == 80);
+    CHECK(count_lines(witness) == 1);
+}
+
+TEST_CASE("a paused --once-per window is not run and not marked done", "[cli][pause][once-per]") {
+    Cli cli = fresh_cli();
+    const std::string ran = make_dir() + "/ran";
+    REQUIRE(cli({"pause", "nightly"}).code == 0);
+    CHECK(cli(with_command({"run", "nightly", "--once-per", "300d"}, recorder(ran))).code == 80);
+    CHECK_FALSE(exists(ran));
+    Result history = cli({"history", "nightly", "--json"});
+    REQUIRE(history.code == 0);
+    CHECK(nlohmann::json::parse(history.out).empty());
+    REQUIRE(cli({"resume", "nightly"}).code == 0);
+    CHECK(cli(with_command({"run", "nightly", "--once-per", "300d"}, recorder(ran))).code == 0);
+    CHECK(cli(with_command({"run", "nightly", "--once-per", "300d"}, recorder(ran))).code == 0);
+    CHECK(count_lines(ran) == 1);
+}
+
+TEST_CASE("pause and resume: bad input is a one-line usage error (64)", "[cli][pause][usage]") {
+    Cli cli = fresh_cli();
+    for (const args_t& args : std::vector<args_t>{
+             {"pause"},
+             {"pause", ""},
+             {"pause", "a", "b"},
+             {"pause", "bad\xffname"},
+             {"pause", std::string(200, 'x')},
+             {"pause", "job", "--for", "0"},
+             {"pause", "job", "--for", "-5m"},
+             {"pause", "job", "--for", "soon"},
+             {"pause", "job", "--for", "400d"},
+             {"pause", "job", "--reason", std::string(1025, 'r')},
+             {"pause", "job", "--bogus"},
+             {"resume"},
+             {"resume", ""},
+             {"resume", "a", "b"},
+         }) {
+        Result r = cli(args);
+        INFO(args[0] << " " << (args.size() > 1 ? args[1] : ""));
+        INFO(r.err);
+        CHECK(r.code == 64);
+        CHECK(r.err_lines() == 1);
+    }
+    CHECK(list_json(cli).empty());
+}
+
+TEST_CASE("a lock table without its pauses table: run works, pause asks for init",
+          "[cli][pause][upgrade]") {
+    Cli cli = fresh_cli();
+    // A table made before sqlock had pauses.
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_pauses");
+    const std::string ran = make_dir() + "/ran";
+    Result plain = cli(with_command({"run", "job"}, recorder(ran)));
+    INFO(plain.err);
+    CHECK(plain.code == 0);
+    CHECK(plain.err.empty());
+    CHECK(count_lines(ran) == 1);
+    CHECK(cli({"list"}).code == 0);
+    Result pause = cli({"pause", "job"});
+    CHECK(pause.code == 78);
+    CHECK(pause.err_lines() == 1);
+    CHECK_THAT(pause.err, Contains("sqlock init"));
+    CHECK(cli({"init"}).code == 0);
+    CHECK(cli({"pause", "job"}).code == 0);
+    CHECK(cli(with_command({"run", "job"}, recorder(ran))).code == 80);
+    CHECK(count_lines(ran) == 1);
+}

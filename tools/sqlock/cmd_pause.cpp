@@ -1,0 +1,71 @@
+// sqlock pause NAME [--for DUR] [--reason TEXT] and sqlock resume NAME: stop
+// `sqlock run NAME` from running the job on every host, and let it run again.
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "database.hpp"
+#include "exit_codes.hpp"
+#include "lock_format.hpp"
+#include "option_values.hpp"
+
+namespace sqlock_cli {
+
+const char* const pause_details =
+    "A paused job is not run on any host: `sqlock run NAME` takes the lock, finds the\n"
+    "pause, releases the lock and exits 80 without running COMMAND, with one line\n"
+    "saying who paused it (user@host), when (UTC, the database's clock) and why\n"
+    "(nothing with --quiet). The pause is checked under the lock, where --once-per\n"
+    "decides: a run already going on is not disturbed, and every run that starts\n"
+    "after the pause sees it. A paused --once-per window is not run and not marked\n"
+    "done: once resumed, the window's next attempt runs it.\n"
+    "\n"
+    "Without --for, the job stays paused until `sqlock resume NAME`; with --for DUR\n"
+    "the pause ends by itself DUR later on the database's clock. Pausing a paused job\n"
+    "replaces its pause (who, why, until). `sqlock list` shows paused jobs. The pauses\n"
+    "are kept in a table beside the lock table, <table>_pauses, made by `sqlock init`.\n"
+    "\n"
+    "Examples:\n"
+    "  sqlock pause nightly-backup --for 2d --reason \"storage migration, ticket 4711\"\n"
+    "  sqlock resume nightly-backup\n";
+
+const char* const resume_details =
+    "Ends the pause of job NAME on every host: the next `sqlock run NAME` runs it.\n"
+    "Exits 1 (and says so) if NAME was not paused, or its pause had already ended.\n";
+
+void add_pause_options(cxxopts::Options& options, const std::string& group) {
+    auto add = options.add_options(group);
+    add("for", "End the pause by itself after DUR (database clock); default: until resumed",
+        cxxopts::value<std::string>(), "DUR");
+    add("reason", "Why, shown by `run` and `list` (at most 1024 bytes)",
+        cxxopts::value<std::string>(), "TEXT");
+}
+
+int run_pause(Invocation& inv) {
+    if (inv.args.size() != 1)
+        throw usage_error(
+            "pause needs exactly one job name; usage: sqlock pause NAME [--for DUR] "
+            "[--reason TEXT]");
+    const std::string& name = inv.args[0];
+    std::optional<sqlock::duration> for_;
+    if (inv.options.count("for"))
+        for_ = duration_option(inv.options, "for", duration_kind::positive);
+    const std::string reason =
+        inv.options.count("reason") ? inv.options["reason"].as<std::string>() : std::string();
+    sqlock::Locker locker = open_locker(inv.global);
+    sqlock::PauseInfo p = locker.pause(name, for_, reason);
+    inv.out.result("paused: " + describe_pause(p) + at_database(locker.url()));
+    return exit_code::ok;
+}
+
+int run_resume(Invocation& inv) {
+    if (inv.args.size() != 1)
+        throw usage_error("resume needs exactly one job name; usage: sqlock resume NAME");
+    const std::string& name = inv.args[0];
+    sqlock::Locker locker = open_locker(inv.global);
+    const std::string db = at_database(locker.url());
+    if (!locker.resume(name))
+        throw cli_error(exit_code::not_paused, "job " + in_quotes(name) + " was not paused" + db);
+    inv.out.result("resumed job " + in_quotes(name) + ": the next `sqlock run` runs it" + db);
+    return exit_code::ok;
+}
+
+}  // namespace sqlock_cli
