@@ -141,6 +141,10 @@ class Connection {
     virtual std::vector<RunRecord> history(const std::string& name, duration since,
                                            std::size_t limit) = 0;
 
+    /// The newest run of `name` that succeeded, if any (for `sqlock check`:
+    /// one row however long the history, through the (name, started) index).
+    virtual std::optional<RunRecord> last_success(const std::string& name) = 0;
+
     /// Deletes at most `batch` runs started more than `retention` ago (never
     /// one still running under a live lock) in one short transaction.
     virtual std::size_t prune_history_batch(duration retention, std::size_t batch) = 0;

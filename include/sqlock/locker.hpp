@@ -140,6 +140,13 @@ class Locker {
     /// Recorded runs, newest first (see HistoryQuery).
     std::vector<RunRecord> history(const HistoryQuery& query = {});
 
+    /// What monitoring asks about job `name` (see JobStatus): its newest
+    /// success however long ago, its newest finished run and a running one
+    /// among the newest few, and the database's now. A few rows are read
+    /// whatever the size of the history. Throws errc::configuration when
+    /// there is no history table.
+    JobStatus job_status(const std::string& name);
+
     /// Deletes runs started more than `retention` ago in batches of
     /// `batch_size`, paced as purge_expired() is; returns how many. Never
     /// deletes a run still going on under a live lock. 0 when there is no

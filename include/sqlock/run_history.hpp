@@ -84,6 +84,29 @@ struct OncePerWindow {
     std::optional<RunRecord> done_by{};
 };
 
+/// How many of a name's newest runs Locker::job_status() looks through for
+/// `running` and `last_finished`.
+constexpr std::size_t job_status_recent_runs = 10;
+
+/// JobStatus
+///
+/// One job's state for monitoring (Locker::job_status, `sqlock check`,
+/// `sqlock metrics`). `last_finished` and `running` are found among the
+/// name's newest job_status_recent_runs runs; `last_success` is the newest
+/// succeeded run of all. Ages are by the database's clock.
+struct JobStatus {
+    std::string name{};
+    std::int64_t now_ms = 0;  ///< the database's now, ms since the Unix epoch
+    std::string now{};        ///< the same, UTC text
+    std::optional<RunRecord> last_success{};
+    /// now - the last success's end, in seconds, when there is one.
+    std::optional<double> success_age_seconds{};
+    /// The newest run that is no longer running (any outcome).
+    std::optional<RunRecord> last_finished{};
+    /// The newest run still running, if any.
+    std::optional<RunRecord> running{};
+};
+
 /// What Locker::history() reads.
 struct HistoryQuery {
     std::string name{};       ///< one lock name, or empty for all

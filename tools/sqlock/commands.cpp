@@ -31,6 +31,9 @@ const std::vector<Command>& commands() {
         c.push_back({"history", "[NAME] [--since DUR] [--limit N] [--json]",
                      "show the runs `run` recorded, newest first", history_details,
                      add_history_options, run_history, false});
+        c.push_back({"check", "NAME --max-age DUR [--json]",
+                     "monitoring plugin: did NAME's last run succeed within DUR? (exit 0-3)",
+                     check_details, add_check_options, run_check, false, report_check_failure});
         c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
                      "delete expired locks and old run history (cron-safe)", reap_details,
                      add_reap_options, run_reap, false});

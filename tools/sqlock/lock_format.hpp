@@ -8,6 +8,7 @@
 
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 
@@ -51,6 +52,17 @@ sqlock::error not_held_by_anyone(const std::string& name, const std::string& db)
 
 /// The `list` table, header included, one line per row, no trailing newline.
 std::string lock_table(const std::vector<sqlock::LockInfo>& rows);
+
+/// One run of the history as JSON: id, name, window_start, host, pid, user,
+/// program, fencing_id, started, ended, outcome, exit_status, signal,
+/// duration_seconds (`history --json`, `check --json`).
+nlohmann::ordered_json run_json(const sqlock::RunRecord& run);
+
+/// A run's duration for people: "250ms", "4.2s", "1h2m"; "-" when unknown.
+std::string seconds_text(const std::optional<double>& seconds);
+
+/// How a run ended for people: "exit 3", "SIGKILL", "-".
+std::string status_text(const sqlock::RunRecord& run);
 
 /// The `show` block: "field: value" lines, no trailing newline.
 std::string lock_details(const sqlock::LockInfo& info);

@@ -341,6 +341,14 @@ std::vector<RunRecord> MariaConnection::history(const std::string& name, duratio
     return read_runs(last_rows(*target_, rs, describe(doing, name)));
 }
 
+std::optional<RunRecord> MariaConnection::last_success(const std::string& name) {
+    const char* doing = "reading the last success of";
+    auto rs = run(sql::last_success(*target_, name), doing, name);
+    auto runs = read_runs(last_rows(*target_, rs, describe(doing, name)));
+    if (runs.empty()) return std::nullopt;
+    return std::move(runs.front());
+}
+
 std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t batch) {
     auto rs = run(sql::prune_runs(*target_, retention, batch), "pruning the run history", {});
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);

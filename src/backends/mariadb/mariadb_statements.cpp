@@ -303,6 +303,11 @@ std::string history(const MariaTarget& t, const std::string& name, duration sinc
     return runs_select(t, where, "r.started DESC, r.id DESC LIMIT " + std::to_string(limit));
 }
 
+std::string last_success(const MariaTarget& t, const std::string& name) {
+    return runs_select(t, "r.name = " + literal(name) + " AND r.outcome = 'succeeded'",
+                       "r.started DESC, r.id DESC LIMIT 1");
+}
+
 std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
     return "DELETE FROM " + t.quoted_runs + " WHERE started < " + now + " - " + micros(retention) +
            " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +

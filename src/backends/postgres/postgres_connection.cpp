@@ -328,6 +328,12 @@ std::vector<RunRecord> PgConnection::history(const std::string& name, duration s
     return read_runs(exec("reading the run history of", name, stmt::history_name, back, n, name));
 }
 
+std::optional<RunRecord> PgConnection::last_success(const std::string& name) {
+    auto runs = read_runs(exec("reading the last success of", name, stmt::last_success, name));
+    if (runs.empty()) return std::nullopt;
+    return std::move(runs.front());
+}
+
 std::size_t PgConnection::prune_history_batch(duration retention, std::size_t batch) {
     pqxx::result r = exec("pruning the run history", {}, stmt::prune_runs, millis(retention),
                           static_cast<std::int64_t>(batch));

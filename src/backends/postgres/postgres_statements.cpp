@@ -247,6 +247,11 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
 
+    // $1 name.
+    out.emplace_back(stmt::last_success,
+        runs_select(target, "r.name = $1::text AND r.outcome = 'succeeded'",
+                    "r.started DESC, r.id DESC LIMIT 1"));
+
     // $1 retention (ms), $2 batch size.
     out.emplace_back(stmt::prune_runs,
         "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r"

@@ -103,6 +103,7 @@ enum class sql {
     window_runs,
     history_all,
     history_name,
+    last_success,
     prune_runs,
     lose_purged_runs,
     count
@@ -227,6 +228,8 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r) {
         case sql::history_name:
             return runs_select(
                 t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', ?1)", true);
+        case sql::last_success:
+            return runs_select(t, r, "r.name = ?1 AND r.outcome = 'succeeded'", true);
         case sql::prune_runs:
             return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
                    " AS r WHERE r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
@@ -571,6 +574,14 @@ class SqliteConnection final : public Connection {
         st.bind(1, back).bind(2, static_cast<std::int64_t>(limit));
         if (!name.empty()) st.bind(3, name);
         return read_runs(st);
+    }
+
+    std::optional<RunRecord> last_success(const std::string& name) override {
+        Statement st = prepare(sql::last_success);
+        st.bind(1, name).bind(2, std::int64_t{1});
+        auto runs = read_runs(st);
+        if (runs.empty()) return std::nullopt;
+        return std::move(runs.front());
     }
 
     std::size_t prune_history_batch(duration retention, std::size_t batch) override {
