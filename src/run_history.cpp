@@ -192,6 +192,11 @@ std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
     });
 }
 
+std::vector<RunCount> Locker::run_counts() {
+    detail::ensure_initialized(*state_);
+    return with_history(*state_, [](detail::Connection& c) { return c.run_counts(); });
+}
+
 JobStatus Locker::job_status(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
@@ -217,6 +222,7 @@ JobStatus Locker::job_status(const std::string& name) {
         const auto ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   detail::parse_utc(at).time_since_epoch())
                                   .count();
+        status.last_success_end_ms = ended_ms;
         status.success_age_seconds = static_cast<double>(status.now_ms - ended_ms) / 1000.0;
     }
     return status;

@@ -99,12 +99,23 @@ struct JobStatus {
     std::int64_t now_ms = 0;  ///< the database's now, ms since the Unix epoch
     std::string now{};        ///< the same, UTC text
     std::optional<RunRecord> last_success{};
+    /// The last success's end, ms since the Unix epoch, when there is one.
+    std::optional<std::int64_t> last_success_end_ms{};
     /// now - the last success's end, in seconds, when there is one.
     std::optional<double> success_age_seconds{};
     /// The newest run that is no longer running (any outcome).
     std::optional<RunRecord> last_finished{};
     /// The newest run still running, if any.
     std::optional<RunRecord> running{};
+};
+
+/// How many runs of `name` the history holds with `outcome` (derived as
+/// history() derives it: a dead holder's run counts as lost).
+/// Locker::run_counts().
+struct RunCount {
+    std::string name{};
+    run_outcome outcome = run_outcome::running;
+    std::int64_t count = 0;
 };
 
 /// What Locker::history() reads.

@@ -82,6 +82,9 @@ int run_check(Invocation& inv);
 int report_check_failure(const std::string& message, bool json);
 extern const char* const check_details;
 
+int run_metrics(Invocation& inv);
+extern const char* const metrics_details;
+
 int run_help(Invocation& inv);
 
 }  // namespace sqlock_cli

@@ -59,6 +59,8 @@ class PgConnection final : public Connection {
     std::vector<RunRecord> history(const std::string& name, duration since,
                                    std::size_t limit) override;
     std::optional<RunRecord> last_success(const std::string& name) override;
+    std::vector<RunCount> run_counts() override;
+    LockCounts lock_counts() override;
     std::size_t prune_history_batch(duration retention, std::size_t batch) override;
 
   private:

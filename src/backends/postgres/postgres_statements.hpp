@@ -39,6 +39,8 @@ constexpr const char* window_runs = "sqlock_window_runs";
 constexpr const char* history_all = "sqlock_history_all";
 constexpr const char* history_name = "sqlock_history_name";
 constexpr const char* last_success = "sqlock_last_success";
+constexpr const char* run_counts = "sqlock_run_counts";
+constexpr const char* lock_counts = "sqlock_lock_counts";
 constexpr const char* prune_runs = "sqlock_prune_runs";
 }  // namespace stmt
 
