@@ -11,7 +11,7 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show history check reap init doctor help"
+    local commands="run acquire release renew list show history check metrics reap init doctor help"
     local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
