@@ -17,6 +17,7 @@
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/pause.hpp"
+#include "sqlock/lock_info.hpp"
 #include "sqlock/run_history.hpp"
 
 namespace sqlock::detail {
@@ -95,6 +96,10 @@ class Connection {
     /// Rows whose lockstring starts with `prefix` (all if empty), by name.
     virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
 
+    /// Rows not expired, and rows expired (as purge_expired_batch counts
+    /// them), in one aggregate query.
+    virtual LockCounts lock_counts() = 0;
+
     /// The row named `lockstring`, if any.
     virtual std::optional<Row> find(const std::string& lockstring) = 0;
 
@@ -141,6 +146,14 @@ class Connection {
     /// zero), newest first, at most `limit`.
     virtual std::vector<RunRecord> history(const std::string& name, duration since,
                                            std::size_t limit) = 0;
+
+    /// The newest run of `name` that succeeded, if any (for `sqlock check`:
+    /// one row however long the history, through the (name, started) index).
+    virtual std::optional<RunRecord> last_success(const std::string& name) = 0;
+
+    /// The number of runs per name and (derived) outcome, ordered by name,
+    /// in one aggregate query.
+    virtual std::vector<RunCount> run_counts() = 0;
 
     /// Deletes at most `batch` runs started more than `retention` ago (never
     /// one still running under a live lock) in one short transaction.

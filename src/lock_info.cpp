@@ -11,6 +11,7 @@
 #include "owner.hpp"
 
 #include "url.hpp"
+#include "utc_time.hpp"
 #include "validate.hpp"
 
 namespace sqlock {
@@ -59,7 +60,7 @@ bool kept_by_min_hold(const LockInfo& info) {
     return h.lease_ms != h.min_hold_ms || holder_process_gone(info);
 }
 
-namespace {
+namespace detail {
 
 // "YYYY-MM-DD HH:MM:SS[.fff]" (UTC) as a time point; the epoch if it is not.
 std::chrono::system_clock::time_point parse_utc(const std::string& text) noexcept {
@@ -94,14 +95,14 @@ std::chrono::system_clock::time_point parse_utc(const std::string& text) noexcep
         std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
 }
 
-}  // namespace
+}  // namespace detail
 
 std::chrono::system_clock::time_point LockInfo::created_time() const noexcept {
-    return parse_utc(created);
+    return detail::parse_utc(created);
 }
 
 std::chrono::system_clock::time_point LockInfo::expires_time() const noexcept {
-    return parse_utc(expires);
+    return detail::parse_utc(expires);
 }
 
 }  // namespace sqlock

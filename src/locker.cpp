@@ -474,6 +474,11 @@ std::vector<LockInfo> Locker::list_expired() {
     return read_rows(state_, "", true);
 }
 
+LockCounts Locker::lock_counts() {
+    Acquirer(state_).ensure_initialized();
+    return state_->pool->with([](detail::Connection& c) { return c.lock_counts(); });
+}
+
 std::optional<LockInfo> Locker::show(const std::string& name) {
     detail::validate_lock_name(name);
     Acquirer(state_).ensure_initialized();

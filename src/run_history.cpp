@@ -13,6 +13,7 @@
 #include "owner.hpp"
 #include "schema.hpp"
 #include "sqlock/locker.hpp"
+#include "utc_time.hpp"
 #include "validate.hpp"
 
 namespace sqlock {
@@ -189,6 +190,42 @@ std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
     return with_history(*state_, [&](detail::Connection& c) {
         return c.history(query.name, query.since, query.limit);
     });
+}
+
+std::vector<RunCount> Locker::run_counts() {
+    detail::ensure_initialized(*state_);
+    return with_history(*state_, [](detail::Connection& c) { return c.run_counts(); });
+}
+
+JobStatus Locker::job_status(const std::string& name) {
+    detail::validate_lock_name(name);
+    detail::ensure_initialized(*state_);
+    JobStatus status;
+    status.name = name;
+    std::vector<RunRecord> recent;
+    with_history(*state_, [&](detail::Connection& c) {
+        status.now_ms = c.now_millis();
+        status.last_success = c.last_success(name);
+        recent = c.history(name, duration::zero(), job_status_recent_runs);
+        return 0;
+    });
+    status.now = detail::utc_text(status.now_ms);
+    for (auto& run : recent) {
+        if (run.outcome == run_outcome::running) {
+            if (!status.running) status.running = run;
+        } else if (!status.last_finished) {
+            status.last_finished = run;
+        }
+    }
+    if (status.last_success) {
+        const std::string& at = status.last_success->ended.value_or(status.last_success->started);
+        const auto ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  detail::parse_utc(at).time_since_epoch())
+                                  .count();
+        status.last_success_end_ms = ended_ms;
+        status.success_age_seconds = static_cast<double>(status.now_ms - ended_ms) / 1000.0;
+    }
+    return status;
 }
 
 std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {

@@ -55,4 +55,11 @@ bool holder_process_gone(const LockInfo& info);
 /// Known only for rows whose holder recorded a minimum hold (sqlock does).
 bool kept_by_min_hold(const LockInfo& info);
 
+/// How many rows the lock table has: `held` (not expired) and `expired`
+/// (waiting for the reaper; they block nobody). Locker::lock_counts().
+struct LockCounts {
+    std::int64_t held = 0;
+    std::int64_t expired = 0;
+};
+
 }  // namespace sqlock

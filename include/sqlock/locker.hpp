@@ -87,6 +87,9 @@ class Locker {
     std::vector<LockInfo> list(const std::string& prefix = {});
     /// Only the expired rows (what purge_expired() would delete now).
     std::vector<LockInfo> list_expired();
+    /// How many rows are held and how many expired, counted by the
+    /// database (one aggregate query, for `sqlock metrics`).
+    LockCounts lock_counts();
     /// The row named `name` (a lockstring), if any.
     std::optional<LockInfo> show(const std::string& name);
 
@@ -140,6 +143,17 @@ class Locker {
 
     /// Recorded runs, newest first (see HistoryQuery).
     std::vector<RunRecord> history(const HistoryQuery& query = {});
+
+    /// What monitoring asks about job `name` (see JobStatus): its newest
+    /// success however long ago, its newest finished run and a running one
+    /// among the newest few, and the database's now. A few rows are read
+    /// whatever the size of the history. Throws errc::configuration when
+    /// there is no history table.
+    JobStatus job_status(const std::string& name);
+
+    /// Runs in the history by name and outcome, counted by the database (one
+    /// aggregate query), ordered by name: for `sqlock metrics`.
+    std::vector<RunCount> run_counts();
 
     /// Deletes runs started more than `retention` ago in batches of
     /// `batch_size`, paced as purge_expired() is; returns how many. Never

@@ -84,6 +84,40 @@ struct OncePerWindow {
     std::optional<RunRecord> done_by{};
 };
 
+/// How many of a name's newest runs Locker::job_status() looks through for
+/// `running` and `last_finished`.
+constexpr std::size_t job_status_recent_runs = 10;
+
+/// JobStatus
+///
+/// One job's state for monitoring (Locker::job_status, `sqlock check`,
+/// `sqlock metrics`). `last_finished` and `running` are found among the
+/// name's newest job_status_recent_runs runs; `last_success` is the newest
+/// succeeded run of all. Ages are by the database's clock.
+struct JobStatus {
+    std::string name{};
+    std::int64_t now_ms = 0;  ///< the database's now, ms since the Unix epoch
+    std::string now{};        ///< the same, UTC text
+    std::optional<RunRecord> last_success{};
+    /// The last success's end, ms since the Unix epoch, when there is one.
+    std::optional<std::int64_t> last_success_end_ms{};
+    /// now - the last success's end, in seconds, when there is one.
+    std::optional<double> success_age_seconds{};
+    /// The newest run that is no longer running (any outcome).
+    std::optional<RunRecord> last_finished{};
+    /// The newest run still running, if any.
+    std::optional<RunRecord> running{};
+};
+
+/// How many runs of `name` the history holds with `outcome` (derived as
+/// history() derives it: a dead holder's run counts as lost).
+/// Locker::run_counts().
+struct RunCount {
+    std::string name{};
+    run_outcome outcome = run_outcome::running;
+    std::int64_t count = 0;
+};
+
 /// What Locker::history() reads.
 struct HistoryQuery {
     std::string name{};       ///< one lock name, or empty for all

@@ -1,6 +1,5 @@
 // sqlock history [NAME] [--since DUR] [--limit N] [--json]: the runs that
 // `sqlock run` recorded, newest first.
-#include <cstdio>
 
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -8,7 +7,6 @@
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
 #include "option_values.hpp"
-#include "signals.hpp"
 
 namespace sqlock_cli {
 
@@ -32,48 +30,6 @@ void add_history_options(cxxopts::Options& options, const std::string& group) {
 }
 
 namespace {
-
-std::string seconds_text(const std::optional<double>& seconds) {
-    if (!seconds) return "-";
-    char buf[32];
-    if (*seconds < 1) {
-        std::snprintf(buf, sizeof buf, "%.0fms", *seconds * 1000);
-        return buf;
-    }
-    if (*seconds < 60) {
-        std::snprintf(buf, sizeof buf, "%.1fs", *seconds);
-        return buf;
-    }
-    return sqlock::format_duration(sqlock::duration(static_cast<std::int64_t>(*seconds) * 1000));
-}
-
-std::string status_text(const sqlock::RunRecord& run) {
-    if (run.signal) return signal_name(*run.signal);
-    if (run.exit_status) return "exit " + std::to_string(*run.exit_status);
-    return "-";
-}
-
-template <typename T>
-nlohmann::ordered_json or_null(const std::optional<T>& v) {
-    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-nlohmann::ordered_json run_json(const sqlock::RunRecord& run) {
-    return {{"id", run.id},
-            {"name", run.name},
-            {"window_start", or_null(run.window_start)},
-            {"host", run.host},
-            {"pid", run.pid},
-            {"user", run.user},
-            {"program", run.program},
-            {"fencing_id", run.fencing_id},
-            {"started", run.started},
-            {"ended", or_null(run.ended)},
-            {"outcome", sqlock::to_string(run.outcome)},
-            {"exit_status", or_null(run.exit_status)},
-            {"signal", or_null(run.signal)},
-            {"duration_seconds", or_null(run.duration_seconds)}};
-}
 
 std::string padded(const std::string& text, std::size_t width) {
     std::size_t shown = display_width(text);

@@ -96,10 +96,11 @@ std::string command_help(const Command& command) {
     return text;
 }
 
-ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
-    // The command word is the first argument that is neither an option nor
-    // the value of a global option that takes one (`--db URL`).
-    int command_at = -1;
+namespace {
+
+// The command word is the first argument that is neither an option nor
+// the value of a global option that takes one (`--db URL`); -1 if none.
+int command_word_at(int argc, const char* const* argv) {
     for (int i = 1; i < argc; ++i) {
         std::string token = argv[i];
         if (token == "--") break;
@@ -107,9 +108,26 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
             if (global_option_takes_value(token)) ++i;
             continue;
         }
-        command_at = i;
-        break;
+        return i;
     }
+    return -1;
+}
+
+}  // namespace
+
+const Command* named_command(int argc, const char* const* argv) {
+    const int at = command_word_at(argc, argv);
+    return at > 0 ? find_command(argv[at]) : nullptr;
+}
+
+bool has_word(int argc, const char* const* argv, const std::string& word) {
+    for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
+        if (word == argv[i]) return true;
+    return false;
+}
+
+ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
+    const int command_at = command_word_at(argc, argv);
     const Command* command = nullptr;
     if (command_at > 0) {
         command = find_command(argv[command_at]);

@@ -45,6 +45,14 @@ struct ParsedCommandLine {
     std::string text;       ///< action::help: the help to print
 };
 
+/// The command argv names (the first word that is not an option or a global
+/// option's value), or nullptr; never throws. For main(), to know how to
+/// report a failure before the command line is parsed.
+const Command* named_command(int argc, const char* const* argv);
+
+/// Whether `word` is one of argv's words before any "--".
+bool has_word(int argc, const char* const* argv, const std::string& word);
+
 /// Parses argv. Throws cli_error (exit 64) or cxxopts exceptions for bad
 /// usage. Touches nothing outside the process.
 ParsedCommandLine parse_command_line(int argc, const char* const* argv);

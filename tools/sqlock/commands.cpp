@@ -36,6 +36,11 @@ const std::vector<Command>& commands() {
                      pause_details, add_pause_options, run_pause, false});
         c.push_back({"resume", "NAME", "end the pause of job NAME; exits 1 if it was not paused",
                      resume_details, nullptr, run_resume, false});
+        c.push_back({"check", "NAME --max-age DUR [--json]",
+                     "monitoring plugin: did NAME's last run succeed within DUR? (exit 0-3)",
+                     check_details, add_check_options, run_check, false, report_check_failure});
+        c.push_back({"metrics", "", "the locks and the run history in the Prometheus text format",
+                     metrics_details, nullptr, run_metrics, false});
         c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
                      "delete expired locks and old run history (cron-safe)", reap_details,
                      add_reap_options, run_reap, false});

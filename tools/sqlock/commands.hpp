@@ -24,6 +24,11 @@ struct Command {
     int (*run)(Invocation&) = nullptr;
     /// "--" ends sqlock's own options and starts a command line to execute.
     bool takes_command = false;
+    /// A monitoring plugin (`check`): every failure, bad usage included, is
+    /// reported by this instead of sqlock's one stderr line and exit code.
+    /// It prints the plugin's UNKNOWN result on stdout (as JSON when `json`)
+    /// and returns its exit code (3).
+    int (*report_failure)(const std::string& message, bool json) = nullptr;
 };
 
 /// Every command, in the order `sqlock --help` lists them.
@@ -77,6 +82,14 @@ int run_init(Invocation& inv);
 void add_doctor_options(cxxopts::Options& options, const std::string& group);
 int run_doctor(Invocation& inv);
 extern const char* const doctor_details;
+
+void add_check_options(cxxopts::Options& options, const std::string& group);
+int run_check(Invocation& inv);
+int report_check_failure(const std::string& message, bool json);
+extern const char* const check_details;
+
+int run_metrics(Invocation& inv);
+extern const char* const metrics_details;
 
 int run_help(Invocation& inv);
 

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 
 #include "output.hpp"
+#include "signals.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock_cli {
@@ -214,6 +217,52 @@ sqlock::error not_held_by_anyone(const std::string& name, const std::string& db)
                              " is not held by anyone: its lease ran out and it was reaped or "
                              "taken over and released, or it was never taken" +
                              db);
+}
+
+namespace {
+
+template <typename T>
+nlohmann::ordered_json or_null(const std::optional<T>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_json(const sqlock::RunRecord& run) {
+    return {{"id", run.id},
+            {"name", run.name},
+            {"window_start", or_null(run.window_start)},
+            {"host", run.host},
+            {"pid", run.pid},
+            {"user", run.user},
+            {"program", run.program},
+            {"fencing_id", run.fencing_id},
+            {"started", run.started},
+            {"ended", or_null(run.ended)},
+            {"outcome", sqlock::to_string(run.outcome)},
+            {"exit_status", or_null(run.exit_status)},
+            {"signal", or_null(run.signal)},
+            {"duration_seconds", or_null(run.duration_seconds)}};
+}
+
+std::string seconds_text(const std::optional<double>& seconds) {
+    if (!seconds) return "-";
+    char buf[32];
+    if (*seconds < 1) {
+        std::snprintf(buf, sizeof buf, "%.0fms", *seconds * 1000);
+        return buf;
+    }
+    if (*seconds < 60) {
+        std::snprintf(buf, sizeof buf, "%.1fs", *seconds);
+        return buf;
+    }
+    return sqlock::format_duration(sqlock::duration(static_cast<std::int64_t>(*seconds) * 1000));
+}
+
+std::string status_text(const sqlock::RunRecord& run) {
+    if (run.signal) return signal_name(*run.signal);
+    if (run.exit_status) return "exit " + std::to_string(*run.exit_status);
+    return "-";
 }
 
 }  // namespace sqlock_cli

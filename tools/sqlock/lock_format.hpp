@@ -9,6 +9,7 @@
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/pause.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 
@@ -63,6 +64,17 @@ nlohmann::ordered_json pause_json(const sqlock::PauseInfo& p);
 
 /// The pauses as a table with a header line, for `list`.
 std::string pause_table(const std::vector<sqlock::PauseInfo>& pauses);
+
+/// One run of the history as JSON: id, name, window_start, host, pid, user,
+/// program, fencing_id, started, ended, outcome, exit_status, signal,
+/// duration_seconds (`history --json`, `check --json`).
+nlohmann::ordered_json run_json(const sqlock::RunRecord& run);
+
+/// A run's duration for people: "250ms", "4.2s", "1h2m"; "-" when unknown.
+std::string seconds_text(const std::optional<double>& seconds);
+
+/// How a run ended for people: "exit 3", "SIGKILL", "-".
+std::string status_text(const sqlock::RunRecord& run);
 
 /// The `show` block: "field: value" lines, no trailing newline.
 std::string lock_details(const sqlock::LockInfo& info);

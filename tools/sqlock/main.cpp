@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 
 #include "command_line.hpp"
+#include "commands.hpp"
 #include "exit_codes.hpp"
 #include "output.hpp"
 #include "password_scrub.hpp"
@@ -16,6 +17,15 @@
 int main(int argc, char** argv) {
     using namespace sqlock_cli;
     bool quiet = false;
+    // `check` is a monitoring plugin: its failures follow the plugin
+    // conventions (exit 3, UNKNOWN on stdout) instead of ours.
+    const Command* named = named_command(argc, argv);
+    const bool plugin = named && named->report_failure;
+    auto failed = [&](const std::string& message, int code) {
+        if (plugin) return named->report_failure(message, has_word(argc, argv, "--json"));
+        Output::error(message);
+        return code;
+    };
     try {
         ParsedCommandLine parsed = parse_command_line(argc, argv);
         // Parsed values are copies: hide the password from `ps` from now on.
@@ -35,22 +45,21 @@ int main(int argc, char** argv) {
         quiet = inv.global.quiet;
         return inv.command->run(inv);
     } catch (const cli_error& e) {
+        if (plugin) return failed(e.what(), e.code());
         if (!(quiet && e.quiet_ok()) && *e.what()) Output::error(e.what());
         return e.code();
     } catch (const sqlock::error& e) {
+        if (plugin) return failed(e.what(), exit_code_for(e.category()));
         // Busy and timeout are expected outcomes (another host has the lock);
         // --quiet keeps them out of cron mail.
         bool expected = e.category() == sqlock::errc::busy || e.category() == sqlock::errc::timeout;
         if (!(quiet && expected)) Output::error(e.what());
         return exit_code_for(e.category());
     } catch (const cxxopts::exceptions::exception& e) {
-        Output::error(plain_quotes(e.what()) + "; see `sqlock --help`");
-        return exit_code::usage;
+        return failed(plain_quotes(e.what()) + "; see `sqlock --help`", exit_code::usage);
     } catch (const std::exception& e) {
-        Output::error(std::string("internal error: ") + e.what());
-        return exit_code::internal;
+        return failed(std::string("internal error: ") + e.what(), exit_code::internal);
     } catch (...) {
-        Output::error("internal error: unknown exception");
-        return exit_code::internal;
+        return failed("internal error: unknown exception", exit_code::internal);
     }
 }

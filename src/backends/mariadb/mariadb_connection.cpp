@@ -363,6 +363,39 @@ std::vector<RunRecord> MariaConnection::history(const std::string& name, duratio
     return read_runs(last_rows(*target_, rs, describe(doing, name)));
 }
 
+std::optional<RunRecord> MariaConnection::last_success(const std::string& name) {
+    const char* doing = "reading the last success of";
+    auto rs = run(sql::last_success(*target_, name), doing, name);
+    auto runs = read_runs(last_rows(*target_, rs, describe(doing, name)));
+    if (runs.empty()) return std::nullopt;
+    return std::move(runs.front());
+}
+
+std::vector<RunCount> MariaConnection::run_counts() {
+    const char* doing = "counting the runs";
+    auto rs = run(sql::run_counts(*target_), doing, {});
+    std::vector<RunCount> counts;
+    for (const auto& row : last_rows(*target_, rs, doing).rows) {
+        auto outcome = parse_run_outcome(text(row.at(1)));
+        if (!outcome) continue;  // a value another program wrote
+        counts.push_back(
+            {text(row.at(0)), *outcome, std::strtoll(text(row.at(2)).c_str(), nullptr, 10)});
+    }
+    return counts;
+}
+
+LockCounts MariaConnection::lock_counts() {
+    const char* doing = "counting the locks";
+    auto rs = run(sql::lock_counts(*target_), doing, {});
+    const auto& rows = last_rows(*target_, rs, doing).rows;
+    LockCounts counts;
+    if (!rows.empty()) {
+        counts.held = std::strtoll(text(rows[0].at(0)).c_str(), nullptr, 10);
+        counts.expired = std::strtoll(text(rows[0].at(1)).c_str(), nullptr, 10) - counts.held;
+    }
+    return counts;
+}
+
 std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t batch) {
     auto rs = run(sql::prune_runs(*target_, retention, batch), "pruning the run history", {});
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);

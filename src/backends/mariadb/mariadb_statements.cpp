@@ -303,6 +303,25 @@ std::string history(const MariaTarget& t, const std::string& name, duration sinc
     return runs_select(t, where, "r.started DESC, r.id DESC LIMIT " + std::to_string(limit));
 }
 
+std::string last_success(const MariaTarget& t, const std::string& name) {
+    return runs_select(t, "r.name = " + literal(name) + " AND r.outcome = 'succeeded'",
+                       "r.started DESC, r.id DESC LIMIT 1");
+}
+
+std::string run_counts(const MariaTarget& t) {
+    return std::string(
+               "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN "
+               "l.expires > ") +
+           now + " THEN 'running' ELSE 'lost' END, COUNT(*) FROM " + t.quoted_runs +
+           " AS r LEFT JOIN " + t.quoted_table +
+           " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2";
+}
+
+std::string lock_counts(const MariaTarget& t) {
+    return std::string("SELECT COALESCE(SUM(CASE WHEN expires > ") + now +
+           " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t.quoted_table;
+}
+
 std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
     return "DELETE FROM " + t.quoted_runs + " WHERE started < " + now + " - " + micros(retention) +
            " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +

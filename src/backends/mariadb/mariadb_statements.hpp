@@ -108,6 +108,12 @@ std::string window_runs(const MariaTarget& t, const std::string& name,
                         const std::string& window_start);
 std::string history(const MariaTarget& t, const std::string& name, duration since,
                     std::size_t limit);
+/// The newest succeeded run of `name` (none or one row).
+std::string last_success(const MariaTarget& t, const std::string& name);
+/// Rows (name, outcome as derived, count), ordered by name.
+std::string run_counts(const MariaTarget& t);
+/// One row: (held, all rows).
+std::string lock_counts(const MariaTarget& t);
 std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch);
 
 /// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.

@@ -351,6 +351,31 @@ std::vector<RunRecord> PgConnection::history(const std::string& name, duration s
     return read_runs(exec("reading the run history of", name, stmt::history_name, back, n, name));
 }
 
+std::optional<RunRecord> PgConnection::last_success(const std::string& name) {
+    auto runs = read_runs(exec("reading the last success of", name, stmt::last_success, name));
+    if (runs.empty()) return std::nullopt;
+    return std::move(runs.front());
+}
+
+std::vector<RunCount> PgConnection::run_counts() {
+    pqxx::result r = exec("counting the runs", {}, stmt::run_counts);
+    std::vector<RunCount> counts;
+    for (const auto& row : r) {
+        auto outcome = parse_run_outcome(row[1].as<std::string>());
+        if (!outcome) continue;  // a value another program wrote
+        counts.push_back({row[0].as<std::string>(), *outcome, row[2].as<std::int64_t>()});
+    }
+    return counts;
+}
+
+LockCounts PgConnection::lock_counts() {
+    pqxx::result r = exec("counting the locks", {}, stmt::lock_counts);
+    LockCounts counts;
+    counts.held = r[0][0].as<std::int64_t>();
+    counts.expired = r[0][1].as<std::int64_t>() - counts.held;
+    return counts;
+}
+
 std::size_t PgConnection::prune_history_batch(duration retention, std::size_t batch) {
     pqxx::result r = exec("pruning the run history", {}, stmt::prune_runs, millis(retention),
                           static_cast<std::int64_t>(batch));

@@ -58,6 +58,9 @@ class PgConnection final : public Connection {
                                        const std::string& window_start) override;
     std::vector<RunRecord> history(const std::string& name, duration since,
                                    std::size_t limit) override;
+    std::optional<RunRecord> last_success(const std::string& name) override;
+    std::vector<RunCount> run_counts() override;
+    LockCounts lock_counts() override;
     std::size_t prune_history_batch(duration retention, std::size_t batch) override;
     bool has_pauses() override;
     PauseInfo pause(const std::string& name, const std::string& paused_by,

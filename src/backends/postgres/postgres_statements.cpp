@@ -247,6 +247,19 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
 
+    // $1 name.
+    out.emplace_back(stmt::last_success,
+        runs_select(target, "r.name = $1::text AND r.outcome = 'succeeded'",
+                    "r.started DESC, r.id DESC LIMIT 1"));
+
+    out.emplace_back(stmt::run_counts,
+        "SELECT r.name::text, CASE WHEN r.outcome <> 'running' THEN r.outcome::text"
+        " WHEN l.expires > now() THEN 'running' ELSE 'lost' END, count(*)"
+        " FROM " + R + " AS r LEFT JOIN " + T + " AS l ON l.id = r.fencing_id"
+        " GROUP BY 1, 2 ORDER BY 1, 2");
+    out.emplace_back(stmt::lock_counts,
+        "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
+
     // $1 retention (ms), $2 batch size.
     out.emplace_back(stmt::prune_runs,
         "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r"

@@ -38,6 +38,9 @@ constexpr const char* finish_run = "sqlock_finish_run";
 constexpr const char* window_runs = "sqlock_window_runs";
 constexpr const char* history_all = "sqlock_history_all";
 constexpr const char* history_name = "sqlock_history_name";
+constexpr const char* last_success = "sqlock_last_success";
+constexpr const char* run_counts = "sqlock_run_counts";
+constexpr const char* lock_counts = "sqlock_lock_counts";
 constexpr const char* prune_runs = "sqlock_prune_runs";
 // Pauses (backend.hpp): name, paused_by, reason, created, paused_until (UTC
 // text or NULL); resume returns whether the deleted pause was in force.

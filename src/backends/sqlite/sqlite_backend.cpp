@@ -103,6 +103,9 @@ enum class sql {
     window_runs,
     history_all,
     history_name,
+    last_success,
+    run_counts,
+    lock_counts,
     prune_runs,
     lose_purged_runs,
     has_pauses,
@@ -236,6 +239,17 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
         case sql::history_name:
             return runs_select(
                 t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', ?1)", true);
+        case sql::last_success:
+            return runs_select(t, r, "r.name = ?1 AND r.outcome = 'succeeded'", true);
+        case sql::run_counts:
+            return "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN"
+                   " julianday(l.expires) > julianday('now') THEN 'running' ELSE 'lost' END,"
+                   " COUNT(*) FROM " +
+                   r + " AS r LEFT JOIN " + t +
+                   " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2";
+        case sql::lock_counts:
+            return std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
+                   " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t;
         case sql::prune_runs:
             return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
                    " AS r WHERE r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
@@ -603,6 +617,35 @@ class SqliteConnection final : public Connection {
         st.bind(1, back).bind(2, static_cast<std::int64_t>(limit));
         if (!name.empty()) st.bind(3, name);
         return read_runs(st);
+    }
+
+    std::optional<RunRecord> last_success(const std::string& name) override {
+        Statement st = prepare(sql::last_success);
+        st.bind(1, name).bind(2, std::int64_t{1});
+        auto runs = read_runs(st);
+        if (runs.empty()) return std::nullopt;
+        return std::move(runs.front());
+    }
+
+    std::vector<RunCount> run_counts() override {
+        Statement st = prepare(sql::run_counts);
+        std::vector<RunCount> counts;
+        while (st.step()) {
+            auto outcome = parse_run_outcome(st.column_text(1));
+            if (!outcome) continue;  // a value another program wrote
+            counts.push_back({st.column_text(0), *outcome, st.column_int64(2)});
+        }
+        return counts;
+    }
+
+    LockCounts lock_counts() override {
+        Statement st = prepare(sql::lock_counts);
+        LockCounts counts;
+        if (st.step()) {
+            counts.held = st.column_int64(0);
+            counts.expired = st.column_int64(1) - counts.held;
+        }
+        return counts;
     }
 
     std::size_t prune_history_batch(duration retention, std::size_t batch) override {

@@ -11,7 +11,7 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show history pause resume reap init doctor help"
+    local commands="run acquire release renew list show history pause resume check metrics reap init doctor help"
     local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
@@ -36,7 +36,7 @@ _sqlock() {
         --limit)
             return ;;
         --expires | --min-hold | --kill-grace | --db-timeout | --once-per | --once-per-offset | \
-            --since | --history-retention | --for)
+            --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
         --wait | --timeout | -w)
@@ -68,6 +68,7 @@ _sqlock() {
         show) options="--json" ;;
         history) options="--since --limit --json" ;;
         pause) options="--for --reason" ;;
+        check) options="--max-age --json" ;;
         reap) options="--dry-run --history-retention --json" ;;
         doctor) options="--json" ;;
         help)
