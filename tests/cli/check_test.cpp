@@ -99,6 +99,32 @@ TEST_CASE("check: WARNING (1) when the last run failed but a success is within D
     }
 }
 
+TEST_CASE("check: a paused job is WARNING (1), and CRITICAL stays CRITICAL", "[cli][check]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"run", "backup", "--", "true"}).code == 0);
+    REQUIRE(cli({"pause", "backup", "--reason", "disk swap"}).code == 0);
+    Result r = check(cli, "backup", "1h");
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(first_line(r.out),
+               StartsWith("SQLOCK WARNING - backup: job 'backup' is paused by ") &&
+                   Contains(": disk swap; last success "));
+    auto j = check_json(cli, "backup", "1h");
+    CHECK(j["status"] == "WARNING");
+    CHECK(j["paused"]["reason"] == "disk swap");
+    // Paused and without a success in DUR: the older fact wins.
+    Result never = check(cli, "never-ran", "1h");
+    REQUIRE(cli({"pause", "never-ran"}).code == 0);
+    Result critical = check(cli, "never-ran", "1h");
+    INFO(critical.out);
+    CHECK(never.code == 2);
+    CHECK(critical.code == 2);
+    CHECK_THAT(first_line(critical.out), Contains("is paused by "));
+    REQUIRE(cli({"resume", "backup"}).code == 0);
+    CHECK(check(cli, "backup", "1h").code == 0);
+    CHECK(check_json(cli, "backup", "1h")["paused"].is_null());
+}
+
 TEST_CASE("check: CRITICAL (2) without a success within DUR", "[cli][check]") {
     Cli cli = fresh_cli();
     SECTION("nothing recorded") {

@@ -23,7 +23,7 @@ const char* const check_details =
     "Exit status (the plugin convention, not sqlock's usual codes):\n"
     "  0 OK        a run succeeded within --max-age, and no later run failed\n"
     "  1 WARNING   a run succeeded within --max-age, but the last run failed, was killed\n"
-    "              or was lost\n"
+    "              or was lost; or the job is paused (sqlock pause)\n"
     "  2 CRITICAL  no run succeeded within --max-age (or none is recorded)\n"
     "  3 UNKNOWN   the database cannot be read, there is no history table, bad usage\n"
     "A run in progress is mentioned but changes nothing. The age counts from the end of\n"
@@ -94,8 +94,8 @@ struct Verdict {
 };
 
 // `max_age_text` is --max-age as given ("25h" stays "25h").
-Verdict judge(const sqlock::JobStatus& status, sqlock::duration max_age,
-              const std::string& max_age_text) {
+Verdict judge(const sqlock::JobStatus& status, const std::optional<sqlock::PauseInfo>& pause,
+              sqlock::duration max_age, const std::string& max_age_text) {
     const double max_age_seconds = static_cast<double>(max_age.count()) / 1000.0;
     const auto& success = status.last_success;
     const bool recent =
@@ -128,11 +128,12 @@ Verdict judge(const sqlock::JobStatus& status, sqlock::duration max_age,
         v.state = plugin_ok;
         v.text = success_text;
     }
-    // PAUSED (issue 12, item 3: `sqlock pause`, being added separately):
-    // a paused job is WARNING here ("paused by USER on HOST since ...
-    // (REASON)") unless it is already CRITICAL, and `paused` in the JSON
-    // carries who, when, why and until when. Hook it in once the library
-    // exposes the pause state.
+    // A paused job is not run anywhere: someone should know, but a pause
+    // is deliberate, so WARNING (an older success still decides CRITICAL).
+    if (pause) {
+        if (v.state == plugin_ok) v.state = plugin_warning;
+        v.text = describe_pause(*pause) + "; " + v.text;
+    }
 
     // A run in progress neither helps nor hurts: it is only reported.
     if (status.running)
@@ -173,7 +174,8 @@ int run_check(Invocation& inv) {
     const std::string& name = inv.args[0];
     sqlock::Locker locker = open_locker(inv.global);
     const sqlock::JobStatus status = locker.job_status(name);
-    const Verdict v = judge(status, max_age, inv.options["max-age"].as<std::string>());
+    const std::optional<sqlock::PauseInfo> pause = locker.paused(name);
+    const Verdict v = judge(status, pause, max_age, inv.options["max-age"].as<std::string>());
     const std::string line = plugin_line(v.state, sqlock::text::printable(name) + ": " + v.text) +
                              performance_data(status, static_cast<double>(max_age.count()) / 1000);
 
@@ -183,19 +185,19 @@ int run_check(Invocation& inv) {
         };
         nlohmann::ordered_json age = nullptr;
         if (status.success_age_seconds) age = *status.success_age_seconds;
-        Output::data(json_text({{"status", state_names[v.state]},
-                                {"exit_code", v.state},
-                                {"message", line},
-                                {"name", name},
-                                {"max_age_seconds", static_cast<double>(max_age.count()) / 1000},
-                                {"now", status.now},
-                                {"last_success", run_or_null(status.last_success)},
-                                {"last_success_age_seconds", age},
-                                {"last_finished", run_or_null(status.last_finished)},
-                                {"running", run_or_null(status.running)},
-                                // PAUSED: who, when, why, until (issue 12 item 3).
-                                {"paused", nullptr}},
-                               true));
+        Output::data(
+            json_text({{"status", state_names[v.state]},
+                       {"exit_code", v.state},
+                       {"message", line},
+                       {"name", name},
+                       {"max_age_seconds", static_cast<double>(max_age.count()) / 1000},
+                       {"now", status.now},
+                       {"last_success", run_or_null(status.last_success)},
+                       {"last_success_age_seconds", age},
+                       {"last_finished", run_or_null(status.last_finished)},
+                       {"running", run_or_null(status.running)},
+                       {"paused", pause ? pause_json(*pause) : nlohmann::ordered_json(nullptr)}},
+                      true));
     } else {
         Output::data(line);
     }
