@@ -16,8 +16,8 @@
 
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
-#include "sqlock/pause.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/pause.hpp"
 #include "sqlock/run_history.hpp"
 
 namespace sqlock::detail {
