@@ -7,6 +7,7 @@
 #include "locker_state.hpp"
 #include "owner.hpp"
 #include "schema.hpp"
+#include "side_table.hpp"
 #include "sqlock/locker.hpp"
 #include "validate.hpp"
 
@@ -14,30 +15,13 @@ namespace sqlock {
 
 namespace {
 
-// Writing a pause needs its table, which only init() creates on a server: a
-// missing one is a setup step to name, not a database error.
+// Pauses need their table, which only init() creates on a server.
 template <typename F>
 auto with_pauses(detail::LockerState& s, F&& f)
     -> decltype(f(std::declval<detail::Connection&>())) {
-    return s.pool->with([&](detail::Connection& c) {
-        try {
-            return f(c);
-        } catch (const error& e) {
-            bool missing = false;
-            try {
-                missing = !c.has_pauses();
-            } catch (const error&) {
-                // The original error says more.
-            }
-            if (!missing) throw;
-            throw error(errc::configuration,
-                        "no pauses table " + detail::pauses_table_name(s.table) +
-                            " beside lock table " + s.table +
-                            ": create it with `sqlock init` or Locker::init() [" + s.url.redacted +
-                            "]",
-                        e.backend_code());
-        }
-    });
+    return detail::with_side_table(
+        s, "pauses table", detail::pauses_table_name(s.table),
+        [](detail::Connection& c) { return c.has_pauses(); }, std::forward<F>(f));
 }
 
 }  // namespace

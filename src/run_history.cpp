@@ -12,6 +12,7 @@
 #include "lock_state.hpp"
 #include "owner.hpp"
 #include "schema.hpp"
+#include "side_table.hpp"
 #include "sqlock/locker.hpp"
 #include "utc_time.hpp"
 #include "validate.hpp"
@@ -73,30 +74,13 @@ std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::i
 
 namespace {
 
-// The history needs its table, which only init() creates on a server: a
-// missing one is a setup step to name, not a database error.
+// The run history needs its table, which only init() creates on a server.
 template <typename F>
 auto with_history(detail::LockerState& s, F&& f)
     -> decltype(f(std::declval<detail::Connection&>())) {
-    return s.pool->with([&](detail::Connection& c) {
-        try {
-            return f(c);
-        } catch (const error& e) {
-            bool missing = false;
-            try {
-                missing = !c.has_history();
-            } catch (const error&) {
-                // The original error says more.
-            }
-            if (!missing) throw;
-            throw error(errc::configuration,
-                        "no run history table " + detail::runs_table_name(s.table) +
-                            " beside lock table " + s.table +
-                            ": create it with `sqlock init` or Locker::init() [" + s.url.redacted +
-                            "]",
-                        e.backend_code());
-        }
-    });
+    return detail::with_side_table(
+        s, "run history table", detail::runs_table_name(s.table),
+        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f));
 }
 
 // The state of `lock`, which must come from this Locker (same table).
