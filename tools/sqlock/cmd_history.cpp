@@ -31,11 +31,6 @@ void add_history_options(cxxopts::Options& options, const std::string& group) {
 
 namespace {
 
-std::string padded(const std::string& text, std::size_t width) {
-    std::size_t shown = display_width(text);
-    return text + std::string(shown < width ? width - shown : 0, ' ');
-}
-
 std::string run_table(const std::vector<sqlock::RunRecord>& runs) {
     std::vector<std::vector<std::string>> cells;
     cells.push_back({"STARTED (UTC)", "DURATION", "OUTCOME", "STATUS", "NAME", "HOST", "PID",
@@ -46,18 +41,7 @@ std::string run_table(const std::vector<sqlock::RunRecord>& runs) {
                          sqlock::text::printable(run.name), sqlock::text::printable(run.host),
                          std::to_string(run.pid), sqlock::text::printable(run.user),
                          std::to_string(run.fencing_id), sqlock::text::printable(run.program)});
-    std::vector<std::size_t> widths(cells[0].size(), 0);
-    for (const auto& row : cells)
-        for (std::size_t i = 0; i < row.size(); ++i)
-            widths[i] = std::max(widths[i], display_width(row[i]));
-    std::string out;
-    for (std::size_t r = 0; r < cells.size(); ++r) {
-        std::string line;
-        for (std::size_t i = 0; i < cells[r].size(); ++i)
-            line += i + 1 == cells[r].size() ? cells[r][i] : padded(cells[r][i], widths[i]) + "  ";
-        out += (r ? "\n" : "") + line;
-    }
-    return out;
+    return aligned_columns(cells);
 }
 
 }  // namespace

@@ -29,6 +29,28 @@ std::string or_dash(const std::string& s) {
 
 }  // namespace
 
+// Rows of cells as text, columns two spaces apart. Columns line up by
+// display width, not bytes: "café" is 5 bytes wide in memory and 4 on the
+// screen.
+std::string aligned_columns(const std::vector<std::vector<std::string>>& cells) {
+    std::vector<std::size_t> width(cells.front().size(), 0);
+    for (const auto& line : cells)
+        for (std::size_t i = 0; i < line.size(); ++i)
+            width[i] = std::max(width[i], display_width(line[i]));
+    std::string out;
+    for (const auto& line : cells) {
+        std::string text;
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            text += line[i];
+            if (i + 1 < line.size())
+                text += std::string(width[i] - display_width(line[i]) + 2, ' ');
+        }
+        if (!out.empty()) out += "\n";
+        out += text;
+    }
+    return out;
+}
+
 namespace {
 
 // A string from the row's "meta" object (set by `sqlock run`), or "".
@@ -121,24 +143,7 @@ std::string lock_table(const std::vector<sqlock::LockInfo>& rows) {
                          or_dash(holder_job(r)), to_seconds(r.created), to_seconds(r.expires),
                          time_left(r), state_word(r)});
     }
-    // Columns line up by display width, not bytes: "café" is 5 bytes wide
-    // in memory and 4 on the screen.
-    std::vector<std::size_t> width(cells.front().size(), 0);
-    for (const auto& line : cells)
-        for (std::size_t i = 0; i < line.size(); ++i)
-            width[i] = std::max(width[i], display_width(line[i]));
-    std::string out;
-    for (const auto& line : cells) {
-        std::string text;
-        for (std::size_t i = 0; i < line.size(); ++i) {
-            text += line[i];
-            if (i + 1 < line.size())
-                text += std::string(width[i] - display_width(line[i]) + 2, ' ');
-        }
-        if (!out.empty()) out += "\n";
-        out += text;
-    }
-    return out;
+    return aligned_columns(cells);
 }
 
 std::string describe_pause(const sqlock::PauseInfo& p) {
@@ -166,22 +171,7 @@ std::string pause_table(const std::vector<sqlock::PauseInfo>& pauses) {
         cells.push_back({sqlock::text::printable(p.name), sqlock::text::printable(p.paused_by),
                          to_seconds(p.created), p.until ? to_seconds(*p.until) : "-",
                          p.reason.empty() ? "-" : one_line(sqlock::text::printable(p.reason, 80))});
-    std::vector<std::size_t> width(cells.front().size(), 0);
-    for (const auto& line : cells)
-        for (std::size_t i = 0; i < line.size(); ++i)
-            width[i] = std::max(width[i], display_width(line[i]));
-    std::string out;
-    for (const auto& line : cells) {
-        std::string text;
-        for (std::size_t i = 0; i < line.size(); ++i) {
-            text += line[i];
-            if (i + 1 < line.size())
-                text += std::string(width[i] - display_width(line[i]) + 2, ' ');
-        }
-        if (!out.empty()) out += "\n";
-        out += text;
-    }
-    return out;
+    return aligned_columns(cells);
 }
 
 std::string lock_details(const sqlock::LockInfo& info) {

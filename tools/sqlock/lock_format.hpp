@@ -65,6 +65,10 @@ nlohmann::ordered_json pause_json(const sqlock::PauseInfo& p);
 /// The pauses as a table with a header line, for `list`.
 std::string pause_table(const std::vector<sqlock::PauseInfo>& pauses);
 
+/// Rows of cells (the first the header) as text, columns two spaces apart,
+/// lined up by display width (list, pauses, history).
+std::string aligned_columns(const std::vector<std::vector<std::string>>& cells);
+
 /// One run of the history as JSON: id, name, window_start, host, pid, user,
 /// program, fencing_id, started, ended, outcome, exit_status, signal,
 /// duration_seconds (`history --json`, `check --json`).
