@@ -18,12 +18,14 @@ Heartbeat::Settings Heartbeat::settings_for(duration lease, duration db_timeout,
 
 Heartbeat::Heartbeat(Settings settings, Validity& validity,
                      std::function<bool(clock::time_point)> renew, std::function<void()> lost,
-                     std::function<void(clock::time_point)> expiring)
+                     std::function<void(clock::time_point)> expiring,
+                     std::function<void(int, duration)> renewed_late)
     : settings_(settings),
       validity_(validity),
       renew_(std::move(renew)),
       lost_(std::move(lost)),
-      expiring_(std::move(expiring)) {
+      expiring_(std::move(expiring)),
+      renewed_late_(std::move(renewed_late)) {
     renewer_ = std::thread([this] { run_renewer(); });
     timer_ = std::thread([this] { run_timer(); });
 }
@@ -56,6 +58,7 @@ void Heartbeat::abandon() noexcept {
 
 void Heartbeat::run_renewer() {
     std::unique_lock<std::mutex> lock(mutex_);
+    int failures = 0;  // in a row, since the last renewal that succeeded
     for (;;) {
         cv_.wait(lock, [&] { return stopping_ || requested_; });
         if (stopping_) return;
@@ -72,7 +75,15 @@ void Heartbeat::run_renewer() {
         }
         // Even an answer that came after the deadline counts: the database
         // executed the renewal after `sent`.
-        if (result == outcome::renewed) validity_.granted(sent, settings_.lease);
+        if (result == outcome::renewed) {
+            const auto left = std::max(
+                duration::zero(), std::chrono::duration_cast<duration>(validity_.until() - sent));
+            validity_.granted(sent, settings_.lease);
+            if (failures > 0 && renewed_late_) renewed_late_(failures, left);
+            failures = 0;
+        } else if (result == outcome::failed) {
+            ++failures;
+        }
         lock.lock();
         busy_ = false;
         result_ = result;

@@ -77,10 +77,13 @@ class Heartbeat {
     /// if the lock is lost, throws on a transient failure. `lost` is called
     /// once when the lock is declared lost, `expiring(valid_until)` once per
     /// valid_until that comes within warn_before with no renewal (either may
-    /// be empty). `validity` is read and updated here (renewals made
-    /// elsewhere may update it too).
+    /// be empty), `renewed_late(failures, left)` from the renewer thread
+    /// when a renewal succeeds after `failures` failed ones, `left` before
+    /// valid_until when it was sent (may be empty). `validity` is read and
+    /// updated here (renewals made elsewhere may update it too).
     Heartbeat(Settings settings, Validity& validity, std::function<bool(clock::time_point)> renew,
-              std::function<void()> lost, std::function<void(clock::time_point)> expiring);
+              std::function<void()> lost, std::function<void(clock::time_point)> expiring,
+              std::function<void(int, duration)> renewed_late = {});
     ~Heartbeat();  // stops and joins
 
     /// Stops both threads and joins them. The renewer is joined after at
@@ -100,6 +103,7 @@ class Heartbeat {
     std::function<bool(clock::time_point)> renew_;
     std::function<void()> lost_;
     std::function<void(clock::time_point)> expiring_;
+    std::function<void(int, duration)> renewed_late_;
 
     std::mutex mutex_;
     std::condition_variable cv_;

@@ -30,6 +30,7 @@ struct LockState {
     std::thread::id thread;
     lost_handler on_lost;
     expiring_handler on_expiring;
+    renewed_late_handler on_renewed_late;
 
     // Lock::valid_until(): when the last successful acquisition or renewal
     // was sent, plus its lease (see heartbeat.hpp).

@@ -214,6 +214,7 @@ class Acquirer {
         st->thread = std::this_thread::get_id();
         st->on_lost = o.on_lost;
         st->on_expiring = o.on_expiring;
+        st->on_renewed_late = o.on_renewed_late;
         st->validity.granted(sent, o.expires);
         st->created = r.acquired->created;
         st->expires = r.acquired->expires;
@@ -241,6 +242,15 @@ class Acquirer {
                         // A throwing handler must not end the heartbeat.
                     }
                 };
+            std::function<void(int, duration)> renewed_late;
+            if (o.on_renewed_late)
+                renewed_late = [raw](int failures, duration left) {
+                    try {
+                        raw->on_renewed_late(raw->name, raw->id, failures, left);
+                    } catch (...) {
+                        // A throwing handler must not end the heartbeat.
+                    }
+                };
             st->heartbeat = std::make_unique<Heartbeat>(
                 Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st->validity,
                 [raw](Heartbeat::clock::time_point deadline) {
@@ -259,7 +269,7 @@ class Acquirer {
                     raw->expires = row->expires;
                     return true;
                 },
-                [raw] { raw->mark_lost(); }, std::move(expiring));
+                [raw] { raw->mark_lost(); }, std::move(expiring), std::move(renewed_late));
         }
         return Lock(std::move(st));
     }

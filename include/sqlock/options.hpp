@@ -33,6 +33,15 @@ using lost_handler = std::function<void(const std::string& name, std::int64_t id
 using expiring_handler = std::function<void(const std::string& name, std::int64_t id,
                                             std::chrono::steady_clock::time_point valid_until)>;
 
+/// Called (from a heartbeat thread) when a renewal succeeds after one or
+/// more attempts in a row had failed (no answer in time, connection lost,
+/// database busy): the lease was renewed later than planned. Arguments: the
+/// lock's name, its id, the failed attempts, and how much was left of the
+/// lease (until Lock::valid_until()) when the successful renewal was sent:
+/// how close the lock came to lapsing. It must return promptly.
+using renewed_late_handler = std::function<void(const std::string& name, std::int64_t id,
+                                                int failed_attempts, duration left)>;
+
 /// LockOptions
 ///
 /// How to acquire one lock. An aggregate whose every member has a default,
@@ -67,6 +76,9 @@ struct LockOptions {
     /// With heartbeat: called when valid_until() is `warn_before` away and
     /// renewals have been failing (see expiring_handler).
     expiring_handler on_expiring{};
+    /// With heartbeat: called when a renewal succeeds after failed ones
+    /// (see renewed_late_handler).
+    renewed_late_handler on_renewed_late{};
     /// How long before valid_until() on_expiring is called. Zero means a
     /// quarter of the lease. Must be less than the lease.
     duration warn_before = duration::zero();

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -158,4 +159,69 @@ TEST_CASE("library: a server that does not answer fails a call within db_timeout
     // (libpq's connect_timeout, at least 2 s); generous for a loaded machine.
     CHECK(steady::now() - started < 6s);
     relay.command("pass");
+}
+
+TEST_CASE("library: on_renewed_late fires when a renewal gets through after failed ones",
+          "[fencing][library]") {
+    auto db = sqlock_test::fresh_database();
+    struct Late {
+        std::atomic<bool> warned{false};
+        std::atomic<int> calls{0};
+        std::atomic<int> failures{0};
+        std::atomic<std::int64_t> left_ms{-1};
+        std::atomic<bool> lost{false};
+    } late;
+    // Renewals every second, each bounded by a second; the warning comes
+    // 4.5 s after the last renewal that got through, when at least one has
+    // failed (the renewal due at 1 s gave up at 2 s). Undoing the fault
+    // then lets the next one through, 1.5 s before valid_until.
+    sqlock::LockOptions o;
+    o.expires = 6s;
+    o.heartbeat = true;
+    o.warn_before = 1500ms;
+    o.on_expiring = [&late](const std::string&, std::int64_t, steady::time_point) {
+        late.warned = true;
+    };
+    o.on_renewed_late = [&late](const std::string& name, std::int64_t, int failed,
+                                sqlock::duration left) {
+        if (name != "late") return;
+        late.failures = failed;
+        late.left_ms = left.count();
+        ++late.calls;
+    };
+    o.on_lost = [&late](const std::string&, std::int64_t) { late.lost = true; };
+
+    auto check_late = [&](sqlock::Lock& lock, const std::function<void()>& undo) {
+        const auto cut_until = lock.valid_until();
+        REQUIRE(eventually([&] { return late.warned.load(); }, 20s));
+        CHECK(late.calls.load() == 0);  // nothing got through yet
+        undo();
+        REQUIRE(eventually([&] { return late.calls.load() > 0; }, 10s));
+        CHECK(late.calls.load() == 1);
+        CHECK(late.failures.load() >= 1);
+        // Sent after the first failure (2 s in), before valid_until.
+        CHECK(late.left_ms.load() > 0);
+        CHECK(late.left_ms.load() <= 4000);
+        CHECK(lock.valid_until() > cut_until);
+        CHECK_FALSE(late.lost.load());
+    };
+    if (!sqlock_test::is_server_backend()) {
+        const auto hold_write_lock = sqlock_test::backend_context().hooks.hold_write_lock;
+        if (!hold_write_lock) {
+            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
+            return;
+        }
+        auto locker = db.open();
+        auto lock = locker.lock("late", o);
+        std::shared_ptr<void> holder;
+        REQUIRE_NOTHROW(holder = hold_write_lock(db.url));
+        check_late(lock, [&] { holder.reset(); });
+        return;
+    }
+    reliability::Relay relay(reliability::port_of(db.url));
+    const std::string url = reliability::with_port(db.url, relay.port());
+    sqlock::Locker locker(url, {.table = db.table});
+    auto lock = locker.lock("late", o);
+    relay.command("freeze");
+    check_late(lock, [&] { relay.command("pass"); });
 }
