@@ -32,6 +32,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -521,4 +522,76 @@ TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fenc
     REQUIRE(code == std::optional<int>(0));  // the command's own status
     CHECK(read_file(w + ".term") == "TERM\n");
     CHECK_FALSE(alive(w + ".bgpid"));
+}
+
+// Issue 12: a renewal that gets through after failed ones is a near miss an
+// operator wants in the logs. `run --log-format json` writes it as an
+// event; the job is not disturbed.
+TEST_CASE("run --log-format json: a late renewal is an event, and nothing is signalled",
+          "[fencing][log-format]") {
+    const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
+    auto db = sqlock_test::fresh_database();
+    std::unique_ptr<Relay> relay;
+    std::shared_ptr<void> write_lock;
+    std::string a_url = db.url;
+    std::function<void()> apply, undo;
+    if (sqlock_test::is_server_backend()) {
+        relay = std::make_unique<Relay>(port_of(db.url));
+        a_url = with_port(db.url, relay->port());
+        apply = [&] { relay->command("freeze"); };
+        undo = [&] { relay->command("pass"); };
+    } else {
+        if (!hooks.hold_write_lock) {
+            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
+            return;
+        }
+        apply = [&] { REQUIRE_NOTHROW(write_lock = hooks.hold_write_lock(db.url)); };
+        undo = [&] { write_lock.reset(); };
+    }
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string w = dir + "/late-" + std::to_string(getpid());
+    // Lease 18 s: renewals every 3 s, each given up after 1 s (--db-timeout);
+    // a failed one is retried 1 s later. SIGTERM would be due 9 s after the
+    // last renewal that got through; the fault lasts 4.5 s from it, so the
+    // renewal due at 3 s fails and a retry gets through well before.
+    std::unique_ptr<Proc> a;
+    start(a,
+          {cli, "--db", a_url, "--table", db.table, "--db-timeout", "1s", "run", "late",
+           "--expires", "18s", "--log-format", "json", "--", "/bin/sh", "-c",
+           "trap 'echo TERM >> \"$1.term\"' TERM; while [ ! -e \"$1.go\" ]; do sleep 0.05; done",
+           "job", w},
+          w + ".err");
+    REQUIRE(eventually(
+        [&] { return read_file(w + ".err").find("\"started\"") != std::string::npos; }, 20s));
+    await_renewal(db.url, db.table, "late");
+    const auto renewed = clock_type::now();
+    apply();
+    std::this_thread::sleep_until(renewed + 4500ms);  // the fault's length, not a guess
+    undo();
+    REQUIRE(eventually(
+        [&] { return read_file(w + ".err").find("renewed_late") != std::string::npos; }, 20s));
+    std::ofstream(w + ".go").put('\n');
+    auto code = a->wait(30s);
+    const std::string err = read_file(w + ".err");
+    INFO("stderr: " << err);
+    REQUIRE(code == std::optional<int>(0));
+    CHECK(read_file(w + ".term").empty());
+    std::vector<std::string> events;
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);) {
+        nlohmann::json e;
+        REQUIRE_NOTHROW(e = nlohmann::json::parse(line));
+        events.push_back(e.at("event"));
+        if (e.at("event") != "renewed_late") continue;
+        CHECK(e.at("level") == "warning");
+        CHECK(e.at("failed_attempts").get<int>() >= 1);
+        // Sent after the failed renewal (at 4 s at the earliest): at most
+        // 14 s of the lease left, and some of it.
+        CHECK(e.at("lease_left_seconds").get<double>() > 0);
+        CHECK(e.at("lease_left_seconds").get<double>() <= 14.0);
+    }
+    CHECK(std::count(events.begin(), events.end(), "renewed_late") >= 1);
+    CHECK(std::count(events.begin(), events.end(), "fencing") == 0);
+    CHECK(std::count(events.begin(), events.end(), "lost") == 0);
+    CHECK(events.back() == "released");
 }

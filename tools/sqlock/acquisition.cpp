@@ -147,7 +147,12 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
                                   ? "without a time limit"
                                   : "up to " + sqlock::format_duration(request.wait);
     WaitProgress progress(out);
+    bool wait_started = false;
     options.on_waiting = [&](const sqlock::LockInfo* holder, sqlock::duration waited) {
+        if (!wait_started) {
+            wait_started = true;
+            if (request.on_wait_start) request.on_wait_start(holder);
+        }
         if (int signo = interrupted ? interrupted() : 0) {
             progress.clear();
             throw cli_error(exit_code::signal_base + signo,

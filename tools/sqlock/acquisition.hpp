@@ -17,6 +17,9 @@ struct AcquireRequest {
     sqlock::LockOptions options;  ///< lease, min_hold, heartbeat, ...; wait is ignored
     sqlock::duration wait{};      ///< 0: one attempt
     bool wait_forever = false;    ///< no deadline (`--wait forever`); ignores `wait`
+    /// Called once when a wait begins (the first attempt found the lock
+    /// taken), with the row in the way (null if it was just released).
+    std::function<void(const sqlock::LockInfo* holder)> on_wait_start{};
 };
 
 /// Called while waiting (at least every half second); returns a signal

@@ -2,6 +2,8 @@
 // lock, runs COMMAND, renews the lease while it runs, forwards signals,
 // releases the lock when COMMAND has ended, and exits with its status.
 #include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "database.hpp"
+#include "event_log.hpp"
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
 #include "option_values.hpp"
@@ -80,6 +83,13 @@ const char* const run_details =
     "A paused --once-per window is not marked done. A lock table made before pauses\n"
     "existed (no <table>_pauses) has none; `sqlock init` adds the table.\n"
     "\n"
+    "--log-format json (or SQLOCK_LOG_FORMAT=json) writes one JSON object per line on\n"
+    "stderr instead of \"sqlock: \" lines: the events acquired, started, renewed_late,\n"
+    "fencing, lost, exited, released, skipped (with the reason: busy, timeout, paused,\n"
+    "window_done, interrupted) and error, each with time, level, event, message, the\n"
+    "lock name, host, pid and database. COMMAND's own output is left as it is. See\n"
+    "docs/logging.md.\n"
+    "\n"
     "Examples:\n"
     "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
     "  sqlock run nightly-report --once-per 1d --once-per-offset 3h -- /usr/local/bin/report\n"
@@ -119,6 +129,10 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
     add("once-per-any-outcome",
         "With --once-per: a run that failed, was killed or lost also counts as done");
     add("no-history", "Do not record this run in the run history (`sqlock history`)");
+    add("log-format",
+        "How run reports on stderr: text (lines for people, the default) or json (one object "
+        "per event, for journald or a log shipper); default $SQLOCK_LOG_FORMAT",
+        cxxopts::value<std::string>(), "FORMAT");
 }
 
 namespace {
@@ -264,8 +278,48 @@ std::string describe(const sqlock::Lock& lock) {
 
 }  // namespace
 
+namespace {
+
+std::string this_host() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return sqlock::text::printable(name);
+}
+
+nlohmann::ordered_json run_end_json(const sqlock::RunEnd& end) {
+    nlohmann::ordered_json j = {{"outcome", sqlock::to_string(end.outcome)}};
+    j["exit_status"] = end.exit_status ? nlohmann::ordered_json(*end.exit_status) : nullptr;
+    j["signal"] = end.signal ? nlohmann::ordered_json(signal_name(*end.signal)) : nullptr;
+    return j;
+}
+
+int run_job(Invocation& inv, RunSettings& s, EventLog& log);
+
+}  // namespace
+
 int run_run(Invocation& inv) {
-    RunSettings s = parse_settings(inv);
+    const log_format format = log_format_option(inv.options);
+    nlohmann::ordered_json context = nlohmann::ordered_json::object();
+    if (!inv.args.empty()) context["name"] = sqlock::text::printable(inv.args[0]);
+    context["host"] = this_host();
+    context["pid"] = static_cast<long>(::getpid());
+    EventLog log(inv.out, format, std::move(context));
+    // Every way out of a run that is not the command's own status is one
+    // event (JSON) or one line (text, printed by main).
+    try {
+        RunSettings s = parse_settings(inv);
+        return run_job(inv, s, log);
+    } catch (const cli_error& e) {
+        throw log.ending(event_level::error, "error", e.code(), e.what(), {}, e.quiet_ok());
+    } catch (const sqlock::error& e) {
+        throw log.ending(event_level::error, "error", exit_code_for(e.category()), e.what(),
+                         {{"category", sqlock::to_string(e.category())}});
+    }
+}
+
+namespace {
+
+int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
     // Before the Locker: the library's threads must inherit the blocked mask.
     SignalRelay signals;
     // Opening connects nothing yet; it validates the URL and table, and
@@ -276,6 +330,7 @@ int run_run(Invocation& inv) {
         inv.global, false,
         std::clamp<sqlock::duration>(lease / 6, std::chrono::seconds(1), std::chrono::seconds(10)));
     const std::string db = at_database(locker.url());
+    log.add_context("db", sqlock::text::printable(locker.url()));
     // Before the lock: a mistyped command must not take (or, with
     // --min-hold, keep) a lock.
     std::string path;
@@ -288,20 +343,61 @@ int run_run(Invocation& inv) {
 
     auto lost = std::make_shared<std::atomic<bool>>(false);
     s.request.options.on_lost = [lost](const std::string&, std::int64_t) { *lost = true; };
+    s.request.options.on_renewed_late = [&log, db](const std::string&, std::int64_t id, int failed,
+                                                   sqlock::duration left) {
+        log.event(
+            event_level::warning, "renewed_late",
+            "renewed the lease of lock id " + std::to_string(id) +
+                " late: " + std::to_string(failed) + " attempt" + (failed == 1 ? "" : "s") +
+                " had failed, " + sqlock::format_duration(left) + " of it was left" + db,
+            {{"id", id}, {"failed_attempts", failed}, {"lease_left_seconds", seconds_value(left)}});
+    };
+    // The progress line is for people; JSON has an event when the wait
+    // begins, and one for how it ended.
+    const Output acquire_out = log.json() ? Output(true, false) : inv.out;
+    s.request.on_wait_start = [&](const sqlock::LockInfo* holder) {
+        nlohmann::ordered_json fields;
+        fields["holder"] = holder ? lock_json(*holder) : nullptr;
+        fields["wait_seconds"] = s.request.wait_forever
+                                     ? nullptr
+                                     : nlohmann::ordered_json(seconds_value(s.request.wait));
+        log.event(
+            event_level::info, "waiting",
+            std::string("waiting ") +
+                (s.request.wait_forever ? "without a time limit"
+                                        : "up to " + sqlock::format_duration(s.request.wait)) +
+                " for " + (s.request.slots ? "semaphore " : "lock ") + in_quotes(s.request.name) +
+                db,
+            fields);
+    };
     std::optional<sqlock::Lock> lock;
     try {
         lock.emplace(
-            acquire(locker, s.request, inv.out, [&signals] { return signals.take_pending(); }));
+            acquire(locker, s.request, acquire_out, [&signals] { return signals.take_pending(); }));
     } catch (const sqlock::error& e) {
-        if (e.category() == sqlock::errc::busy || e.category() == sqlock::errc::timeout)
-            throw cli_error(s.conflict_code, e.what(), /*quiet_ok=*/true);
-        throw;
+        if (e.category() != sqlock::errc::busy && e.category() != sqlock::errc::timeout) throw;
+        nlohmann::ordered_json fields = {
+            {"reason", e.category() == sqlock::errc::busy ? "busy" : "timeout"}};
+        fields["holder"] = e.holder() ? lock_json(*e.holder()) : nullptr;
+        throw log.ending(event_level::notice, "skipped", s.conflict_code, e.what(), fields,
+                         /*quiet_ok=*/true);
+    } catch (const cli_error& e) {
+        if (e.code() <= exit_code::signal_base) throw;  // interrupted while waiting
+        throw log.ending(event_level::warning, "skipped", e.code(), e.what(),
+                         {{"reason", "interrupted"},
+                          {"signal", signal_name(e.code() - exit_code::signal_base)}});
     }
     // Computed now: a released Lock no longer answers questions.
     const std::string what = describe(*lock);
-    inv.out.detail("acquired " + what + ", lease " +
-                   sqlock::format_duration(s.request.options.expires) + " until " +
-                   lock->expires() + " UTC" + db);
+    log.event(event_level::info, "acquired",
+              "acquired " + what + ", lease " + sqlock::format_duration(s.request.options.expires) +
+                  " until " + lock->expires() + " UTC" + db,
+              {{"lockstring", sqlock::text::printable(lock->lockstring())},
+               {"id", lock->id()},
+               {"slot", lock->slot()},
+               {"expires", lock->expires()},
+               {"lease_seconds", seconds_value(s.request.options.expires)}});
+    const std::int64_t lock_id = lock->id();
 
     // When the command is not started after all, release now; a failed
     // release is reported, but the reason for not starting is the error.
@@ -317,9 +413,10 @@ int run_run(Invocation& inv) {
     // means "stop": do not start the command for it to find on arrival.
     if (int signo = signals.take_pending()) {
         release_unused();
-        throw cli_error(exit_code::signal_base + signo,
-                        "interrupted by " + signal_name(signo) + " before starting " +
-                            in_quotes(s.command.front()) + "; released " + what + db);
+        throw log.ending(event_level::warning, "skipped", exit_code::signal_base + signo,
+                         "interrupted by " + signal_name(signo) + " before starting " +
+                             in_quotes(s.command.front()) + "; released " + what + db,
+                         {{"reason", "interrupted"}, {"signal", signal_name(signo)}});
     }
 
     // valid_until counts from when the acquisition was sent: one that waited
@@ -361,9 +458,10 @@ int run_run(Invocation& inv) {
                           std::string(e.what()));
             lock->detach();
         }
-        throw cli_error(exit_code::paused,
-                        describe_pause(*pause) + "; not running " + job_name + db,
-                        /*quiet_ok=*/true);
+        throw log.ending(event_level::notice, "skipped", exit_code::paused,
+                         describe_pause(*pause) + "; not running " + job_name + db,
+                         {{"reason", "paused"}, {"pause", pause_json(*pause)}},
+                         /*quiet_ok=*/true);
     }
 
     // The once-per decision, under the lock: a run of this window that
@@ -381,18 +479,24 @@ int run_run(Invocation& inv) {
         }
         if (window->done) {
             const sqlock::RunRecord& by = *window->done_by;
-            inv.out.detail("window " + window->start + " to " + window->end + " UTC of " +
-                           in_quotes(s.request.name) + " is done: run " + std::to_string(by.id) +
-                           " " + sqlock::to_string(by.outcome) + " on " +
-                           sqlock::text::printable(by.host) + " (started " + by.started +
-                           " UTC); not running " + job_name + db);
+            log.event(event_level::info, "skipped",
+                      "window " + window->start + " to " + window->end + " UTC of " +
+                          in_quotes(s.request.name) + " is done: run " + std::to_string(by.id) +
+                          " " + sqlock::to_string(by.outcome) + " on " +
+                          sqlock::text::printable(by.host) + " (started " + by.started +
+                          " UTC); not running " + job_name + db,
+                      {{"reason", "window_done"},
+                       {"window_start", window->start},
+                       {"window_end", window->end},
+                       {"done_by", run_json(by)},
+                       {"exit_code", exit_code::ok}});
             try {
                 lock->release();
             } catch (const sqlock::error& e) {
-                Output::error("the window was done, but releasing the lock failed: " +
-                              std::string(e.what()));
                 lock->detach();
-                return exit_code_for(e.category());
+                throw log.ending(
+                    event_level::error, "error", exit_code_for(e.category()),
+                    "the window was done, but releasing the lock failed: " + std::string(e.what()));
             }
             return exit_code::ok;
         }
@@ -437,6 +541,18 @@ int run_run(Invocation& inv) {
         release_unused();
         throw cli_error(e.code(), e.what() + db);
     }
+    const auto started = std::chrono::steady_clock::now();
+    {
+        nlohmann::ordered_json fields = {{"id", lock_id},
+                                         {"command", command_label(s.command.front())},
+                                         {"child_pid", static_cast<long>(child->pid())}};
+        fields["run_id"] = run_id ? nlohmann::ordered_json(*run_id) : nullptr;
+        fields["window_start"] = window ? nlohmann::ordered_json(window->start) : nullptr;
+        log.event(event_level::info, "started",
+                  "started " + job_name + " (pid " + std::to_string(child->pid()) + ") under " +
+                      what + db,
+                  fields);
+    }
 
     SupervisePolicy policy;
     policy.terminate_on_lost = s.terminate_on_lost;
@@ -447,23 +563,41 @@ int run_run(Invocation& inv) {
     const std::string job = in_quotes(s.command.front());
     SuperviseEvents events;
     events.lost = [&] {
-        Output::error("lost " + what + " while " + job +
+        log.event(event_level::error, "lost",
+                  "lost " + what + " while " + job +
                       " was running: it was taken over or force-released, or its lease ran "
                       "out unrenewed; " +
                       (s.terminate_on_lost ? "terminating the command and its processes"
                                            : "letting the command finish (--on-lost=ignore)") +
-                      db);
+                      db,
+                  {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
     };
     events.fencing = [&] {
-        Output::error("cannot renew " + what + ": the database did not answer in time; stopping " +
+        log.event(event_level::error, "fencing",
+                  "cannot renew " + what + ": the database did not answer in time; stopping " +
                       job + " before its lease can run out (SIGTERM now, SIGKILL after " +
-                      sqlock::format_duration(s.grace) + ")" + db);
+                      sqlock::format_duration(s.grace) + ")" + db,
+                  {{"id", lock_id}, {"kill_grace_seconds", seconds_value(s.grace)}});
     };
     events.waiting_for = [&](int n) {
-        inv.out.detail(job + " has ended; keeping " + what + " until the " + std::to_string(n) +
-                       " process" + (n == 1 ? "" : "es") + " it started have ended too" + db);
+        log.event(event_level::info, "waiting_for_processes",
+                  job + " has ended; keeping " + what + " until the " + std::to_string(n) +
+                      " process" + (n == 1 ? "" : "es") + " it started have ended too" + db,
+                  {{"id", lock_id}, {"processes", n}});
     };
     SuperviseResult result = supervise(*child, signals, *lost, policy, events);
+    const sqlock::RunEnd end = run_end(result);
+    {
+        nlohmann::ordered_json fields = {{"id", lock_id}};
+        fields.update(run_end_json(end));
+        fields["duration_seconds"] = seconds_value(
+            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started));
+        fields["leftovers"] = result.leftovers;
+        // info whatever the outcome: in text, the command's failure is its
+        // own to report (sqlock exits with its status).
+        log.event(event_level::info, "exited",
+                  job + " has ended (" + sqlock::to_string(end.outcome) + ")" + db, fields);
+    }
     if (result.leftovers)
         Output::error("some processes of the job did not die after SIGKILL; leaving them" + db);
     if (result.fenced) {
@@ -483,7 +617,6 @@ int run_run(Invocation& inv) {
     std::string record_error;  // printed after the release: one line if both fail
     std::optional<sqlock::RunEnd> recorded_lost;  // the end we meant, when `lost` was recorded
     if (run_id) {
-        const sqlock::RunEnd end = run_end(result);
         try {
             const sqlock::run_outcome recorded = locker.finish_run(*lock, *run_id, end);
             if (recorded != end.outcome) recorded_lost = end;
@@ -501,19 +634,21 @@ int run_run(Invocation& inv) {
             record_failure = exit_code_for(e.category());
         }
     }
-    const std::string ended =
-        job + " has ended (" + sqlock::to_string(run_end(result).outcome) + ")";
+    const std::string ended = job + " has ended (" + sqlock::to_string(end.outcome) + ")";
     try {
         lock->release();
-        if (s.request.options.min_hold > sqlock::duration::zero())
-            inv.out.detail("released " + what + "; its row stays until " +
-                           sqlock::format_duration(s.request.options.min_hold) +
-                           " after it was taken (--min-hold)" + db);
-        else
-            inv.out.detail("released " + what + db);
+        const bool kept = s.request.options.min_hold > sqlock::duration::zero();
+        log.event(event_level::info, "released",
+                  kept ? "released " + what + "; its row stays until " +
+                             sqlock::format_duration(s.request.options.min_hold) +
+                             " after it was taken (--min-hold)" + db
+                       : "released " + what + db,
+                  {{"id", lock_id}, {"min_hold", kept}});
     } catch (const sqlock::error& e) {
         if (e.category() == sqlock::errc::lost) {
-            if (!was_lost) Output::error(e.what());  // found only now (no heartbeat)
+            if (!was_lost)  // found only now (no heartbeat)
+                log.event(event_level::error, "lost", e.what(),
+                          {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
             was_lost = true;
         } else {
             Output::error(
@@ -531,9 +666,11 @@ int run_run(Invocation& inv) {
     // The lease ran out unrenewed and nobody took the lock over: the
     // release went through, but the run cannot count as done.
     if (recorded_lost && !was_lost) {
-        Output::error("recorded run " + std::to_string(*run_id) + " as lost, not " +
+        log.event(event_level::error, "lost",
+                  "recorded run " + std::to_string(*run_id) + " as lost, not " +
                       sqlock::to_string(recorded_lost->outcome) + ": the lease of " + what +
-                      " had run out when " + job + " ended" + db);
+                      " had run out when " + job + " ended" + db,
+                  {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
         was_lost = true;
     }
     if (was_lost && s.terminate_on_lost) return exit_code::lost;
@@ -541,5 +678,7 @@ int run_run(Invocation& inv) {
     if (release_failure && code == 0) return release_failure;
     return code;
 }
+
+}  // namespace
 
 }  // namespace sqlock_cli

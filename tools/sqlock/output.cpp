@@ -24,24 +24,45 @@ void Output::data(const std::string& text) {
     if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
 }
 
+namespace {
+
+Output::line_sink& sink_slot() {
+    static Output::line_sink sink;
+    return sink;
+}
+
+}  // namespace
+
+void Output::redirect(line_sink sink) {
+    sink_slot() = std::move(sink);
+}
+
+void Output::write_line(line_kind kind, const std::string& message) {
+    if (const line_sink& sink = sink_slot()) {
+        sink(kind, message);
+        return;
+    }
+    // stdout may hold buffered results; keep the order a reader expects.
+    std::fflush(stdout);
+    write_all(STDERR_FILENO, "sqlock: " + one_line(message) + "\n");
+}
+
 void Output::result(const std::string& line) const {
     if (quiet_) return;
-    error(line);
+    write_line(line_kind::result, line);
 }
 
 void Output::note(const std::string& message) const {
     if (quiet_) return;
-    error(message);
+    write_line(line_kind::note, message);
 }
 
 void Output::detail(const std::string& message) const {
-    if (verbose_ && !quiet_) error(message);
+    if (verbose_ && !quiet_) write_line(line_kind::detail, message);
 }
 
 void Output::error(const std::string& message) {
-    // stdout may hold buffered results; keep the order a reader expects.
-    std::fflush(stdout);
-    write_all(STDERR_FILENO, "sqlock: " + one_line(message) + "\n");
+    write_line(line_kind::error, message);
 }
 
 std::string one_line(std::string text) {

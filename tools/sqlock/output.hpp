@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "text.hpp"  // text::printable, the one rule for showing text
@@ -37,7 +38,18 @@ class Output {
     /// flattened so that every error is exactly one line.
     static void error(const std::string& message);
 
+    /// What a line is, for a sink.
+    enum class line_kind { result, note, detail, error };
+    using line_sink = std::function<void(line_kind, const std::string& message)>;
+    /// Sends every line Output writes to `sink` instead of stderr (after
+    /// the --quiet and --verbose checks), so that `run --log-format json`
+    /// writes nothing but JSON; an empty sink restores the "sqlock: " lines.
+    /// Set it before any thread that writes starts.
+    static void redirect(line_sink sink);
+
   private:
+    static void write_line(line_kind kind, const std::string& message);
+
     bool quiet_ = false;
     bool verbose_ = false;
 };

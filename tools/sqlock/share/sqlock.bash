@@ -45,6 +45,9 @@ _sqlock() {
         --on-lost)
             COMPREPLY=($(compgen -W "term ignore" -- "$cur"))
             return ;;
+        --log-format)
+            COMPREPLY=($(compgen -W "text json" -- "$cur"))
+            return ;;
     esac
 
     if [[ -z $command ]]; then
@@ -60,7 +63,8 @@ _sqlock() {
     case $command in
         run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
                       --no-heartbeat --on-lost --kill-grace -E --conflict-exit-code --label
-                      --once-per --once-per-offset --once-per-any-outcome --no-history --" ;;
+                      --once-per --once-per-offset --once-per-any-outcome --no-history
+                      --log-format --" ;;
         acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
