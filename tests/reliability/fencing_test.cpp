@@ -524,30 +524,69 @@ TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fenc
     CHECK_FALSE(alive(w + ".bgpid"));
 }
 
+namespace {
+
+// One holder cut off from the database, whatever the backend: a server is
+// reached through a fault_relay that freezes; an embedded database has its
+// write lock held by another connection. `url` is how the holder reaches it.
+struct CutOff {
+    std::unique_ptr<Relay> relay;
+    std::shared_ptr<void> write_lock;
+    std::string db_url;
+    std::string url;
+
+    /// False (the test is skipped) when the backend has no way to cut off.
+    bool prepare(const std::string& database_url) {
+        db_url = url = database_url;
+        if (sqlock_test::is_server_backend()) {
+            relay = std::make_unique<Relay>(port_of(db_url));
+            url = with_port(db_url, relay->port());
+            return true;
+        }
+        if (sqlock_test::backend_context().hooks.hold_write_lock) return true;
+        sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
+        return false;
+    }
+    void apply() {
+        if (relay)
+            relay->command("freeze");
+        else
+            REQUIRE_NOTHROW(write_lock =
+                                sqlock_test::backend_context().hooks.hold_write_lock(db_url));
+    }
+    void undo() {
+        if (relay)
+            relay->command("pass");
+        else
+            write_lock.reset();
+    }
+};
+
+// The events (names) on `err`, one JSON object a line; fails on a line that
+// is not one.
+std::vector<nlohmann::json> json_lines(const std::string& err) {
+    std::vector<nlohmann::json> out;
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);) {
+        INFO(line);
+        nlohmann::json e;
+        REQUIRE_NOTHROW(e = nlohmann::json::parse(line));
+        out.push_back(e);
+    }
+    return out;
+}
+
+}  // namespace
+
 // Issue 12: a renewal that gets through after failed ones is a near miss an
 // operator wants in the logs. `run --log-format json` writes it as an
 // event; the job is not disturbed.
 TEST_CASE("run --log-format json: a late renewal is an event, and nothing is signalled",
           "[fencing][log-format]") {
-    const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
     auto db = sqlock_test::fresh_database();
-    std::unique_ptr<Relay> relay;
-    std::shared_ptr<void> write_lock;
-    std::string a_url = db.url;
-    std::function<void()> apply, undo;
-    if (sqlock_test::is_server_backend()) {
-        relay = std::make_unique<Relay>(port_of(db.url));
-        a_url = with_port(db.url, relay->port());
-        apply = [&] { relay->command("freeze"); };
-        undo = [&] { relay->command("pass"); };
-    } else {
-        if (!hooks.hold_write_lock) {
-            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
-            return;
-        }
-        apply = [&] { REQUIRE_NOTHROW(write_lock = hooks.hold_write_lock(db.url)); };
-        undo = [&] { write_lock.reset(); };
-    }
+    CutOff cut;
+    if (!cut.prepare(db.url)) return;
+    const std::string a_url = cut.url;
     const std::string dir = sqlock_test::scratch_dir();
     const std::string w = dir + "/late-" + std::to_string(getpid());
     // Lease 18 s: renewals every 3 s, each given up after 1 s (--db-timeout);
@@ -565,9 +604,9 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
         [&] { return read_file(w + ".err").find("\"started\"") != std::string::npos; }, 20s));
     await_renewal(db.url, db.table, "late");
     const auto renewed = clock_type::now();
-    apply();
+    cut.apply();
     std::this_thread::sleep_until(renewed + 4500ms);  // the fault's length, not a guess
-    undo();
+    cut.undo();
     REQUIRE(eventually(
         [&] { return read_file(w + ".err").find("renewed_late") != std::string::npos; }, 20s));
     std::ofstream(w + ".go").put('\n');
@@ -577,10 +616,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     REQUIRE(code == std::optional<int>(0));
     CHECK(read_file(w + ".term").empty());
     std::vector<std::string> events;
-    std::istringstream lines(err);
-    for (std::string line; std::getline(lines, line);) {
-        nlohmann::json e;
-        REQUIRE_NOTHROW(e = nlohmann::json::parse(line));
+    for (const auto& e : json_lines(err)) {
         events.push_back(e.at("event"));
         if (e.at("event") != "renewed_late") continue;
         CHECK(e.at("level") == "warning");
@@ -594,4 +630,70 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     CHECK(std::count(events.begin(), events.end(), "fencing") == 0);
     CHECK(std::count(events.begin(), events.end(), "lost") == 0);
     CHECK(events.back() == "released");
+}
+
+// Issue 12 (docs/history.md, "When recording the end fails"): the job has
+// ended well, but its end cannot be written before the lock is released.
+// sqlock must not report a success it could not record, and the window must
+// be run once or twice, never zero times: either the statement never
+// reached the database (the run reads lost; the next run runs the job) or it
+// was applied late, unanswered (the run reads succeeded; the window is done).
+TEST_CASE("--once-per: a run whose end cannot be recorded never leaves its window unrun",
+          "[fencing][once-per]") {
+    auto db = sqlock_test::fresh_database();
+    CutOff cut;
+    if (!cut.prepare(db.url)) return;
+    const std::string dir = sqlock_test::scratch_dir();
+    const std::string w = dir + "/unrecorded-" + std::to_string(getpid());
+    // Writes $1.ready, waits for $1.go, then records that it ran.
+    const std::string job =
+        "touch \"$1.ready\"; i=0; while [ ! -e \"$1.go\" ] && [ $i -lt 400 ]; do sleep 0.05; "
+        "i=$((i+1)); done; echo ran >> \"$1.ran\"";
+    std::unique_ptr<Proc> a;
+    start(a,
+          {cli,    "--db",   cut.url,      "--table", db.table,    "--db-timeout", "1s",
+           "run",  "window", "--once-per", "300d",    "--expires", "6s",           "--log-format",
+           "json", "--",     "/bin/sh",    "-c",      job,         "job",          w},
+          w + ".a.err");
+    REQUIRE(eventually([&] { return std::ifstream(w + ".ready").good(); }, 20s));
+    cut.apply();
+    std::ofstream(w + ".go").put('\n');
+    auto a_code = a->wait(30s);
+    cut.undo();
+    const std::string a_err = read_file(w + ".a.err");
+    INFO("A's stderr: " << a_err);
+    REQUIRE(a_code.has_value());
+    CHECK(*a_code != 0);
+    CHECK(*a_code != 79);  // nothing was lost while the job ran
+    CHECK(a_err.find("recording that in the run history failed") != std::string::npos);
+    CHECK(a_err.find("the window may be left open") != std::string::npos);
+    bool exited_well = false;
+    for (const auto& e : json_lines(a_err))
+        if (e.at("event") == "exited") exited_well = e.at("outcome") == "succeeded";
+    CHECK(exited_well);
+    CHECK(read_file(w + ".ran") == "ran\n");
+
+    // The next host, and one after it: the window is run once more if
+    // A's end was not recorded, and then it is done.
+    for (int host = 0; host < 2; ++host) {
+        auto next = reliability::run(
+            {cli, "--db", db.url, "--table", db.table, "run", "window", "--once-per", "300d",
+             "--wait", "30s", "--", "/bin/sh", "-c", job, "job", w},
+            {}, {}, 60s);
+        INFO("next host's stderr: " << next.err);
+        CHECK(next.status == 0);
+    }
+    const std::string ran = read_file(w + ".ran");
+    auto h = reliability::run(
+        {cli, "--db", db.url, "--table", db.table, "history", "window", "--json"}, {}, {}, 60s);
+    REQUIRE(h.status == 0);
+    std::vector<std::string> outcomes;
+    for (const auto& run : nlohmann::json::parse(h.out)) outcomes.push_back(run.at("outcome"));
+    INFO("ran: " << ran);
+    if (ran == "ran\nran\n")  // A's end never reached the database
+        CHECK(outcomes == std::vector<std::string>{"succeeded", "lost"});  // newest first
+    else  // it was applied late: A's run counts
+        CHECK((ran == "ran\n" && outcomes == std::vector<std::string>{"succeeded"}));
+    std::printf("fencing: end of a --once-per run not answered: the job ran %s\n",
+                ran == "ran\n" ? "once (recorded late)" : "twice (not recorded)");
 }

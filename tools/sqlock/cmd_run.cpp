@@ -84,8 +84,9 @@ const char* const run_details =
     "existed (no <table>_pauses) has none; `sqlock init` adds the table.\n"
     "\n"
     "--log-format json (or SQLOCK_LOG_FORMAT=json) writes one JSON object per line on\n"
-    "stderr instead of \"sqlock: \" lines: the events acquired, started, renewed_late,\n"
-    "fencing, lost, exited, released, skipped (with the reason: busy, timeout, paused,\n"
+    "stderr instead of \"sqlock: \" lines: the events acquired, waiting, started,\n"
+    "renewed_late, fencing, lost, exited, released, skipped (with the reason: busy, timeout, "
+    "paused,\n"
     "window_done, interrupted) and error, each with time, level, event, message, the\n"
     "lock name, host, pid and database. COMMAND's own output is left as it is. See\n"
     "docs/logging.md.\n"
@@ -630,7 +631,9 @@ int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
                            db);
         } catch (const sqlock::error& e) {
             record_error = "recording that in the run history failed: " + std::string(e.what()) +
-                           (s.once_per ? "; the window is not marked done" : "");
+                           // A statement that got no answer may still have been
+                           // applied (delivered late): then the window is done.
+                           (s.once_per ? "; the window may be left open, and run again" : "");
             record_failure = exit_code_for(e.category());
         }
     }
