@@ -305,6 +305,16 @@ int run_run(Invocation& inv) {
     context["host"] = this_host();
     context["pid"] = static_cast<long>(::getpid());
     EventLog log(inv.out, format, std::move(context));
+    // A release the Lock's destructor makes (on a way out that skipped the
+    // explicit one) reports through Output too: in JSON, as an event.
+    const sqlock::release_error_handler previous =
+        sqlock::set_release_error_handler([](const sqlock::error& e) {
+            Output::error(std::string("releasing the lock failed: ") + e.what());
+        });
+    struct Restore {
+        const sqlock::release_error_handler& handler;
+        ~Restore() { sqlock::set_release_error_handler(handler); }
+    } restore{previous};
     // Every way out of a run that is not the command's own status is one
     // event (JSON) or one line (text, printed by main).
     try {
