@@ -401,6 +401,13 @@ std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
 }
 
+std::size_t MariaConnection::count_prunable_runs(duration retention) {
+    const char* doing = "counting the runs to prune";
+    auto rs = run(sql::count_runs(*target_, retention), doing, {});
+    const auto& last = last_rows(*target_, rs, doing);
+    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
+}
+
 bool MariaConnection::has_pauses() {
     if (pauses_known_) return true;
     auto rs = run(sql::pauses_exists(*target_), "looking for the pauses table", {});
@@ -458,6 +465,18 @@ bool MariaConnection::delete_exact(std::int64_t id, const std::string& locked_by
     auto rs =
         run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
     return !rs.empty() && rs[0].affected > 0;
+}
+
+std::size_t MariaConnection::purge_expired_pauses_batch(std::size_t batch) {
+    auto rs = run(sql::purge_pauses(*target_, batch), "deleting ended pauses", {});
+    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+}
+
+std::size_t MariaConnection::count_expired_pauses() {
+    const char* doing = "counting ended pauses";
+    auto rs = run(sql::count_pauses(*target_), doing, {});
+    const auto& last = last_rows(*target_, rs, doing);
+    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
 }
 
 }  // namespace sqlock::detail::mariadb

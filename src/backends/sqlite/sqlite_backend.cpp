@@ -114,6 +114,9 @@ enum class sql {
     pause_in_force,
     paused,
     pauses,
+    count_runs,
+    purge_pauses,
+    count_pauses,
     count
 };
 
@@ -126,6 +129,10 @@ constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1
 // Whether a pause is in force.
 constexpr const char* pause_live =
     "(paused_until IS NULL OR julianday(paused_until) > julianday('now'))";
+// Whether a pause has ended: exactly the rows pause_live leaves out (an
+// until no date function can read is not in force, so it is reaped too).
+constexpr const char* pause_ended =
+    "(paused_until IS NOT NULL AND coalesce(julianday(paused_until) <= julianday('now'), 1))";
 
 // The columns of a run (see read_run()), from `where` of the runs `r` joined
 // to their lock rows `l`. A run still marked running whose lock row is gone
@@ -146,6 +153,15 @@ std::string runs_select(const std::string& t, const std::string& r, const std::s
            " julianday(l.expires) > julianday('now') AS llive FROM " +
            r + " AS r LEFT JOIN " + t + " AS l ON l.id = r.fencing_id WHERE " + where +
            " ORDER BY " + inner + ") ORDER BY " + order;
+}
+
+// The runs of history table `r` (as "r") that pruning deletes: started
+// before now + ?1 (a negative modifier), and not still going on under a live
+// lock row of `t`.
+std::string prunable_runs(const std::string& t) {
+    return "r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
+           " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
+           t + " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))";
 }
 
 std::string sql_text(sql kind, const std::string& t, const std::string& r, const std::string& p) {
@@ -251,12 +267,10 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
             return std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
                    " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t;
         case sql::prune_runs:
-            return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
-                   " AS r WHERE r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
-                   " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
-                   t +
-                   " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))"
-                   " LIMIT ?2)";
+            return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r + " AS r WHERE " +
+                   prunable_runs(t) + " LIMIT ?2)";
+        case sql::count_runs:
+            return "SELECT COUNT(*) FROM " + r + " AS r WHERE " + prunable_runs(t);
         case sql::lose_purged_runs:
             // Before purge_batch, in its transaction: the runs of the rows it
             // is about to delete end with their lease.
@@ -285,6 +299,13 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
         case sql::pauses:
             return "SELECT name, paused_by, reason, created, paused_until FROM " + p + " WHERE " +
                    pause_live + " ORDER BY name";
+        case sql::purge_pauses:
+            // One statement under SQLite's write lock: a pause renewed
+            // before it runs is live again and stays.
+            return "DELETE FROM " + p + " WHERE name IN (SELECT name FROM " + p + " WHERE " +
+                   pause_ended + " LIMIT ?1)";
+        case sql::count_pauses:
+            return "SELECT COUNT(*) FROM " + p + " WHERE " + pause_ended;
         case sql::count:
             break;
     }
@@ -653,6 +674,25 @@ class SqliteConnection final : public Connection {
         st.bind(1, "-" + seconds_modifier(retention).substr(1));
         st.bind(2, static_cast<std::int64_t>(batch)).step();
         return static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+
+    std::size_t count_prunable_runs(duration retention) override {
+        Statement st = prepare(sql::count_runs);
+        st.bind(1, "-" + seconds_modifier(retention).substr(1));
+        st.step();
+        return static_cast<std::size_t>(st.column_int64(0));
+    }
+
+    std::size_t purge_expired_pauses_batch(std::size_t batch) override {
+        Statement st = prepare(sql::purge_pauses);
+        st.bind(1, static_cast<std::int64_t>(batch)).step();
+        return static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+
+    std::size_t count_expired_pauses() override {
+        Statement st = prepare(sql::count_pauses);
+        st.step();
+        return static_cast<std::size_t>(st.column_int64(0));
     }
 
     bool has_pauses() override {
