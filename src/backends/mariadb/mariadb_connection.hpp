@@ -28,6 +28,10 @@ class MariaConnection final : public Connection {
 
     void init_schema() override;
     void check_access() override;
+    /// The privileges check_access() finds missing: "SELECT", ... on the
+    /// lock table, "SELECT on the run history table", "... on the pauses
+    /// table" (those two only when the table exists). Empty: all there.
+    std::vector<std::string> missing_privileges();
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by) override;
     ReleaseOutcome release(std::int64_t id, const std::string& locked_by,

@@ -676,6 +676,17 @@ class SqliteConnection final : public Connection {
         return static_cast<std::size_t>(sqlite3_changes(db_));
     }
 
+    /// Whether table `name` (unquoted, as given) exists in the file.
+    bool has_table(const std::string& name) {
+        Statement st = prepare(sql::has_history);  // any table, by name
+        st.bind(1, table_basename(name));
+        return st.step();
+    }
+
+    /// Whether the file may be written (SQLite opens it read-only without a
+    /// word when it may not).
+    bool writable() { return sqlite3_db_readonly(db_, "main") == 0; }
+
     std::size_t count_prunable_runs(duration retention) override {
         Statement st = prepare(sql::count_runs);
         st.bind(1, "-" + seconds_modifier(retention).substr(1));
@@ -887,6 +898,37 @@ class SqliteBackend final : public Backend {
     }
     void create_database() override { SqliteConnection(url_, table_, /*create=*/true); }
     std::string name() const override { return "sqlite"; }
+
+    // Beside the usual facts, the tables beside the lock table: one made
+    // before sqlock had a history or pauses locks as before, but those do
+    // not work until `sqlock init` adds them. Access is the file's, one for
+    // all tables.
+    void diagnose(Diagnosis& out) override {
+        Backend::diagnose(out);
+        try {
+            SqliteConnection c(url_, table_, /*create=*/false);
+            // No lock table (or no file): every command reports it, and
+            // init creates all three at once.
+            if (!c.has_table(table_)) return;
+            const std::string access = c.writable() ? "present" : "present; the file is read-only";
+            const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
+            const bool runs_exist = c.has_table(runs), pauses_exist = c.has_table(pauses);
+            out.facts.push_back({"run history table " + runs, runs_exist ? access : "missing"});
+            out.facts.push_back({"pauses table " + pauses, pauses_exist ? access : "missing"});
+            if (!runs_exist)
+                out.problems.push_back("run history table " + runs +
+                                       " does not exist (lock table " + table_ +
+                                       " predates it): `sqlock run` records no runs and "
+                                       "--once-per fails; run `sqlock init`");
+            if (!pauses_exist)
+                out.problems.push_back("pauses table " + pauses + " does not exist (lock table " +
+                                       table_ +
+                                       " predates it): `sqlock pause` fails and nothing is "
+                                       "paused; run `sqlock init`");
+        } catch (const error&) {
+            // A file that cannot be opened: every other command says why.
+        }
+    }
 
   private:
     SqliteUrl url_;
