@@ -22,8 +22,8 @@ const char* const reap_details =
 void add_reap_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
     add("dry-run",
-        "Delete nothing; say what would be deleted: the expired locks (which, on stdout), "
-        "how many runs of the history and how many ended pauses");
+        "Delete nothing; say what would be: the expired locks (which, on stdout), and how "
+        "many runs older than --history-retention and expired pauses (counted)");
     add("history-retention", "Delete runs of the history started more than DUR ago",
         cxxopts::value<std::string>()->default_value("90d"), "DUR");
     add("json",
@@ -50,7 +50,7 @@ int run_reap(Invocation& inv) {
     if (dry_run || json || inv.out.verbose()) expired = locker.list_expired();
     const std::size_t count = dry_run ? expired.size() : locker.purge_expired();
     // A dry run counts (the database does, with the conditions the deletes
-    // use); a real run deletes. Either way one pair of numbers for the line.
+    // use); a real run deletes. Either way, how many.
     const std::size_t pruned =
         dry_run ? locker.count_prunable_history(retention) : locker.prune_history(retention);
     const std::size_t pauses =
