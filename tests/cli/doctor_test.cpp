@@ -95,8 +95,8 @@ TEST_CASE("doctor reports the run history and pauses tables, and asks for init w
     Result one = cli({"doctor"});
     CHECK(one.code == 78);
     CHECK(one.err_lines() == 1);
-    CHECK_THAT(one.err, Contains("problem: " + pauses + " does not exist") &&
-                            Contains("sqlock init"));
+    CHECK_THAT(one.err,
+               Contains("problem: " + pauses + " does not exist") && Contains("sqlock init"));
     CHECK(fact(one.out, pauses) == "missing");
     CHECK_THAT(fact(one.out, runs), Catch::Matchers::StartsWith("present"));
     auto json = nlohmann::json::parse(cli({"doctor", "--json"}).out);
@@ -117,4 +117,26 @@ TEST_CASE("doctor reports the run history and pauses tables, and asks for init w
     CHECK(fixed.code == 0);
     CHECK(fixed.err.empty());
     CHECK_THAT(fact(fixed.out, pauses), Catch::Matchers::StartsWith("present"));
+}
+
+TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doctor][privileges]") {
+    if (!sqlock_test::is_server_backend()) return;  // SQLite: access is the file's
+    Cli cli = fresh_cli();
+    sqlock_test::grant_table_use(cli.db, "sqlock_noaccess");
+    // Standard SQL, the same on every server: all but DELETE on the pauses.
+    sqlock_test::exec_sql(cli.db,
+                          "REVOKE DELETE ON " + cli.db.table + "_pauses FROM sqlock_noaccess");
+    // The same URL as another user (same password on the test servers).
+    std::string url = cli.db.url;
+    const std::size_t user = url.find("://") + 3;
+    url.replace(user, url.find(':', user) - user, "sqlock_noaccess");
+    Result r = cli.bare({"doctor", "--table", cli.db.table}, {{"SQLOCK_DB", url}});
+    INFO(r.err);
+    CHECK(r.code == 78);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Contains("pauses table") && Contains("DELETE"));
+    CHECK_THAT(fact(r.out, "pauses table " + cli.db.table + "_pauses"),
+               Contains("sqlock_noaccess") && Contains("lacks privileges"));
+    CHECK_THAT(fact(r.out, "run history table " + cli.db.table + "_runs"), Contains("may use it"));
+    CHECK_THAT(fact(r.out, "lock table " + cli.db.table), Contains("may use it"));
 }

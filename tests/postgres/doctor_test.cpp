@@ -76,3 +76,17 @@ TEST_CASE("diagnose: a role with grants on the lock table but not its pauses tab
     CHECK(fact(d, "run history table " + db.table + "_runs") ==
           "present; sqlock_noaccess may use it");
 }
+
+TEST_CASE("diagnose: one privilege missing on the lock table is a problem", "[pg][doctor]") {
+    // has_table_privilege() with a list is true when any one is held: each
+    // privilege must be asked for on its own.
+    auto db = fresh_database();
+    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    sqlock_test::exec_sql(db, "REVOKE DELETE ON " + db.table + " FROM sqlock_noaccess");
+    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    const sqlock::Diagnosis d = locker.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on lock table " + db.table) !=
+          std::string::npos);
+    CHECK(fact(d, "lock table " + db.table) == "present; sqlock_noaccess lacks privileges");
+}

@@ -50,10 +50,20 @@ struct Server {
     double clock_uncertainty_ms = 0;
 };
 
+// Whether the current user holds every one of the privileges sqlock needs
+// on table `n` (has_table_privilege with a list is true when it holds any).
+std::string all_table_privileges(const std::string& n) {
+    std::string all;
+    for (const char* p : {"SELECT", "INSERT", "UPDATE", "DELETE"})
+        all +=
+            std::string(all.empty() ? "" : " AND ") + "has_table_privilege(" + n + ", '" + p + "')";
+    return all;
+}
+
 // Whether table $N (regclass text) exists, and the grants on it and, with
 // `sequence`, on its id's sequence: two booleans.
 std::string table_grants_sql(const std::string& n, bool sequence) {
-    std::string grants = "has_table_privilege(" + n + ", 'SELECT,INSERT,UPDATE,DELETE')";
+    std::string grants = all_table_privileges(n);
     if (sequence)
         grants += " AND pg_get_serial_sequence(" + n +
                   ", 'id') IS NOT NULL AND has_sequence_privilege(pg_get_serial_sequence(" + n +
@@ -75,10 +85,13 @@ Server read_server(const PgTarget& t, pqxx::connection& conn) {
         " current_setting('synchronous_standby_names'), current_user::text,"
         " to_regclass($1) IS NOT NULL,"
         " CASE WHEN to_regclass($1) IS NULL THEN false"
-        "  ELSE has_table_privilege($1, 'SELECT,INSERT,UPDATE,DELETE') END,"
-        " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN false"
-        "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
-        " extract(epoch FROM clock_timestamp())::float8, " +
+        "  ELSE " +
+            all_table_privileges("$1") +
+            " END,"
+            " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN "
+            "false"
+            "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
+            " extract(epoch FROM clock_timestamp())::float8, " +
             table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false),
         t.quoted_table, t.quoted_runs, t.quoted_pauses);
     const auto after = wall::now();
