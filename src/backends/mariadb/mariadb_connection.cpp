@@ -485,12 +485,12 @@ bool MariaConnection::delete_exact(std::int64_t id, const std::string& locked_by
 }
 
 std::size_t MariaConnection::purge_expired_pauses_batch(std::size_t batch) {
-    auto rs = run(sql::purge_pauses(*target_, batch), "deleting ended pauses", {});
+    auto rs = run(sql::purge_pauses(*target_, batch), "deleting expired pauses", {});
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
 }
 
 std::size_t MariaConnection::count_expired_pauses() {
-    const char* doing = "counting ended pauses";
+    const char* doing = "counting expired pauses";
     auto rs = run(sql::count_pauses(*target_), doing, {});
     const auto& last = last_rows(*target_, rs, doing);
     return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));

@@ -422,12 +422,12 @@ std::vector<PauseInfo> PgConnection::pauses() {
 
 std::size_t PgConnection::purge_expired_pauses_batch(std::size_t batch) {
     pqxx::result r =
-        exec("deleting ended pauses", {}, stmt::purge_pauses, static_cast<std::int64_t>(batch));
+        exec("deleting expired pauses", {}, stmt::purge_pauses, static_cast<std::int64_t>(batch));
     return static_cast<std::size_t>(r.affected_rows());
 }
 
 std::size_t PgConnection::count_expired_pauses() {
-    pqxx::result r = exec("counting ended pauses", {}, stmt::count_pauses);
+    pqxx::result r = exec("counting expired pauses", {}, stmt::count_pauses);
     return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
 }
 
