@@ -164,7 +164,8 @@ TEST_CASE("count_prunable_history counts what prune_history deletes, and deletes
     CHECK(locker.history()[0].name == "long");
 }
 
-TEST_CASE("without a history table there is nothing to count or prune", "[history][upgrade][reap]") {
+TEST_CASE("without a history table there is nothing to count or prune",
+          "[history][upgrade][reap]") {
     auto db = fresh_database();
     db.open().init();
     sqlock_test::exec_sql(db, "DROP TABLE " + db.table + "_runs");
