@@ -159,6 +159,10 @@ class Connection {
     /// one still running under a live lock) in one short transaction.
     virtual std::size_t prune_history_batch(duration retention, std::size_t batch) = 0;
 
+    /// How many runs prune_history_batch() would delete now, all batches
+    /// together (the same condition, counted: for `reap --dry-run`).
+    virtual std::size_t count_prunable_runs(duration retention) = 0;
+
     // Pauses (`<table>_pauses`, see sqlock/pause.hpp). A pause is in force
     // while its paused_until is NULL or later than the database's now.
 
@@ -178,6 +182,16 @@ class Connection {
 
     /// Every pause in force now, by name.
     virtual std::vector<PauseInfo> pauses() = 0;
+
+    /// Deletes at most `batch` pauses that have ended (paused_until passed
+    /// on the database's clock) in one short transaction; the condition is
+    /// checked again on each row as it is deleted, so a pause renewed
+    /// meanwhile by `pause` stays.
+    virtual std::size_t purge_expired_pauses_batch(std::size_t batch) = 0;
+
+    /// How many pauses have ended (what purge_expired_pauses_batch() would
+    /// delete now, all batches together).
+    virtual std::size_t count_expired_pauses() = 0;
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL

@@ -3,6 +3,7 @@
 #include "sqlock/pause.hpp"
 
 #include <chrono>
+#include <thread>
 
 #include "locker_state.hpp"
 #include "owner.hpp"
@@ -62,6 +63,33 @@ std::vector<PauseInfo> Locker::pauses() {
     return state_->pool->with([&](detail::Connection& c) -> std::vector<PauseInfo> {
         if (!c.has_pauses()) return {};
         return c.pauses();
+    });
+}
+
+std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
+    if (batch_size == 0) throw error(errc::invalid_argument, "purge batch size must be positive");
+    detail::ensure_initialized(*state_);
+    // A lock table made before sqlock had pauses has none to delete: the
+    // reaper must keep working on such a deployment.
+    if (!state_->pool->with([](detail::Connection& c) { return c.has_pauses(); })) return 0;
+    std::size_t total = 0;
+    for (;;) {
+        auto started = std::chrono::steady_clock::now();
+        std::size_t n = with_pauses(*state_, [&](detail::Connection& c) {
+            return c.purge_expired_pauses_batch(batch_size);
+        });
+        total += n;
+        if (n < batch_size) return total;
+        // As purge_expired(): everybody else gets at least half of the time.
+        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
+    }
+}
+
+std::size_t Locker::count_expired_pauses() {
+    detail::ensure_initialized(*state_);
+    return state_->pool->with([](detail::Connection& c) -> std::size_t {
+        if (!c.has_pauses()) return 0;
+        return c.count_expired_pauses();
     });
 }
 

@@ -232,4 +232,14 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
     }
 }
 
+std::size_t Locker::count_prunable_history(duration retention) {
+    detail::validate_lease(retention, "history retention");
+    detail::ensure_initialized(*state_);
+    return state_->pool->with([&](detail::Connection& c) -> std::size_t {
+        // As prune_history(): no history table, nothing to prune.
+        if (!c.has_history()) return 0;
+        return c.count_prunable_runs(retention);
+    });
+}
+
 }  // namespace sqlock

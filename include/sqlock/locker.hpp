@@ -161,6 +161,10 @@ class Locker {
     /// history table.
     std::size_t prune_history(duration retention, std::size_t batch_size = 500);
 
+    /// How many runs prune_history(retention) would delete now, counted by
+    /// the database; nothing is deleted. 0 when there is no history table.
+    std::size_t count_prunable_history(duration retention);
+
     // Pauses (sqlock/pause.hpp): a table `<table>_pauses` beside the lock
     // table, created by init() like it. Times are the database's, UTC.
 
@@ -187,6 +191,18 @@ class Locker {
 
     /// Every pause in force now, by name; empty without a pauses table.
     std::vector<PauseInfo> pauses();
+
+    /// Deletes the pauses that have ended by themselves (their `until` has
+    /// passed on the database's clock; they are ignored everywhere already)
+    /// in batches of `batch_size`, paced as purge_expired() is; returns how
+    /// many. A pause renewed meanwhile stays. Safe with any number of
+    /// reapers at once: each row is deleted by one. 0 when there is no
+    /// pauses table (a lock table made before sqlock had pauses).
+    std::size_t purge_expired_pauses(std::size_t batch_size = 500);
+
+    /// How many pauses purge_expired_pauses() would delete now, counted by
+    /// the database; nothing is deleted. 0 when there is no pauses table.
+    std::size_t count_expired_pauses();
 
     /// Probes the database the way `sqlock doctor` reports it: server
     /// version, primary or standby, a pooler in transaction mode, whether

@@ -76,3 +76,67 @@ TEST_CASE("doctor names each problem on one line and exits 78", "[cli][doctor]")
     CHECK_THAT(r.err, Contains("sqlock init"));
     CHECK_THAT(r.out, Contains("missing"));
 }
+
+TEST_CASE("doctor reports the run history and pauses tables, and asks for init when one is missing",
+          "[cli][doctor][upgrade]") {
+    Cli cli = fresh_cli();
+    const std::string runs = "run history table " + cli.db.table + "_runs";
+    const std::string pauses = "pauses table " + cli.db.table + "_pauses";
+    Result ok = cli({"doctor"});
+    INFO(ok.err);
+    CHECK(ok.code == 0);
+    CHECK_THAT(fact(ok.out, runs), Catch::Matchers::StartsWith("present"));
+    CHECK_THAT(fact(ok.out, pauses), Catch::Matchers::StartsWith("present"));
+    if (sqlock_test::is_server_backend()) CHECK_THAT(fact(ok.out, pauses), Contains("may use it"));
+
+    // A lock table made before sqlock had pauses: a problem line naming
+    // init, the same exit code as doctor's other problems (78).
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_pauses");
+    Result one = cli({"doctor"});
+    CHECK(one.code == 78);
+    CHECK(one.err_lines() == 1);
+    CHECK_THAT(one.err,
+               Contains("problem: " + pauses + " does not exist") && Contains("sqlock init"));
+    CHECK(fact(one.out, pauses) == "missing");
+    CHECK_THAT(fact(one.out, runs), Catch::Matchers::StartsWith("present"));
+    auto json = nlohmann::json::parse(cli({"doctor", "--json"}).out);
+    CHECK(json["facts"][pauses] == "missing");
+    CHECK(json["problems"].size() == 1);
+
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_runs");
+    Result two = cli({"doctor"});
+    CHECK(two.code == 78);
+    CHECK(two.err_lines() == 2);
+    CHECK_THAT(two.err, Contains("problem: " + runs + " does not exist"));
+    CHECK(fact(two.out, runs) == "missing");
+    // Locking itself still works meanwhile, and init adds both.
+    CHECK(cli({"acquire", "job"}).code == 0);
+    CHECK(cli({"init"}).code == 0);
+    Result fixed = cli({"doctor"});
+    INFO(fixed.err);
+    CHECK(fixed.code == 0);
+    CHECK(fixed.err.empty());
+    CHECK_THAT(fact(fixed.out, pauses), Catch::Matchers::StartsWith("present"));
+}
+
+TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doctor][privileges]") {
+    if (!sqlock_test::is_server_backend()) return;  // SQLite: access is the file's
+    Cli cli = fresh_cli();
+    sqlock_test::grant_table_use(cli.db, "sqlock_noaccess");
+    // Standard SQL, the same on every server: all but DELETE on the pauses.
+    sqlock_test::exec_sql(cli.db,
+                          "REVOKE DELETE ON " + cli.db.table + "_pauses FROM sqlock_noaccess");
+    // The same URL as another user (same password on the test servers).
+    std::string url = cli.db.url;
+    const std::size_t user = url.find("://") + 3;
+    url.replace(user, url.find(':', user) - user, "sqlock_noaccess");
+    Result r = cli.bare({"doctor", "--table", cli.db.table}, {{"SQLOCK_DB", url}});
+    INFO(r.err);
+    CHECK(r.code == 78);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Contains("pauses table") && Contains("DELETE"));
+    CHECK_THAT(fact(r.out, "pauses table " + cli.db.table + "_pauses"),
+               Contains("sqlock_noaccess") && Contains("lacks privileges"));
+    CHECK_THAT(fact(r.out, "run history table " + cli.db.table + "_runs"), Contains("may use it"));
+    CHECK_THAT(fact(r.out, "lock table " + cli.db.table), Contains("may use it"));
+}

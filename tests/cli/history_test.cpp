@@ -274,6 +274,48 @@ TEST_CASE("reap prunes old history in batches while locks keep working", "[cli][
     CHECK_THAT(again.err, Catch::Matchers::StartsWith("sqlock: deleted 0 expired locks ["));
 }
 
+TEST_CASE("reap --dry-run counts the runs it would prune and deletes none",
+          "[cli][history][prune][reap]") {
+    Cli cli = fresh_cli();
+    CHECK(cli({"run", "recent", "--", "true"}).code == 0);
+    // Five runs from 2020, planted directly (see above for the literal).
+    const std::string old = "'2020-01-01 00:00:00.000'";
+    std::string sql = "INSERT INTO " + cli.db.table +
+                      "_runs (name, host, pid, username, program, fencing_id, started, ended, "
+                      "outcome, exit_status) VALUES ";
+    for (int i = 0; i < 5; ++i)
+        sql += std::string(i ? ", " : "") + "('old', 'h', 1, 'u', 'p', " +
+               std::to_string(2000000 + i) + ", " + old + ", " + old + ", 'succeeded', 0)";
+    sqlock_test::exec_sql(cli.db, sql);
+
+    Result dry = cli({"reap", "--dry-run", "--history-retention", "30d"});
+    INFO(dry.err);
+    CHECK(dry.code == 0);
+    CHECK_THAT(dry.err, Catch::Matchers::StartsWith(
+                            "sqlock: would delete 0 expired locks and 5 runs of the history older "
+                            "than 30d ["));
+    Result json = cli({"reap", "--dry-run", "--json", "--history-retention", "30d"});
+    REQUIRE(json.code == 0);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["dry_run"] == true);
+    CHECK(j["history_would_prune"] == 5);
+    CHECK(j["history_pruned"] == 0);  // "deleted": nothing
+    CHECK(j["pauses_would_delete"] == 0);
+    CHECK(j["pauses_deleted"] == 0);
+    // Nothing was deleted.
+    CHECK(history(cli, {"old"}).size() == 5);
+    CHECK(history(cli, {"recent"}).size() == 1);
+
+    Result real = cli({"reap", "--json", "--history-retention", "30d"});
+    REQUIRE(real.code == 0);
+    auto r = nlohmann::json::parse(real.out);
+    CHECK(r["dry_run"] == false);
+    CHECK(r["history_pruned"] == 5);
+    CHECK_FALSE(r.contains("history_would_prune"));  // only a dry run says "would"
+    CHECK(history(cli, {"old"}).empty());
+    CHECK(history(cli, {"recent"}).size() == 1);
+}
+
 TEST_CASE("once-per and history: bad input is a one-line usage error (64), nothing runs",
           "[cli][history][usage]") {
     Cli cli = fresh_cli();
@@ -334,6 +376,9 @@ TEST_CASE("a lock table without its history table: run says so, --once-per refus
     CHECK(count_lines(ran) == 1);  // not run
     CHECK(cli({"history"}).code == 78);
     CHECK(cli({"reap"}).code == 0);  // nothing to prune, locks still reaped
+    Result dry = cli({"reap", "--dry-run", "--json"});
+    CHECK(dry.code == 0);
+    CHECK(nlohmann::json::parse(dry.out)["history_would_prune"] == 0);
 
     // `init` adds it; then everything works.
     CHECK(cli({"init"}).code == 0);

@@ -114,6 +114,59 @@ TEST_CASE("a pause with --for ends by itself", "[cli][pause][expiry]") {
     CHECK(cli({"resume", "job"}).code == 1);  // it has ended: nothing to resume
 }
 
+TEST_CASE("reap deletes the pauses that have ended; a dry run only counts them",
+          "[cli][pause][reap]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"pause", "short", "--for", "1s"}).code == 0);
+    REQUIRE(cli({"pause", "long", "--for", "1h"}).code == 0);
+    REQUIRE(cli({"pause", "forever"}).code == 0);
+    const std::string rows_sql = "SELECT name FROM " + cli.db.table + "_pauses ORDER BY name";
+    auto rows = [&] {
+        std::vector<std::string> names;
+        for (const auto& row : sqlock_test::query(cli.db, rows_sql))
+            names.push_back(row.at(0).value_or("NULL"));
+        return names;
+    };
+    auto dry_json = [&] {
+        Result r = cli({"reap", "--dry-run", "--json"});
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        return nlohmann::json::parse(r.out);
+    };
+    CHECK(dry_json()["pauses_would_delete"] == 0);
+    // The database's clock decides when "short" has ended.
+    REQUIRE(eventually([&] { return dry_json()["pauses_would_delete"] == 1; }, 15s));
+    auto dry = dry_json();
+    CHECK(dry["dry_run"] == true);
+    CHECK(dry["pauses_deleted"] == 0);
+    Result text = cli({"reap", "--dry-run"});
+    CHECK(text.code == 0);
+    CHECK_THAT(text.err,
+               Catch::Matchers::StartsWith("sqlock: would delete 0 expired locks and 1 expired "
+                                           "pause ["));
+    CHECK(rows() == std::vector<std::string>{"forever", "long", "short"});  // nothing deleted
+
+    Result reaped = cli({"reap", "--json"});
+    INFO(reaped.err);
+    REQUIRE(reaped.code == 0);
+    auto j = nlohmann::json::parse(reaped.out);
+    CHECK(j["pauses_deleted"] == 1);
+    CHECK_FALSE(j.contains("pauses_would_delete"));
+    CHECK(rows() == std::vector<std::string>{"forever", "long"});
+    // Nothing left: the line says only the locks.
+    Result again = cli({"reap"});
+    CHECK(again.code == 0);
+    CHECK_THAT(again.err, Catch::Matchers::StartsWith("sqlock: deleted 0 expired locks ["));
+    // The text line of a real run, with one more that ended.
+    REQUIRE(cli({"pause", "brief", "--for", "1s"}).code == 0);
+    REQUIRE(eventually([&] { return dry_json()["pauses_would_delete"] == 1; }, 15s));
+    Result line = cli({"reap"});
+    CHECK_THAT(line.err, Catch::Matchers::StartsWith(
+                             "sqlock: deleted 0 expired locks and 1 expired pause ["));
+    CHECK(rows() == std::vector<std::string>{"forever", "long"});
+    CHECK(list_json(cli).size() == 2);
+}
+
 TEST_CASE("a pause issued while the job runs lets it finish and stops the next run",
           "[cli][pause]") {
     Cli cli = fresh_cli();
@@ -190,6 +243,14 @@ TEST_CASE("a lock table without its pauses table: run works, pause asks for init
     CHECK(plain.err.empty());
     CHECK(count_lines(ran) == 1);
     CHECK(cli({"list"}).code == 0);
+    // The reaper too: no pauses table, no pauses to delete.
+    Result reaped = cli({"reap"});
+    INFO(reaped.err);
+    CHECK(reaped.code == 0);
+    CHECK_THAT(reaped.err, Catch::Matchers::StartsWith("sqlock: deleted 0 expired locks ["));
+    Result dry = cli({"reap", "--dry-run", "--json"});
+    CHECK(dry.code == 0);
+    CHECK(nlohmann::json::parse(dry.out)["pauses_would_delete"] == 0);
     Result pause = cli({"pause", "job"});
     CHECK(pause.code == 78);
     CHECK(pause.err_lines() == 1);

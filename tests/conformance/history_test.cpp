@@ -142,6 +142,38 @@ TEST_CASE("prune_history deletes old runs only, never a live one", "[history][pr
     CHECK(left[0].name == "long");
 }
 
+TEST_CASE("count_prunable_history counts what prune_history deletes, and deletes nothing",
+          "[history][prune][reap]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto live = locker.lock("long");
+    locker.start_run(live);  // never prunable: running under a live lock
+    {
+        auto done = locker.lock("short");
+        locker.finish_run(done, locker.start_run(done), {run_outcome::succeeded, 0, {}});
+    }
+    CHECK_THROWS_AS(locker.count_prunable_history(0ms), sqlock::error);
+    CHECK(locker.count_prunable_history(1h) == 0);
+    // The finished run becomes older than 1 ms on the database's clock.
+    CHECK(sqlock_test::eventually([&] { return locker.count_prunable_history(1ms) == 1; }));
+    CHECK(locker.count_prunable_history(1ms) == 1);  // counting deleted nothing
+    CHECK(locker.history().size() == 2);
+    CHECK(locker.prune_history(1ms) == 1);
+    CHECK(locker.count_prunable_history(1ms) == 0);
+    REQUIRE(locker.history().size() == 1);
+    CHECK(locker.history()[0].name == "long");
+}
+
+TEST_CASE("without a history table there is nothing to count or prune",
+          "[history][upgrade][reap]") {
+    auto db = fresh_database();
+    db.open().init();
+    sqlock_test::exec_sql(db, "DROP TABLE " + db.table + "_runs");
+    auto locker = db.open();
+    CHECK(locker.count_prunable_history(1ms) == 0);
+    CHECK(locker.prune_history(1ms) == 0);
+}
+
 TEST_CASE("a dead holder's run reads lost, and the reaper records when its lease ended",
           "[history][lost]") {
     auto db = fresh_database();

@@ -1,5 +1,8 @@
 // Pausing jobs through the library (sqlock/pause.hpp), on every backend.
 #include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -78,6 +81,70 @@ TEST_CASE("a pause with a duration ends by itself, on the database's clock", "[p
     CHECK_FALSE(locker.resume("job"));
 }
 
+namespace {
+
+// The names in the pauses table, ended or not, read past the library.
+std::vector<std::string> pause_rows(const sqlock_test::Database& db) {
+    std::vector<std::string> names;
+    for (const auto& row :
+         sqlock_test::query(db, "SELECT name FROM " + db.table + "_pauses ORDER BY name"))
+        names.push_back(row.at(0).value_or("NULL"));
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("the reaper deletes the pauses that have ended, and only those", "[pause][reap]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    locker.pause("short", 300ms);
+    locker.pause("long", 1h);
+    locker.pause("forever");
+    CHECK(locker.count_expired_pauses() == 0);
+    CHECK(locker.purge_expired_pauses() == 0);
+    // Until the database's clock passes 300 ms, nothing has ended.
+    REQUIRE(sqlock_test::eventually([&] { return locker.count_expired_pauses() == 1; }));
+    CHECK_FALSE(locker.paused("short"));
+    // Counting deletes nothing: the ended row is still there.
+    CHECK(pause_rows(db) == std::vector<std::string>{"forever", "long", "short"});
+    CHECK(locker.purge_expired_pauses() == 1);
+    CHECK(pause_rows(db) == std::vector<std::string>{"forever", "long"});
+    CHECK(locker.count_expired_pauses() == 0);
+    CHECK(locker.purge_expired_pauses() == 0);
+    CHECK(locker.paused("long"));
+    CHECK(locker.paused("forever"));
+}
+
+TEST_CASE("ended pauses are deleted in batches, by any number of reapers at once",
+          "[pause][reap]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    for (int i = 0; i < 7; ++i) locker.pause("job" + std::to_string(i), 200ms);
+    locker.pause("kept", 1h);
+    REQUIRE(sqlock_test::eventually([&] { return locker.count_expired_pauses() == 7; }));
+    // Two reapers (two Lockers, as on two hosts), batches of 2: between them
+    // they delete each ended pause once.
+    auto other = db.open();
+    std::size_t by_other = 0;
+    std::thread second([&] { by_other = other.purge_expired_pauses(2); });
+    const std::size_t by_first = locker.purge_expired_pauses(2);
+    second.join();
+    CHECK(by_first + by_other == 7);
+    CHECK(pause_rows(db) == std::vector<std::string>{"kept"});
+    CHECK_THROWS_AS(locker.purge_expired_pauses(0), sqlock::error);
+}
+
+TEST_CASE("a pause renewed after it ended is not reaped", "[pause][reap]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    locker.pause("job", 200ms);
+    REQUIRE(sqlock_test::eventually([&] { return locker.count_expired_pauses() == 1; }));
+    locker.pause("job", 1h, "again");  // replaces the ended one
+    CHECK(locker.count_expired_pauses() == 0);
+    CHECK(locker.purge_expired_pauses() == 0);
+    CHECK(locker.paused("job"));
+}
+
 TEST_CASE("pause arguments are checked", "[pause][validation]") {
     auto db = fresh_database();
     auto locker = db.open();
@@ -104,6 +171,9 @@ TEST_CASE("a lock table without its pauses table: nothing is paused until init a
     auto locker = db.open();
     CHECK_FALSE(locker.paused("job"));
     CHECK(locker.pauses().empty());
+    // The reaper keeps working: there is simply nothing to delete.
+    CHECK(locker.count_expired_pauses() == 0);
+    CHECK(locker.purge_expired_pauses() == 0);
     try {
         locker.pause("job");
         FAIL("pause without a pauses table");

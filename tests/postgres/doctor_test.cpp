@@ -55,5 +55,38 @@ TEST_CASE("diagnose: a role without grants on the table is one problem", "[pg][d
     const sqlock::Diagnosis d = locker.diagnose();
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges") != std::string::npos);
+    // One line for the tables beside it too: one GRANT fixes all three.
+    CHECK(d.problems[0].find(db.table + "_pauses") != std::string::npos);
+    CHECK(d.problems[0].find(db.table + "_runs") != std::string::npos);
     CHECK_FALSE(pg_test::leaks_password(d.problems[0]));
+}
+
+TEST_CASE("diagnose: a role with grants on the lock table but not its pauses table",
+          "[pg][doctor]") {
+    auto db = fresh_database();
+    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    sqlock_test::exec_sql(db, "REVOKE ALL ON " + db.table + "_pauses FROM sqlock_noaccess");
+    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    const sqlock::Diagnosis d = locker.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on pauses table " + db.table +
+                             "_pauses") != std::string::npos);
+    CHECK(fact(d, "pauses table " + db.table + "_pauses") ==
+          "present; sqlock_noaccess lacks privileges");
+    CHECK(fact(d, "run history table " + db.table + "_runs") ==
+          "present; sqlock_noaccess may use it");
+}
+
+TEST_CASE("diagnose: one privilege missing on the lock table is a problem", "[pg][doctor]") {
+    // has_table_privilege() with a list is true when any one is held: each
+    // privilege must be asked for on its own.
+    auto db = fresh_database();
+    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    sqlock_test::exec_sql(db, "REVOKE DELETE ON " + db.table + " FROM sqlock_noaccess");
+    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    const sqlock::Diagnosis d = locker.diagnose();
+    REQUIRE(d.problems.size() == 1);
+    CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on lock table " + db.table) !=
+          std::string::npos);
+    CHECK(fact(d, "lock table " + db.table) == "present; sqlock_noaccess lacks privileges");
 }

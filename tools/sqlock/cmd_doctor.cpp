@@ -15,8 +15,10 @@ namespace sqlock_cli {
 const char* const doctor_details =
     "Read-only: probes the database on connections of its own and changes\n"
     "nothing. Facts go to stdout; each problem found is one line on stderr,\n"
-    "saying what to do. Exit code 0 when no problem was found, 78 when one was\n"
-    "(or the usual code when the database cannot be reached at all).\n";
+    "saying what to do. Also reports whether the run history and pauses tables\n"
+    "beside the lock table exist (a missing one is a problem: run `sqlock init`).\n"
+    "Exit code 0 when no problem was found, 78 when one was, whether or not it\n"
+    "stops locking (or the usual code when the database cannot be reached).\n";
 
 void add_doctor_options(cxxopts::Options& options, const std::string& group) {
     options.add_options(group)("json", "Print JSON (for scripts) instead of text");

@@ -1,7 +1,7 @@
-// sqlock reap: delete expired lock rows, and run history older than the
-// retention. Expired rows never block anyone (the
-// next acquirer takes them over); reaping only reclaims space and keeps
-// `list` short. Every batch is its own short transaction, so running it from
+// sqlock reap: delete expired lock rows, run history older than the
+// retention and pauses that have ended. Expired rows never block anyone (the
+// next acquirer takes them over), nor do ended pauses; reaping only reclaims
+// space and keeps `list` short. Every batch is its own short transaction, so running it from
 // cron on every host at once is safe: each row is deleted by exactly one.
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -14,16 +14,22 @@ namespace sqlock_cli {
 
 const char* const reap_details =
     "Also deletes runs of the run history (`sqlock history`) started more than\n"
-    "--history-retention ago, in short batches like the expired locks.\n"
+    "--history-retention ago, and pauses whose --for has run out (`sqlock\n"
+    "pause`), in short batches like the expired locks.\n"
     "Safe to run from cron on every host at once, e.g. every ten minutes:\n"
     "  */10 * * * *  sqlock reap --quiet\n";
 
 void add_reap_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
-    add("dry-run", "Only say what would be deleted (expired locks; the history is not touched)");
+    add("dry-run",
+        "Delete nothing; say what would be: the expired locks (which, on stdout), and how "
+        "many runs older than --history-retention and expired pauses (counted)");
     add("history-retention", "Delete runs of the history started more than DUR ago",
         cxxopts::value<std::string>()->default_value("90d"), "DUR");
-    add("json", "Print JSON: {\"dry_run\", \"count\", \"locks\"}");
+    add("json",
+        "Print JSON: {\"dry_run\", \"count\" (expired locks deleted, or that would be), "
+        "\"locks\", \"history_pruned\" and \"pauses_deleted\" (deleted: 0 in a dry run); "
+        "a dry run adds \"history_would_prune\" and \"pauses_would_delete\"}");
 }
 
 int run_reap(Invocation& inv) {
@@ -43,23 +49,41 @@ int run_reap(Invocation& inv) {
     std::vector<sqlock::LockInfo> expired;
     if (dry_run || json || inv.out.verbose()) expired = locker.list_expired();
     const std::size_t count = dry_run ? expired.size() : locker.purge_expired();
-    const std::size_t pruned = dry_run ? 0 : locker.prune_history(retention);
+    // A dry run counts (the database does, with the conditions the deletes
+    // use); a real run deletes. Either way, how many.
+    const std::size_t pruned =
+        dry_run ? locker.count_prunable_history(retention) : locker.prune_history(retention);
+    const std::size_t pauses =
+        dry_run ? locker.count_expired_pauses() : locker.purge_expired_pauses();
 
     if (json) {
         nlohmann::ordered_json locks = nlohmann::ordered_json::array();
         for (const auto& row : expired) locks.push_back(lock_json(row));
-        Output::data(json_text(
-            {{"dry_run", dry_run}, {"count", count}, {"locks", locks}, {"history_pruned", pruned}},
-            true));
+        // history_pruned and pauses_deleted always mean "deleted" (0 in a
+        // dry run), so a script summing them never counts what was not.
+        nlohmann::ordered_json out = {{"dry_run", dry_run},
+                                      {"count", count},
+                                      {"locks", locks},
+                                      {"history_pruned", dry_run ? 0 : pruned},
+                                      {"pauses_deleted", dry_run ? 0 : pauses}};
+        if (dry_run) {
+            out["history_would_prune"] = pruned;
+            out["pauses_would_delete"] = pauses;
+        }
+        Output::data(json_text(out, true));
         return exit_code::ok;
     }
-    inv.out.result(std::string(dry_run ? "would delete " : "deleted ") + std::to_string(count) +
-                   (count == 1 ? " expired lock" : " expired locks") +
-                   (pruned == 0
-                        ? std::string()
-                        : " and " + count_of(pruned, "run") + " of the history older than " +
-                              sqlock::format_duration(retention)) +
-                   db);
+    // "deleted 3 expired locks, 2 runs of the history older than 90d and 1
+    // expired pause": the history and the pauses only when there are some.
+    std::vector<std::string> parts = {count_of(count, "expired lock")};
+    if (pruned != 0)
+        parts.push_back(count_of(pruned, "run") + " of the history older than " +
+                        sqlock::format_duration(retention));
+    if (pauses != 0) parts.push_back(count_of(pauses, "expired pause"));
+    std::string what = parts[0];
+    for (std::size_t i = 1; i < parts.size(); ++i)
+        what += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    inv.out.result(std::string(dry_run ? "would delete " : "deleted ") + what + db);
     // Which rows: the data a dry run (or --verbose) asks for, on stdout.
     if (dry_run || inv.out.verbose()) {
         for (const auto& row : expired)

@@ -42,12 +42,12 @@ const std::vector<Command>& commands() {
         c.push_back({"metrics", "", "the locks and the run history in the Prometheus text format",
                      metrics_details, nullptr, run_metrics, false});
         c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
-                     "delete expired locks and old run history (cron-safe)", reap_details,
-                     add_reap_options, run_reap, false});
+                     "delete expired locks, old run history and ended pauses (cron-safe)",
+                     reap_details, add_reap_options, run_reap, false});
         c.push_back(
             {"init", "", "create the lock table (idempotent)", "", nullptr, run_init, false});
         c.push_back({"doctor", "[--json]",
-                     "check the way to the database: server, pooler, wake-ups, clock",
+                     "check the way to the database: server, pooler, wake-ups, clock, tables",
                      doctor_details, add_doctor_options, run_doctor, false});
         c.push_back({"help", "[COMMAND]", "show help for COMMAND", "", nullptr, run_help, false});
         return c;

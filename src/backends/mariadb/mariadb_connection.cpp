@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 #include "mariadb_error.hpp"
 #include "mariadb_statements.hpp"
@@ -152,16 +155,31 @@ void MariaConnection::init_schema() {
 }
 
 void MariaConnection::check_access() {
+    const std::vector<std::string> missing = missing_privileges();
+    if (missing.empty()) return;
+    throw error(
+        errc::configuration,
+        target_->redact("lock table " + target_->table +
+                        " exists, but this user may not use it: it lacks " + joined(missing) +
+                        "; " + target_->grant_hint() + " [" + target_->redacted_url + "]"),
+        std::to_string(ER_TABLEACCESS_DENIED_ERROR) + "/42000");
+}
+
+std::vector<std::string> MariaConnection::missing_privileges() {
     const std::string& T = target_->quoted_table;
     // Statements that change nothing but are checked like real ones.
-    const std::pair<const char*, std::string> probes[] = {
+    std::vector<std::pair<const char*, std::string>> probes = {
         {"SELECT", "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
         {"INSERT", "INSERT INTO " + T +
                        " (lockstring, created, expires, locked_by) SELECT '', UTC_TIMESTAMP(3), "
                        "UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
         {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
-        // The run history beside it needs the same.
+    };
+    // The run history and pauses tables beside it need the same. A missing
+    // one is not a question of privileges: init() creates them before it
+    // checks, and `doctor` reports a missing one on its own line.
+    const std::pair<const char*, std::string> history_probes[] = {
         {"SELECT on the run history table",
          "SELECT id, name, started, outcome FROM " + target_->quoted_runs + " WHERE 1 = 0"},
         {"INSERT on the run history table",
@@ -171,7 +189,8 @@ void MariaConnection::check_access() {
         {"UPDATE on the run history table",
          "UPDATE " + target_->quoted_runs + " SET ended = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE on the run history table", "DELETE FROM " + target_->quoted_runs + " WHERE 1 = 0"},
-        // And the pauses table.
+    };
+    const std::pair<const char*, std::string> pauses_probes[] = {
         {"SELECT on the pauses table",
          "SELECT name, paused_until FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
         {"INSERT on the pauses table",
@@ -182,6 +201,10 @@ void MariaConnection::check_access() {
          "UPDATE " + target_->quoted_pauses + " SET paused_until = NULL WHERE 1 = 0"},
         {"DELETE on the pauses table", "DELETE FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
     };
+    if (has_history())
+        probes.insert(probes.end(), std::begin(history_probes), std::end(history_probes));
+    if (has_pauses())
+        probes.insert(probes.end(), std::begin(pauses_probes), std::end(pauses_probes));
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
@@ -192,13 +215,7 @@ void MariaConnection::check_access() {
         else if (f.code != 0)
             throw_failure(*target_, f, what);
     }
-    if (missing.empty()) return;
-    throw error(
-        errc::configuration,
-        target_->redact("lock table " + target_->table +
-                        " exists, but this user may not use it: it lacks " + joined(missing) +
-                        "; " + target_->grant_hint() + " [" + target_->redacted_url + "]"),
-        std::to_string(ER_TABLEACCESS_DENIED_ERROR) + "/42000");
+    return missing;
 }
 
 AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
@@ -401,6 +418,13 @@ std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t
     return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
 }
 
+std::size_t MariaConnection::count_prunable_runs(duration retention) {
+    const char* doing = "counting the runs to prune";
+    auto rs = run(sql::count_runs(*target_, retention), doing, {});
+    const auto& last = last_rows(*target_, rs, doing);
+    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
+}
+
 bool MariaConnection::has_pauses() {
     if (pauses_known_) return true;
     auto rs = run(sql::pauses_exists(*target_), "looking for the pauses table", {});
@@ -458,6 +482,18 @@ bool MariaConnection::delete_exact(std::int64_t id, const std::string& locked_by
     auto rs =
         run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
     return !rs.empty() && rs[0].affected > 0;
+}
+
+std::size_t MariaConnection::purge_expired_pauses_batch(std::size_t batch) {
+    auto rs = run(sql::purge_pauses(*target_, batch), "deleting expired pauses", {});
+    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+}
+
+std::size_t MariaConnection::count_expired_pauses() {
+    const char* doing = "counting expired pauses";
+    auto rs = run(sql::count_pauses(*target_), doing, {});
+    const auto& last = last_rows(*target_, rs, doing);
+    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
 }
 
 }  // namespace sqlock::detail::mariadb

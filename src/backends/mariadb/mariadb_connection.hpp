@@ -28,6 +28,10 @@ class MariaConnection final : public Connection {
 
     void init_schema() override;
     void check_access() override;
+    /// The privileges check_access() finds missing: "SELECT", ... on the
+    /// lock table, "SELECT on the run history table", "... on the pauses
+    /// table" (those two only when the table exists). Empty: all there.
+    std::vector<std::string> missing_privileges();
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by) override;
     ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
@@ -53,12 +57,15 @@ class MariaConnection final : public Connection {
     std::vector<RunCount> run_counts() override;
     LockCounts lock_counts() override;
     std::size_t prune_history_batch(duration retention, std::size_t batch) override;
+    std::size_t count_prunable_runs(duration retention) override;
     bool has_pauses() override;
     PauseInfo pause(const std::string& name, const std::string& paused_by,
                     const std::string& reason, std::optional<duration> for_) override;
     bool resume(const std::string& name) override;
     std::optional<PauseInfo> paused(const std::string& name) override;
     std::vector<PauseInfo> pauses() override;
+    std::size_t purge_expired_pauses_batch(std::size_t batch) override;
+    std::size_t count_expired_pauses() override;
 
     /// The server's version string, as it said at connect.
     const std::string& server_version() const noexcept { return link_.server_version(); }

@@ -28,6 +28,18 @@ void version_numbers(const std::string& version, int* major, int* minor, int* pa
     std::sscanf(version.c_str(), "%d.%d.%d", major, minor, patch);
 }
 
+// "SELECT COUNT(*) ..." of the tables named `table` ("db.t" or "t"): 1 when
+// it exists (information_schema shows only tables the user has some
+// privilege on).
+std::string count_tables(const std::string& table) {
+    const std::size_t dot = table.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : sql::literal(table.substr(0, dot));
+    const std::string name = dot == std::string::npos ? table : table.substr(dot + 1);
+    return "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
+           " AND TABLE_NAME = " + sql::literal(name) + ")";
+}
+
 }  // namespace
 
 void diagnose(const MariaTarget& t, Diagnosis& out) {
@@ -45,7 +57,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
             schema + " AND TABLE_NAME = " + sql::literal(name) +
             " AND COLUMN_NAME = 'lockstring'), "
             "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-            schema + " AND TABLE_NAME = " + sql::literal(name) + ")",
+            schema + " AND TABLE_NAME = " + sql::literal(name) + "), " + count_tables(t.runs) +
+            ", " + count_tables(t.pauses),
         "reading the server's settings");
     const auto after = wall::now();
     const auto& r = rs.back().rows.at(0);
@@ -58,6 +71,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     const double db_ms = std::strtod(text(r.at(4)).c_str(), nullptr) * 1000.0;
     const std::string collation = text(r.at(5));
     const bool table_exists = text(r.at(6)) != "0";
+    const bool runs_exist = text(r.at(7)) != "0";
+    const bool pauses_exist = text(r.at(8)) != "0";
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -65,13 +80,24 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     const double uncertainty = (ms(after) - ms(before)) / 2.0;
 
     std::string access_problem;
+    std::vector<std::string> missing;  // privileges, as check_access() names them
     if (table_exists) {
         try {
-            c.check_access();
+            missing = c.missing_privileges();
+            if (!missing.empty()) c.check_access();  // its message: one line for all
         } catch (const error& e) {
             access_problem = e.what();
         }
     }
+    // Which tables lack some: "... on the run history table" is that one's,
+    // a bare "SELECT" the lock table's.
+    auto lacks = [&](const std::string& on) {
+        for (const auto& m : missing)
+            if (on.empty() ? m.find(" on the ") == std::string::npos
+                           : m.find(" on the " + on) != std::string::npos)
+                return true;
+        return false;
+    };
 
     int major, minor, patch;
     version_numbers(version, &major, &minor, &patch);
@@ -92,9 +118,18 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
                                  " ms (database minus this host, +/- " + fixed(uncertainty, 1) +
                                  " ms)");
     fact(table, !table_exists ? "missing"
-                : access_problem.empty()
+                : lacks("")   ? "present; " + user + " lacks privileges"
+                : access_problem.empty() || !missing.empty()
                     ? "present (lockstring collation " + collation + "); " + user + " may use it"
                     : "present; " + user + " lacks privileges");
+    // The tables beside it (missing_privileges() probed those that exist).
+    auto side_fact = [&](const std::string& what, const std::string& name, bool exists) {
+        fact(what + " " + name, !exists       ? "missing"
+                                : lacks(what) ? "present; " + user + " lacks privileges"
+                                              : "present; " + user + " may use it");
+    };
+    side_fact("run history table", t.runs, runs_exist);
+    side_fact("pauses table", t.pauses, pauses_exist);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
     if (read_only)
@@ -118,6 +153,17 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         problem(table + " does not exist: run `sqlock init` (needs CREATE on the database)");
     else if (!access_problem.empty())
         problem(access_problem);
+    // A lock table made before sqlock had them: locking works, the rest not.
+    if (table_exists && !runs_exist)
+        problem("run history table " + t.runs + " does not exist (" + table +
+                " predates it): `sqlock run` records no runs and --once-per fails; run `sqlock "
+                "init` (needs CREATE on the database), then " +
+                t.grant_hint());
+    if (table_exists && !pauses_exist)
+        problem("pauses table " + t.pauses + " does not exist (" + table +
+                " predates it): `sqlock pause` fails and nothing is paused; run `sqlock init` "
+                "(needs CREATE on the database), then " +
+                t.grant_hint());
     if (table_exists && collation != "utf8mb4_nopad_bin" && collation != "utf8mb4_0900_bin" &&
         collation != "binary")
         problem("the lockstring column of " + table + " has collation " + collation +

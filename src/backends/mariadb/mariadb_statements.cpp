@@ -322,11 +322,25 @@ std::string lock_counts(const MariaTarget& t) {
            " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t.quoted_table;
 }
 
-std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
-    return "DELETE FROM " + t.quoted_runs + " WHERE started < " + now + " - " + micros(retention) +
+namespace {
+
+// The runs prune_runs() deletes (the runs table unaliased, as MariaDB's
+// single-table DELETE with LIMIT names it).
+std::string prunable_runs(const MariaTarget& t, duration retention) {
+    return "started < " + std::string(now) + " - " + micros(retention) +
            " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
-           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
-           ")) ORDER BY started LIMIT " + std::to_string(batch);
+           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now + "))";
+}
+
+}  // namespace
+
+std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
+    return "DELETE FROM " + t.quoted_runs + " WHERE " + prunable_runs(t, retention) +
+           " ORDER BY started LIMIT " + std::to_string(batch);
+}
+
+std::string count_runs(const MariaTarget& t, duration retention) {
+    return "SELECT COUNT(*) FROM " + t.quoted_runs + " WHERE " + prunable_runs(t, retention);
 }
 
 std::string schema_script(const MariaTarget& t, const std::string& collation) {
@@ -407,6 +421,19 @@ std::string paused(const MariaTarget& t, const std::string& name) {
 std::string pauses(const MariaTarget& t) {
     return "SELECT " + pause_columns() + " FROM " + t.quoted_pauses + " WHERE " + pause_live +
            " ORDER BY name";
+}
+
+std::string purge_pauses(const MariaTarget& t, std::size_t batch) {
+    // One statement: InnoDB reads each row it deletes as it is now, so a
+    // pause renewed meanwhile (live again) stays, and of two reapers at once
+    // the second waits for the first's row locks and finds those rows gone.
+    // ORDER BY makes the LIMIT deterministic for statement-based replication.
+    return "DELETE FROM " + t.quoted_pauses + " WHERE paused_until <= " + now +
+           " ORDER BY paused_until, name LIMIT " + std::to_string(batch);
+}
+
+std::string count_pauses(const MariaTarget& t) {
+    return "SELECT COUNT(*) FROM " + t.quoted_pauses + " WHERE paused_until <= " + now;
 }
 
 std::string exact_collations() {

@@ -84,6 +84,11 @@ std::string resume(const MariaTarget& t, const std::string& name);
 std::string paused(const MariaTarget& t, const std::string& name);
 /// Every pause in force, by name.
 std::string pauses(const MariaTarget& t);
+/// Deletes at most `batch` pauses that have ended (one autocommit DELETE;
+/// affected rows: how many).
+std::string purge_pauses(const MariaTarget& t, std::size_t batch);
+/// One row, one column: how many pauses have ended.
+std::string count_pauses(const MariaTarget& t);
 
 // The run history (backend.hpp). Runs are read with the columns id, name,
 // window_start, host, pid, username, program, fencing_id, started, ended,
@@ -115,6 +120,9 @@ std::string run_counts(const MariaTarget& t);
 /// One row: (held, all rows).
 std::string lock_counts(const MariaTarget& t);
 std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch);
+/// One row, one column: how many runs prune_runs() would delete, all
+/// batches together.
+std::string count_runs(const MariaTarget& t, duration retention);
 
 /// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.
 /// One row per collation the server has.

@@ -382,6 +382,11 @@ std::size_t PgConnection::prune_history_batch(duration retention, std::size_t ba
     return static_cast<std::size_t>(r.affected_rows());
 }
 
+std::size_t PgConnection::count_prunable_runs(duration retention) {
+    pqxx::result r = exec("counting the runs to prune", {}, stmt::count_runs, millis(retention));
+    return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
+}
+
 bool PgConnection::has_pauses() {
     if (pauses_known_) return true;
     pauses_known_ = bounded("looking for the pauses table", {}, [&] {
@@ -413,6 +418,17 @@ std::vector<PauseInfo> PgConnection::pauses() {
     std::vector<PauseInfo> all;
     for (const auto& row : r) all.push_back(read_pause(row));
     return all;
+}
+
+std::size_t PgConnection::purge_expired_pauses_batch(std::size_t batch) {
+    pqxx::result r =
+        exec("deleting expired pauses", {}, stmt::purge_pauses, static_cast<std::int64_t>(batch));
+    return static_cast<std::size_t>(r.affected_rows());
+}
+
+std::size_t PgConnection::count_expired_pauses() {
+    pqxx::result r = exec("counting expired pauses", {}, stmt::count_pauses);
+    return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
 }
 
 std::vector<Row> PgConnection::list(const std::string& prefix, bool expired_only) {

@@ -62,12 +62,15 @@ class PgConnection final : public Connection {
     std::vector<RunCount> run_counts() override;
     LockCounts lock_counts() override;
     std::size_t prune_history_batch(duration retention, std::size_t batch) override;
+    std::size_t count_prunable_runs(duration retention) override;
     bool has_pauses() override;
     PauseInfo pause(const std::string& name, const std::string& paused_by,
                     const std::string& reason, std::optional<duration> for_) override;
     bool resume(const std::string& name) override;
     std::optional<PauseInfo> paused(const std::string& name) override;
     std::vector<PauseInfo> pauses() override;
+    std::size_t purge_expired_pauses_batch(std::size_t batch) override;
+    std::size_t count_expired_pauses() override;
 
   private:
     template <typename... Args>

@@ -13,6 +13,7 @@
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
 #include "postgres_watchdog.hpp"
+#include "schema.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -41,12 +42,39 @@ struct Server {
     bool table_exists = false;
     bool table_grants = false;
     bool sequence_grants = false;
+    bool runs_exist = false;  // the run history table
+    bool runs_grants = false;
+    bool pauses_exist = false;
+    bool pauses_grants = false;
     double clock_difference_ms = 0;  // database minus this host
     double clock_uncertainty_ms = 0;
 };
 
-// One statement: the settings, the table's grants, and the database's clock
-// between two readings of ours (the difference is good to half the round trip).
+// Whether the current user holds every one of the privileges sqlock needs
+// on table `n` (has_table_privilege with a list is true when it holds any).
+std::string all_table_privileges(const std::string& n) {
+    std::string all;
+    for (const char* p : {"SELECT", "INSERT", "UPDATE", "DELETE"})
+        all +=
+            std::string(all.empty() ? "" : " AND ") + "has_table_privilege(" + n + ", '" + p + "')";
+    return all;
+}
+
+// Whether table $N (regclass text) exists, and the grants on it and, with
+// `sequence`, on its id's sequence: two booleans.
+std::string table_grants_sql(const std::string& n, bool sequence) {
+    std::string grants = all_table_privileges(n);
+    if (sequence)
+        grants += " AND pg_get_serial_sequence(" + n +
+                  ", 'id') IS NOT NULL AND has_sequence_privilege(pg_get_serial_sequence(" + n +
+                  ", 'id'), 'USAGE')";
+    return "to_regclass(" + n + ") IS NOT NULL, CASE WHEN to_regclass(" + n +
+           ") IS NULL THEN false ELSE " + grants + " END";
+}
+
+// One statement: the settings, the grants on the table and the tables
+// beside it, and the database's clock between two readings of ours (the
+// difference is good to half the round trip).
 Server read_server(const PgTarget& t, pqxx::connection& conn) {
     using wall = std::chrono::system_clock;
     pqxx::nontransaction tx(conn);
@@ -57,11 +85,15 @@ Server read_server(const PgTarget& t, pqxx::connection& conn) {
         " current_setting('synchronous_standby_names'), current_user::text,"
         " to_regclass($1) IS NOT NULL,"
         " CASE WHEN to_regclass($1) IS NULL THEN false"
-        "  ELSE has_table_privilege($1, 'SELECT,INSERT,UPDATE,DELETE') END,"
-        " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN false"
-        "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
-        " extract(epoch FROM clock_timestamp())::float8",
-        t.quoted_table);
+        "  ELSE " +
+            all_table_privileges("$1") +
+            " END,"
+            " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN "
+            "false"
+            "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
+            " extract(epoch FROM clock_timestamp())::float8, " +
+            table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false),
+        t.quoted_table, t.quoted_runs, t.quoted_pauses);
     const auto after = wall::now();
     Server s;
     s.version = r[0][0].as<std::string>();
@@ -73,6 +105,10 @@ Server read_server(const PgTarget& t, pqxx::connection& conn) {
     s.table_exists = r[0][6].as<bool>();
     s.table_grants = r[0][7].as<bool>();
     s.sequence_grants = r[0][8].as<bool>();
+    s.runs_exist = r[0][10].as<bool>();
+    s.runs_grants = r[0][11].as<bool>();
+    s.pauses_exist = r[0][12].as<bool>();
+    s.pauses_grants = r[0][13].as<bool>();
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -192,6 +228,14 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     fact(table, !s.table_exists                       ? "missing"
                 : s.table_grants && s.sequence_grants ? "present; " + s.user + " may use it"
                                                       : "present; " + s.user + " lacks privileges");
+    const std::string runs = runs_table_name(t.table), pauses = pauses_table_name(t.table);
+    auto side_fact = [&](const std::string& key, bool exists, bool grants) {
+        fact(key, !exists  ? "missing"
+                  : grants ? "present; " + s.user + " may use it"
+                           : "present; " + s.user + " lacks privileges");
+    };
+    side_fact("run history table " + runs, s.runs_exist, s.runs_grants);
+    side_fact("pauses table " + pauses, s.pauses_exist, s.pauses_grants);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
     if (s.in_recovery || s.read_only)
@@ -217,11 +261,42 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         problem("synchronous_commit is '" + s.synchronous_commit +
                 "' though synchronous standbys are configured: a lock taken just before a "
                 "failover can vanish; set it to 'on' (or remote_apply) for the role sqlock uses");
+    // The tables beside it lacking grants too: one line for all, as one
+    // GRANT statement fixes them.
+    std::string also;
+    if (s.runs_exist && !s.runs_grants) also += " and " + runs;
+    if (s.pauses_exist && !s.pauses_grants) also += " and " + pauses;
+    const bool lock_table_grants = s.table_grants && s.sequence_grants;
     if (!s.table_exists)
         problem(table + " does not exist: run `sqlock init` (needs CREATE on the schema)");
-    else if (!s.table_grants || !s.sequence_grants)
-        problem("role " + s.user + " lacks privileges on " + table +
-                ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON SEQUENCE of its id");
+    else if (!lock_table_grants)
+        problem("role " + s.user + " lacks privileges on " + table + also +
+                (also.empty() ? ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON "
+                                "SEQUENCE of its id"
+                              : ": GRANT SELECT, INSERT, UPDATE, DELETE ON each and USAGE ON "
+                                "the sequence of each id column"));
+    // The tables beside it, when it exists (else the line above covers them):
+    // a lock table made before sqlock had them locks as before, but the
+    // history and pauses do not work.
+    if (s.table_exists) {
+        if (!s.runs_exist)
+            problem("run history table " + runs + " does not exist (" + table +
+                    " predates it): `sqlock run` records no runs and --once-per fails; run "
+                    "`sqlock init` (needs CREATE on the schema), then grant the roles that use "
+                    "the lock table the same on it (docs/SECURITY.md)");
+        else if (!s.runs_grants && lock_table_grants)
+            problem("role " + s.user + " lacks privileges on run history table " + runs +
+                    ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON SEQUENCE of its "
+                    "id");
+        if (!s.pauses_exist)
+            problem("pauses table " + pauses + " does not exist (" + table +
+                    " predates it): `sqlock pause` fails and nothing is paused; run `sqlock "
+                    "init` (needs CREATE on the schema), then grant the roles that use the lock "
+                    "table the same on it (docs/SECURITY.md)");
+        else if (!s.pauses_grants && lock_table_grants)
+            problem("role " + s.user + " lacks privileges on pauses table " + pauses +
+                    ": GRANT SELECT, INSERT, UPDATE, DELETE ON it");
+    }
 }
 
 }  // namespace sqlock::detail::postgres

@@ -260,12 +260,15 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::lock_counts,
         "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
 
-    // $1 retention (ms), $2 batch size.
+    // $1 retention (ms), $2 batch size. count_runs counts the same runs.
+    const std::string prunable =
+        "r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
+        " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))";
     out.emplace_back(stmt::prune_runs,
-        "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r"
-        " WHERE r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
-        " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))"
+        "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r WHERE " + prunable +
         " LIMIT $2::bigint)");
+    out.emplace_back(stmt::count_runs,
+        "SELECT count(*) FROM " + R + " AS r WHERE " + prunable);
 
     // Pauses. P is the pauses table; a pause is in force while live.
     const std::string& P = target.quoted_pauses;
@@ -290,6 +293,16 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::pauses,
         "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
         " ORDER BY name COLLATE \"C\"");
+
+    // $1 batch size. As purge: the outer condition is re-checked on a row
+    // that changed meanwhile, so a pause renewed since the subquery saw it
+    // stays; two reapers at once each delete a row at most once between them.
+    const std::string pause_ended = "paused_until <= now()";
+    out.emplace_back(stmt::purge_pauses,
+        "DELETE FROM " + P + " WHERE name IN (SELECT name FROM " + P + " WHERE " + pause_ended +
+        " LIMIT $1::bigint) AND " + pause_ended);
+    out.emplace_back(stmt::count_pauses,
+        "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
     // clang-format on
     std::map<std::string, Statement> by_key;

@@ -42,12 +42,15 @@ constexpr const char* last_success = "sqlock_last_success";
 constexpr const char* run_counts = "sqlock_run_counts";
 constexpr const char* lock_counts = "sqlock_lock_counts";
 constexpr const char* prune_runs = "sqlock_prune_runs";
+constexpr const char* count_runs = "sqlock_count_runs";
 // Pauses (backend.hpp): name, paused_by, reason, created, paused_until (UTC
 // text or NULL); resume returns whether the deleted pause was in force.
 constexpr const char* pause = "sqlock_pause";
 constexpr const char* resume = "sqlock_resume";
 constexpr const char* paused = "sqlock_paused";
 constexpr const char* pauses = "sqlock_pauses";
+constexpr const char* purge_pauses = "sqlock_purge_pauses";
+constexpr const char* count_pauses = "sqlock_count_pauses";
 }  // namespace stmt
 
 /// One statement. `name` is what it is prepared as on the server: its key,

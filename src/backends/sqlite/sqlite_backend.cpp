@@ -114,6 +114,9 @@ enum class sql {
     pause_in_force,
     paused,
     pauses,
+    count_runs,
+    purge_pauses,
+    count_pauses,
     count
 };
 
@@ -126,6 +129,10 @@ constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1
 // Whether a pause is in force.
 constexpr const char* pause_live =
     "(paused_until IS NULL OR julianday(paused_until) > julianday('now'))";
+// Whether a pause has ended: exactly the rows pause_live leaves out (an
+// until no date function can read is not in force, so it is reaped too).
+constexpr const char* pause_ended =
+    "(paused_until IS NOT NULL AND coalesce(julianday(paused_until) <= julianday('now'), 1))";
 
 // The columns of a run (see read_run()), from `where` of the runs `r` joined
 // to their lock rows `l`. A run still marked running whose lock row is gone
@@ -146,6 +153,15 @@ std::string runs_select(const std::string& t, const std::string& r, const std::s
            " julianday(l.expires) > julianday('now') AS llive FROM " +
            r + " AS r LEFT JOIN " + t + " AS l ON l.id = r.fencing_id WHERE " + where +
            " ORDER BY " + inner + ") ORDER BY " + order;
+}
+
+// The runs of history table `r` (as "r") that pruning deletes: started
+// before now + ?1 (a negative modifier), and not still going on under a live
+// lock row of `t`.
+std::string prunable_runs(const std::string& t) {
+    return "r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
+           " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
+           t + " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))";
 }
 
 std::string sql_text(sql kind, const std::string& t, const std::string& r, const std::string& p) {
@@ -251,12 +267,10 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
             return std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
                    " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t;
         case sql::prune_runs:
-            return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
-                   " AS r WHERE r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
-                   " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
-                   t +
-                   " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))"
-                   " LIMIT ?2)";
+            return "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r + " AS r WHERE " +
+                   prunable_runs(t) + " LIMIT ?2)";
+        case sql::count_runs:
+            return "SELECT COUNT(*) FROM " + r + " AS r WHERE " + prunable_runs(t);
         case sql::lose_purged_runs:
             // Before purge_batch, in its transaction: the runs of the rows it
             // is about to delete end with their lease.
@@ -285,6 +299,13 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
         case sql::pauses:
             return "SELECT name, paused_by, reason, created, paused_until FROM " + p + " WHERE " +
                    pause_live + " ORDER BY name";
+        case sql::purge_pauses:
+            // One statement under SQLite's write lock: a pause renewed
+            // before it runs is live again and stays.
+            return "DELETE FROM " + p + " WHERE name IN (SELECT name FROM " + p + " WHERE " +
+                   pause_ended + " LIMIT ?1)";
+        case sql::count_pauses:
+            return "SELECT COUNT(*) FROM " + p + " WHERE " + pause_ended;
         case sql::count:
             break;
     }
@@ -655,6 +676,36 @@ class SqliteConnection final : public Connection {
         return static_cast<std::size_t>(sqlite3_changes(db_));
     }
 
+    /// Whether table `name` (unquoted, as given) exists in the file.
+    bool has_table(const std::string& name) {
+        Statement st = prepare(sql::has_history);  // any table, by name
+        st.bind(1, table_basename(name));
+        return st.step();
+    }
+
+    /// Whether the file may be written (SQLite opens it read-only without a
+    /// word when it may not).
+    bool writable() { return sqlite3_db_readonly(db_, "main") == 0; }
+
+    std::size_t count_prunable_runs(duration retention) override {
+        Statement st = prepare(sql::count_runs);
+        st.bind(1, "-" + seconds_modifier(retention).substr(1));
+        st.step();
+        return static_cast<std::size_t>(st.column_int64(0));
+    }
+
+    std::size_t purge_expired_pauses_batch(std::size_t batch) override {
+        Statement st = prepare(sql::purge_pauses);
+        st.bind(1, static_cast<std::int64_t>(batch)).step();
+        return static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+
+    std::size_t count_expired_pauses() override {
+        Statement st = prepare(sql::count_pauses);
+        st.step();
+        return static_cast<std::size_t>(st.column_int64(0));
+    }
+
     bool has_pauses() override {
         if (pauses_known_) return true;
         Statement st = prepare(sql::has_pauses);
@@ -847,6 +898,37 @@ class SqliteBackend final : public Backend {
     }
     void create_database() override { SqliteConnection(url_, table_, /*create=*/true); }
     std::string name() const override { return "sqlite"; }
+
+    // Beside the usual facts, the tables beside the lock table: one made
+    // before sqlock had a history or pauses locks as before, but those do
+    // not work until `sqlock init` adds them. Access is the file's, one for
+    // all tables.
+    void diagnose(Diagnosis& out) override {
+        Backend::diagnose(out);
+        try {
+            SqliteConnection c(url_, table_, /*create=*/false);
+            // No lock table (or no file): every command reports it, and
+            // init creates all three at once.
+            if (!c.has_table(table_)) return;
+            const std::string access = c.writable() ? "present" : "present; the file is read-only";
+            const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
+            const bool runs_exist = c.has_table(runs), pauses_exist = c.has_table(pauses);
+            out.facts.push_back({"run history table " + runs, runs_exist ? access : "missing"});
+            out.facts.push_back({"pauses table " + pauses, pauses_exist ? access : "missing"});
+            if (!runs_exist)
+                out.problems.push_back("run history table " + runs +
+                                       " does not exist (lock table " + table_ +
+                                       " predates it): `sqlock run` records no runs and "
+                                       "--once-per fails; run `sqlock init`");
+            if (!pauses_exist)
+                out.problems.push_back("pauses table " + pauses + " does not exist (lock table " +
+                                       table_ +
+                                       " predates it): `sqlock pause` fails and nothing is "
+                                       "paused; run `sqlock init`");
+        } catch (const error&) {
+            // A file that cannot be opened: every other command says why.
+        }
+    }
 
   private:
     SqliteUrl url_;
