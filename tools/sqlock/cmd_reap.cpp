@@ -1,8 +1,9 @@
 // sqlock reap: delete expired lock rows, run history older than the
 // retention and pauses that have ended. Expired rows never block anyone (the
 // next acquirer takes them over), nor do ended pauses; reaping only reclaims
-// space and keeps `list` short. Every batch is its own short transaction, so running it from
-// cron on every host at once is safe: each row is deleted by exactly one.
+// space and keeps `list` short. Every batch is its own short transaction, so
+// running it from cron on every host at once is safe: each row is deleted by
+// exactly one.
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "database.hpp"
