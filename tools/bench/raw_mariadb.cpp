@@ -125,9 +125,14 @@ class Statement {
         if (mysql_stmt_bind_param(stmt_, params)) fail("bind");
     }
 
-    // Runs it; the number of rows it changed.
+    // Runs it; the number of rows it changed. InnoDB may pick the statement
+    // as a deadlock victim (INSERT IGNOREs of neighbouring keys from 8
+    // processes do meet in gap locks) and roll it back: a client retries
+    // it, as its manual says, and so does sqlock's backend.
     unsigned long long execute(const char* what) {
-        if (mysql_stmt_execute(stmt_) != 0) fail(what);
+        for (int attempt = 1; mysql_stmt_execute(stmt_) != 0; ++attempt)
+            if (mysql_stmt_errno(stmt_) != 1213 /* ER_LOCK_DEADLOCK */ || attempt == 100)
+                fail(what);
         return mysql_stmt_affected_rows(stmt_);
     }
 
