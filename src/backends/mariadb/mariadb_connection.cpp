@@ -328,11 +328,20 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
     }
 }
 
+// Both side tables in one round trip: `sqlock run` needs both, and each
+// lookup is a round trip on a connection that may be new. A table seen
+// stays known (tables are never dropped); one not seen is looked for again.
+void MariaConnection::learn_side_tables() {
+    auto rs =
+        run(sql::side_tables_exist(*target_), "looking for the history and pauses tables", {});
+    const auto& found = last_rows(*target_, rs, "looking for the history and pauses tables");
+    if (found.rows.empty()) return;
+    history_known_ = history_known_ || text(found.rows[0].at(0)) != "0";
+    pauses_known_ = pauses_known_ || text(found.rows[0].at(1)) != "0";
+}
+
 bool MariaConnection::has_history() {
-    if (history_known_) return true;
-    auto rs = run(sql::history_exists(*target_), "looking for the run history table", {});
-    const auto& found = last_rows(*target_, rs, "looking for the run history table");
-    history_known_ = !found.rows.empty() && text(found.rows[0].at(0)) != "0";
+    if (!history_known_) learn_side_tables();
     return history_known_;
 }
 
@@ -426,10 +435,7 @@ std::size_t MariaConnection::count_prunable_runs(duration retention) {
 }
 
 bool MariaConnection::has_pauses() {
-    if (pauses_known_) return true;
-    auto rs = run(sql::pauses_exists(*target_), "looking for the pauses table", {});
-    const auto& found = last_rows(*target_, rs, "looking for the pauses table");
-    pauses_known_ = !found.rows.empty() && text(found.rows[0].at(0)) != "0";
+    if (!pauses_known_) learn_side_tables();
     return pauses_known_;
 }
 

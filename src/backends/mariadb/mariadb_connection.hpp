@@ -87,6 +87,10 @@ class MariaConnection final : public Connection {
     std::vector<StatementResult> run_transaction(const std::string& sql, const char* doing,
                                                  const std::string& subject);
 
+    /// Looks for the history and pauses tables at once (has_history(),
+    /// has_pauses()).
+    void learn_side_tables();
+
     std::shared_ptr<const MariaTarget> target_;
     clock::time_point deadline_ = clock::time_point::max();
     bool pauses_known_ = false;   // the pauses table was seen

@@ -350,31 +350,28 @@ std::string schema_script(const MariaTarget& t, const std::string& collation) {
     return substitute(sql, "collation", collation);
 }
 
+namespace {
+
+// information_schema's condition for the table `qualified` ("name" in the
+// current database, or "schema.name").
+std::string is_table(const std::string& qualified) {
+    std::size_t dot = qualified.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(qualified.substr(0, dot));
+    const std::string name = dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+    return "(TABLE_SCHEMA = " + schema + " AND TABLE_NAME = " + literal(name) + ")";
+}
+
+}  // namespace
+
 std::string table_exists(const MariaTarget& t) {
-    std::size_t dot = t.table.find('.');
-    const std::string schema =
-        dot == std::string::npos ? "DATABASE()" : literal(t.table.substr(0, dot));
-    const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
-    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
-           " AND TABLE_NAME = " + literal(name);
+    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE " + is_table(t.table);
 }
 
-std::string history_exists(const MariaTarget& t) {
-    std::size_t dot = t.runs.find('.');
-    const std::string schema =
-        dot == std::string::npos ? "DATABASE()" : literal(t.runs.substr(0, dot));
-    const std::string name = dot == std::string::npos ? t.runs : t.runs.substr(dot + 1);
-    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
-           " AND TABLE_NAME = " + literal(name);
-}
-
-std::string pauses_exists(const MariaTarget& t) {
-    std::size_t dot = t.pauses.find('.');
-    const std::string schema =
-        dot == std::string::npos ? "DATABASE()" : literal(t.pauses.substr(0, dot));
-    const std::string name = dot == std::string::npos ? t.pauses : t.pauses.substr(dot + 1);
-    return "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
-           " AND TABLE_NAME = " + literal(name);
+std::string side_tables_exist(const MariaTarget& t) {
+    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
+    return "SELECT COALESCE(SUM(" + runs + "), 0), COALESCE(SUM(" + pauses +
+           "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses;
 }
 
 namespace {

@@ -65,11 +65,9 @@ std::string schema_script(const MariaTarget& t, const std::string& collation);
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);
 
-/// One row, one column: 1 when the run history table exists.
-std::string history_exists(const MariaTarget& t);
-
-/// One row, one column: 1 when the pauses table exists.
-std::string pauses_exists(const MariaTarget& t);
+/// One row, two columns: whether the run history table and the pauses
+/// table exist (1 or 0 each), in one round trip.
+std::string side_tables_exist(const MariaTarget& t);
 
 // Pauses (backend.hpp). Read with the columns name, paused_by, reason,
 // created, paused_until (UTC text or NULL).

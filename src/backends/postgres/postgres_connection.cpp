@@ -307,12 +307,22 @@ std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
     return static_cast<std::size_t>(r.affected_rows());
 }
 
-bool PgConnection::has_history() {
-    if (history_known_) return true;
-    history_known_ = bounded("looking for the run history table", {}, [&] {
+// Both side tables in one round trip: `sqlock run` needs both, and each
+// lookup is a round trip on a connection that may be new. A table seen
+// stays known (tables are never dropped); one not seen is looked for again.
+void PgConnection::learn_side_tables() {
+    const auto [runs, pauses] = bounded("looking for the history and pauses tables", {}, [&] {
         pqxx::nontransaction check(link_.get());
-        return check.exec_params(history_exists_sql, target_->quoted_runs)[0][0].as<bool>();
+        const pqxx::result r =
+            check.exec_params(side_tables_exist_sql, target_->quoted_runs, target_->quoted_pauses);
+        return std::make_pair(r[0][0].as<bool>(), r[0][1].as<bool>());
     });
+    history_known_ = history_known_ || runs;
+    pauses_known_ = pauses_known_ || pauses;
+}
+
+bool PgConnection::has_history() {
+    if (!history_known_) learn_side_tables();
     return history_known_;
 }
 
@@ -388,11 +398,7 @@ std::size_t PgConnection::count_prunable_runs(duration retention) {
 }
 
 bool PgConnection::has_pauses() {
-    if (pauses_known_) return true;
-    pauses_known_ = bounded("looking for the pauses table", {}, [&] {
-        pqxx::nontransaction check(link_.get());
-        return check.exec_params(history_exists_sql, target_->quoted_pauses)[0][0].as<bool>();
-    });
+    if (!pauses_known_) learn_side_tables();
     return pauses_known_;
 }
 

@@ -85,6 +85,10 @@ class PgConnection final : public Connection {
     template <typename F>
     auto bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f());
 
+    /// Looks for the history and pauses tables at once (has_history(),
+    /// has_pauses()).
+    void learn_side_tables();
+
     std::shared_ptr<const PgTarget> target_;
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)

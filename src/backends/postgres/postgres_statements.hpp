@@ -75,7 +75,9 @@ constexpr const char* schema_exists_sql =
     "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
     "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL";
 
-/// One row, one boolean: whether the history table ($1, regclass text) exists.
-constexpr const char* history_exists_sql = "SELECT to_regclass($1) IS NOT NULL";
+/// One row, two booleans: whether the history table ($1) and the pauses
+/// table ($2) exist (regclass text), in one round trip.
+constexpr const char* side_tables_exist_sql =
+    "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL";
 
 }  // namespace sqlock::detail::postgres
