@@ -37,12 +37,14 @@
 #include <sstream>
 #include <thread>
 
+#include "cut_off.hpp"
 #include "relay.hpp"
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
+using reliability::CutOff;
 using reliability::port_of;
 using reliability::Relay;
 using reliability::with_port;
@@ -525,42 +527,6 @@ TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fenc
 }
 
 namespace {
-
-// One holder cut off from the database, whatever the backend: a server is
-// reached through a fault_relay that freezes; an embedded database has its
-// write lock held by another connection. `url` is how the holder reaches it.
-struct CutOff {
-    std::unique_ptr<Relay> relay;
-    std::shared_ptr<void> write_lock;
-    std::string db_url;
-    std::string url;
-
-    /// False (the test is skipped) when the backend has no way to cut off.
-    bool prepare(const std::string& database_url) {
-        db_url = url = database_url;
-        if (sqlock_test::is_server_backend()) {
-            relay = std::make_unique<Relay>(port_of(db_url));
-            url = with_port(db_url, relay->port());
-            return true;
-        }
-        if (sqlock_test::backend_context().hooks.hold_write_lock) return true;
-        sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
-        return false;
-    }
-    void apply() {
-        if (relay)
-            relay->command("freeze");
-        else
-            REQUIRE_NOTHROW(write_lock =
-                                sqlock_test::backend_context().hooks.hold_write_lock(db_url));
-    }
-    void undo() {
-        if (relay)
-            relay->command("pass");
-        else
-            write_lock.reset();
-    }
-};
 
 // The events (names) on `err`, one JSON object a line; fails on a line that
 // is not one.

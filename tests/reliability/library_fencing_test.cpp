@@ -7,10 +7,10 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <thread>
 
+#include "cut_off.hpp"
 #include "relay.hpp"
 #include "reliability_support.hpp"
 
@@ -90,30 +90,16 @@ TEST_CASE("library: on_expiring fires before the row expires by the database clo
     if (!have_epoch_ms()) return;
     auto db = sqlock_test::fresh_database();
     Seen seen;
-    if (!sqlock_test::is_server_backend()) {
-        // Embedded: another connection holds the write lock.
-        const auto hold_write_lock = sqlock_test::backend_context().hooks.hold_write_lock;
-        if (!hold_write_lock) {
-            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
-            return;
-        }
-        auto locker = db.open();
-        auto lock = locker.lock("warned", watched(seen));
-        CHECK(lock.valid_until() > steady::now() + 2s);
-        std::shared_ptr<void> holder;
-        REQUIRE_NOTHROW(holder = hold_write_lock(db.url));
-        check_warning(db, lock, seen);
-        return;
-    }
-    reliability::Relay relay(reliability::port_of(db.url));
-    const std::string url = reliability::with_port(db.url, relay.port());
-    sqlock::Locker locker(url, {.table = db.table});
+    reliability::CutOff cut;
+    if (!cut.prepare(db.url)) return;
+    sqlock::Locker locker(cut.url, {.table = db.table});
     auto lock = locker.lock("warned", watched(seen));
-    relay.command("freeze");
+    CHECK(lock.valid_until() > steady::now() + 2s);
+    cut.apply();
     check_warning(db, lock, seen);
     // The Lock's release cannot get through either: give it up quietly.
     lock.detach();
-    relay.command("pass");
+    cut.undo();
 }
 
 TEST_CASE("library: valid_until counts from when the acquisition or renewal was sent",
@@ -191,37 +177,21 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
     };
     o.on_lost = [&late](const std::string&, std::int64_t) { late.lost = true; };
 
-    auto check_late = [&](sqlock::Lock& lock, const std::function<void()>& undo) {
-        const auto cut_until = lock.valid_until();
-        REQUIRE(eventually([&] { return late.warned.load(); }, 20s));
-        CHECK(late.calls.load() == 0);  // nothing got through yet
-        undo();
-        REQUIRE(eventually([&] { return late.calls.load() > 0; }, 10s));
-        CHECK(late.calls.load() == 1);
-        CHECK(late.failures.load() >= 1);
-        // Sent after the first failure (2 s in), before valid_until.
-        CHECK(late.left_ms.load() > 0);
-        CHECK(late.left_ms.load() <= 4000);
-        CHECK(lock.valid_until() > cut_until);
-        CHECK_FALSE(late.lost.load());
-    };
-    if (!sqlock_test::is_server_backend()) {
-        const auto hold_write_lock = sqlock_test::backend_context().hooks.hold_write_lock;
-        if (!hold_write_lock) {
-            sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
-            return;
-        }
-        auto locker = db.open();
-        auto lock = locker.lock("late", o);
-        std::shared_ptr<void> holder;
-        REQUIRE_NOTHROW(holder = hold_write_lock(db.url));
-        check_late(lock, [&] { holder.reset(); });
-        return;
-    }
-    reliability::Relay relay(reliability::port_of(db.url));
-    const std::string url = reliability::with_port(db.url, relay.port());
-    sqlock::Locker locker(url, {.table = db.table});
+    reliability::CutOff cut;
+    if (!cut.prepare(db.url)) return;
+    sqlock::Locker locker(cut.url, {.table = db.table});
     auto lock = locker.lock("late", o);
-    relay.command("freeze");
-    check_late(lock, [&] { relay.command("pass"); });
+    const auto cut_until = lock.valid_until();
+    cut.apply();
+    REQUIRE(eventually([&] { return late.warned.load(); }, 20s));
+    CHECK(late.calls.load() == 0);  // nothing got through yet
+    cut.undo();
+    REQUIRE(eventually([&] { return late.calls.load() > 0; }, 10s));
+    CHECK(late.calls.load() == 1);
+    CHECK(late.failures.load() >= 1);
+    // Sent after the first failure (2 s in), before valid_until.
+    CHECK(late.left_ms.load() > 0);
+    CHECK(late.left_ms.load() <= 4000);
+    CHECK(lock.valid_until() > cut_until);
+    CHECK_FALSE(late.lost.load());
 }

@@ -1,0 +1,52 @@
+// CutOff — one holder cut off from its database, whatever the backend: a
+// server is reached through a fault_relay that freezes; an embedded
+// database has its write lock held by another connection (the backend's
+// hold_write_lock hook). For the fencing tests of the command and of the
+// library.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "relay.hpp"
+#include "reliability_support.hpp"
+
+namespace reliability {
+
+/// `url` is how the holder reaches the database; `db_url` how everyone
+/// else does.
+struct CutOff {
+    std::unique_ptr<Relay> relay;
+    std::shared_ptr<void> write_lock;
+    std::string db_url;
+    std::string url;
+
+    /// False (the test is skipped) when the backend has no way to cut off.
+    bool prepare(const std::string& database_url) {
+        db_url = url = database_url;
+        if (sqlock_test::is_server_backend()) {
+            relay = std::make_unique<Relay>(port_of(db_url));
+            url = with_port(db_url, relay->port());
+            return true;
+        }
+        if (sqlock_test::backend_context().hooks.hold_write_lock) return true;
+        sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
+        return false;
+    }
+    void apply() {
+        if (relay)
+            relay->command("freeze");
+        else
+            REQUIRE_NOTHROW(write_lock =
+                                sqlock_test::backend_context().hooks.hold_write_lock(db_url));
+    }
+    void undo() {
+        if (relay)
+            relay->command("pass");
+        else
+            write_lock.reset();
+    }
+};
+
+}  // namespace reliability
