@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "current_pid.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
 #include "validate.hpp"
@@ -86,7 +87,7 @@ void LockState::release_row() {
 
 LockState::~LockState() {
     if (heartbeat) {
-        if (getpid() != pid)
+        if (current_pid() != pid)
             heartbeat->abandon();
         else
             heartbeat->stop();
@@ -236,7 +237,7 @@ void Lock::release() {
     if (!state_) return;  // second call: no-op
     std::shared_ptr<detail::LockState> s = std::move(state_);
     // In a forked child: the lock belongs to the parent. Leave it alone.
-    if (getpid() != s->pid) return;
+    if (detail::current_pid() != s->pid) return;
     {
         std::lock_guard<std::mutex> guard(s->locker->holds_mutex);
         if (s->depth > 1) {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend_factory.hpp"
+#include "current_pid.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
 #include "validate.hpp"
@@ -17,7 +18,7 @@ namespace sqlock {
 namespace detail {
 
 LockerState::~LockerState() {
-    if (getpid() != creator_pid) {
+    if (current_pid() != creator_pid) {
         // A forked child must not close the parent's connections: closing a
         // PostgreSQL socket would end the parent's session for it.
         if (hub) hub->abandon();
@@ -210,7 +211,7 @@ class Acquirer {
         st->token = owner.token;
         st->lease = o.expires;
         st->min_hold = o.min_hold;
-        st->pid = getpid();
+        st->pid = current_pid();
         st->thread = std::this_thread::get_id();
         st->on_lost = o.on_lost;
         st->on_expiring = o.on_expiring;
@@ -357,7 +358,7 @@ using detail::Acquirer;
 
 Locker::Locker(const std::string& url, LockerOptions options) {
     auto s = std::make_shared<detail::LockerState>();
-    s->creator_pid = getpid();
+    s->creator_pid = detail::current_pid();
     s->url = detail::parse_database_url(url);
     s->table = options.table;
     s->options = options;

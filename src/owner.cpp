@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "current_pid.hpp"
 #include "sqlock/error.hpp"
 #include "validate.hpp"
 
@@ -53,12 +54,12 @@ std::string random_token() {
     static pid_t seeded_for = 0;
     static std::mt19937_64 engine;
     std::lock_guard<std::mutex> guard(mutex);
-    if (seeded_for != getpid()) {
+    if (seeded_for != current_pid()) {
         std::random_device device;
         std::seed_seq seed{device(), device(), device(), device(),
                            device(), device(), device(), device()};
         engine.seed(seed);
-        seeded_for = getpid();
+        seeded_for = current_pid();
     }
     static const char* hex = "0123456789abcdef";
     std::string token(32, '0');
@@ -94,7 +95,7 @@ nlohmann::json base_owner_json(const std::string& token) {
     static const std::string program = program_name();
     return {
         {"host", host},
-        {"pid", static_cast<long>(getpid())},
+        {"pid", static_cast<long>(current_pid())},
         {"guid", token},
         {"user", json_safe(user)},
         {"program", json_safe(program)},
@@ -111,11 +112,11 @@ std::string owner_json_without_metadata(const std::string& token) {
     static std::string text;
     static std::size_t token_at = 0;
     std::lock_guard<std::mutex> guard(mutex);
-    if (rendered_for != getpid()) {
+    if (rendered_for != current_pid()) {
         const std::string placeholder(32, '#');
         text = base_owner_json(placeholder).dump();
         token_at = text.find(placeholder);
-        rendered_for = getpid();
+        rendered_for = current_pid();
     }
     std::string out = text;
     out.replace(token_at, token.size(), token);

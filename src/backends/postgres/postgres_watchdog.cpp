@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "current_pid.hpp"
+
 namespace sqlock::detail::postgres {
 namespace {
 
@@ -32,9 +34,9 @@ class Watchdog {
         static Watchdog* current = nullptr;
         static pid_t owner = 0;
         std::lock_guard<std::mutex> guard(instance_mutex);
-        if (!current || owner != ::getpid()) {
+        if (!current || owner != current_pid()) {
             current = new Watchdog;
-            owner = ::getpid();
+            owner = current_pid();
         }
         return *current;
     }
