@@ -102,7 +102,8 @@ TEST_CASE("busy names the holder, read in the same statement as the attempt", "[
     }
 }
 
-TEST_CASE("a held name costs one statement per attempt and aborts no transaction", "[pg][serial]") {
+TEST_CASE("a held name costs an attempt and a read of the holder, and aborts no transaction",
+          "[pg][serial]") {
     if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     auto holder = db.open();
@@ -125,13 +126,15 @@ TEST_CASE("a held name costs one statement per attempt and aborts no transaction
     INFO("server log lines of this test's connection: " << ours);
     // Prepared statements are named "<key>/<hash of their SQL>".
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire/") == 101);
+    // The holder is read only when the attempt failed.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot/") == 1);
     // Releases without a minimum hold run the plain DELETE + NOTIFY.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release/") == 0);
     CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
     // Nothing else ran: every logged statement was one of those.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 104);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 204);
     CHECK(pg_test::count(log, prefix + "LOG:  statement:") == 0);
 
     // The statistics of a closed session arrive shortly after it ends.

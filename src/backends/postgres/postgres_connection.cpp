@@ -11,6 +11,7 @@
 #include "postgres_statements.hpp"
 #include "postgres_watchdog.hpp"
 #include "sqlock/error.hpp"
+#include "utc_time.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -29,6 +30,21 @@ Row read_row(const pqxx::row& r, pqxx::row::size_type first) {
 
 std::int64_t millis(duration d) {
     return static_cast<std::int64_t>(d.count());
+}
+
+// Our new row, from its id and created (ms) as the server gave them: the
+// rest is what we sent, and expires is created + lease exactly (now() +
+// the lease on the server), as the other statements would show it.
+Row new_row(std::int64_t id, std::string lockstring, std::int64_t created_ms, duration lease,
+            const std::string& locked_by) {
+    Row row;
+    row.id = id;
+    row.lockstring = std::move(lockstring);
+    row.created = utc_text(created_ms);
+    row.expires = utc_text(created_ms + millis(lease));
+    row.locked_by = locked_by;
+    row.seconds_left = static_cast<double>(millis(lease)) / 1000.0;
+    return row;
 }
 
 // A run from the columns listed in postgres_statements.hpp.
@@ -75,9 +91,17 @@ constexpr std::int64_t all_time_ms = 36600LL * 86400 * 1000;
 }  // namespace
 
 PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
-    : target_(std::move(target)), link_(*target_), statements_(statements(*target_)) {
+    : target_(std::move(target)),
+      link_(*target_),
+      statements_(statements(*target_)),
+      acquire_{&statements_.at(stmt::acquire)},
+      acquire_slot_{&statements_.at(stmt::acquire_slot)},
+      delete_exact_{&statements_.at(stmt::delete_exact)} {
     // Only registers the definitions; libpqxx prepares each on first use.
-    for (const auto& [key, st] : statements_) link_.get().prepare(st.name, st.sql);
+    // The hot path's go through libpq and are prepared there (exec_direct).
+    for (const auto& [key, st] : statements_)
+        if (key != stmt::acquire && key != stmt::acquire_slot && key != stmt::delete_exact)
+            link_.get().prepare(st.name, st.sql);
 }
 
 namespace {
@@ -110,23 +134,11 @@ auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f)
     }
 }
 
-template <typename... Args>
-pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
-                                const char* statement, Args&&... args) {
-    const Statement& st = statements_.at(statement);
+template <typename F>
+auto PgConnection::send(const char* doing, const std::string& subject, F&& f) -> decltype(f()) {
     return bounded(doing, subject, [&] {
         try {
-            if (target_->session_bound()) {
-                try {
-                    pqxx::nontransaction tx(link_.get());
-                    return tx.exec_prepared(st.name, args...);
-                } catch (const pqxx::sql_error& e) {
-                    if (!pooling_symptom(e)) throw;
-                    target_->note_transaction_pooling();
-                }
-            }
-            pqxx::nontransaction tx(link_.get());
-            return tx.exec_params(st.sql, std::forward<Args>(args)...);
+            return f();
         } catch (const pqxx::sql_error& e) {
             // A standby refuses our advisory lock (55000) or our writes
             // (25006): say "read-only" whichever came first.
@@ -134,6 +146,45 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
                 throw pqxx::sql_error(e.what(), e.query(), "25006");
             throw;
         }
+    });
+}
+
+template <typename... Args>
+pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
+                                const char* statement, Args&&... args) {
+    const Statement& st = statements_.at(statement);
+    return send(doing, subject, [&] {
+        if (target_->session_bound()) {
+            try {
+                pqxx::nontransaction tx(link_.get());
+                return tx.exec_prepared(st.name, args...);
+            } catch (const pqxx::sql_error& e) {
+                if (!pooling_symptom(e)) throw;
+                target_->note_transaction_pooling();
+            }
+        }
+        pqxx::nontransaction tx(link_.get());
+        return tx.exec_params(st.sql, std::forward<Args>(args)...);
+    });
+}
+
+PqResult PgConnection::exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
+                                   PqParams params) {
+    return send(doing, subject, [&] {
+        PGconn* conn = link_.raw();
+        if (target_->session_bound()) {
+            try {
+                if (!hot.prepared) {
+                    pq_prepare(conn, hot.st->name, hot.st->sql);
+                    hot.prepared = true;
+                }
+                return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params);
+            } catch (const pqxx::sql_error& e) {
+                if (!pooling_symptom(e)) throw;
+                target_->note_transaction_pooling();
+            }
+        }
+        return pq_exec_params(conn, hot.st->sql, params);
     });
 }
 
@@ -236,38 +287,46 @@ void PgConnection::check_access() {
 
 AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration lease,
                                         const std::string& locked_by) {
-    pqxx::result r =
-        exec("acquiring lock", lockstring, stmt::acquire, lockstring, millis(lease), locked_by);
+    const std::string ms = std::to_string(millis(lease));
+    const std::string key = turn_name(lockstring);
+    PqResult r = exec_direct("acquiring lock", lockstring, acquire_,
+                             {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
     AcquireResult out;
-    if (r.empty()) return out;  // taken meanwhile by a transaction our snapshot missed
-    if (r[0][0].as<bool>())
-        out.acquired = read_row(r[0], 1);
-    else
-        out.holder = read_row(r[0], 1);
+    if (!r.empty()) {
+        out.acquired = new_row(r.int64(0, 0), lockstring, r.int64(0, 1), lease, locked_by);
+        return out;
+    }
+    // Held. By whom, read now: nothing (or an expired row) when it was
+    // released since, and the caller tries again.
+    std::optional<Row> holder = find(lockstring);
+    if (holder && holder->seconds_left > 0) out.holder = std::move(holder);
     return out;
 }
 
 AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capacity, duration lease,
                                              const std::string& locked_by, int* slot_out) {
+    const std::string cap = std::to_string(capacity);
+    const std::string ms = std::to_string(millis(lease));
     // Each lost race means another caller took a slot, so this ends; the
     // bound only guards against slots being freed and retaken forever.
     for (int attempt = 0; attempt <= capacity; ++attempt) {
-        pqxx::result r = exec("acquiring a slot of semaphore", name, stmt::acquire_slot, name,
-                              capacity, millis(lease), locked_by);
-        if (r.empty()) return {};
-        const int kind = r[0][0].as<int>();
-        if (kind == 1) {
+        PqResult r = exec_direct("acquiring a slot of semaphore", name, acquire_slot_,
+                                 {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()});
+        if (!r.empty()) {
             AcquireResult out;
-            out.acquired = read_row(r[0], 1);
+            out.acquired = new_row(r.int64(0, 0), r.text(0, 1), r.int64(0, 2), lease, locked_by);
             *slot_out = std::stoi(out.acquired->lockstring.substr(name.size() + 1));
             return out;
         }
-        if (kind == 2) {
+        // Every slot held (the one that frees first), or the free one we
+        // aimed at was taken concurrently (nothing): look again.
+        pqxx::result h =
+            exec("reading the slots of semaphore", name, stmt::slot_holder, name, capacity);
+        if (!h.empty()) {
             AcquireResult out;
-            out.holder = read_row(r[0], 1);
+            out.holder = read_row(h[0], 0);
             return out;
         }
-        // kind 3: the free slot we aimed at was taken concurrently; look again.
     }
     return {};
 }
@@ -452,7 +511,9 @@ std::optional<Row> PgConnection::find(const std::string& lockstring) {
 }
 
 bool PgConnection::delete_exact(std::int64_t id, const std::string& locked_by) {
-    return !exec("deleting lock id", std::to_string(id), stmt::delete_exact, id, locked_by).empty();
+    const std::string text = std::to_string(id);
+    return !exec_direct("deleting lock id", text, delete_exact_, {text.c_str(), locked_by.c_str()})
+                .empty();
 }
 
 }  // namespace sqlock::detail::postgres

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "postgres_libpq.hpp"
 #include "postgres_link.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_target.hpp"
@@ -73,9 +74,24 @@ class PgConnection final : public Connection {
     std::size_t count_expired_pauses() override;
 
   private:
+    /// A statement of the hot path, sent through libpq (postgres_libpq.hpp),
+    /// and whether it is prepared on this connection yet.
+    struct HotStatement {
+        const Statement* st;
+        bool prepared = false;
+    };
+
+    /// Runs `f` (which sends statements) bounded, with a standby's refusal
+    /// told as "read-only".
+    template <typename F>
+    auto send(const char* doing, const std::string& subject, F&& f) -> decltype(f());
+    /// A statement through libpqxx: prepared, or unnamed through a pooler.
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
                       Args&&... args);
+    /// A hot statement through libpq, the same way.
+    PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
+                         PqParams params);
     /// Whether the server is a standby or read-only; false if that cannot
     /// be told. Only asked on the error path.
     bool read_only();
@@ -92,6 +108,7 @@ class PgConnection final : public Connection {
     std::shared_ptr<const PgTarget> target_;
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
+    HotStatement acquire_, acquire_slot_, delete_exact_;
     clock::time_point deadline_ = clock::time_point::max();
     bool pauses_known_ = false;   // the pauses table was seen
     bool history_known_ = false;  // the history table was seen (tables are never dropped)

@@ -75,7 +75,7 @@ std::string table_grants_sql(const std::string& n, bool sequence) {
 // One statement: the settings, the grants on the table and the tables
 // beside it, and the database's clock between two readings of ours (the
 // difference is good to half the round trip).
-Server read_server(const PgTarget& t, pqxx::connection& conn) {
+Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     using wall = std::chrono::system_clock;
     pqxx::nontransaction tx(conn);
     const auto before = wall::now();
@@ -128,7 +128,7 @@ long backend_pid(pqxx::transaction_base& tx) {
 // another; through a transaction pooler, `b` is handed the session `a` just
 // gave back (PgBouncer reuses the most recent one), or `a` moves. A pooler in
 // statement mode refuses the transaction outright.
-bool sessions_move(pqxx::connection& a, pqxx::connection& b) {
+bool sessions_move(pqxx::connection_base& a, pqxx::connection_base& b) {
     long first, second, other;
     {
         pqxx::nontransaction tx(a);
@@ -150,14 +150,14 @@ bool sessions_move(pqxx::connection& a, pqxx::connection& b) {
 // Other clients of a pooler can take the session `a` gives back before `b`
 // does, hiding the move: try a few times. Directly or through a session
 // pooler no attempt can show a move, so this only removes false negatives.
-bool sessions_move_ever(pqxx::connection& a, pqxx::connection& b) {
+bool sessions_move_ever(pqxx::connection_base& a, pqxx::connection_base& b) {
     for (int attempt = 0; attempt < 5; ++attempt)
         if (sessions_move(a, b)) return true;
     return false;
 }
 
 // Whether a notification sent on `b` reaches a LISTEN on `a` within 2 s.
-bool notifications_arrive(pqxx::connection& a, pqxx::connection& b) {
+bool notifications_arrive(pqxx::connection_base& a, pqxx::connection_base& b) {
     const std::string channel = "sqlock_doctor_" + std::to_string(getpid());
     Probe probe(a, channel);
     {

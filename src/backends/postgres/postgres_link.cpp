@@ -3,13 +3,31 @@
 #include "postgres_error.hpp"
 
 namespace sqlock::detail::postgres {
+namespace {
+
+// The handle the policy last completed on this thread. A connection is made
+// by one thread from start to end, and Link reads this right after its
+// connection's constructor returns, before the thread can make another.
+thread_local PGconn* last_completed = nullptr;
+
+}  // namespace
+
+HandleKeepingConnect::handle HandleKeepingConnect::do_completeconnect(handle orig) {
+    handle h = pqxx::connect_direct::do_completeconnect(orig);
+    last_completed = h;
+    return h;
+}
 
 Link::Link(const PgTarget& target) {
+    last_completed = nullptr;
     try {
-        conn_ = std::make_unique<pqxx::connection>(target.conninfo);
+        conn_ = std::make_unique<PgConn>(target.conninfo);
     } catch (...) {
+        last_completed = nullptr;
         rethrow_connect_error(target);
     }
+    raw_ = last_completed;
+    last_completed = nullptr;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     // Deprecated in libpqxx 6 because 7 removed reactivation altogether,

@@ -10,7 +10,15 @@
 //
 // Server notices ("relation already exists, skipping") are dropped: sqlock
 // reports through exceptions, and a library must not write to stderr.
+//
+// The link also hands out libpq's own handle (raw()), for the few statements
+// on the lock's hot path that sqlock sends through libpq directly
+// (postgres_libpq.hpp): libpqxx 6.4 offers no public way to it, so the
+// connection is made with a connection policy that keeps the handle libpq
+// gave it. With reactivation off, the handle lives as long as the link.
 #pragma once
+
+#include <libpq-fe.h>
 
 #include <memory>
 #include <pqxx/connection>
@@ -19,6 +27,15 @@
 #include "postgres_target.hpp"
 
 namespace sqlock::detail::postgres {
+
+/// libpqxx's direct connection policy, keeping the libpq handle it makes.
+class HandleKeepingConnect : public pqxx::connect_direct {
+  public:
+    explicit HandleKeepingConnect(const std::string& opts) : pqxx::connect_direct(opts) {}
+    handle do_completeconnect(handle orig) override;
+};
+
+using PgConn = pqxx::basic_connection_base<HandleKeepingConnect>;
 
 class Link {
   public:
@@ -29,11 +46,15 @@ class Link {
     Link(const Link&) = delete;
     Link& operator=(const Link&) = delete;
 
-    pqxx::connection& get() const noexcept { return *conn_; }
+    pqxx::connection_base& get() const noexcept { return *conn_; }
+
+    /// libpq's handle of this connection (never null once constructed).
+    PGconn* raw() const noexcept { return raw_; }
 
   private:
-    std::unique_ptr<pqxx::connection> conn_;
+    std::unique_ptr<PgConn> conn_;
     std::unique_ptr<pqxx::errorhandler> quiet_;  // destroyed before conn_
+    PGconn* raw_ = nullptr;
 };
 
 }  // namespace sqlock::detail::postgres

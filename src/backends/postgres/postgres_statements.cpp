@@ -35,6 +35,10 @@ std::string columns(const std::string& t) {
            ".expires > now() THEN 1e13::float8 ELSE -1e13::float8 END";
 }
 
+// A new row's created, in milliseconds since the epoch (floored, as to_char's
+// MS is): the client writes it, and expires = created + lease, as UTC text.
+const std::string created_ms = "floor(extract(epoch FROM t.created) * 1000)::bigint";
+
 std::string millis(const char* param) {
     return std::string("(") + param + "::bigint * interval '1 millisecond')";
 }
@@ -44,25 +48,32 @@ std::string millis(const char* param) {
 // new, larger id: the fencing token never repeats. A live row is left alone
 // by the WHERE, without an error or an aborted transaction. (A failed attempt
 // still draws an id, which leaves gaps; ids only need to grow.)
-std::string upsert(const std::string& table, const std::string& rows) {
+std::string upsert(const std::string& table, const std::string& rows,
+                   const std::string& returning = "t.id, " + created_ms) {
     return "INSERT INTO " + table + " AS t (lockstring, created, expires, locked_by) " + rows +
            " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id,"
            " created = excluded.created, expires = excluded.expires,"
            " locked_by = excluded.locked_by WHERE t.expires <= now() RETURNING " +
-           columns("t");
+           returning;
 }
 
 // Ids must grow in the order holders get a name, or a fencing resource would
 // turn away the rightful holder. nextval() alone does not promise that: an
 // attempt can draw its id, stall, and insert after a later-drawn id was
 // acquired and released. So each attempt first takes a transaction-level
-// advisory lock on (table, name) and only then draws its id (the proposed
-// row is built from the `turn` row, after the lock). The table part is its
-// OID, so "locks" and "public.locks" agree; slots of a semaphore share their
-// semaphore's key, so "x#2" locks with "x". Held for the one short statement.
+// advisory lock on (table, name) and only then draws its id: the INSERT's
+// rows are selected FROM `turn`, so its row, and the lock, come before the
+// projection that draws nextval(). The table part is its OID, so "locks"
+// and "public.locks" agree; it is a constant, folded once per plan, and,
+// being in the WITH clause, it is looked up before the INSERT's target: a
+// missing schema is reported as such (3F000), not as a missing table. Slots
+// of a semaphore share their semaphore's key ("x#2" locks with "x"): the
+// caller passes the name without its "#N" (turn_name()), which is what
+// sqlock before 0.2 computed on the server with regexp_replace, so old and
+// new clients take the same lock. Held for the one short statement.
 std::string turn(const std::string& quoted_table, const std::string& key) {
-    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
-           "'::regclass::oid::text), hashtext(" + key + ")))";
+    return "WITH turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
+           "'::regclass::oid::text), hashtext(" + key + "))) ";
 }
 
 // FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
@@ -112,6 +123,13 @@ std::string utc_param(const char* param) {
 
 }  // namespace
 
+std::string turn_name(const std::string& lockstring) {
+    std::size_t i = lockstring.size();
+    while (i > 0 && lockstring[i - 1] >= '0' && lockstring[i - 1] <= '9') --i;
+    if (i == lockstring.size() || i == 0 || lockstring[i - 1] != '#') return lockstring;
+    return lockstring.substr(0, i - 1);
+}
+
 std::map<std::string, Statement> statements(const PgTarget& target) {
     const std::string& T = target.quoted_table;
     // Table and channel are validated identifier text: safe in a literal.
@@ -120,36 +138,34 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     std::vector<std::pair<std::string, std::string>> out;
     // clang-format off
 
-    // $1 lockstring, $2 lease ms, $3 locked_by. One round trip whatever the
-    // outcome: our new row (true, ...), or the holder's (false, ...). The
-    // holder is read from the statement's snapshot; a row inserted by a
-    // concurrent transaction after it may be missing, then nothing returns.
+    // $1 lockstring, $2 lease ms, $3 locked_by, $4 turn name. Our new row's
+    // id and created (ms since the epoch, floored as to_char's MS is) or
+    // nothing: everything else in the row is the caller's own input. The
+    // holder, when there is one, is read by `find` afterwards, on the path
+    // that is about to wait or give up anyway.
     out.emplace_back(stmt::acquire,
-        "WITH " + turn(T, "regexp_replace($1::text, '#[0-9]+$', '')") +
-        ", ins AS (" +
-            upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn") +
-        ") SELECT true, * FROM ins"
-        " UNION ALL SELECT false, " + cols + " FROM " + T + " AS t"
-        " WHERE t.lockstring = $1::text AND NOT EXISTS (SELECT 1 FROM ins)");
+        turn(T, "$4::text") +
+        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"));
 
     // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
-    // expired slot in one statement. Rows come back as (kind, row...):
-    //   1: acquired; 2: all slots held, the one that frees first;
-    //   3: the candidate slot was taken concurrently (try again).
+    // expired slot in one statement: (id, lockstring, created ms), or
+    // nothing when no slot was free or the free one was taken concurrently
+    // (slot_holder tells which).
     out.emplace_back(stmt::acquire_slot,
-        "WITH " + turn(T, "$1::text") +
-        ", slots AS (SELECT g.n, $1::text || '#' || g.n AS ls"
-            " FROM turn, generate_series(1, $2::int) AS g(n))"
-        ", cand AS (SELECT s.ls FROM slots s LEFT JOIN " + T + " AS t ON t.lockstring = s.ls"
-            " WHERE t.id IS NULL OR t.expires <= now() ORDER BY s.n LIMIT 1)"
-        ", ins AS (" +
-            upsert(T, "SELECT cand.ls, now(), now() + " + millis("$3") + ", $4::text FROM cand") +
-        ") SELECT 1, * FROM ins"
-        " UNION ALL (SELECT 2, " + cols + " FROM " + T + " AS t"
-            " WHERE t.lockstring IN (SELECT ls FROM slots) AND NOT EXISTS (SELECT 1 FROM cand)"
-            " ORDER BY t.expires LIMIT 1)"
-        " UNION ALL SELECT 3, NULL, cand.ls, NULL, NULL, NULL, NULL FROM cand"
-            " WHERE NOT EXISTS (SELECT 1 FROM ins)");
+        turn(T, "$1::text") +
+        upsert(T, "SELECT cand.ls, now(), now() + " + millis("$3") + ", $4::text FROM turn,"
+               " (SELECT s.ls FROM (SELECT g.n, $1::text || '#' || g.n AS ls"
+               " FROM generate_series(1, $2::int) AS g(n)) AS s LEFT JOIN " + T +
+               " AS x ON x.lockstring = s.ls WHERE x.id IS NULL OR x.expires <= now()"
+               " ORDER BY s.n LIMIT 1) AS cand", "t.id, t.lockstring::text, " + created_ms));
+
+    // $1 name, $2 capacity. When every slot is held: the one that frees
+    // first. Nothing when a slot is free (or expired): try again.
+    out.emplace_back(stmt::slot_holder,
+        "WITH live AS (SELECT x.* FROM generate_series(1, $2::int) AS g(n) JOIN " + T +
+        " AS x ON x.lockstring = $1::text || '#' || g.n WHERE x.expires > now())"
+        " SELECT " + cols + " FROM live AS t WHERE (SELECT count(*) FROM live) >= $2::int"
+        " ORDER BY t.expires LIMIT 1");
 
     // $1 id, $2 locked_by, $3 min_hold ms. Keeps the row until created +
     // min_hold while that is still ahead, else deletes it; either way tells
@@ -197,9 +213,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
 
     // $1 id, $2 locked_by. Deleting frees the lock: tell the listeners.
     out.emplace_back(stmt::delete_exact,
-        "WITH d AS (DELETE FROM " + T +
-            " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text RETURNING lockstring)"
-        " SELECT " + notify + " FROM d");
+        "DELETE FROM " + T + " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
+        " RETURNING " + notify);
 
     // The run history. R is the runs table.
     const std::string& R = target.quoted_runs;

@@ -23,6 +23,7 @@ namespace sqlock::detail::postgres {
 namespace stmt {
 constexpr const char* acquire = "sqlock_acquire";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
+constexpr const char* slot_holder = "sqlock_slot_holder";
 constexpr const char* release = "sqlock_release";
 constexpr const char* renew = "sqlock_renew";
 constexpr const char* is_held = "sqlock_is_held";
@@ -62,6 +63,11 @@ struct Statement {
     std::string name;
     std::string sql;
 };
+
+/// The name a lockstring's advisory lock is keyed on: the lockstring
+/// without a trailing "#N" (N one or more ASCII digits), so that a
+/// semaphore's slots share their semaphore's key.
+std::string turn_name(const std::string& lockstring);
 
 /// Every statement for `target`'s table, by key (stmt::...).
 std::map<std::string, Statement> statements(const PgTarget& target);

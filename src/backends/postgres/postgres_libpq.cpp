@@ -1,0 +1,62 @@
+#include "postgres_libpq.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <pqxx/except>
+#include <vector>
+
+namespace sqlock::detail::postgres {
+namespace {
+
+// As libpqxx reports it: a link that is gone (or a result that never came)
+// is broken_connection; anything the server said is sql_error with its
+// SQLSTATE.
+PqResult checked(PGconn* conn, PGresult* res, const std::string& query) {
+    PqResult out(res);
+    const ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return out;
+    if (!res || PQstatus(conn) == CONNECTION_BAD) {
+        const char* msg = res ? PQresultErrorMessage(res) : "";
+        throw pqxx::broken_connection(*msg ? msg : PQerrorMessage(conn));
+    }
+    const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    throw pqxx::sql_error(PQresultErrorMessage(res), query, state);
+}
+
+std::vector<const char*> values(PqParams params) {
+    return std::vector<const char*>(params.begin(), params.end());
+}
+
+}  // namespace
+
+std::int64_t PqResult::int64(int row, int col) const {
+    const char* s = text(row, col);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s, s + std::strlen(s), v);
+    if (ec != std::errc() || *end != '\0')
+        throw pqxx::conversion_error(std::string("not an integer: '") + s + "'");
+    return v;
+}
+
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql) {
+    checked(conn, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr), sql);
+}
+
+PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
+                          PqParams params) {
+    const auto v = values(params);
+    return checked(conn,
+                   PQexecPrepared(conn, name.c_str(), static_cast<int>(v.size()), v.data(), nullptr,
+                                  nullptr, 0),
+                   sql);
+}
+
+PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params) {
+    const auto v = values(params);
+    return checked(conn,
+                   PQexecParams(conn, sql.c_str(), static_cast<int>(v.size()), nullptr, v.data(),
+                                nullptr, nullptr, 0),
+                   sql);
+}
+
+}  // namespace sqlock::detail::postgres

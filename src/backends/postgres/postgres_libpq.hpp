@@ -1,0 +1,53 @@
+// The lock's hot path through libpq itself: acquire and release.
+//
+// Why not libpqxx, as everywhere else: measured on this project's machine
+// (docs/benchmarks.md, "Session 6"), libpqxx 6.4 reads the socket twice more
+// per statement than libpq needs (two recvfrom calls that find nothing, 12000
+// of them for 3000 acquire+release cycles against none for libpq's own
+// PQexecPrepared), on top of its result objects. With 8 processes on 2 cores
+// those system calls take CPU from the server, which is the limit there.
+// The statements are still the ones in postgres_statements.cpp; only the way
+// they travel differs. Failures are thrown as libpqxx's exceptions
+// (pqxx::sql_error with the SQLSTATE, pqxx::broken_connection), so that one
+// mapping (postgres_error.hpp) serves both paths.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+namespace sqlock::detail::postgres {
+
+/// A PGresult that owns itself.
+class PqResult {
+  public:
+    explicit PqResult(PGresult* r) noexcept : r_(r) {}
+    int rows() const noexcept { return PQntuples(r_.get()); }
+    bool empty() const noexcept { return rows() == 0; }
+    const char* text(int row, int col) const noexcept { return PQgetvalue(r_.get(), row, col); }
+    std::int64_t int64(int row, int col) const;
+
+  private:
+    struct Clear {
+        void operator()(PGresult* r) const noexcept { PQclear(r); }
+    };
+    std::unique_ptr<PGresult, Clear> r_;
+};
+
+/// Parameters as text, as libpq sends them.
+using PqParams = std::initializer_list<const char*>;
+
+/// PREPARE `name` AS `sql` on `conn`.
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql);
+
+/// Runs the prepared statement `name` (`sql` is for error reports).
+PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
+                          PqParams params);
+
+/// Runs `sql` as an unnamed statement (parsed every time).
+PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params);
+
+}  // namespace sqlock::detail::postgres
