@@ -171,7 +171,7 @@ std::string sql_text(sql kind, const std::string& t, const std::string& r, const
         case sql::insert:
             return "INSERT INTO " + t + " (lockstring, created, expires, locked_by) VALUES (?1, " +
                    now + ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)" +
-                   " ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
+                   " ON CONFLICT (lockstring) DO NOTHING RETURNING id, created, expires";
         case sql::delete_expired:
             return "DELETE FROM " + t + " WHERE lockstring = ?1 AND " + dead;
         case sql::keep_until_min_hold:
@@ -795,16 +795,20 @@ class SqliteConnection final : public Connection {
         return runs;
     }
 
-    // Waits for another connection's write lock in 1 ms steps up to the busy
-    // timeout. SQLite's own handler sleeps up to 100 ms at a time, so a
-    // waiter tends to wake in the middle of the next writer's transaction
-    // (a reaper's batches, another process's acquire) and lose again.
+    // Waits for another connection's write lock up to the busy timeout:
+    // 1 ms, 2 ms, then 5 ms at a time. SQLite's own handler sleeps up to
+    // 100 ms at a time, so a waiter tends to wake in the middle of the next
+    // writer's transaction (a reaper's batches, another process's acquire)
+    // and lose again; a waiter that wakes every 1 ms for as long as it waits
+    // keeps every waiter contending, and with 8 processes on 2 cores the
+    // holder of the write lock, preempted, is woken last (docs/benchmarks.md,
+    // "Session 6").
     static int on_busy(void* self, int attempts) {
         auto* c = static_cast<SqliteConnection*>(self);
         auto now = std::chrono::steady_clock::now();
         if (attempts == 0) c->busy_since_ = now;
         if (now - c->busy_since_ >= c->busy_timeout_ || now >= c->deadline_) return 0;
-        sqlite3_sleep(1);
+        sqlite3_sleep(attempts == 0 ? 1 : attempts == 1 ? 2 : 5);
         return 1;
     }
 
@@ -833,9 +837,19 @@ class SqliteConnection final : public Connection {
         Statement st = prepare(sql::insert);
         st.bind(1, lockstring).bind(2, seconds_modifier(lease)).bind(3, locked_by);
         if (!st.step()) return std::nullopt;
-        Row row = read_row(st);
+        // Only what the database chose comes back: the rest is ours, and a
+        // new row has its whole lease left. Less work while this statement
+        // holds the write lock (it commits at its last step), which every
+        // other process waits for.
+        Row row;
+        row.id = st.column_int64(0);
+        row.created = st.column_text(1);
+        row.expires = st.column_text(2);
         while (st.step()) {
         }
+        row.lockstring = lockstring;
+        row.locked_by = locked_by;
+        row.seconds_left = static_cast<double>(lease.count()) / 1000.0;
         return row;
     }
 
