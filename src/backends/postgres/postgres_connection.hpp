@@ -2,11 +2,14 @@
 //
 // Each operation is one prepared statement in autocommit mode (a
 // pqxx::nontransaction sends no BEGIN/COMMIT), so the common case of every
-// operation is one round trip. Statements are prepared lazily by libpqxx on
-// first use, once per connection. Through a pooler in transaction or
-// statement mode (PgTarget::session_bound() is false), prepared statements
-// do not survive the transaction: each is then sent unnamed, with its text
-// (PQexecParams: still one round trip, parsed every time).
+// operation is one round trip; a failed acquisition adds a second, which
+// reads the holder. Statements are prepared lazily on first use, once per
+// connection: by libpqxx, except the hot path's (acquire, acquire_slot,
+// delete_exact), which go through libpq directly (postgres_libpq.hpp says
+// why). Through a pooler in transaction or statement mode
+// (PgTarget::session_bound() is false), prepared statements do not survive
+// the transaction: each is then sent unnamed, with its text (PQexecParams:
+// still one round trip, parsed every time).
 //
 // A broken link is reported as errc::connection (never silently re-opened):
 // the pool then discards this connection and retries once on a new one. So
