@@ -4,6 +4,8 @@
 // overlaps the purge is what other clients suffer meanwhile. For comparison:
 // the same rows deleted by one DELETE statement, and the probe's worst cycle
 // while nothing else runs.
+#include <unistd.h>
+
 #include <atomic>
 #include <stdexcept>
 
@@ -103,6 +105,13 @@ void bench_reaper(Context& ctx, const BackendTarget& target) {
     prober.start_together(*line);
     const auto pause = [&](double seconds) { sleep_ns(static_cast<std::int64_t>(seconds * 1e9)); };
 
+    // The bulk load above (and the sections before, on any backend) leave
+    // hundreds of MB of dirty pages. Their writeback, while the probe
+    // writes, stalled its cycles by 50-250 ms in both windows, idle or
+    // purging alike (printing every cycle over 20 ms showed it; see
+    // docs/benchmarks.md, "Session 6"). The reaper's effect is measured from
+    // a flushed page cache, not on top of the benchmark's own bulk load.
+    ::sync();
     Window idle{now_ns(), 0};
     pause(ctx.scale.probe_idle_seconds);
     idle.end_ns = now_ns();
