@@ -457,8 +457,12 @@ std::size_t Locker::purge_expired(std::size_t batch_size) {
         if (n < batch_size) return total;
         // Leave the database to everybody else for as long as the batch held
         // its write lock, so a large purge never starves acquirers: they get
-        // at least half of the time.
-        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
+        // at least half of the time. And never less than 6 ms: longer than
+        // the longest step of a busy wait (SQLite's: 5 ms), so that a waiter
+        // asleep during the batch wakes inside the pause, not in the next
+        // batch.
+        std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
+            std::chrono::steady_clock::now() - started, std::chrono::milliseconds(6)));
     }
 }
 

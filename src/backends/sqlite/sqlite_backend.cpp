@@ -796,20 +796,20 @@ class SqliteConnection final : public Connection {
     }
 
     // Waits for another connection's write lock up to the busy timeout:
-    // 1 ms, then 2 ms at a time. SQLite's own handler sleeps up to 100 ms at
-    // a time, so a waiter tends to wake in the middle of the next writer's
-    // transaction (a reaper's batches, another process's acquire) and lose
-    // again. A waiter waking every 1 ms for as long as it waits, though,
-    // keeps every waiter contending: with 8 processes on 2 cores the holder
-    // of the write lock, preempted, got a core last (docs/benchmarks.md,
-    // "Session 6"). 5 ms steps did better for 8 processes, but once let the
-    // reaper's probe miss the pauses between batches (85 ms).
+    // 1 ms, 2 ms, then 5 ms at a time. SQLite's own handler sleeps up to
+    // 100 ms at a time, so a waiter tends to wake in the middle of the next
+    // writer's transaction (a reaper's batches, another process's acquire)
+    // and lose again; the reaper pauses at least 6 ms between batches
+    // (Locker::purge_expired) so that a 5 ms sleep ends inside a pause. A
+    // waiter waking every 1 ms for as long as it waits, though, keeps every
+    // waiter contending: with 8 processes on 2 cores the holder of the write
+    // lock, preempted, got a core last (docs/benchmarks.md, "Session 6").
     static int on_busy(void* self, int attempts) {
         auto* c = static_cast<SqliteConnection*>(self);
         auto now = std::chrono::steady_clock::now();
         if (attempts == 0) c->busy_since_ = now;
         if (now - c->busy_since_ >= c->busy_timeout_ || now >= c->deadline_) return 0;
-        sqlite3_sleep(attempts == 0 ? 1 : 2);
+        sqlite3_sleep(attempts == 0 ? 1 : attempts == 1 ? 2 : 5);
         return 1;
     }
 
