@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <ctime>
 #include <thread>
 
 #include "lock_state.hpp"
@@ -46,21 +45,51 @@ namespace detail {
 
 // Milliseconds since the epoch as the databases write times: UTC
 // "YYYY-MM-DD HH:MM:SS.mmm". Arithmetic on a value the database gave, never
-// the client's clock.
+// the client's clock. Written by hand (days to a civil date: H. Hinnant's
+// algorithm) rather than with gmtime_r and snprintf: it is on the acquire
+// path twice per PostgreSQL lock, and gmtime_r takes glibc's time zone lock.
 std::string utc_text(std::int64_t ms) {
     std::int64_t secs = ms / 1000, rest = ms % 1000;
     if (rest < 0) {
         rest += 1000;
         secs -= 1;
     }
-    std::time_t t = static_cast<std::time_t>(secs);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(rest));
-    return buf;
+    std::int64_t days = secs / 86400, day_secs = secs % 86400;
+    if (day_secs < 0) {
+        day_secs += 86400;
+        days -= 1;
+    }
+    const std::int64_t z = days + 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const std::int64_t doe = z - era * 146097;
+    const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const std::int64_t mp = (5 * doy + 2) / 153;
+    const std::int64_t day = doy - (153 * mp + 2) / 5 + 1;
+    const std::int64_t month = mp < 10 ? mp + 3 : mp - 9;
+    const std::int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+    if (year < 0 || year > 9999) {  // not a time sqlock writes: the slow, general way
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%lld-%02lld-%02lld %02lld:%02lld:%02lld.%03lld",
+                      static_cast<long long>(year), static_cast<long long>(month),
+                      static_cast<long long>(day), static_cast<long long>(day_secs / 3600),
+                      static_cast<long long>(day_secs / 60 % 60),
+                      static_cast<long long>(day_secs % 60), static_cast<long long>(rest));
+        return buf;
+    }
+    char text[] = "0000-00-00 00:00:00.000";
+    auto put = [&](int at, std::int64_t value, int digits) {
+        for (int i = digits - 1; i >= 0; --i, value /= 10)
+            text[at + i] = static_cast<char>('0' + value % 10);
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, day_secs / 3600, 2);
+    put(14, day_secs / 60 % 60, 2);
+    put(17, day_secs % 60, 2);
+    put(20, rest, 3);
+    return std::string(text, sizeof text - 1);
 }
 
 std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::int64_t offset_ms) {
