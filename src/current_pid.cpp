@@ -1,29 +1,44 @@
 #include "current_pid.hpp"
 
-#include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <new>
 
 namespace sqlock::detail {
 namespace {
 
-std::atomic<pid_t> cached{0};
+struct Cache {
+    std::atomic<pid_t> pid{0};  // 0: not known (a wiped page reads as zeros)
+};
 
-void forget() noexcept {
-    cached.store(0, std::memory_order_relaxed);
+// The page, or null when the kernel cannot wipe it in a child.
+Cache* cache() noexcept {
+    static Cache* const page = []() -> Cache* {
+        const long size = ::sysconf(_SC_PAGESIZE);
+        if (size <= 0) return nullptr;
+        void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return nullptr;
+        if (::madvise(p, static_cast<std::size_t>(size), MADV_WIPEONFORK) != 0) {
+            ::munmap(p, static_cast<std::size_t>(size));
+            return nullptr;
+        }
+        return new (p) Cache;
+    }();
+    return page;
 }
 
 }  // namespace
 
 pid_t current_pid() noexcept {
-    pid_t pid = cached.load(std::memory_order_relaxed);
+    Cache* c = cache();
+    if (!c) return ::getpid();
+    pid_t pid = c->pid.load(std::memory_order_relaxed);
     if (pid != 0) return pid;
-    // Registered before the first value is cached, so no fork can come
-    // between a cached value and the handler that forgets it.
-    static const bool registered = (pthread_atfork(nullptr, nullptr, forget) == 0);
     pid = ::getpid();
-    if (registered) cached.store(pid, std::memory_order_relaxed);
+    c->pid.store(pid, std::memory_order_relaxed);
     return pid;
 }
 

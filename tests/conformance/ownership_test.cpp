@@ -1,6 +1,9 @@
 // Ownership: release and renew touch only our own row; forks leave it alone.
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -98,6 +101,29 @@ TEST_CASE("a Lock destroyed in a forked child leaves the parent's lock alone", "
         _exit(0);
     }
     REQUIRE(sqlock_test::wait_child(pid, std::chrono::seconds(30)) == 0);
+    CHECK(lock.held());
+    auto info = locker.show("parent");
+    REQUIRE(info);
+    CHECK(info->id == lock.id());
+}
+
+TEST_CASE("a child made without fork handlers knows it is not its parent", "[ownership]") {
+    // _Fork() and a raw clone run no pthread_atfork handlers: the library's
+    // cached process id must still be the child's, or the child would take
+    // the parent's row for its own (and release it here).
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("parent");
+    std::fflush(nullptr);
+    const long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        {
+            sqlock::Lock inherited = std::move(lock);  // destroyed here, in the child
+        }
+        _exit(0);
+    }
+    REQUIRE(sqlock_test::wait_child(static_cast<pid_t>(pid), std::chrono::seconds(30)) == 0);
     CHECK(lock.held());
     auto info = locker.show("parent");
     REQUIRE(info);
