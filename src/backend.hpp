@@ -93,6 +93,13 @@ class Connection {
     /// Deletes at most `batch` expired rows in one short transaction.
     virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
 
+    /// The shortest pause a batched purge leaves between its batches
+    /// (batch_pacing.hpp): longer than the longest sleep of this backend's
+    /// busy wait, so that a waiter asleep during a batch wakes inside the
+    /// pause, not in the next batch. None for servers, whose waiters queue
+    /// on the row lock instead of sleeping.
+    virtual duration min_batch_pause() const { return duration::zero(); }
+
     /// Rows whose lockstring starts with `prefix` (all if empty), by name.
     virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend_factory.hpp"
+#include "batch_pacing.hpp"
 #include "current_pid.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
@@ -451,18 +452,14 @@ std::size_t Locker::purge_expired(std::size_t batch_size) {
     std::size_t total = 0;
     for (;;) {
         auto started = std::chrono::steady_clock::now();
-        std::size_t n = state_->pool->with(
-            [&](detail::Connection& c) { return c.purge_expired_batch(batch_size); });
+        duration floor{};
+        std::size_t n = state_->pool->with([&](detail::Connection& c) {
+            floor = c.min_batch_pause();
+            return c.purge_expired_batch(batch_size);
+        });
         total += n;
         if (n < batch_size) return total;
-        // Leave the database to everybody else for as long as the batch held
-        // its write lock, so a large purge never starves acquirers: they get
-        // at least half of the time. And never less than 6 ms: longer than
-        // the longest step of a busy wait (SQLite's: 5 ms), so that a waiter
-        // asleep during the batch wakes inside the pause, not in the next
-        // batch.
-        std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
-            std::chrono::steady_clock::now() - started, std::chrono::milliseconds(6)));
+        detail::pause_after_batch(started, floor);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "batch_pacing.hpp"
 #include "locker_state.hpp"
 #include "owner.hpp"
 #include "schema.hpp"
@@ -75,13 +76,14 @@ std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
     std::size_t total = 0;
     for (;;) {
         auto started = std::chrono::steady_clock::now();
+        duration floor{};
         std::size_t n = with_pauses(*state_, [&](detail::Connection& c) {
+            floor = c.min_batch_pause();
             return c.purge_expired_pauses_batch(batch_size);
         });
         total += n;
         if (n < batch_size) return total;
-        // As purge_expired(): everybody else gets at least half of the time.
-        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
+        detail::pause_after_batch(started, floor);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "batch_pacing.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
 #include "schema.hpp"
@@ -251,13 +252,14 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
     std::size_t total = 0;
     for (;;) {
         auto started = std::chrono::steady_clock::now();
+        duration floor{};
         std::size_t n = with_history(*state_, [&](detail::Connection& c) {
+            floor = c.min_batch_pause();
             return c.prune_history_batch(retention, batch_size);
         });
         total += n;
         if (n < batch_size) return total;
-        // As purge_expired(): lock traffic gets at least half of the time.
-        std::this_thread::sleep_for(std::chrono::steady_clock::now() - started);
+        detail::pause_after_batch(started, floor);
     }
 }
 

@@ -800,7 +800,7 @@ class SqliteConnection final : public Connection {
     // 100 ms at a time, so a waiter tends to wake in the middle of the next
     // writer's transaction (a reaper's batches, another process's acquire)
     // and lose again; the reaper pauses at least 6 ms between batches
-    // (Locker::purge_expired) so that a 5 ms sleep ends inside a pause. A
+    // (min_batch_pause) so that a 5 ms sleep ends inside a pause. A
     // waiter waking every 1 ms for as long as it waits, though, keeps every
     // waiter contending: with 8 processes on 2 cores the holder of the write
     // lock, preempted, got a core last (docs/benchmarks.md, "Session 6").
@@ -808,10 +808,17 @@ class SqliteConnection final : public Connection {
         auto* c = static_cast<SqliteConnection*>(self);
         auto now = std::chrono::steady_clock::now();
         if (attempts == 0) c->busy_since_ = now;
-        if (now - c->busy_since_ >= c->busy_timeout_ || now >= c->deadline_) return 0;
-        sqlite3_sleep(attempts == 0 ? 1 : attempts == 1 ? 2 : 5);
+        const auto end = std::min(c->busy_since_ + c->busy_timeout_, c->deadline_);
+        if (now >= end) return 0;
+        // Never past the busy timeout or the caller's deadline.
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now).count();
+        const long step = attempts == 0 ? 1 : attempts == 1 ? 2 : 5;
+        sqlite3_sleep(static_cast<int>(std::max<long long>(1, std::min<long long>(step, left))));
         return 1;
     }
+
+    // The reaper's pause outlasts the longest busy step above (on_busy).
+    duration min_batch_pause() const override { return std::chrono::milliseconds(6); }
 
     // BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
