@@ -141,7 +141,7 @@ TEST_CASE("an expired lock is taken over with a new, larger id", "[pg]") {
     CHECK(row->id == taken->id());
 }
 
-TEST_CASE("busy names the holder, read in the same statement as the attempt", "[pg]") {
+TEST_CASE("busy names the holder, read right after the failed attempt", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
     auto held = a.lock("holder-named", {.metadata = {{"job", "nightly"}}});

@@ -1,4 +1,6 @@
-// The lock's hot path through libpq itself: acquire and release.
+// The lock's hot path through libpq itself: acquire, acquire_slot and
+// delete_exact (a release without a minimum hold). Everything else, the read
+// of the holder after a failed attempt included, goes through libpqxx.
 //
 // Why not libpqxx, as everywhere else: measured on this project's machine
 // (docs/benchmarks.md, "Session 6"), libpqxx 6.4 reads the socket twice more

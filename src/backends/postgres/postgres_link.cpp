@@ -1,6 +1,7 @@
 #include "postgres_link.hpp"
 
 #include "postgres_error.hpp"
+#include "sqlock/error.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -28,6 +29,11 @@ Link::Link(const PgTarget& target) {
     }
     raw_ = last_completed;
     last_completed = nullptr;
+    // The handle must be this connection's: the hot path writes on it.
+    if (!raw_ || PQsocket(raw_) != conn_->sock())
+        throw error(errc::backend,
+                    "libpqxx made the connection without handing its libpq handle to sqlock [" +
+                        target.redact.url() + "]");
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     // Deprecated in libpqxx 6 because 7 removed reactivation altogether,

@@ -37,7 +37,10 @@ std::string columns(const std::string& t) {
 
 // A new row's created, in milliseconds since the epoch (floored, as to_char's
 // MS is): the client writes it, and expires = created + lease, as UTC text.
-const std::string created_ms = "floor(extract(epoch FROM t.created) * 1000)::bigint";
+// Through whole microseconds first: exact whether extract() gives numeric
+// (PostgreSQL 14 on) or float8 (before), where "* 1000" then floor could
+// land a millisecond short.
+const std::string created_ms = "(extract(epoch FROM t.created) * 1000000)::bigint / 1000";
 
 std::string millis(const char* param) {
     return std::string("(") + param + "::bigint * interval '1 millisecond')";
