@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <functional>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -88,34 +89,16 @@ TEST_CASE("renewing an expired lock fails even if nobody took it", "[ownership]"
                          }));
 }
 
-TEST_CASE("a Lock destroyed in a forked child leaves the parent's lock alone", "[ownership]") {
-    auto db = fresh_database();
-    auto locker = db.open();
-    auto lock = locker.lock("parent");
-    std::fflush(nullptr);
-    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-    if (pid == 0) {
-        {
-            sqlock::Lock inherited = std::move(lock);  // destroyed here, in the child
-        }
-        _exit(0);
-    }
-    REQUIRE(sqlock_test::wait_child(pid, std::chrono::seconds(30)) == 0);
-    CHECK(lock.held());
-    auto info = locker.show("parent");
-    REQUIRE(info);
-    CHECK(info->id == lock.id());
-}
+namespace {
 
-TEST_CASE("a child made without fork handlers knows it is not its parent", "[ownership]") {
-    // _Fork() and a raw clone run no pthread_atfork handlers: the library's
-    // cached process id must still be the child's, or the child would take
-    // the parent's row for its own (and release it here).
+// A child made by `spawn` (which returns 0 in the child) destroys the Lock it
+// inherited: the parent's row must stay, and stay the parent's.
+void child_destroys_inherited_lock(const std::function<long()>& spawn) {
     auto db = fresh_database();
     auto locker = db.open();
     auto lock = locker.lock("parent");
     std::fflush(nullptr);
-    const long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    const long pid = spawn();
     REQUIRE(pid >= 0);
     if (pid == 0) {
         {
@@ -128,6 +111,20 @@ TEST_CASE("a child made without fork handlers knows it is not its parent", "[own
     auto info = locker.show("parent");
     REQUIRE(info);
     CHECK(info->id == lock.id());
+}
+
+}  // namespace
+
+TEST_CASE("a Lock destroyed in a forked child leaves the parent's lock alone", "[ownership]") {
+    child_destroys_inherited_lock(
+        [] { return sqlock_test::fork_child(sqlock_test::child_work::runs_code); });
+}
+
+TEST_CASE("a child made without fork handlers knows it is not its parent", "[ownership]") {
+    // _Fork() and a raw clone run no pthread_atfork handlers: the library's
+    // cached process id must still be the child's, or the child would take
+    // the parent's row for its own (and release it here).
+    child_destroys_inherited_lock([] { return syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); });
 }
 
 TEST_CASE("release by owner token refuses another holder's lock", "[ownership]") {
