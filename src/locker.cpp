@@ -179,6 +179,22 @@ class Acquirer {
         return held;
     }
 
+    // A live slot of `t` held by `owner`, with its number.
+    static std::optional<std::pair<int, Row>> own_slot(Connection& c, const Target& t,
+                                                       const Owner& owner) {
+        const std::string prefix = t.name + "#";
+        for (Row& row : c.list(prefix, false)) {
+            if (row.locked_by != owner.locked_by || row.seconds_left <= 0) continue;
+            const std::string number = row.lockstring.substr(prefix.size());
+            if (number.empty() || number.size() > 9 ||
+                number.find_first_not_of("0123456789") != std::string::npos)
+                continue;
+            const int n = std::stoi(number);
+            if (n >= 1 && n <= t.capacity) return std::make_pair(n, std::move(row));
+        }
+        return std::nullopt;
+    }
+
     // One attempt as `owner`; a waiting caller keeps one owner for all its
     // attempts.
     std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, const Owner& owner,
@@ -188,8 +204,21 @@ class Acquirer {
         // Before the statement is sent: the row's expiry is later than this
         // plus the lease (see Lock::valid_until).
         const auto sent = clock::now();
+        bool tried = false;
         AcquireResult r = s_->pool->with([&](Connection& c) {
             if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by);
+            // A retry on a fresh connection (the first broke): the first may
+            // have taken a slot before its reply was lost. That slot is ours;
+            // taking another would leave it held until its lease ends. (A
+            // plain lock needs no such look: its retry finds the row taken,
+            // and the holder it reads is ourselves; see below.)
+            if (tried) {
+                if (auto mine = own_slot(c, t, owner)) {
+                    slot = mine->first;
+                    return AcquireResult{std::move(mine->second), std::nullopt};
+                }
+            }
+            tried = true;
             return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot);
         });
         if (!r.acquired) {
