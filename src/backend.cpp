@@ -11,6 +11,23 @@ std::string slot_lockstring(const std::string& name, int slot) {
     return name + "#" + std::to_string(slot);
 }
 
+std::size_t slot_suffix_at(const std::string& lockstring) {
+    std::size_t i = lockstring.size();
+    while (i > 0 && lockstring[i - 1] >= '0' && lockstring[i - 1] <= '9') --i;
+    if (i == lockstring.size() || i == 0 || lockstring[i - 1] != '#') return std::string::npos;
+    return i - 1;
+}
+
+int slot_number(const std::string& lockstring, const std::string& name, int capacity) {
+    if (slot_suffix_at(lockstring) != name.size() || lockstring.compare(0, name.size(), name) != 0)
+        return 0;
+    // More digits than any capacity has: not one of its slots (and no overflow).
+    const std::string digits = lockstring.substr(name.size() + 1);
+    if (digits.size() > std::to_string(capacity).size()) return 0;
+    const int n = std::stoi(digits);
+    return n >= 1 && n <= capacity ? n : 0;
+}
+
 AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity, duration lease,
                                            const std::string& locked_by, int* slot_out) {
     // Lowest slot first, always in the same order: concurrent callers cannot

@@ -237,4 +237,13 @@ class Backend {
 /// "name#N": the row of slot N of semaphore `name`.
 std::string slot_lockstring(const std::string& name, int slot);
 
+/// Where a trailing "#N" (N one or more ASCII digits) starts in
+/// `lockstring`, the position of its '#'; npos when there is none. What is
+/// before it is the semaphore's name ("" for "#7").
+std::size_t slot_suffix_at(const std::string& lockstring);
+
+/// N when `lockstring` is slot_lockstring(name, N) for an N in 1..capacity,
+/// else 0.
+int slot_number(const std::string& lockstring, const std::string& name, int capacity);
+
 }  // namespace sqlock::detail

@@ -182,15 +182,10 @@ class Acquirer {
     // A live slot of `t` held by `owner`, with its number.
     static std::optional<std::pair<int, Row>> own_slot(Connection& c, const Target& t,
                                                        const Owner& owner) {
-        const std::string prefix = t.name + "#";
-        for (Row& row : c.list(prefix, false)) {
+        for (Row& row : c.list(t.name + "#", false)) {
             if (row.locked_by != owner.locked_by || row.seconds_left <= 0) continue;
-            const std::string number = row.lockstring.substr(prefix.size());
-            if (number.empty() || number.size() > 9 ||
-                number.find_first_not_of("0123456789") != std::string::npos)
-                continue;
-            const int n = std::stoi(number);
-            if (n >= 1 && n <= t.capacity) return std::make_pair(n, std::move(row));
+            if (const int n = slot_number(row.lockstring, t.name, t.capacity))
+                return std::make_pair(n, std::move(row));
         }
         return std::nullopt;
     }

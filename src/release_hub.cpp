@@ -7,11 +7,8 @@
 namespace sqlock::detail {
 
 std::string semaphore_key(const std::string& lockstring) {
-    std::size_t hash = lockstring.rfind('#');
-    if (hash == std::string::npos || hash + 1 == lockstring.size()) return {};
-    for (std::size_t i = hash + 1; i < lockstring.size(); ++i)
-        if (lockstring[i] < '0' || lockstring[i] > '9') return {};
-    return lockstring.substr(0, hash);
+    const std::size_t at = slot_suffix_at(lockstring);
+    return at == std::string::npos ? std::string() : lockstring.substr(0, at);
 }
 
 ReleaseHub::ReleaseHub(std::function<std::unique_ptr<ReleaseListener>()> make_listener)

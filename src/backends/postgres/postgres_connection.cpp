@@ -315,7 +315,7 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
         if (!r.empty()) {
             AcquireResult out;
             out.acquired = new_row(r.int64(0, 0), r.text(0, 1), r.int64(0, 2), lease, locked_by);
-            *slot_out = std::stoi(out.acquired->lockstring.substr(name.size() + 1));
+            *slot_out = slot_number(out.acquired->lockstring, name, capacity);
             return out;
         }
         // Every slot held (the one that frees first), or the free one we

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend.hpp"
 #include "schema.hpp"
 #include "validate.hpp"
 
@@ -127,10 +128,7 @@ std::string utc_param(const char* param) {
 }  // namespace
 
 std::string turn_name(const std::string& lockstring) {
-    std::size_t i = lockstring.size();
-    while (i > 0 && lockstring[i - 1] >= '0' && lockstring[i - 1] <= '9') --i;
-    if (i == lockstring.size() || i == 0 || lockstring[i - 1] != '#') return lockstring;
-    return lockstring.substr(0, i - 1);
+    return lockstring.substr(0, slot_suffix_at(lockstring));
 }
 
 std::map<std::string, Statement> statements(const PgTarget& target) {

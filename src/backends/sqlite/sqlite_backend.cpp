@@ -467,7 +467,7 @@ class SqliteConnection final : public Connection {
             return row;
         };
         auto done = [&](Row row) {
-            *slot_out = std::stoi(row.lockstring.substr(row.lockstring.rfind('#') + 1));
+            *slot_out = slot_number(row.lockstring, name, capacity);
             return AcquireResult{std::move(row), {}};
         };
         if (auto row = took()) return done(std::move(*row));
