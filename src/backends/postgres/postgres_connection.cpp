@@ -100,7 +100,7 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     // Only registers the definitions; libpqxx prepares each on first use.
     // The hot path's go through libpq and are prepared there (exec_direct).
     for (const auto& [key, st] : statements_)
-        if (key != stmt::acquire && key != stmt::acquire_slot && key != stmt::delete_exact)
+        if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
 }
 
@@ -134,11 +134,20 @@ auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f)
     }
 }
 
-template <typename F>
-auto PgConnection::send(const char* doing, const std::string& subject, F&& f) -> decltype(f()) {
+template <typename Prepared, typename Unnamed>
+auto PgConnection::send(const char* doing, const std::string& subject, Prepared&& prepared,
+                        Unnamed&& unnamed) -> decltype(unnamed()) {
     return bounded(doing, subject, [&] {
         try {
-            return f();
+            if (target_->session_bound()) {
+                try {
+                    return prepared();
+                } catch (const pqxx::sql_error& e) {
+                    if (!pooling_symptom(e)) throw;
+                    target_->note_transaction_pooling();
+                }
+            }
+            return unnamed();
         } catch (const pqxx::sql_error& e) {
             // A standby refuses our advisory lock (55000) or our writes
             // (25006): say "read-only" whichever came first.
@@ -153,39 +162,31 @@ template <typename... Args>
 pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
                                 const char* statement, Args&&... args) {
     const Statement& st = statements_.at(statement);
-    return send(doing, subject, [&] {
-        if (target_->session_bound()) {
-            try {
-                pqxx::nontransaction tx(link_.get());
-                return tx.exec_prepared(st.name, args...);
-            } catch (const pqxx::sql_error& e) {
-                if (!pooling_symptom(e)) throw;
-                target_->note_transaction_pooling();
-            }
-        }
-        pqxx::nontransaction tx(link_.get());
-        return tx.exec_params(st.sql, std::forward<Args>(args)...);
-    });
+    return send(
+        doing, subject,
+        [&] {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec_prepared(st.name, args...);
+        },
+        [&] {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec_params(st.sql, std::forward<Args>(args)...);
+        });
 }
 
 PqResult PgConnection::exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                                    PqParams params) {
-    return send(doing, subject, [&] {
-        PGconn* conn = link_.raw();
-        if (target_->session_bound()) {
-            try {
-                if (!hot.prepared) {
-                    pq_prepare(conn, hot.st->name, hot.st->sql);
-                    hot.prepared = true;
-                }
-                return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params);
-            } catch (const pqxx::sql_error& e) {
-                if (!pooling_symptom(e)) throw;
-                target_->note_transaction_pooling();
+    PGconn* conn = link_.raw();
+    return send(
+        doing, subject,
+        [&] {
+            if (!hot.prepared) {
+                pq_prepare(conn, hot.st->name, hot.st->sql);
+                hot.prepared = true;
             }
-        }
-        return pq_exec_params(conn, hot.st->sql, params);
-    });
+            return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params);
+        },
+        [&] { return pq_exec_params(conn, hot.st->sql, params); });
 }
 
 bool PgConnection::read_only() {

@@ -84,10 +84,12 @@ class PgConnection final : public Connection {
         bool prepared = false;
     };
 
-    /// Runs `f` (which sends statements) bounded, with a standby's refusal
-    /// told as "read-only".
-    template <typename F>
-    auto send(const char* doing, const std::string& subject, F&& f) -> decltype(f());
+    /// Sends one statement, bounded: `prepared()` while the connection is
+    /// our own session, else (and after a pooler's symptom) `unnamed()`; a
+    /// standby's refusal is told as "read-only".
+    template <typename Prepared, typename Unnamed>
+    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Unnamed&& unnamed)
+        -> decltype(unnamed());
     /// A statement through libpqxx: prepared, or unnamed through a pooler.
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,

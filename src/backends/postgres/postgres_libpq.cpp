@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cstring>
 #include <pqxx/except>
-#include <vector>
 
 namespace sqlock::detail::postgres {
 namespace {
@@ -23,10 +22,6 @@ PqResult checked(PGconn* conn, PGresult* res, const std::string& query) {
     throw pqxx::sql_error(PQresultErrorMessage(res), query, state);
 }
 
-std::vector<const char*> values(PqParams params) {
-    return std::vector<const char*>(params.begin(), params.end());
-}
-
 }  // namespace
 
 std::int64_t PqResult::int64(int row, int col) const {
@@ -44,18 +39,16 @@ void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql) {
 
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
                           PqParams params) {
-    const auto v = values(params);
     return checked(conn,
-                   PQexecPrepared(conn, name.c_str(), static_cast<int>(v.size()), v.data(), nullptr,
-                                  nullptr, 0),
+                   PQexecPrepared(conn, name.c_str(), static_cast<int>(params.size()),
+                                  params.begin(), nullptr, nullptr, 0),
                    sql);
 }
 
 PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params) {
-    const auto v = values(params);
     return checked(conn,
-                   PQexecParams(conn, sql.c_str(), static_cast<int>(v.size()), nullptr, v.data(),
-                                nullptr, nullptr, 0),
+                   PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                params.begin(), nullptr, nullptr, 0),
                    sql);
 }
 
