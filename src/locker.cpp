@@ -473,18 +473,9 @@ Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptio
 std::size_t Locker::purge_expired(std::size_t batch_size) {
     if (batch_size == 0) throw error(errc::invalid_argument, "purge batch size must be positive");
     Acquirer(state_).ensure_initialized();
-    std::size_t total = 0;
-    for (;;) {
-        auto started = std::chrono::steady_clock::now();
-        duration floor{};
-        std::size_t n = state_->pool->with([&](detail::Connection& c) {
-            floor = c.min_batch_pause();
-            return c.purge_expired_batch(batch_size);
-        });
-        total += n;
-        if (n < batch_size) return total;
-        detail::pause_after_batch(started, floor);
-    }
+    return detail::in_paced_batches(
+        batch_size, [&](auto&& op) { return state_->pool->with(op); },
+        [&](detail::Connection& c) { return c.purge_expired_batch(batch_size); });
 }
 
 namespace {

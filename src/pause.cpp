@@ -3,7 +3,6 @@
 #include "sqlock/pause.hpp"
 
 #include <chrono>
-#include <thread>
 
 #include "batch_pacing.hpp"
 #include "locker_state.hpp"
@@ -73,18 +72,9 @@ std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
     // A lock table made before sqlock had pauses has none to delete: the
     // reaper must keep working on such a deployment.
     if (!state_->pool->with([](detail::Connection& c) { return c.has_pauses(); })) return 0;
-    std::size_t total = 0;
-    for (;;) {
-        auto started = std::chrono::steady_clock::now();
-        duration floor{};
-        std::size_t n = with_pauses(*state_, [&](detail::Connection& c) {
-            floor = c.min_batch_pause();
-            return c.purge_expired_pauses_batch(batch_size);
-        });
-        total += n;
-        if (n < batch_size) return total;
-        detail::pause_after_batch(started, floor);
-    }
+    return detail::in_paced_batches(
+        batch_size, [&](auto&& op) { return with_pauses(*state_, op); },
+        [&](detail::Connection& c) { return c.purge_expired_pauses_batch(batch_size); });
 }
 
 std::size_t Locker::count_expired_pauses() {

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <thread>
 
 #include "batch_pacing.hpp"
 #include "lock_state.hpp"
@@ -249,18 +248,9 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
     // A lock table without a history (one not initialised since sqlock
     // had one) has nothing to prune.
     if (!state_->pool->with([](detail::Connection& c) { return c.has_history(); })) return 0;
-    std::size_t total = 0;
-    for (;;) {
-        auto started = std::chrono::steady_clock::now();
-        duration floor{};
-        std::size_t n = with_history(*state_, [&](detail::Connection& c) {
-            floor = c.min_batch_pause();
-            return c.prune_history_batch(retention, batch_size);
-        });
-        total += n;
-        if (n < batch_size) return total;
-        detail::pause_after_batch(started, floor);
-    }
+    return detail::in_paced_batches(
+        batch_size, [&](auto&& op) { return with_history(*state_, op); },
+        [&](detail::Connection& c) { return c.prune_history_batch(retention, batch_size); });
 }
 
 std::size_t Locker::count_prunable_history(duration retention) {

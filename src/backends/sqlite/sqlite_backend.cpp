@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "backend_module.hpp"
 #include "schema.hpp"
@@ -812,13 +813,17 @@ class SqliteConnection final : public Connection {
         if (now >= end) return 0;
         // Never past the busy timeout or the caller's deadline.
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now).count();
-        const long step = attempts == 0 ? 1 : attempts == 1 ? 2 : 5;
+        const int step =
+            busy_steps_ms[std::min<std::size_t>(attempts, std::size(busy_steps_ms) - 1)];
         sqlite3_sleep(static_cast<int>(std::max<long long>(1, std::min<long long>(step, left))));
         return 1;
     }
+    static constexpr int busy_steps_ms[] = {1, 2, 5};  // then the last, again and again
 
-    // The reaper's pause outlasts the longest busy step above (on_busy).
-    duration min_batch_pause() const override { return std::chrono::milliseconds(6); }
+    // The reaper's pause outlasts the longest busy step (on_busy).
+    duration min_batch_pause() const override {
+        return std::chrono::milliseconds(busy_steps_ms[std::size(busy_steps_ms) - 1] + 1);
+    }
 
     // BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
