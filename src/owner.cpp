@@ -70,8 +70,6 @@ std::string random_token() {
     return token;
 }
 
-namespace {}  // namespace
-
 const std::string& this_host() {
     static const std::string host = json_safe(host_name());
     return host;
