@@ -7,6 +7,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -124,27 +125,49 @@ TEST_CASE("library: valid_until counts from when the acquisition or renewal was 
     CHECK(lock.valid_until() <= steady::now() + 1s);
 }
 
-TEST_CASE("library: a server that does not answer fails a call within db_timeout",
+TEST_CASE("library: a server that does not answer, or refuses, fails a call within db_timeout",
           "[fencing][library]") {
     if (!sqlock_test::is_server_backend()) return;
     auto db = sqlock_test::fresh_database();
     reliability::Relay relay(reliability::port_of(db.url));
     const std::string url = reliability::with_port(db.url, relay.port());
     sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
-    CHECK(locker.list().empty());  // connected, a statement answered
-    relay.command("freeze");
-    const auto started = steady::now();
-    try {
-        locker.list();
-        FAIL("list() through a frozen relay returned");
-    } catch (const sqlock::error& e) {
-        CHECK(e.category() == sqlock::errc::connection);
-        CHECK(std::string(e.what()).find(reliability::password_of(db.url)) == std::string::npos);
+    // The hot path (acquire, release) and an ordinary statement (list), each
+    // through a link that drops everything, then one that refuses.
+    for (const char* fault : {"freeze", "refuse"}) {
+        INFO("relay: " << fault);
+        CHECK(locker.list().empty());  // connected, a statement answered
+        auto held = locker.lock("held");
+        relay.command(fault);
+        auto fails_in_time = [&](const char* what, const std::function<void()>& call) {
+            INFO(what);
+            const auto started = steady::now();
+            try {
+                call();
+                FAIL(what << " through a cut-off link returned");
+            } catch (const sqlock::error& e) {
+                CHECK(e.category() == sqlock::errc::connection);
+                CHECK(std::string(e.what()).find(reliability::password_of(db.url)) ==
+                      std::string::npos);
+            }
+            // The statement (1 s), then the pool's one retry on a new
+            // connection (libpq's connect_timeout, at least 2 s); generous
+            // for a loaded machine.
+            CHECK(steady::now() - started < 6s);
+        };
+        fails_in_time("list()", [&] { locker.list(); });
+        fails_in_time("try_lock()", [&] { locker.try_lock("other"); });
+        fails_in_time("release()", [&] { held.release(); });
+        relay.command("pass");
+        // The failed release kept the handle: it goes through now. The
+        // failed acquisition never reached the server: no row stands in the
+        // way.
+        REQUIRE_NOTHROW(held.release());
+        auto other = locker.try_lock("other");
+        CHECK(other.has_value());
+        if (other) other->release();
+        CHECK(locker.list().empty());
     }
-    // The statement (1 s), then the pool's one retry on a new connection
-    // (libpq's connect_timeout, at least 2 s); generous for a loaded machine.
-    CHECK(steady::now() - started < 6s);
-    relay.command("pass");
 }
 
 TEST_CASE("library: on_renewed_late fires when a renewal gets through after failed ones",
