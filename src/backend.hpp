@@ -202,15 +202,24 @@ class Connection {
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL
-/// LISTEN/NOTIFY). Used from a single thread.
+/// LISTEN/NOTIFY). Used from a single thread, but for interrupt().
 class ReleaseListener {
   public:
     virtual ~ReleaseListener() = default;
     /// Starts listening; after it returns, every later release is reported.
     virtual void listen() = 0;
-    /// Waits up to `timeout`; returns the lockstrings released meanwhile
-    /// (empty on timeout). Throws sqlock::error on connection failure.
+    /// Waits up to `timeout`, or until interrupt(); returns the lockstrings
+    /// released meanwhile (empty on timeout). Throws sqlock::error on
+    /// connection failure.
     virtual std::vector<std::string> await(duration timeout) = 0;
+    /// Says, for as long as this listener lives, that a waiter sleeps on
+    /// `name` (`on`), or no longer does. A backend may push only the releases
+    /// of names some listener waits for; once this returns, every release of
+    /// `name` is reported. Throws sqlock::error on connection failure.
+    virtual void waiting(const std::string& name, bool on) = 0;
+    /// Makes the running await() return at once (or the next one, if none
+    /// runs). The one call that may come from any thread.
+    virtual void interrupt() noexcept = 0;
 };
 
 class Backend {

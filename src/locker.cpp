@@ -328,6 +328,8 @@ class Acquirer {
         const Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         duration backoff(1);
         std::optional<std::mt19937> jitter;  // seeded only if we poll
+        std::optional<WatchGuard> watch;     // once we wait: releases of t.name are pushed
+        bool said = false;                   // ... from the attempt after this turned true
         for (;;) {
             std::uint64_t mark = s_->hub->mark();
             std::optional<Row> holder;
@@ -357,7 +359,15 @@ class Acquirer {
                 double ms = std::min(holder->seconds_left * 1000.0 + 1.0, 86400000.0);
                 until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
             }
-            if (s_->hub->pushes()) {
+            if (s_->hub->pushes() && !said) {
+                // A release is pushed only while a listener says someone
+                // waits for it: have ours say so, then try again before
+                // sleeping, so a release in between is not missed.
+                if (!watch) watch.emplace(*s_->hub, t.name);
+                said = s_->hub->watched(t.name, std::min(until, now + std::chrono::seconds(2)));
+                if (said) continue;
+            }
+            if (said && s_->hub->pushes()) {
                 // Safety net against a missed notification: re-check now and then.
                 until = std::min(until, now + std::chrono::seconds(5));
             } else {

@@ -1,6 +1,7 @@
 #include "release_hub.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "sqlock/error.hpp"
 
@@ -57,7 +58,14 @@ void ReleaseHub::run() {
                     cv_.notify_all();
                     return;
                 }
+                {
+                    std::lock_guard<std::mutex> guard(mutex_);
+                    live_ = listener.get();
+                }
                 listener->listen();
+                // Before waiters are told to re-check: from their next
+                // attempt on, a release of what they wait for is pushed.
+                say_waiting(*listener);
                 {
                     std::lock_guard<std::mutex> guard(mutex_);
                     // Releases may have been missed while not listening.
@@ -67,12 +75,14 @@ void ReleaseHub::run() {
                 cv_.notify_all();
                 backoff = std::chrono::milliseconds(50);
             }
+            say_waiting(*listener);
             for (const std::string& name : listener->await(std::chrono::milliseconds(100)))
                 released(name);
         } catch (const std::exception&) {
-            listener.reset();
             {
                 std::lock_guard<std::mutex> guard(mutex_);
+                live_ = nullptr;
+                said_.clear();  // they ended with the listener's session
                 listening_ = false;
                 listener_failed_ = true;  // waiters poll until we are back
                 // Waiters asleep on a notification that may now never come
@@ -80,12 +90,62 @@ void ReleaseHub::run() {
                 // and switch to polling.
                 reset_epoch_ = ++epoch_;
             }
+            listener.reset();
             cv_.notify_all();
             std::unique_lock<std::mutex> lock(mutex_);
             cv_.wait_for(lock, backoff, [&] { return stopping_; });
             backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
         }
     }
+}
+
+void ReleaseHub::say_waiting(ReleaseListener& listener) {
+    std::vector<std::string> start, stop;
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        for (const auto& [key, waiters] : wanted_)
+            if (!said_.count(key)) start.push_back(key);
+        for (const std::string& key : said_)
+            if (!wanted_.count(key)) stop.push_back(key);
+    }
+    for (const std::string& key : stop) {
+        {
+            // Unsaid before we unsay it: a waiter that comes for it again
+            // meanwhile must wait for it to be said anew, not trust it.
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (wanted_.count(key)) continue;
+            said_.erase(key);
+        }
+        listener.waiting(key, false);
+    }
+    for (const std::string& key : start) {
+        listener.waiting(key, true);
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            said_.insert(key);
+        }
+        cv_.notify_all();
+    }
+}
+
+void ReleaseHub::watch(const std::string& key) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (++wanted_[key] == 1 && live_) live_->interrupt();
+}
+
+void ReleaseHub::unwatch(const std::string& key) noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    auto it = wanted_.find(key);
+    if (it == wanted_.end() || --it->second > 0) return;
+    wanted_.erase(it);
+    // Said no more soon: each release of it meanwhile costs a NOTIFY.
+    if (live_) live_->interrupt();
+}
+
+bool ReleaseHub::watched(const std::string& key, std::chrono::steady_clock::time_point until) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait_until(lock, until, [&] { return said_.count(key) || !listening_ || stopping_; });
+    return listening_ && said_.count(key) > 0;
 }
 
 std::uint64_t ReleaseHub::mark() {

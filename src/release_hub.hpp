@@ -7,6 +7,12 @@
 // one: a single wake-up could strand a waiter whose lock became free while
 // another was woken. Backends without notifications are polled by the waiter
 // with capped exponential backoff and jitter.
+//
+// A backend may push only the releases of names a listener says it waits for
+// (PostgreSQL: most releases have no waiter, and a NOTIFY costs every
+// release on the server). So a waiter watch()es its name before it relies on
+// a push: the listener says so on its session, again after every reconnect,
+// before waiters are told to re-check.
 #pragma once
 
 #include <atomic>
@@ -16,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -39,6 +46,17 @@ class ReleaseHub {
     void wait_after(const std::string& key, std::uint64_t mark,
                     std::chrono::steady_clock::time_point until);
 
+    /// Says that a waiter of `key` will sleep on pushes. Every watch() is
+    /// matched by one unwatch() (WatchGuard does it).
+    void watch(const std::string& key);
+    void unwatch(const std::string& key) noexcept;
+
+    /// Waits, until `until` at most, for the listener to say on the server
+    /// that `key` is waited for. True once it has: then every release of
+    /// `key` from now on is pushed, or the listener fails and wait_after()
+    /// returns for a re-check. False when there are no pushes now (poll).
+    bool watched(const std::string& key, std::chrono::steady_clock::time_point until);
+
     /// Records a release of `lockstring` (and wakes its waiters).
     void released(const std::string& lockstring);
 
@@ -54,6 +72,8 @@ class ReleaseHub {
   private:
     void run();
     void bump(const std::string& key);
+    /// Brings what `listener` says is waited for in line with wanted_.
+    void say_waiting(ReleaseListener& listener);
 
     std::function<std::unique_ptr<ReleaseListener>()> make_listener_;
     std::mutex mutex_;
@@ -65,7 +85,25 @@ class ReleaseHub {
     bool stopping_ = false;
     bool listener_failed_ = false;
     std::atomic<bool> listening_{false};
+    std::map<std::string, int> wanted_;  // key -> waiters that watch it
+    std::set<std::string> said_;         // keys the current listener has said
+    ReleaseListener* live_ = nullptr;    // the listener, to interrupt() it
     std::thread thread_;
+};
+
+/// Watches a key for as long as it lives.
+class WatchGuard {
+  public:
+    WatchGuard(ReleaseHub& hub, std::string key) : hub_(hub), key_(std::move(key)) {
+        hub_.watch(key_);
+    }
+    ~WatchGuard() { hub_.unwatch(key_); }
+    WatchGuard(const WatchGuard&) = delete;
+    WatchGuard& operator=(const WatchGuard&) = delete;
+
+  private:
+    ReleaseHub& hub_;
+    std::string key_;
 };
 
 /// The key under which waiters of `lockstring` wait: slot rows "name#N" also

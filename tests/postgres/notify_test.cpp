@@ -6,9 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -103,7 +107,99 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
 // the two, generous enough for a machine 3x slower under a sanitizer.
 constexpr double pushed_wakeup_ms = 2500.0;
 
+// A session of our own that LISTENs on a lock table's channel.
+class ChannelListener {
+  public:
+    ChannelListener(const std::string& url, const std::string& table)
+        : conn_(PQconnectdb(url.c_str())), channel_("sqlock_" + table) {
+        REQUIRE(PQstatus(conn_) == CONNECTION_OK);
+        run("LISTEN " + channel_);
+    }
+    ~ChannelListener() { PQfinish(conn_); }
+    ChannelListener(const ChannelListener&) = delete;
+    ChannelListener& operator=(const ChannelListener&) = delete;
+
+    // The payloads notified on the channel before a NOTIFY of our own, sent
+    // now: notifications arrive in commit order, so this is every one that
+    // a transaction committed before this call sent.
+    std::vector<std::string> heard() {
+        run("NOTIFY " + channel_ + ", 'sentinel'");
+        std::vector<std::string> out;
+        const auto give_up = steady::now() + 30s;
+        while (steady::now() < give_up) {
+            REQUIRE(PQconsumeInput(conn_) == 1);
+            while (PGnotify* n = PQnotifies(conn_)) {
+                std::string payload = n->extra;
+                PQfreemem(n);
+                if (payload == "sentinel") return out;
+                out.push_back(payload);
+            }
+            pollfd fd{PQsocket(conn_), POLLIN, 0};
+            poll(&fd, 1, 100);
+        }
+        FAIL("our own NOTIFY never arrived");
+        return out;
+    }
+
+  private:
+    void run(const std::string& sql) {
+        PGresult* r = PQexec(conn_, sql.c_str());
+        const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        REQUIRE(ok);
+    }
+
+    PGconn* conn_;
+    std::string channel_;
+};
+
 }  // namespace
+
+TEST_CASE("a release notifies only while someone waits for the name", "[pg][notify]") {
+    auto db = fresh_database();
+    ChannelListener channel(db.url, db.table);
+    auto holder = db.open();
+    auto waiter = db.open();
+    holder.lock("quiet").release();
+    CHECK(channel.heard().empty());
+
+    auto held = holder.lock("wanted", {.expires = 1h});
+    auto slot = holder.acquire_slot("pool", 1, {.expires = 1h});
+    std::optional<sqlock::Lock> got_lock, got_slot;
+    {
+        sqlock_test::ScopedThread lock_waiter(
+            [&] { got_lock.emplace(waiter.lock("wanted", {.wait = 30s})); });
+        sqlock_test::ScopedThread slot_waiter(
+            [&] { got_slot.emplace(waiter.acquire_slot("pool", 1, {.wait = 30s})); });
+        // The waiting Locker's listener says it waits for both names.
+        REQUIRE(sqlock_test::eventually(
+            [&] { return pg_test::count(pg_test::waiting_sessions(db.url, db.table), ",") == 1; }));
+        holder.lock("other").release();  // nobody waits for it
+        held.release();
+        slot.release();
+    }
+    REQUIRE(got_lock);
+    REQUIRE(got_slot);
+    auto heard = channel.heard();
+    std::sort(heard.begin(), heard.end());
+    CHECK(heard == std::vector<std::string>{"pool#1", "wanted"});
+    // Nobody waits any more: the listener says so, and releases are quiet again.
+    REQUIRE(sqlock_test::eventually(
+        [&] { return pg_test::waiting_sessions(db.url, db.table).empty(); }));
+    got_lock->release();
+    got_slot->release();
+    CHECK(channel.heard().empty());
+}
+
+TEST_CASE("a waiter that gives up stops saying it waits", "[pg][notify]") {
+    auto db = fresh_database();
+    auto holder = db.open();
+    auto held = holder.lock("long", {.expires = 1h});
+    auto waiter = db.open();
+    CHECK_THROWS_AS(waiter.lock("long", {.wait = 300ms}), sqlock::error);
+    REQUIRE(sqlock_test::eventually(
+        [&] { return pg_test::waiting_sessions(db.url, db.table).empty(); }));
+}
 
 TEST_CASE("a waiter in another process acquires within ms of the release, without polling",
           "[pg][notify]") {

@@ -83,6 +83,16 @@ std::string query(const std::string& u, const std::string& sql) {
     return value;
 }
 
+std::string waiting_sessions(const std::string& u, const std::string& table) {
+    // Two-key advisory locks show their keys as classid/objid (oids, so the
+    // int4 hash is compared as its unsigned value) with objsubid 2.
+    return query(u,
+                 "SELECT coalesce(string_agg(pid::text, ',' ORDER BY pid), '') FROM pg_locks"
+                 " WHERE locktype = 'advisory' AND mode = 'ShareLock' AND granted"
+                 " AND objsubid = 2 AND classid::bigint = (hashtext('sqlock waiting ' || '" +
+                     table + "'::regclass::oid::text)::bigint & 4294967295)");
+}
+
 bool have_server_control() {
     if (!env("SQLOCK_TEST_PG_SCRIPT").empty() && !env("SQLOCK_TEST_PG_DIR").empty()) return true;
     if (env("SQLOCK_TEST_REQUIRE_PG") == "1")

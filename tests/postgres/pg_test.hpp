@@ -41,6 +41,11 @@ bool have_server_control();
 /// once this passes the holder's id.
 long long last_id_drawn(const std::string& url, const std::string& table);
 
+/// Who says, for `table`, that a waiter sleeps on some name: the pid of the
+/// server process holding each shared advisory lock on a waiting key of the
+/// table, ascending and comma-separated ("" for none; a pid once per name).
+std::string waiting_sessions(const std::string& url, const std::string& table);
+
 /// $SQLOCK_TEST_PG_SCRIPT (testing/server.sh) restart $SQLOCK_TEST_PG_DIR;
 /// throws if it fails.
 void restart_server();

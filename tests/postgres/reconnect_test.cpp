@@ -88,6 +88,35 @@ TEST_CASE("a terminated listener reconnects and waiters are still woken", "[pg]"
     CHECK(handoff_delay(db, waiter, second, "wake") < 1s);
 }
 
+TEST_CASE("a waiter whose listener is terminated mid-wait says again that it waits", "[pg]") {
+    auto db = fresh_database();
+    auto waiter = db.open();
+    auto holder = db.open();
+    auto held = holder.lock("wake", {.expires = 1h});
+    steady::time_point acquired = steady::time_point::max();
+    sqlock_test::ScopedThread t([&] {
+        auto lock = waiter.lock("wake", {.wait = 30s});
+        acquired = steady::now();
+    });
+    std::string said;
+    REQUIRE(sqlock_test::eventually([&] {
+        said = pg_test::waiting_sessions(db.url, db.table);
+        return !said.empty();
+    }));
+    // The listener's session goes, and with it what it said; the new one
+    // must say it again, or the release below would wake nobody until the
+    // waiter's 5 s safety-net re-check.
+    REQUIRE(pg_test::query(db.url, "SELECT pg_terminate_backend(" + said + ")") == "t");
+    REQUIRE(sqlock_test::eventually([&] {
+        const std::string now = pg_test::waiting_sessions(db.url, db.table);
+        return !now.empty() && now != said;
+    }));
+    const auto released = steady::now();
+    held.release();
+    t.join();
+    CHECK(acquired - released < 1s);
+}
+
 TEST_CASE("a lock survives a server restart; release and renew work afterwards", "[pg][serial]") {
     if (!pg_test::have_server_control()) return;
     auto db = fresh_database();

@@ -1,8 +1,17 @@
 #include "postgres_listener.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <pqxx/notification>
 
 #include "postgres_error.hpp"
+#include "postgres_libpq.hpp"
+#include "postgres_statements.hpp"
 #include "postgres_watchdog.hpp"
 
 namespace sqlock::detail::postgres {
@@ -19,13 +28,35 @@ class PgReleaseListener::Receiver final : public pqxx::notification_receiver {
 };
 
 PgReleaseListener::PgReleaseListener(std::shared_ptr<const PgTarget> target)
-    : target_(std::move(target)) {}
+    : target_(std::move(target)), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (wake_fd_ < 0)
+        throw error(errc::connection, "cannot make an eventfd for the release listener");
+}
 
 PgReleaseListener::~PgReleaseListener() {
     // The receiver unregisters from (and UNLISTENs on) the connection, so it
     // must go first. It never throws: libpqxx reports failures as notices.
+    // Our waiting keys end with the session.
     receiver_.reset();
     link_.reset();
+    close(wake_fd_);
+}
+
+void PgReleaseListener::interrupt() noexcept {
+    const std::uint64_t one = 1;
+    // Only fails when the counter is about to overflow: a wake-up is pending.
+    (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void PgReleaseListener::waiting(const std::string& name, bool on) {
+    if (!link_ || !receiver_)
+        throw error(errc::connection,
+                    "PostgreSQL release listener is not listening [" + target_->redact.url() + "]");
+    // Taking the key waits only for a release that holds it for its own
+    // short transaction; bounded all the same, as every round trip is.
+    Armed armed(link_->get().sock(), std::chrono::steady_clock::now() + target_->timeout);
+    guarded(*target_, on ? "saying we wait for" : "saying we no longer wait for", name,
+            [&] { pq_exec_params(link_->raw(), waiting_sql(*target_, on), {name.c_str()}); });
 }
 
 void PgReleaseListener::listen() {
@@ -60,10 +91,23 @@ std::vector<std::string> PgReleaseListener::await(duration timeout) {
                     "release notifications cannot arrive [" +
                         target_->redact.url() + "]");
     if (received_.empty()) {
-        const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+        // libpqxx's await_notification() cannot be interrupted: poll the
+        // socket and our eventfd, then let libpqxx read what came.
         guarded(*target_, "waiting for releases", {}, [&] {
-            link_->get().await_notification(static_cast<long>(micros / 1000000),
-                                            static_cast<long>(micros % 1000000));
+            auto& conn = link_->get();
+            if (conn.get_notifs() > 0) return;
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
+            pollfd fds[2] = {{conn.sock(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+            if (poll(fds, 2, static_cast<int>(std::max<std::int64_t>(ms, 0))) < 0 && errno != EINTR)
+                throw pqxx::broken_connection("poll failed while waiting for releases");
+            if (fds[1].revents & POLLIN) {
+                std::uint64_t count;
+                (void)!read(wake_fd_, &count, sizeof count);
+            }
+            conn.get_notifs();
+            // get_notifs() reads nothing from a connection it considers
+            // closed: a server gone away must still be reported.
+            if (!conn.is_open()) throw pqxx::broken_connection("listening connection closed");
         });
     }
     std::vector<std::string> out;

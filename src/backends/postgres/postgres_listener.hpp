@@ -1,15 +1,20 @@
 // PgReleaseListener — release notifications via LISTEN/NOTIFY.
 //
-// Every release (and delete) statement calls pg_notify(channel, lockstring)
-// in the same transaction, so a notification arrives exactly when a lock row
-// has been freed, from whichever host freed it. One dedicated connection per
-// Locker listens; the core's ReleaseHub fans each payload out to every waiter.
+// A release calls pg_notify(channel, lockstring) in its own transaction when
+// someone waits for the name, so a notification arrives exactly when a lock
+// row has been freed, from whichever host freed it. "Someone waits" is a
+// session-level shared advisory lock on the name's waiting key, which this
+// listener's session takes for each name a waiter of its Locker sleeps on
+// (waiting()): it lives exactly as long as the LISTEN, on the same session.
+// One dedicated connection per Locker listens; the core's ReleaseHub fans
+// each payload out to every waiter.
 //
-// A broken listening connection throws errc::connection from await(); the hub
-// then makes a new listener and has all waiters re-check, since releases may
-// have gone unheard meanwhile.
+// A broken listening connection throws errc::connection from await() or
+// waiting(); the hub then makes a new listener, says again which names it
+// waits for, and has all waiters re-check, since releases may have gone
+// unheard meanwhile.
 //
-// Thread safety: used by one thread (the hub's).
+// Thread safety: used by one thread (the hub's); interrupt() from any.
 #pragma once
 
 #include <memory>
@@ -29,6 +34,8 @@ class PgReleaseListener final : public ReleaseListener {
 
     void listen() override;
     std::vector<std::string> await(duration timeout) override;
+    void waiting(const std::string& name, bool on) override;
+    void interrupt() noexcept override;
 
   private:
     class Receiver;
@@ -37,6 +44,7 @@ class PgReleaseListener final : public ReleaseListener {
     std::unique_ptr<Link> link_;
     std::unique_ptr<Receiver> receiver_;  // must go before link_
     std::vector<std::string> received_;
+    int wake_fd_ = -1;  // an eventfd: interrupt() makes await()'s poll return
 };
 
 }  // namespace sqlock::detail::postgres

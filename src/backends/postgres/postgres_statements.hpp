@@ -69,6 +69,12 @@ struct Statement {
 /// semaphore's slots share their semaphore's key.
 std::string turn_name(const std::string& lockstring);
 
+/// What a listening session runs to say that it waits for the name $1
+/// (`on`), or no longer does: a session-level shared advisory lock, which a
+/// release finds taken and then notifies. One per name and session; it ends
+/// with the session, so a waiter that crashed leaves nothing behind.
+std::string waiting_sql(const PgTarget& target, bool on);
+
 /// Every statement for `target`'s table, by key (stmt::...).
 std::map<std::string, Statement> statements(const PgTarget& target);
 
