@@ -185,12 +185,15 @@ TEST_CASE("a held name costs an attempt and a read of the holder, and aborts no 
     // The holder is read only when the attempt failed.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot/") == 1);
-    // Releases without a minimum hold run the plain DELETE + NOTIFY.
+    // Releases without a minimum hold run the plain DELETE (+ NOTIFY when
+    // someone waits).
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release/") == 0);
     CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
+    // The one connection's set-up: index plans for the statements it prepares.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: SET enable_seqscan = off") == 1);
     // Nothing else ran: every logged statement was one of those.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 204);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 205);
     CHECK(pg_test::count(log, prefix + "LOG:  statement:") == 0);
 
     // The statistics of a closed session arrive shortly after it ends.
@@ -308,4 +311,28 @@ TEST_CASE("list orders by bytes and filters by literal prefix", "[pg]") {
     names.clear();
     for (const auto& i : a.list("b%")) names.push_back(i.name);
     CHECK(names == std::vector<std::string>{"b%y"});
+}
+
+TEST_CASE("on a table vacuumed empty, the prepared release still finds its row by index", "[pg]") {
+    auto db = fresh_database();
+    // Empty and vacuumed: the planner's cheapest way to find one row is now
+    // a sequential scan, and a prepared statement keeps the plan it makes
+    // around its sixth run.
+    pg_test::query(db.url, "VACUUM ANALYZE " + db.table);
+    auto scans = [&] {
+        const std::string v = pg_test::query(
+            db.url,
+            "SELECT seq_scan || ' ' || coalesce(idx_scan, 0) FROM pg_stat_user_tables"
+            " WHERE relid = '" +
+                db.table + "'::regclass");
+        const auto space = v.find(' ');
+        return std::make_pair(std::stoll(v.substr(0, space)), std::stoll(v.substr(space + 1)));
+    };
+    const auto [seq_before, idx_before] = scans();
+    {
+        auto locker = db.open();
+        for (int i = 0; i < 20; ++i) locker.lock("cycle").release();
+    }  // a closed session's statistics arrive shortly after
+    REQUIRE(sqlock_test::eventually([&] { return scans().second >= idx_before + 20; }));
+    CHECK(scans().first == seq_before);
 }
