@@ -102,16 +102,16 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     for (const auto& [key, st] : statements_)
         if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
-    // A prepared statement keeps the plan PostgreSQL made around its sixth
-    // run. A lock table is small, and often empty just after a vacuum: then
-    // a sequential scan is the cheapest way to find "WHERE id = $1", and the
-    // release and renewal keep scanning every page the table grows by
-    // until the next plan, dead rows included (measured with 8 processes:
-    // 9% of sqlock's throughput, 15% of a raw client's). Our statements all
-    // have an index to use, so on a session of our own we tell the planner
-    // to take it. Not through a transaction pooler: a SET would stay on a
-    // server session that other clients get next, and there our statements
-    // go unnamed and are planned anew every time, with the table's size then.
+    // A lock table holds few live rows and turns over many. Empty after a
+    // vacuum, or with a primary key grown large by ever-growing ids, it
+    // makes the planner find "WHERE id = $1" by reading the whole table,
+    // dead rows included, on every release and renewal (measured with 8
+    // processes: 9% of our throughput on a table vacuumed empty; on a
+    // long-used one, a client without this made a third of our cycles;
+    // docs/postgres-production.md). Every statement we
+    // send has an index to use, so on a session of our own we tell the
+    // planner to take it. Not through a transaction pooler: a SET would
+    // stay on a server session that other clients get next.
     if (target_->session_bound())
         bounded("setting up the session", {},
                 [&] { pq_exec_params(link_.raw(), "SET enable_seqscan = off", {}); });
