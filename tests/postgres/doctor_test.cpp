@@ -25,6 +25,7 @@ TEST_CASE("diagnose: a direct connection to a primary has no problem", "[pg][doc
     CHECK(fact(d, "server role") == "primary (read-write)");
     CHECK(fact(d, "pooler detected") == "none, or session pooling");
     CHECK(fact(d, "wake-ups").rfind("pushed", 0) == 0);
+    CHECK(fact(d, "sequential scans").rfind("avoided (sqlock sets", 0) == 0);
     CHECK(fact(d, "lock table " + db.table).find("may use it") != std::string::npos);
     CHECK_FALSE(pg_test::leaks_password(fact(d, "database")));
 }

@@ -158,8 +158,14 @@ TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pool
     // Named in the URL, it is the expected path: no problem, waiters poll.
     const sqlock::Diagnosis named = db.open().diagnose();
     CHECK(named.problems.empty());
-    bool polled = false;
-    for (const auto& f : named.facts)
+    bool polled = false, scans_named = false;
+    for (const auto& f : named.facts) {
         if (f.key == "wake-ups") polled = f.value.rfind("polled", 0) == 0;
+        // Nothing can be set through the pooler: the fact says what to do.
+        if (f.key == "sequential scans")
+            scans_named = f.value.find("SET enable_seqscan = off") != std::string::npos &&
+                          f.value.rfind("possible", 0) == 0;
+    }
     CHECK(polled);
+    CHECK(scans_named);
 }

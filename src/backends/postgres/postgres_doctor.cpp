@@ -48,6 +48,7 @@ struct Server {
     bool pauses_grants = false;
     double clock_difference_ms = 0;  // database minus this host
     double clock_uncertainty_ms = 0;
+    bool seqscan_enabled = true;  // this role's enable_seqscan, before sqlock sets it
 };
 
 // Whether the current user holds every one of the privileges sqlock needs
@@ -92,7 +93,8 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
             "false"
             "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
             " extract(epoch FROM clock_timestamp())::float8, " +
-            table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false),
+            table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false) +
+            ", current_setting('enable_seqscan') = 'on'",
         t.quoted_table, t.quoted_runs, t.quoted_pauses);
     const auto after = wall::now();
     Server s;
@@ -109,6 +111,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     s.runs_grants = r[0][11].as<bool>();
     s.pauses_exist = r[0][12].as<bool>();
     s.pauses_grants = r[0][13].as<bool>();
+    s.seqscan_enabled = r[0][14].as<bool>();
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -216,6 +219,15 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                                   : "none, or session pooling");
     fact("wake-ups", pushes ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
                             : "polled (1 ms doubling to 100 ms, with jitter)");
+    // See PgConnection's constructor: sqlock sets enable_seqscan itself
+    // only where sessions stay put.
+    fact("sequential scans",
+         !moves && t.session_bound() ? "avoided (sqlock sets enable_seqscan = off on its sessions)"
+         : !s.seqscan_enabled
+             ? "avoided (enable_seqscan = off for role " + s.user + ")"
+             : "possible on a long-used lock table: through this pooler sqlock cannot set "
+               "enable_seqscan; ALTER ROLE " +
+                   s.user + " SET enable_seqscan = off (see docs/postgres-production.md)");
     fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
                                  fixed(s.clock_difference_ms, 1) +
                                  " ms (database minus this "
