@@ -231,9 +231,14 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
 
     // $1 batch size. The outer condition is re-checked on rows that changed
     // meanwhile, so a row taken over since the subquery saw it survives.
+    // The batch's ids as an array, so that the delete finds them by the
+    // primary key: "id IN (subquery)" planned generically (LIMIT $1 taken
+    // as a tenth of the table) hashed every expired row for each batch
+    // (measured on 280,000 expired rows: 30-44 ms per batch of 1,000,
+    // against 2-3 ms). The other batched deletes below do the same.
     out.emplace_back(stmt::purge,
-        "DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
-        " WHERE expires <= now() LIMIT $1::bigint) AND expires <= now()");
+        "DELETE FROM " + T + " WHERE id = ANY (ARRAY(SELECT id FROM " + T +
+        " WHERE expires <= now() LIMIT $1::bigint)) AND expires <= now()");
 
     // $1 prefix ('' for all), $2 expired only. starts_with compares the
     // prefix literally (no LIKE wildcards); COLLATE "C" orders by bytes, as
@@ -259,8 +264,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // $1 batch size. purge, and the runs of the rows it deletes end with
     // their lease, in the same statement.
     out.emplace_back(stmt::purge_with_runs,
-        "WITH d AS (DELETE FROM " + T + " WHERE id IN (SELECT id FROM " + T +
-            " WHERE expires <= now() LIMIT $1::bigint) AND expires <= now() RETURNING id, expires)"
+        "WITH d AS (DELETE FROM " + T + " WHERE id = ANY (ARRAY(SELECT id FROM " + T +
+            " WHERE expires <= now() LIMIT $1::bigint)) AND expires <= now() RETURNING id, expires)"
         ", u AS (UPDATE " + R + " AS r SET outcome = 'lost', ended = d.expires FROM d"
             " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
         " SELECT count(*) FROM d");
@@ -317,8 +322,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
         " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))";
     out.emplace_back(stmt::prune_runs,
-        "DELETE FROM " + R + " WHERE id IN (SELECT r.id FROM " + R + " AS r WHERE " + prunable +
-        " LIMIT $2::bigint)");
+        "DELETE FROM " + R + " WHERE id = ANY (ARRAY(SELECT r.id FROM " + R + " AS r WHERE " + prunable +
+        " LIMIT $2::bigint))");
     out.emplace_back(stmt::count_runs,
         "SELECT count(*) FROM " + R + " AS r WHERE " + prunable);
 
@@ -351,8 +356,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // stays; two reapers at once each delete a row at most once between them.
     const std::string pause_ended = "paused_until <= now()";
     out.emplace_back(stmt::purge_pauses,
-        "DELETE FROM " + P + " WHERE name IN (SELECT name FROM " + P + " WHERE " + pause_ended +
-        " LIMIT $1::bigint) AND " + pause_ended);
+        "DELETE FROM " + P + " WHERE name = ANY (ARRAY(SELECT name FROM " + P + " WHERE " + pause_ended +
+        " LIMIT $1::bigint)) AND " + pause_ended);
     out.emplace_back(stmt::count_pauses,
         "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
