@@ -19,6 +19,7 @@ ReleaseHub::~ReleaseHub() {
     {
         std::lock_guard<std::mutex> guard(mutex_);
         stopping_ = true;
+        if (live_) live_->interrupt();  // rather than wait out its await()
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
