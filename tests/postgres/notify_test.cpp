@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstring>
@@ -196,7 +197,26 @@ TEST_CASE("a waiter that gives up stops saying it waits", "[pg][notify]") {
     auto holder = db.open();
     auto held = holder.lock("long", {.expires = 1h});
     auto waiter = db.open();
-    CHECK_THROWS_AS(waiter.lock("long", {.wait = 300ms}), sqlock::error);
+    std::atomic<bool> give_up{false};
+    bool timed_out = false;
+    {
+        sqlock_test::ScopedThread t([&] {
+            sqlock::LockOptions o;
+            o.wait = 30s;
+            o.progress_every = 20ms;
+            o.on_waiting = [&](const sqlock::LockInfo*, sqlock::duration) { return !give_up; };
+            try {
+                waiter.lock("long", o);
+            } catch (const sqlock::error& e) {
+                timed_out = e.category() == sqlock::errc::timeout;
+            }
+        });
+        // It says it waits, then stops waiting.
+        REQUIRE(sqlock_test::eventually(
+            [&] { return !pg_test::waiting_sessions(db.url, db.table).empty(); }));
+        give_up = true;
+    }
+    CHECK(timed_out);
     REQUIRE(sqlock_test::eventually(
         [&] { return pg_test::waiting_sessions(db.url, db.table).empty(); }));
 }
@@ -273,12 +293,14 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
     });
     child.wait_ready();
     // A failed slot attempt draws no id; instead, the child's session has run
-    // the slot statement once the holder's has (and both sit idle after it).
+    // a slot statement once the holder's has (the acquisition's probe, or
+    // the read of the holders after a failed one; both sit idle after it).
     REQUIRE(sqlock_test::eventually([&] {
         return pg_test::query(db.url,
                               "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND "
-                              "query LIKE '%generate_series%" +
-                                  db.table + "%'") == "2";
+                              "(query LIKE '%RECURSIVE probe%" +
+                                  db.table + "%' OR query LIKE '%generate_series%" + db.table +
+                                  "%')") == "2";
     }));
     const std::int64_t released_at = now_ns();
     s2.release();

@@ -108,10 +108,13 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     // dead rows included, on every release and renewal (measured with 8
     // processes: 9% of our throughput on a table vacuumed empty; on a
     // long-used one, a client without this made a third of our cycles;
-    // docs/postgres-production.md). Every statement we
-    // send has an index to use, so on a session of our own we tell the
-    // planner to take it. Not through a transaction pooler: a SET would
-    // stay on a server session that other clients get next.
+    // docs/postgres-production.md). Every statement that looks up rows has
+    // an index to use, so on a session of our own we tell the planner to
+    // take it; the few that read a whole table (counts for metrics) then
+    // read it through an index, somewhat slower. Not through a transaction
+    // pooler: a SET would stay on a server session that other clients get
+    // next (one the URL does not name gets it until a symptom gives the
+    // pooler away; sqlock doctor reports such a pooler).
     if (target_->session_bound())
         bounded("setting up the session", {},
                 [&] { pq_exec_params(link_.raw(), "SET enable_seqscan = off", {}); });

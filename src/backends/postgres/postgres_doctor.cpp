@@ -48,7 +48,7 @@ struct Server {
     bool pauses_grants = false;
     double clock_difference_ms = 0;  // database minus this host
     double clock_uncertainty_ms = 0;
-    bool seqscan_enabled = true;  // this role's enable_seqscan, before sqlock sets it
+    bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
 };
 
 // Whether the current user holds every one of the privileges sqlock needs
@@ -94,7 +94,9 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
             "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
             " extract(epoch FROM clock_timestamp())::float8, " +
             table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false) +
-            ", current_setting('enable_seqscan') = 'on'",
+            // What a session starts with (role, database, server), not
+            // what one before us may have SET on a pooled server session.
+            ", (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') = 'on'",
         t.quoted_table, t.quoted_runs, t.quoted_pauses);
     const auto after = wall::now();
     Server s;
@@ -221,13 +223,18 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                             : "polled (1 ms doubling to 100 ms, with jitter)");
     // See PgConnection's constructor: sqlock sets enable_seqscan itself
     // only where sessions stay put.
+    const std::string role_setting = "ALTER ROLE " + s.user + " SET enable_seqscan = off";
     fact("sequential scans",
          !moves && t.session_bound() ? "avoided (sqlock sets enable_seqscan = off on its sessions)"
-         : !s.seqscan_enabled
-             ? "avoided (enable_seqscan = off for role " + s.user + ")"
+         : !s.seqscan_enabled        ? "avoided (enable_seqscan = off for role " + s.user + ")"
+         : t.session_bound()
+             ? "possible on a long-used lock table, and sqlock's SET enable_seqscan = off lands "
+               "on the pooler's server sessions until it notices the pooler: add "
+               "pooler=transaction to the URL, then " +
+                   role_setting + " (see docs/postgres-production.md)"
              : "possible on a long-used lock table: through this pooler sqlock cannot set "
-               "enable_seqscan; ALTER ROLE " +
-                   s.user + " SET enable_seqscan = off (see docs/postgres-production.md)");
+               "enable_seqscan; " +
+                   role_setting + " (see docs/postgres-production.md)");
     fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
                                  fixed(s.clock_difference_ms, 1) +
                                  " ms (database minus this "

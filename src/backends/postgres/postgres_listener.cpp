@@ -71,6 +71,13 @@ void PgReleaseListener::listen() {
         // Sends LISTEN and waits for the server's answer: once this returns,
         // every later release reaches us.
         receiver_ = std::make_unique<Receiver>(link_->get(), target_->channel, received_);
+        // Saying we wait for a name may wait for a release's commit: a
+        // lock_timeout or statement_timeout set for the role would end it
+        // with an error, and with it this session. The watchdog bounds it.
+        pq_exec_params(link_->raw(),
+                       "SELECT set_config('lock_timeout', '0', false),"
+                       " set_config('statement_timeout', '0', false)",
+                       {});
         // libpqxx swallows a broken link during LISTEN; check for it.
         if (!link_->get().is_open() || armed.fired())
             throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"

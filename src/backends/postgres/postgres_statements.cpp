@@ -75,20 +75,28 @@ std::string upsert(const std::string& table, const std::string& rows,
 // caller passes the name without its "#N" (turn_name()), which is what
 // sqlock before 0.2 computed on the server with regexp_replace, so old and
 // new clients take the same lock. Held for the one short statement.
-std::string turn(const std::string& quoted_table, const std::string& key) {
-    return "WITH turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
+std::string turn_cte(const std::string& quoted_table, const std::string& key) {
+    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
            "'::regclass::oid::text), hashtext(" + key + "))) ";
 }
 
+std::string turn(const std::string& quoted_table, const std::string& key) {
+    return "WITH " + turn_cte(quoted_table, key);
+}
+
 // The advisory lock key that says "someone waits for `name`": a release
-// notifies only while one is held (see wake() and waiting_sql()). Its own key
-// space beside turn()'s. rtrim, rather than turn_name()'s exact "#N", is what
-// both sides can compute cheaply on the server: it maps a name and each of
-// its slot rows ("x", "x#2") to one key, which is all that matters; names
-// that share a key ("job2", "job") only cost each other a spurious wake-up.
+// notifies only while one is held (see `notify` in statements() and
+// waiting_sql()). Its own key space beside turn()'s. rtrim, rather than
+// turn_name()'s exact "#N", is what both sides can compute cheaply on the
+// server: it maps a name and each of its slot rows ("x", "x#2") to one key,
+// which is all that matters. The name part is folded into 256 buckets: each
+// key a listener holds takes an entry in the server's shared lock table
+// (max_locks_per_transaction x max_connections, shared by every session), so
+// a Locker waiting on thousands of names holds at most 256. Names that share
+// a key only cost each other a spurious wake-up.
 std::string waiting_key(const std::string& quoted_table, const std::string& name) {
     return "hashtext('sqlock waiting ' || '" + quoted_table +
-           "'::regclass::oid::text), hashtext(rtrim(" + name + ", '0123456789#'))";
+           "'::regclass::oid::text), hashtext(rtrim(" + name + ", '0123456789#')) & 255";
 }
 
 // FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
@@ -178,20 +186,24 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // expired slot in one statement: (id, lockstring, created ms), or
     // nothing when no slot was free or the free one was taken concurrently
     // (slot_holder tells which). Slot by slot, each an index probe, up to
-    // the first free one. With "ORDER BY n" the generic plan, counting on
-    // 1000 slots, read the whole table into a hash, a cost that grew with
-    // every other lock in it (by the table's index once sequential scans
-    // were off: 0.8x the raw statement, against 1.2-1.5x now). Without it,
-    // the rows leave the anti-join in generate_series' order (a nested
-    // loop, which LIMIT 1 makes the cheapest start), so the first is the
-    // lowest; the tests of "lowest free first" hold the planner to that.
+    // the first free one: a recursive query, so that the order is the
+    // query's and not a plan's. A join of generate_series with the table
+    // under "ORDER BY n" was planned generically for 1000 slots and read
+    // the whole table into a hash, a cost that grew with every other lock
+    // in it (0.8x the raw statement once sequential scans were off, against
+    // 1.2-1.6x now); without the ORDER BY, the lowest free slot would have
+    // come first only as long as the planner chose a nested loop.
+    auto slot_free = [&](const std::string& n) {
+        return "NOT EXISTS (SELECT 1 FROM " + T + " AS x WHERE x.lockstring = $1::text || '#' || " +
+               n + " AND x.expires > now())";
+    };
     out.emplace_back(stmt::acquire_slot,
-        turn(T, "$1::text") +
-        upsert(T, "SELECT cand.ls, now(), now() + " + millis("$3") + ", $4::text FROM turn,"
-               " (SELECT $1::text || '#' || g.n AS ls FROM generate_series(1, $2::int) AS g(n)"
-               " WHERE NOT EXISTS (SELECT 1 FROM " + T + " AS x"
-               " WHERE x.lockstring = $1::text || '#' || g.n AND x.expires > now())"
-               " LIMIT 1) AS cand", "t.id, t.lockstring::text, " + created_ms));
+        "WITH RECURSIVE probe(n, free) AS (SELECT 1, " + slot_free("1") +
+        " UNION ALL SELECT p.n + 1, " + slot_free("(p.n + 1)") +
+        " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T, "$1::text") +
+        upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
+               ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand",
+               "t.id, t.lockstring::text, " + created_ms));
 
     // $1 name, $2 capacity. When every slot is held: the one that frees
     // first. Nothing when a slot is free (or expired): try again. One index
