@@ -189,6 +189,29 @@ auto bounded_probe(const PgTarget& t, Link& a, Link& b, const char* doing, F&& f
 
 }  // namespace
 
+namespace {
+
+// Whether a long-used lock table may be read by sequential scans on this
+// path. sqlock sets enable_seqscan itself only on sessions it prepares
+// statements on (session_setup in postgres_connection.cpp).
+std::string sequential_scans(const PgTarget& t, const Server& s, bool moves) {
+    const std::string see = " (see docs/postgres-production.md)";
+    const std::string role_setting = "ALTER ROLE " + s.user + " SET enable_seqscan = off";
+    if (!moves && t.session_bound())
+        return "avoided (sqlock sets enable_seqscan = off on its sessions)";
+    if (!s.seqscan_enabled) return "avoided (enable_seqscan = off for role " + s.user + ")";
+    if (t.session_bound())
+        return "possible on a long-used lock table, and sqlock's SET enable_seqscan = off lands "
+               "on the pooler's server sessions until it notices the pooler: add "
+               "pooler=transaction to the URL, then " +
+               role_setting + see;
+    return "possible on a long-used lock table: through this pooler sqlock cannot set "
+           "enable_seqscan; " +
+           role_setting + see;
+}
+
+}  // namespace
+
 void diagnose(const PgTarget& t, Diagnosis& out) {
     Link a(t);
     Link b(t);
@@ -221,20 +244,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                                   : "none, or session pooling");
     fact("wake-ups", pushes ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
                             : "polled (1 ms doubling to 100 ms, with jitter)");
-    // See PgConnection's constructor: sqlock sets enable_seqscan itself
-    // only where sessions stay put.
-    const std::string role_setting = "ALTER ROLE " + s.user + " SET enable_seqscan = off";
-    fact("sequential scans",
-         !moves && t.session_bound() ? "avoided (sqlock sets enable_seqscan = off on its sessions)"
-         : !s.seqscan_enabled        ? "avoided (enable_seqscan = off for role " + s.user + ")"
-         : t.session_bound()
-             ? "possible on a long-used lock table, and sqlock's SET enable_seqscan = off lands "
-               "on the pooler's server sessions until it notices the pooler: add "
-               "pooler=transaction to the URL, then " +
-                   role_setting + " (see docs/postgres-production.md)"
-             : "possible on a long-used lock table: through this pooler sqlock cannot set "
-               "enable_seqscan; " +
-                   role_setting + " (see docs/postgres-production.md)");
+    fact("sequential scans", sequential_scans(t, s, moves));
     fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
                                  fixed(s.clock_difference_ms, 1) +
                                  " ms (database minus this "

@@ -99,6 +99,17 @@ std::string waiting_key(const std::string& quoted_table, const std::string& name
            "'::regclass::oid::text), hashtext(rtrim(" + name + ", '0123456789#')) & 255";
 }
 
+// "column = ANY (ARRAY(subquery))": one batch of a batched delete, found by
+// its key. "column IN (subquery)" planned generically takes the subquery's
+// LIMIT $n for a tenth of the table and hashes every row the subquery could
+// return, for each batch (measured on 280,000 expired rows: 30-44 ms per
+// batch of 1,000, against 2-3 ms); the array runs the subquery once and
+// probes the key. The caller's outer condition is re-checked on rows that
+// changed meanwhile, so a row taken over since the subquery saw it survives.
+std::string in_batch(const std::string& column, const std::string& subquery) {
+    return column + " = ANY (ARRAY(" + subquery + "))";
+}
+
 // FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
 std::string text_hash(const std::string& text) {
     std::uint64_t h = 14695981039346656037ull;
@@ -191,7 +202,7 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // under "ORDER BY n" was planned generically for 1000 slots and read
     // the whole table into a hash, a cost that grew with every other lock
     // in it (0.8x the raw statement once sequential scans were off, against
-    // 1.2-1.6x now); without the ORDER BY, the lowest free slot would have
+    // 1.0-1.6x now); without the ORDER BY, the lowest free slot would have
     // come first only as long as the planner chose a nested loop.
     auto slot_free = [&](const std::string& n) {
         return "NOT EXISTS (SELECT 1 FROM " + T + " AS x WHERE x.lockstring = $1::text || '#' || " +
@@ -241,16 +252,11 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "SELECT 1 FROM " + T +
         " WHERE id = $1::bigint AND locked_by = $2::text AND expires > now()");
 
-    // $1 batch size. The outer condition is re-checked on rows that changed
-    // meanwhile, so a row taken over since the subquery saw it survives.
-    // The batch's ids as an array, so that the delete finds them by the
-    // primary key: "id IN (subquery)" planned generically (LIMIT $1 taken
-    // as a tenth of the table) hashed every expired row for each batch
-    // (measured on 280,000 expired rows: 30-44 ms per batch of 1,000,
-    // against 2-3 ms). The other batched deletes below do the same.
-    out.emplace_back(stmt::purge,
-        "DELETE FROM " + T + " WHERE id = ANY (ARRAY(SELECT id FROM " + T +
-        " WHERE expires <= now() LIMIT $1::bigint)) AND expires <= now()");
+    // $1 batch size (in_batch()).
+    const std::string expired_batch =
+        in_batch("id", "SELECT id FROM " + T + " WHERE expires <= now() LIMIT $1::bigint") +
+        " AND expires <= now()";
+    out.emplace_back(stmt::purge, "DELETE FROM " + T + " WHERE " + expired_batch);
 
     // $1 prefix ('' for all), $2 expired only. starts_with compares the
     // prefix literally (no LIKE wildcards); COLLATE "C" orders by bytes, as
@@ -276,8 +282,7 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // $1 batch size. purge, and the runs of the rows it deletes end with
     // their lease, in the same statement.
     out.emplace_back(stmt::purge_with_runs,
-        "WITH d AS (DELETE FROM " + T + " WHERE id = ANY (ARRAY(SELECT id FROM " + T +
-            " WHERE expires <= now() LIMIT $1::bigint)) AND expires <= now() RETURNING id, expires)"
+        "WITH d AS (DELETE FROM " + T + " WHERE " + expired_batch + " RETURNING id, expires)"
         ", u AS (UPDATE " + R + " AS r SET outcome = 'lost', ended = d.expires FROM d"
             " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
         " SELECT count(*) FROM d");
@@ -334,8 +339,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
         " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))";
     out.emplace_back(stmt::prune_runs,
-        "DELETE FROM " + R + " WHERE id = ANY (ARRAY(SELECT r.id FROM " + R + " AS r WHERE " + prunable +
-        " LIMIT $2::bigint))");
+        "DELETE FROM " + R + " WHERE " +
+        in_batch("id", "SELECT r.id FROM " + R + " AS r WHERE " + prunable + " LIMIT $2::bigint"));
     out.emplace_back(stmt::count_runs,
         "SELECT count(*) FROM " + R + " AS r WHERE " + prunable);
 
@@ -363,13 +368,13 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
         " ORDER BY name COLLATE \"C\"");
 
-    // $1 batch size. As purge: the outer condition is re-checked on a row
-    // that changed meanwhile, so a pause renewed since the subquery saw it
+    // $1 batch size (in_batch()): a pause renewed since the subquery saw it
     // stays; two reapers at once each delete a row at most once between them.
     const std::string pause_ended = "paused_until <= now()";
     out.emplace_back(stmt::purge_pauses,
-        "DELETE FROM " + P + " WHERE name = ANY (ARRAY(SELECT name FROM " + P + " WHERE " + pause_ended +
-        " LIMIT $1::bigint)) AND " + pause_ended);
+        "DELETE FROM " + P + " WHERE " +
+        in_batch("name", "SELECT name FROM " + P + " WHERE " + pause_ended + " LIMIT $1::bigint") +
+        " AND " + pause_ended);
     out.emplace_back(stmt::count_pauses,
         "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
