@@ -102,25 +102,26 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     for (const auto& [key, st] : statements_)
         if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
-    // A lock table holds few live rows and turns over many. Empty after a
-    // vacuum, or with a primary key grown large by ever-growing ids, it
-    // makes the planner find "WHERE id = $1" by reading the whole table,
-    // dead rows included, on every release and renewal (measured with 8
-    // processes: 9% of our throughput on a table vacuumed empty; on a
-    // long-used one, a client without this made a third of our cycles;
-    // docs/postgres-production.md). Every statement that looks up rows has
-    // an index to use, so on a session of our own we tell the planner to
-    // take it; the few that read a whole table (counts for metrics) then
-    // read it through an index, somewhat slower. Not through a transaction
-    // pooler: a SET would stay on a server session that other clients get
-    // next (one the URL does not name gets it until a symptom gives the
-    // pooler away; sqlock doctor reports such a pooler).
-    if (target_->session_bound())
-        bounded("setting up the session", {},
-                [&] { pq_exec_params(link_.raw(), "SET enable_seqscan = off", {}); });
 }
 
 namespace {
+
+// What a session we prepare statements on runs first, with the first hot
+// statement's PREPARE (no round trip of its own: `sqlock run` connects
+// anew for every lock). A lock table holds few live rows and turns over
+// many. Empty after a vacuum, or with a primary key grown large by
+// ever-growing ids, it makes the planner find "WHERE id = $1" by reading the
+// whole table, dead rows included, on every release and renewal (measured
+// with 8 processes: 9% of our throughput on a table vacuumed empty; on a
+// long-used one, a client without this made a third of our cycles;
+// docs/postgres-production.md). Every statement that looks up rows has an
+// index to use, so we tell the planner to take it; the few that read a
+// whole table (counts for metrics) then read it through an index, somewhat
+// slower. Only where statements are prepared, i.e. not through a
+// transaction pooler: a SET would stay on a server session that other
+// clients get next (one the URL does not name gets it until a symptom gives
+// the pooler away; sqlock doctor reports such a pooler).
+constexpr const char* session_setup = "SET enable_seqscan = off";
 
 // What a pooler in transaction mode does to prepared statements: the server
 // session we prepared on has gone to another client (26000, "does not
@@ -197,8 +198,9 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
         doing, subject,
         [&] {
             if (!hot.prepared) {
-                pq_prepare(conn, hot.st->name, hot.st->sql);
-                hot.prepared = true;
+                pq_prepare(conn, hot.st->name, hot.st->sql,
+                           session_set_up_ ? nullptr : session_setup);
+                hot.prepared = session_set_up_ = true;
             }
             return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params);
         },

@@ -114,6 +114,7 @@ class PgConnection final : public Connection {
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
     HotStatement acquire_, acquire_slot_, delete_exact_;
+    bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();
     bool pauses_known_ = false;   // the pauses table was seen
     bool history_known_ = false;  // the history table was seen (tables are never dropped)

@@ -33,8 +33,15 @@ std::int64_t PqResult::int64(int row, int col) const {
     return v;
 }
 
-void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql) {
-    checked(conn, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr), sql);
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, const char* setup) {
+    if (!setup) {
+        checked(conn, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr), sql);
+        return;
+    }
+    // One simple query, one implicit transaction: if PREPARE fails, the
+    // setup is undone with it. Names are ours ("key/hash"): no quote in them.
+    const std::string both = std::string(setup) + "; PREPARE \"" + name + "\" AS " + sql;
+    checked(conn, PQexec(conn, both.c_str()), both);
 }
 
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,

@@ -42,8 +42,10 @@ class PqResult {
 /// Parameters as text, as libpq sends them.
 using PqParams = std::initializer_list<const char*>;
 
-/// PREPARE `name` AS `sql` on `conn`.
-void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql);
+/// PREPARE `name` AS `sql` on `conn`; with `setup`, that SQL first, in the
+/// same message (no round trip of its own).
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql,
+                const char* setup = nullptr);
 
 /// Runs the prepared statement `name` (`sql` is for error reports).
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
