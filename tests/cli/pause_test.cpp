@@ -96,7 +96,10 @@ TEST_CASE("a paused job runs on no host; resume lets it run again", "[cli][pause
 TEST_CASE("a pause with --for ends by itself", "[cli][pause][expiry]") {
     Cli cli = fresh_cli();
     const std::string ran = make_dir() + "/ran";
-    Result paused = cli({"pause", "job", "--for", "1500ms"});
+    // Long enough that the two commands below (each a new process, slow
+    // under a sanitizer on a loaded machine: 1.5 s once was not) run
+    // inside it.
+    Result paused = cli({"pause", "job", "--for", "5s"});
     REQUIRE(paused.code == 0);
     CHECK_THAT(paused.err, Contains(" UTC until "));
     auto json = list_json(cli);
@@ -108,7 +111,7 @@ TEST_CASE("a pause with --for ends by itself", "[cli][pause][expiry]") {
         [&] {
             return cli(with_command({"run", "job"}, recorder(ran))).code == 0;
         },
-        15s));
+        30s));
     CHECK(count_lines(ran) == 1);
     CHECK(list_json(cli).empty());
     CHECK(cli({"resume", "job"}).code == 1);  // it has ended: nothing to resume
