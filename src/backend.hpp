@@ -79,8 +79,10 @@ class Connection {
 
     /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
     /// shortens its expiry to created + min_hold while that is still ahead.
-    virtual ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
-                                   duration min_hold) = 0;
+    /// `lockstring` is the row's (the caller read it with the row): a backend
+    /// that wakes waiters on another host tells those of this name.
+    virtual ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
+                                   const std::string& locked_by, duration min_hold) = 0;
 
     /// Sets expires = now + lease if (id, locked_by) match and the row has not
     /// expired; returns the updated row, or nullopt when the lock is lost.
@@ -110,8 +112,10 @@ class Connection {
     /// The row named `lockstring`, if any.
     virtual std::optional<Row> find(const std::string& lockstring) = 0;
 
-    /// Deletes the row with this id and exact locked_by; returns whether it did.
-    virtual bool delete_exact(std::int64_t id, const std::string& locked_by) = 0;
+    /// Deletes the row with this id and exact locked_by; returns whether it
+    /// did. `lockstring` as for release().
+    virtual bool delete_exact(std::int64_t id, const std::string& lockstring,
+                              const std::string& locked_by) = 0;
 
     // The run history (`<table>_runs`, see sqlock/run_history.hpp). Times
     // are the database's, as for the lock table. Reads derive the outcome of

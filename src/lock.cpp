@@ -73,8 +73,8 @@ void LockState::release_row() {
     // committed just before the break then finds no row and reports "lost".
     // Erring that way is deliberate: "released" for a lock that was in fact
     // taken over would tell the caller its critical section was protected.
-    ReleaseOutcome outcome =
-        locker->pool->with([&](Connection& c) { return c.release(id, locked_by, min_hold); });
+    ReleaseOutcome outcome = locker->pool->with(
+        [&](Connection& c) { return c.release(id, lockstring, locked_by, min_hold); });
     if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);
     if (outcome == ReleaseOutcome::lost) {
         lost = true;

@@ -554,7 +554,7 @@ std::optional<LockInfo> Locker::release(const std::string& name, const std::stri
     const LockInfo& info = *held;
     // Delete exactly that row: if it changed hands meanwhile, nothing happens.
     bool deleted = state_->pool->with(
-        [&](detail::Connection& c) { return c.delete_exact(info.id, info.locked_by); });
+        [&](detail::Connection& c) { return c.delete_exact(info.id, name, info.locked_by); });
     if (!deleted)
         throw error(errc::lost, "lock '" + detail::printable(name) +
                                     "' changed hands while being released [" +
@@ -586,8 +586,9 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
         auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
         if (!row) return std::nullopt;
         // Delete exactly the row we looked at, so we can say whose it was.
-        bool deleted = state_->pool->with(
-            [&](detail::Connection& c) { return c.delete_exact(row->id, row->locked_by); });
+        bool deleted = state_->pool->with([&](detail::Connection& c) {
+            return c.delete_exact(row->id, row->lockstring, row->locked_by);
+        });
         if (deleted) {
             state_->hub->released(name);
             return detail::to_info(*row);

@@ -123,6 +123,13 @@ void ReleaseHub::say_waiting(ReleaseListener& listener) {
         listener.waiting(key, false);
     }
     for (const std::string& key : start) {
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (no_room_for(key)) {
+                cv_.notify_all();  // its waiter polls instead
+                continue;
+            }
+        }
         listener.waiting(key, true);
         {
             std::lock_guard<std::mutex> guard(mutex_);
@@ -148,8 +155,14 @@ void ReleaseHub::unwatch(const std::string& key) noexcept {
 
 bool ReleaseHub::watched(const std::string& key, std::chrono::steady_clock::time_point until) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait_until(lock, until, [&] { return said_.count(key) || !listening_ || stopping_; });
+    cv_.wait_until(lock, until, [&] {
+        return said_.count(key) || !listening_ || stopping_ || no_room_for(key);
+    });
     return listening_ && said_.count(key) > 0;
+}
+
+bool ReleaseHub::no_room_for(const std::string& key) const {
+    return said_.size() >= max_said_keys && !said_.count(key);
 }
 
 std::uint64_t ReleaseHub::mark() {

@@ -54,8 +54,15 @@ class ReleaseHub {
     /// Waits, until `until` at most, for the listener to say on the server
     /// that `key` is waited for. True once it has: then every release of
     /// `key` from now on is pushed, or the listener fails and wait_after()
-    /// returns for a re-check. False when there are no pushes now (poll).
+    /// returns for a re-check. False when there are no pushes now, or the
+    /// listener already says max_said_keys others (poll).
     bool watched(const std::string& key, std::chrono::steady_clock::time_point until);
+
+    /// The most keys the listener says at once. Each is an entry in the
+    /// server's shared lock table (PostgreSQL: max_locks_per_transaction x
+    /// max_connections, for every session), so a Locker with waiters on
+    /// thousands of names does not fill it; waiters beyond it poll.
+    static constexpr std::size_t max_said_keys = 256;
 
     /// Records a release of `lockstring` (and wakes its waiters).
     void released(const std::string& lockstring);
@@ -74,6 +81,8 @@ class ReleaseHub {
     void bump(const std::string& key);
     /// Brings what `listener` says is waited for in line with wanted_.
     void say_waiting(ReleaseListener& listener);
+    /// True when `key` is not said and cannot be until others are unsaid.
+    bool no_room_for(const std::string& key) const;
 
     std::function<std::unique_ptr<ReleaseListener>()> make_listener_;
     std::mutex mutex_;

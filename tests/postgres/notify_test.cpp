@@ -333,3 +333,82 @@ TEST_CASE("a release kept by min_hold tells waiters the new, nearer expiry", "[p
     CHECK(after_creation > 3500.0);
     CHECK(after_creation < 4600.0);
 }
+
+TEST_CASE("releases of names that differ only in their digits do not notify", "[pg][notify]") {
+    // Nobody waits, so no release may notify. Each release tries its name's
+    // waiting key exclusively until it commits: were "job-1" ... "job-8" to
+    // share a key, two releases overlapping in time would each find it taken
+    // and notify (a tenth of them did, with 8 processes, when names were
+    // folded into buckets with their digits stripped).
+    auto db = fresh_database();
+    ChannelListener channel(db.url, db.table);
+    constexpr int processes = 8, cycles = 300;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+        pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
+        if (pid == 0) {
+            int code = 0;
+            try {
+                auto locker = db.open();
+                const std::string name = "job-" + std::to_string(p + 1);
+                for (int i = 0; i < cycles; ++i) locker.lock(name).release();
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "child: %s\n", e.what());
+                code = 1;
+            }
+            _exit(code);
+        }
+        pids.push_back(pid);
+    }
+    for (pid_t pid : pids) CHECK(sqlock_test::wait_child(pid, 120s) == 0);
+    const auto heard = channel.heard();
+    INFO("notified: " << heard.size() << " of " << processes * cycles << " releases");
+    CHECK(heard.empty());
+}
+
+TEST_CASE("a Locker says at most max_said_keys names; waiters beyond them poll", "[pg][notify]") {
+    // Each said name holds an entry in the server's shared lock table; a
+    // Locker with waiters on more names than the bound says the first ones
+    // and lets the others poll. All are still served.
+    auto db = fresh_database();
+    constexpr int names = 270;  // ReleaseHub::max_said_keys is 256
+    auto holder = db.open();
+    std::vector<sqlock::Lock> held;
+    for (int i = 0; i < names; ++i)
+        held.push_back(holder.lock("many-" + std::to_string(i), {.expires = 1h}));
+    auto waiter = db.open();
+    std::atomic<int> acquired{0};
+    // Failed attempts per waiter: from its third on, it has either been
+    // said (and tried again) or been turned away to poll.
+    auto attempts = std::make_unique<std::atomic<int>[]>(names);
+    {
+        std::vector<sqlock_test::ScopedThread> threads;
+        for (int i = 0; i < names; ++i)
+            threads.emplace_back([&, i] {
+                sqlock::LockOptions o;
+                o.wait = 120s;
+                o.on_waiting = [&, i](const sqlock::LockInfo*, sqlock::duration) {
+                    ++attempts[i];
+                    return true;
+                };
+                waiter.lock("many-" + std::to_string(i), o).release();
+                ++acquired;
+            });
+        REQUIRE(sqlock_test::eventually(
+            [&] {
+                for (int i = 0; i < names; ++i)
+                    if (attempts[i] < 3) return false;
+                return true;
+            },
+            60s));
+        const std::string said_keys =
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'"
+            " AND granted AND objsubid = 2 AND classid::bigint = (hashtext('sqlock waiting ' || '" +
+            db.table + "'::regclass::oid::text)::bigint & 4294967295)";
+        CHECK(pg_test::query(db.url, said_keys) == "256");
+        held.clear();  // releases every name
+    }
+    CHECK(acquired == names);
+    REQUIRE(sqlock_test::eventually(
+        [&] { return pg_test::waiting_sessions(db.url, db.table).empty(); }));
+}

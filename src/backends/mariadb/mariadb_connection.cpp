@@ -275,10 +275,11 @@ void MariaConnection::give_back_turn(const std::string& lockstring, const std::s
     }
 }
 
-ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& locked_by,
-                                        duration min_hold) {
+ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& lockstring,
+                                        const std::string& locked_by, duration min_hold) {
     if (min_hold <= duration::zero())
-        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+        return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                       : ReleaseOutcome::lost;
     const std::string what = describe("releasing lock id", std::to_string(id));
     auto rs = run(sql::release_keeping(*target_, id, locked_by, min_hold), "releasing lock id",
                   std::to_string(id));
@@ -484,7 +485,8 @@ std::optional<Row> MariaConnection::find(const std::string& lockstring) {
     return read_row(last.rows[0], 0);
 }
 
-bool MariaConnection::delete_exact(std::int64_t id, const std::string& locked_by) {
+bool MariaConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                                   const std::string& locked_by) {
     auto rs =
         run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
     return !rs.empty() && rs[0].affected > 0;

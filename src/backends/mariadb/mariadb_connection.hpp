@@ -34,15 +34,16 @@ class MariaConnection final : public Connection {
     std::vector<std::string> missing_privileges();
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by) override;
-    ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
-                           duration min_hold) override;
+    ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
+                           const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
                              duration lease) override;
     bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
     std::optional<Row> find(const std::string& lockstring) override;
-    bool delete_exact(std::int64_t id, const std::string& locked_by) override;
+    bool delete_exact(std::int64_t id, const std::string& lockstring,
+                      const std::string& locked_by) override;
     bool has_history() override;
     std::int64_t now_millis() override;
     std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,

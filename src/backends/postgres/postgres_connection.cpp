@@ -350,14 +350,15 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
     return {};
 }
 
-ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& locked_by,
-                                     duration min_hold) {
+ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& lockstring,
+                                     const std::string& locked_by, duration min_hold) {
     // Without a minimum hold, the plain DELETE (+ NOTIFY) is cheaper than the
     // keep-or-delete statement (measured: about 5 us of a 60 us cycle).
     if (min_hold <= duration::zero())
-        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+        return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                       : ReleaseOutcome::lost;
     pqxx::result r = exec("releasing lock id", std::to_string(id), stmt::release, id, locked_by,
-                          millis(min_hold));
+                          millis(min_hold), turn_name(lockstring));
     if (r.empty()) return ReleaseOutcome::lost;
     return r[0][0].as<bool>() ? ReleaseOutcome::kept : ReleaseOutcome::released;
 }
@@ -529,9 +530,12 @@ std::optional<Row> PgConnection::find(const std::string& lockstring) {
     return read_row(r[0], 0);
 }
 
-bool PgConnection::delete_exact(std::int64_t id, const std::string& locked_by) {
+bool PgConnection::delete_exact(std::int64_t id, const std::string& lockstring,
+                                const std::string& locked_by) {
     const std::string text = std::to_string(id);
-    return !exec_direct("deleting lock id", text, delete_exact_, {text.c_str(), locked_by.c_str()})
+    const std::string turn = turn_name(lockstring);
+    return !exec_direct("deleting lock id", text, delete_exact_,
+                        {text.c_str(), locked_by.c_str(), turn.c_str()})
                 .empty();
 }
 

@@ -54,9 +54,12 @@ void PgReleaseListener::waiting(const std::string& name, bool on) {
                     "PostgreSQL release listener is not listening [" + target_->redact.url() + "]");
     // Taking the key waits only for a release that holds it for its own
     // short transaction; bounded all the same, as every round trip is.
+    // The key is the name's turn_name(), as the release computes it from
+    // the row: "x" for the semaphore x and each of its slot rows "x#N".
+    const std::string turn = turn_name(name);
     Armed armed(link_->get().sock(), std::chrono::steady_clock::now() + target_->timeout);
     guarded(*target_, on ? "saying we wait for" : "saying we no longer wait for", name,
-            [&] { pq_exec_params(link_->raw(), waiting_sql(*target_, on), {name.c_str()}); });
+            [&] { pq_exec_params(link_->raw(), waiting_sql(*target_, on), {turn.c_str()}); });
 }
 
 void PgReleaseListener::listen() {

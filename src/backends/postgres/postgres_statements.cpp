@@ -84,19 +84,19 @@ std::string turn(const std::string& quoted_table, const std::string& key) {
     return "WITH " + turn_cte(quoted_table, key);
 }
 
-// The advisory lock key that says "someone waits for `name`": a release
+// The advisory lock key that says "someone waits for `turn`": a release
 // notifies only while one is held (see `notify` in statements() and
-// waiting_sql()). Its own key space beside turn()'s. rtrim, rather than
-// turn_name()'s exact "#N", is what both sides can compute cheaply on the
-// server: it maps a name and each of its slot rows ("x", "x#2") to one key,
-// which is all that matters. The name part is folded into 256 buckets: each
-// key a listener holds takes an entry in the server's shared lock table
-// (max_locks_per_transaction x max_connections, shared by every session), so
-// a Locker waiting on thousands of names holds at most 256. Names that share
-// a key only cost each other a spurious wake-up.
-std::string waiting_key(const std::string& quoted_table, const std::string& name) {
-    return "hashtext('sqlock waiting ' || '" + quoted_table +
-           "'::regclass::oid::text), hashtext(rtrim(" + name + ", '0123456789#')) & 255";
+// waiting_sql()). Its own key space beside turn()'s. Both sides pass the
+// turn_name() they compute on the client, so a name and each of its slot
+// rows ("x", "x#2") share a key. Whole names, not buckets: a release tries
+// the key exclusively until it commits, so two concurrent releases of names
+// that shared a key would each find it taken and NOTIFY (names such as
+// "job-1" ... "job-8" folded into one bucket made 9% of 8 processes'
+// releases notify). The listener bounds how many keys it holds
+// (ReleaseHub's max_said_keys).
+std::string waiting_key(const std::string& quoted_table, const std::string& turn) {
+    return "hashtext('sqlock waiting ' || '" + quoted_table + "'::regclass::oid::text), hashtext(" +
+           turn + ")";
 }
 
 // "column = ANY (ARRAY(subquery))": one batch of a batched delete, found by
@@ -177,9 +177,11 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // commit, so a waiter cannot say it waits between our look and the
     // delete becoming visible: its own statement waits for that commit, and
     // its next attempt then finds the row gone.
-    const std::string notify = "CASE WHEN pg_try_advisory_xact_lock(" +
-                               waiting_key(T, "lockstring") + ") THEN NULL ELSE pg_notify('" +
-                               target.channel + "', lockstring) END";
+    // `turn` is the parameter holding the row's turn_name().
+    auto notify = [&](const std::string& turn) {
+        return "CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, turn) +
+               ") THEN NULL ELSE pg_notify('" + target.channel + "', lockstring) END";
+    };
     const std::string cols = columns("t");
     std::vector<std::pair<std::string, std::string>> out;
     // clang-format off
@@ -227,9 +229,9 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         " SELECT " + cols + " FROM live AS t WHERE (SELECT count(*) FROM live) >= $2::int"
         " ORDER BY t.expires LIMIT 1");
 
-    // $1 id, $2 locked_by, $3 min_hold ms. Keeps the row until created +
-    // min_hold while that is still ahead, else deletes it; either way tells
-    // the listeners (a kept row has a nearer expiry for waiters to re-read).
+    // $1 id, $2 locked_by, $3 min_hold ms, $4 turn name. Keeps the row
+    // until created + min_hold while that is still ahead, else deletes it;
+    // either way tells the listeners (a kept row has a nearer expiry for waiters to re-read).
     // The two modifications touch disjoint rows (keep or not keep), so the
     // statement never modifies a row twice. No row: the lock was not ours.
     out.emplace_back(stmt::release,
@@ -239,7 +241,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
             " FROM r WHERE t.id = r.id AND r.keep RETURNING t.lockstring)"
         ", d AS (DELETE FROM " + T + " AS t USING r WHERE t.id = r.id AND NOT r.keep"
             " RETURNING t.lockstring)"
-        " SELECT true, " + notify + " FROM k UNION ALL SELECT false, " + notify + " FROM d");
+        " SELECT true, " + notify("$4::text") + " FROM k UNION ALL SELECT false, " +
+            notify("$4::text") + " FROM d");
 
     // $1 id, $2 locked_by, $3 lease ms.
     out.emplace_back(stmt::renew,
@@ -271,10 +274,11 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::find,
         "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = $1::text");
 
-    // $1 id, $2 locked_by. Deleting frees the lock: tell the listeners.
+    // $1 id, $2 locked_by, $3 turn name. Deleting frees the lock: tell the
+    // listeners.
     out.emplace_back(stmt::delete_exact,
         "DELETE FROM " + T + " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
-        " RETURNING " + notify);
+        " RETURNING " + notify("$3::text"));
 
     // The run history. R is the runs table.
     const std::string& R = target.quoted_runs;

@@ -494,14 +494,15 @@ class SqliteConnection final : public Connection {
         return result;
     }
 
-    ReleaseOutcome release(std::int64_t id, const std::string& locked_by,
-                           duration min_hold) override {
+    ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
+                           const std::string& locked_by, duration min_hold) override {
         if (min_hold > duration::zero()) {
             Statement keep = prepare(sql::keep_until_min_hold);
             keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
             if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
         }
-        return delete_exact(id, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+        return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                       : ReleaseOutcome::lost;
     }
 
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
@@ -570,7 +571,8 @@ class SqliteConnection final : public Connection {
         return read_row(st);
     }
 
-    bool delete_exact(std::int64_t id, const std::string& locked_by) override {
+    bool delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                      const std::string& locked_by) override {
         Statement st = prepare(sql::delete_exact);
         st.bind(1, id).bind(2, locked_by).step();
         return sqlite3_changes(db_) > 0;
