@@ -65,28 +65,32 @@ std::string upsert(const std::string& table, const std::string& rows,
 // turn away the rightful holder. nextval() alone does not promise that: an
 // attempt can draw its id, stall, and insert after a later-drawn id was
 // acquired and released. So each attempt first takes a transaction-level
-// advisory lock on (table, name) and only then draws its id: the INSERT's
-// rows are selected FROM `turn`, so its row, and the lock, come before the
-// projection that draws nextval(). The table part is its OID, so "locks"
-// and "public.locks" agree; it is a constant, folded once per plan, and,
-// being in the WITH clause, it is looked up before the INSERT's target: a
-// missing schema is reported as such (3F000), not as a missing table. Slots
-// of a semaphore share their semaphore's key ("x#2" locks with "x"): the
-// caller passes the name without its "#N" (turn_name()), which is what
-// sqlock before 0.2 computed on the server with regexp_replace, so old and
-// new clients take the same lock. Held for the one short statement.
-std::string turn_cte(const std::string& quoted_table, const std::string& key) {
-    return "turn AS (SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + quoted_table +
-           "'::regclass::oid::text), hashtext(" + key + "))) ";
+// advisory lock on (table, name) and only then draws its id: the lock is
+// taken in the WHERE of the INSERT's row source (turn_taken()), a filter
+// evaluated before the projection that draws nextval() (for a single lock,
+// a one-time filter of the Result node). The table part of the key is its
+// OID, so "locks" and "public.locks" agree. The `turn` CTE holds only that
+// constant, so the planner inlines and folds it (a CTE that took the lock
+// itself was materialised: a CTE Scan and a tuple store on every attempt),
+// and, being in the WITH clause, it is looked up before the INSERT's
+// target: a missing schema is reported as such (3F000), not as a missing
+// table. Slots of a semaphore share their semaphore's key ("x#2" locks
+// with "x"): the caller passes the name without its "#N" (turn_name()),
+// which is what sqlock before 0.2 computed on the server with
+// regexp_replace, so old and new clients take the same lock. Held for the
+// one short statement.
+std::string turn_cte(const std::string& quoted_table) {
+    return "turn AS (SELECT hashtext('sqlock ' || '" + quoted_table +
+           "'::regclass::oid::text) AS space) ";
 }
 
-std::string turn(const std::string& quoted_table, const std::string& key) {
-    return "WITH " + turn_cte(quoted_table, key);
+std::string turn_taken(const std::string& key) {
+    return "pg_advisory_xact_lock(turn.space, hashtext(" + key + ")) IS NOT NULL";
 }
 
 // The advisory lock key that says "someone waits for `turn`": a release
 // notifies only while one is held (see `notify` in statements() and
-// waiting_sql()). Its own key space beside turn()'s. Both sides pass the
+// waiting_sql()). Its own key space beside the turn's. Both sides pass the
 // turn_name() they compute on the client, so a name and each of its slot
 // rows ("x", "x#2") share a key. Whole names, not buckets: a release tries
 // the key exclusively until it commits, so two concurrent releases of names
@@ -192,8 +196,9 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // holder, when there is one, is read by `find` afterwards, on the path
     // that is about to wait or give up anyway.
     out.emplace_back(stmt::acquire,
-        turn(T, "$4::text") +
-        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"));
+        "WITH " + turn_cte(T) +
+        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
+               " WHERE " + turn_taken("$4::text")));
 
     // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
     // expired slot in one statement: (id, lockstring, created ms), or
@@ -213,9 +218,10 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::acquire_slot,
         "WITH RECURSIVE probe(n, free) AS (SELECT 1, " + slot_free("1") +
         " UNION ALL SELECT p.n + 1, " + slot_free("(p.n + 1)") +
-        " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T, "$1::text") +
+        " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T) +
         upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
-               ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand",
+               ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand WHERE " +
+               turn_taken("$1::text"),
                "t.id, t.lockstring::text, " + created_ms));
 
     // $1 name, $2 capacity. When every slot is held: the one that frees
