@@ -229,7 +229,7 @@ class Acquirer {
         auto st = std::make_shared<LockState>();
         st->locker = s_;
         st->name = t.name;
-        st->lockstring = r.acquired->lockstring;
+        st->lockstring = std::move(r.acquired->lockstring);
         st->slot = slot;
         st->id = r.acquired->id;
         st->locked_by = owner.locked_by;
@@ -242,8 +242,8 @@ class Acquirer {
         st->on_expiring = o.on_expiring;
         st->on_renewed_late = o.on_renewed_late;
         st->validity.granted(sent, o.expires);
-        st->created = r.acquired->created;
-        st->expires = r.acquired->expires;
+        st->created = std::move(r.acquired->created);
+        st->expires = std::move(r.acquired->expires);
         // An acquisition that took long (a busy wait, a server that was
         // stopped while it was under way) counts from its sending: its
         // valid_until may be close or past already. Renew once at once, so

@@ -4,10 +4,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
-#include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "current_pid.hpp"
 
@@ -17,6 +19,7 @@ namespace {
 using clock = std::chrono::steady_clock;
 
 struct Entry {
+    std::uint64_t ticket;
     int fd;
     clock::time_point deadline;
     bool fired = false;
@@ -30,15 +33,21 @@ struct Entry {
 class Watchdog {
   public:
     static Watchdog& instance() {
+        // Every round trip asks twice: no lock once this process has one.
+        // `owner` is published after `current`, so a thread that reads its
+        // own pid there reads this process's watchdog.
+        static std::atomic<Watchdog*> current{nullptr};
+        static std::atomic<pid_t> owner{0};
+        const pid_t me = current_pid();
+        if (owner.load(std::memory_order_acquire) == me)
+            return *current.load(std::memory_order_relaxed);
         static std::mutex instance_mutex;
-        static Watchdog* current = nullptr;
-        static pid_t owner = 0;
         std::lock_guard<std::mutex> guard(instance_mutex);
-        if (!current || owner != current_pid()) {
-            current = new Watchdog;
-            owner = current_pid();
+        if (owner.load(std::memory_order_relaxed) != me) {
+            current.store(new Watchdog, std::memory_order_relaxed);
+            owner.store(me, std::memory_order_release);
         }
-        return *current;
+        return *current.load(std::memory_order_relaxed);
     }
 
     Watchdog() {
@@ -56,7 +65,7 @@ class Watchdog {
     std::uint64_t arm(int fd, clock::time_point deadline) {
         std::lock_guard<std::mutex> guard(mutex_);
         std::uint64_t ticket = ++next_;
-        entries_[ticket] = Entry{fd, deadline};
+        entries_.push_back(Entry{ticket, fd, deadline});
         // Wake the thread only when this deadline comes before the one it
         // sleeps towards: arming is on every round trip's path, and waking
         // the thread each time would cost two context switches per
@@ -67,17 +76,18 @@ class Watchdog {
 
     bool disarm(std::uint64_t ticket) {
         std::lock_guard<std::mutex> guard(mutex_);
-        auto it = entries_.find(ticket);
+        auto it = find(ticket);
         if (it == entries_.end()) return false;
-        bool fired = it->second.fired;
-        entries_.erase(it);
+        bool fired = it->fired;
+        *it = entries_.back();
+        entries_.pop_back();
         return fired;
     }
 
     bool fired(std::uint64_t ticket) {
         std::lock_guard<std::mutex> guard(mutex_);
-        auto it = entries_.find(ticket);
-        return it != entries_.end() && it->second.fired;
+        auto it = find(ticket);
+        return it != entries_.end() && it->fired;
     }
 
   private:
@@ -86,7 +96,7 @@ class Watchdog {
         for (;;) {
             auto next = clock::time_point::max();
             const auto now = clock::now();
-            for (auto& [ticket, e] : entries_) {
+            for (Entry& e : entries_) {
                 if (e.fired) continue;
                 if (e.deadline <= now) {
                     // Under the mutex: disarm() cannot return (and the caller
@@ -106,9 +116,16 @@ class Watchdog {
         }
     }
 
+    // One per round trip under way: a handful, searched in place (a map
+    // allocated a node on every round trip).
+    std::vector<Entry>::iterator find(std::uint64_t ticket) {
+        return std::find_if(entries_.begin(), entries_.end(),
+                            [&](const Entry& e) { return e.ticket == ticket; });
+    }
+
     std::mutex mutex_;
     std::condition_variable cv_;
-    std::map<std::uint64_t, Entry> entries_;
+    std::vector<Entry> entries_;
     std::uint64_t next_ = 0;
     // When the thread wakes next by itself (max: only when notified; min:
     // it is awake and will look at every entry before sleeping again).
