@@ -24,6 +24,13 @@ void ConnectionPool::Handle::discard() noexcept {
 
 ConnectionPool::Handle ConnectionPool::checkout() {
     std::unique_lock<std::mutex> lock(mutex_);
+    // Nobody in line and a connection idle: take it (every operation checks
+    // out a connection, most of them from a pool nobody waits for).
+    if (waiting_.empty() && !idle_.empty()) {
+        std::unique_ptr<Connection> conn = std::move(idle_.back());
+        idle_.pop_back();
+        return Handle(this, std::move(conn));
+    }
     const std::uint64_t ticket = next_ticket_++;
     waiting_.push_back(ticket);
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
@@ -65,11 +72,14 @@ std::size_t ConnectionPool::waiting() const {
 }
 
 void ConnectionPool::give_back(std::unique_ptr<Connection> c) noexcept {
+    bool anyone_waits;
     {
         std::lock_guard<std::mutex> guard(mutex_);
         idle_.push_back(std::move(c));
+        // A thread that will wait joins the line under this mutex first.
+        anyone_waits = !waiting_.empty();
     }
-    cv_.notify_all();
+    if (anyone_waits) cv_.notify_all();
 }
 
 void ConnectionPool::forget_one() noexcept {

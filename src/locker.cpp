@@ -192,7 +192,9 @@ class Acquirer {
 
     // One attempt as `owner`; a waiting caller keeps one owner for all its
     // attempts.
-    std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, const Owner& owner,
+    // On success the lock takes `owner`'s strings; otherwise it is left as
+    // it was, for the next attempt.
+    std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, Owner& owner,
                                      std::optional<Row>* holder) {
         ensure_initialized();
         int slot = 0;
@@ -232,8 +234,8 @@ class Acquirer {
         st->lockstring = std::move(r.acquired->lockstring);
         st->slot = slot;
         st->id = r.acquired->id;
-        st->locked_by = owner.locked_by;
-        st->token = owner.token;
+        st->locked_by = std::move(owner.locked_by);
+        st->token = std::move(owner.token);
         st->lease = o.expires;
         st->min_hold = o.min_hold;
         st->pid = current_pid();
@@ -250,6 +252,8 @@ class Acquirer {
         // the holder starts with a lease it can vouch for.
         if (clock::now() - sent > o.expires / 2 && !refresh(*st)) {
             *holder = std::nullopt;  // it expired meanwhile: not ours after all
+            owner.locked_by = std::move(st->locked_by);
+            owner.token = std::move(st->token);
             return std::nullopt;
         }
         {
@@ -325,7 +329,7 @@ class Acquirer {
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
         if (waits) s_->hub->start();
-        const Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
+        Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         duration backoff(1);
         std::optional<std::mt19937> jitter;  // seeded only if we poll
         std::optional<WatchGuard> watch;     // once we wait: releases of t.name are pushed
@@ -441,9 +445,8 @@ std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions&
     Acquirer a(state_);
     if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, 0}, options,
-                          detail::make_owner(options.metadata, options.min_hold, options.expires),
-                          &holder);
+    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
+    return a.attempt_once({name, 0}, options, owner, &holder);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
@@ -472,9 +475,8 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
     detail::validate_options(options);
     Acquirer a(state_);
     std::optional<detail::Row> holder;
-    return a.attempt_once({name, capacity}, options,
-                          detail::make_owner(options.metadata, options.min_hold, options.expires),
-                          &holder);
+    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
+    return a.attempt_once({name, capacity}, options, owner, &holder);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
