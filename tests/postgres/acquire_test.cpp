@@ -339,3 +339,25 @@ TEST_CASE("on a table vacuumed empty, the prepared release still finds its row b
     // the table's creation that arrived late.
     CHECK(scans().first - seq_before < 10);
 }
+
+TEST_CASE("an acquired lock's created and expires are its row's, to the millisecond", "[pg]") {
+    // The hot statements return the row's timestamp in binary format; the
+    // client's conversion must agree with what every other statement reads.
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("stamped", {.expires = 90s});
+    auto slot = locker.acquire_slot("stamps", 3, {.expires = 90s});
+    for (const auto& row : locker.list()) {
+        INFO(row.name);
+        if (row.name == "stamped") {
+            CHECK(row.created == lock.created());
+            CHECK(row.expires == lock.expires());
+        } else {
+            CHECK(row.name == "stamps#1");
+            CHECK(row.created == slot.created());
+            CHECK(row.expires == slot.expires());
+        }
+        CHECK(is_utc_text(row.created));
+    }
+    CHECK(locker.list().size() == 2);
+}

@@ -94,8 +94,8 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     : target_(std::move(target)),
       link_(*target_),
       statements_(statements(*target_)),
-      acquire_{&statements_.at(stmt::acquire)},
-      acquire_slot_{&statements_.at(stmt::acquire_slot)},
+      acquire_{&statements_.at(stmt::acquire), PqFormat::binary},
+      acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
       delete_exact_{&statements_.at(stmt::delete_exact)} {
     // Only registers the definitions; libpqxx prepares each on first use.
     // The hot path's go through libpq and are prepared there (exec_direct).
@@ -202,9 +202,9 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
                            session_set_up_ ? nullptr : session_setup);
                 hot.prepared = session_set_up_ = true;
             }
-            return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params);
+            return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, hot.format);
         },
-        [&] { return pq_exec_params(conn, hot.st->sql, params); });
+        [&] { return pq_exec_params(conn, hot.st->sql, params, hot.format); });
 }
 
 bool PgConnection::read_only() {
@@ -312,7 +312,8 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
                              {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
     AcquireResult out;
     if (!r.empty()) {
-        out.acquired = new_row(r.int64(0, 0), lockstring, r.int64(0, 1), lease, locked_by);
+        out.acquired = new_row(r.binary_int64(0, 0), lockstring, r.binary_timestamp_ms(0, 1), lease,
+                               locked_by);
         return out;
     }
     // The name has a row. Whose, read now: the holder, or an expired row to
@@ -343,7 +344,8 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
                                  {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()});
         if (!r.empty()) {
             AcquireResult out;
-            out.acquired = new_row(r.int64(0, 0), r.text(0, 1), r.int64(0, 2), lease, locked_by);
+            out.acquired = new_row(r.binary_int64(0, 0), r.text(0, 1), r.binary_timestamp_ms(0, 2),
+                                   lease, locked_by);
             *slot_out = slot_number(out.acquired->lockstring, name, capacity);
             return out;
         }

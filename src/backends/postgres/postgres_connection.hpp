@@ -82,6 +82,7 @@ class PgConnection final : public Connection {
     /// and whether it is prepared on this connection yet.
     struct HotStatement {
         const Statement* st;
+        PqFormat format = PqFormat::text;
         bool prepared = false;
     };
 

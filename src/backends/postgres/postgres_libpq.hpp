@@ -31,6 +31,10 @@ class PqResult {
     bool empty() const noexcept { return rows() == 0; }
     const char* text(int row, int col) const noexcept { return PQgetvalue(r_.get(), row, col); }
     std::int64_t int64(int row, int col) const;
+    /// From a result in binary format: a bigint, and a timestamptz as
+    /// milliseconds since the Unix epoch (floored, as to_char's MS is).
+    std::int64_t binary_int64(int row, int col) const;
+    std::int64_t binary_timestamp_ms(int row, int col) const;
 
   private:
     struct Clear {
@@ -47,11 +51,16 @@ using PqParams = std::initializer_list<const char*>;
 void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql,
                 const char* setup = nullptr);
 
+/// Result formats, as libpq numbers them. Binary spares the server the
+/// text output of the columns it returns, and the client their parsing.
+enum class PqFormat { text = 0, binary = 1 };
+
 /// Runs the prepared statement `name` (`sql` is for error reports).
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
-                          PqParams params);
+                          PqParams params, PqFormat format = PqFormat::text);
 
 /// Runs `sql` as an unnamed statement (parsed every time).
-PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params);
+PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params,
+                        PqFormat format = PqFormat::text);
 
 }  // namespace sqlock::detail::postgres
