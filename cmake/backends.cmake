@@ -116,8 +116,8 @@ function(sqlock_backend_catalog output)
     set(entry "nullptr")
     if(NOT BUILD_SHARED_LIBS AND name IN_LIST built)
       string(APPEND builtin_decls
-             "extern \"C\" const sqlock::detail::BackendModule* sqlock_backend_${name}_v1();\n")
-      set(entry "&sqlock_backend_${name}_v1")
+             "extern \"C\" const sqlock::detail::BackendModule* sqlock_backend_${name}_v2();\n")
+      set(entry "&sqlock_backend_${name}_v2")
     endif()
     string(APPEND entries
            "        {\"${name}\", \"${title}\", {\"${scheme_list}\"}, \"${provided_by}\", ${entry}},\n")

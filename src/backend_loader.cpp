@@ -46,7 +46,7 @@ const BackendModule& open_module(const CatalogEntry& entry) {
                                                  text::printable(path) + ": " +
                                                  text::printable(why ? why : "unknown error"));
         }
-        const std::string symbol = "sqlock_backend_" + entry.name + "_v1";
+        const std::string symbol = "sqlock_backend_" + entry.name + "_v2";
         auto entry_point =
             reinterpret_cast<const BackendModule* (*)()>(::dlsym(handle, symbol.c_str()));
         if (!entry_point)

@@ -1,9 +1,14 @@
 // What a backend hands the core: its name and its factory.
 //
 // Each backend defines its entry point once with SQLOCK_BACKEND(name, make):
-// a C function `sqlock_backend_<name>_v1` that the loader finds by name in
+// a C function `sqlock_backend_<name>_v2` that the loader finds by name in
 // the backend's module (a shared build) or that the generated catalog calls
 // directly (a static build). The core never includes a backend's headers.
+// The _vN is the interface's number: modules share C++ types with the core,
+// so a change to Backend or Connection (backend.hpp) bumps it, and a module
+// built against the old interface is refused by name instead of loaded (v2:
+// release() and delete_exact() take the row's lockstring). The version string
+// below refuses modules of another release.
 #pragma once
 
 #include <memory>
@@ -32,7 +37,7 @@ struct BackendModule {
 /// Defines backend `name`'s entry point (once, in the backend's folder).
 #define SQLOCK_BACKEND(name, make_function)                                                        \
     extern "C" __attribute__((visibility("default")))                                              \
-    const ::sqlock::detail::BackendModule* sqlock_backend_##name##_v1() {                          \
+    const ::sqlock::detail::BackendModule* sqlock_backend_##name##_v2() {                          \
         static const ::sqlock::detail::BackendModule module{SQLOCK_VERSION, #name, make_function}; \
         return &module;                                                                            \
     }
