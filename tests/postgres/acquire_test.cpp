@@ -158,12 +158,18 @@ TEST_CASE("busy names the holder, read right after the failed attempt", "[pg]") 
     }
 }
 
-TEST_CASE("a held name costs an attempt and a read of the holder, and aborts no transaction",
-          "[pg][serial]") {
+TEST_CASE(
+    "a held name costs an attempt and a read of the holder, a take-over one statement, "
+    "and none aborts a transaction",
+    "[pg][serial]") {
     if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     auto holder = db.open();
     auto held = holder.lock("contended");
+    // A crashed holder's row, expired an hour ago.
+    pg_test::query(db.url, "INSERT INTO " + db.table +
+                               " (lockstring, created, expires, locked_by) VALUES ('stale',"
+                               " now() - interval '2 hours', now() - interval '1 hour', 'gone')");
     const std::string app = pg_test::unique("oneshot");
     const std::string prefix = "app=" + app + " ";
     const long long before = rollbacks();
@@ -173,6 +179,8 @@ TEST_CASE("a held name costs an attempt and a read of the holder, and aborts no 
         for (int i = 0; i < 100; ++i) REQUIRE_FALSE(locker.try_lock("contended"));
         // A free name: one statement to take it, one to release it.
         locker.lock("free").release();
+        // Taking over the expired row: one statement too.
+        locker.lock("stale").release();
         auto slot = locker.try_acquire_slot("sem", 5);
         REQUIRE(slot);
         slot->release();
@@ -181,17 +189,17 @@ TEST_CASE("a held name costs an attempt and a read of the holder, and aborts no 
     std::size_t ours = pg_test::count(log, prefix);
     INFO("server log lines of this test's connection: " << ours);
     // Prepared statements are named "<key>/<hash of their SQL>".
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire/") == 101);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire/") == 102);
     // The holder is read only when the attempt failed.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot/") == 1);
     // Releases without a minimum hold run the plain DELETE (+ NOTIFY when
     // someone waits).
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 3);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release/") == 0);
     CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
     // Nothing else ran: every logged statement was one of those.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 204);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 206);
     // The one connection's set-up (index plans) travelled with the first
     // hot statement's PREPARE, not as a round trip of its own.
     CHECK(pg_test::count(log, prefix + "LOG:  statement: SET enable_seqscan = off; PREPARE ") == 1);

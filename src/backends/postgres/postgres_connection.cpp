@@ -316,19 +316,9 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
                                locked_by);
         return out;
     }
-    // The name has a row. Whose, read now: the holder, or an expired row to
-    // take over (nothing when it was released since: the caller tries again).
+    // Held. By whom, read now: nothing (or an expired row) when it was
+    // released since, and the caller tries again.
     std::optional<Row> holder = find(lockstring);
-    if (holder && holder->seconds_left <= 0) {
-        pqxx::result t = exec("taking over lock", lockstring, stmt::take_over, lockstring,
-                              millis(lease), locked_by, key);
-        if (!t.empty()) {
-            out.acquired = new_row(t[0][0].as<std::int64_t>(), lockstring,
-                                   t[0][1].as<std::int64_t>(), lease, locked_by);
-            return out;
-        }
-        holder = find(lockstring);  // taken over by another meanwhile
-    }
     if (holder && holder->seconds_left > 0) out.holder = std::move(holder);
     return out;
 }

@@ -22,7 +22,6 @@ namespace sqlock::detail::postgres {
 /// Keys of the statements.
 namespace stmt {
 constexpr const char* acquire = "sqlock_acquire";
-constexpr const char* take_over = "sqlock_take_over";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
 constexpr const char* slot_holder = "sqlock_slot_holder";
 constexpr const char* release = "sqlock_release";
