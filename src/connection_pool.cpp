@@ -24,13 +24,27 @@ void ConnectionPool::Handle::discard() noexcept {
 
 ConnectionPool::Handle ConnectionPool::checkout() {
     std::unique_lock<std::mutex> lock(mutex_);
-    // Nobody in line and a connection idle: take it (every operation checks
-    // out a connection, most of them from a pool nobody waits for).
-    if (waiting_.empty() && !idle_.empty()) {
+    // Nobody in line and a connection idle: take it without queueing (every
+    // operation checks out a connection, most from a pool nobody waits for).
+    if (!waiting_.empty() || idle_.empty()) wait_for_turn(lock);
+    if (!idle_.empty()) {
         std::unique_ptr<Connection> conn = std::move(idle_.back());
         idle_.pop_back();
         return Handle(this, std::move(conn));
     }
+    std::unique_ptr<Connection> conn;
+    ++open_;
+    lock.unlock();
+    try {
+        conn = make_();
+    } catch (...) {
+        forget_one();
+        throw;
+    }
+    return Handle(this, std::move(conn));
+}
+
+void ConnectionPool::wait_for_turn(std::unique_lock<std::mutex>& lock) {
     const std::uint64_t ticket = next_ticket_++;
     waiting_.push_back(ticket);
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
@@ -49,21 +63,6 @@ ConnectionPool::Handle ConnectionPool::checkout() {
                                        std::to_string(max_size_) + ", " + std::to_string(busy) +
                                        " busy");
     }
-    std::unique_ptr<Connection> conn;
-    if (!idle_.empty()) {
-        conn = std::move(idle_.back());
-        idle_.pop_back();
-        return Handle(this, std::move(conn));
-    }
-    ++open_;
-    lock.unlock();
-    try {
-        conn = make_();
-    } catch (...) {
-        forget_one();
-        throw;
-    }
-    return Handle(this, std::move(conn));
 }
 
 std::size_t ConnectionPool::waiting() const {

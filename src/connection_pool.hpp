@@ -58,6 +58,9 @@ class ConnectionPool {
     auto with(Op&& op, bool retry_on_broken = true) -> decltype(op(std::declval<Connection&>()));
 
   private:
+    /// Joins the line and waits, under `lock`, until first in it with a
+    /// connection idle or one more allowed; throws errc::timeout.
+    void wait_for_turn(std::unique_lock<std::mutex>& lock);
     void give_back(std::unique_ptr<Connection> c) noexcept;
     void forget_one() noexcept;
 
