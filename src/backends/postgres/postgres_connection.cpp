@@ -134,14 +134,15 @@ bool pooling_symptom(const pqxx::sql_error& e) {
 }  // namespace
 
 template <typename F>
-auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f()) {
+auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f, bool watchdog)
+    -> decltype(f()) {
     const auto now = clock::now();
-    const auto limit = std::min(deadline_, now + target_->timeout);
-    Armed armed(link_.get().sock(), limit);
+    limit_ = PqDeadline{std::min(deadline_, now + target_->timeout)};
+    Armed armed(watchdog ? link_.get().sock() : -1, limit_.at);
     try {
         return guarded(*target_, doing, subject, std::forward<F>(f));
     } catch (const error& e) {
-        if (!armed.fired()) throw;
+        if (!armed.fired() && !limit_.passed) throw;
         const auto waited = std::chrono::duration_cast<duration>(clock::now() - now);
         throw error(errc::connection,
                     target_->redact("no answer from PostgreSQL within " + format_duration(waited) +
@@ -153,26 +154,29 @@ auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f)
 
 template <typename Prepared, typename Unnamed>
 auto PgConnection::send(const char* doing, const std::string& subject, Prepared&& prepared,
-                        Unnamed&& unnamed) -> decltype(unnamed()) {
-    return bounded(doing, subject, [&] {
-        try {
-            if (target_->session_bound()) {
-                try {
-                    return prepared();
-                } catch (const pqxx::sql_error& e) {
-                    if (!pooling_symptom(e)) throw;
-                    target_->note_transaction_pooling();
+                        Unnamed&& unnamed, bool watchdog) -> decltype(unnamed()) {
+    return bounded(
+        doing, subject,
+        [&] {
+            try {
+                if (target_->session_bound()) {
+                    try {
+                        return prepared();
+                    } catch (const pqxx::sql_error& e) {
+                        if (!pooling_symptom(e)) throw;
+                        target_->note_transaction_pooling();
+                    }
                 }
+                return unnamed();
+            } catch (const pqxx::sql_error& e) {
+                // A standby refuses our advisory lock (55000) or our writes
+                // (25006): say "read-only" whichever came first.
+                if ((e.sqlstate() == "55000" || e.sqlstate() == "25006") && read_only())
+                    throw pqxx::sql_error(e.what(), e.query(), "25006");
+                throw;
             }
-            return unnamed();
-        } catch (const pqxx::sql_error& e) {
-            // A standby refuses our advisory lock (55000) or our writes
-            // (25006): say "read-only" whichever came first.
-            if ((e.sqlstate() == "55000" || e.sqlstate() == "25006") && read_only())
-                throw pqxx::sql_error(e.what(), e.query(), "25006");
-            throw;
-        }
-    });
+        },
+        watchdog);
 }
 
 template <typename... Args>
@@ -198,23 +202,28 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
         doing, subject,
         [&] {
             if (!hot.prepared) {
-                pq_prepare(conn, hot.st->name, hot.st->sql,
+                pq_prepare(conn, hot.st->name, hot.st->sql, limit_,
                            session_set_up_ ? nullptr : session_setup);
                 hot.prepared = session_set_up_ = true;
             }
-            return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, hot.format);
+            return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, limit_, hot.format);
         },
-        [&] { return pq_exec_params(conn, hot.st->sql, params, hot.format); });
+        [&] { return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format); },
+        /*watchdog=*/false);
 }
 
 bool PgConnection::read_only() {
     static const char* const sql =
         "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'";
+    // On the error path of the hot path too, which runs without the
+    // watchdog: armed here, by the failed statement's limit.
+    Armed armed(link_.get().sock(), limit_.at);
     try {
         pqxx::nontransaction tx(link_.get());
         pqxx::result r = tx.exec(sql);
         return r[0][0].as<bool>();
     } catch (const pqxx::failure&) {
+        if (armed.fired()) limit_.passed = true;
         return false;  // the original error stands
     }
 }

@@ -90,8 +90,8 @@ class PgConnection final : public Connection {
     /// our own session, else (and after a pooler's symptom) `unnamed()`; a
     /// standby's refusal is told as "read-only".
     template <typename Prepared, typename Unnamed>
-    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Unnamed&& unnamed)
-        -> decltype(unnamed());
+    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Unnamed&& unnamed,
+              bool watchdog = true) -> decltype(unnamed());
     /// A statement through libpqxx: prepared, or unnamed through a pooler.
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
@@ -103,10 +103,12 @@ class PgConnection final : public Connection {
     /// be told. Only asked on the error path.
     bool read_only();
 
-    /// Runs `f` (one or more round trips) under the watchdog: by the
-    /// target's timeout or the deadline, whichever comes first.
+    /// Runs `f` (one or more round trips) by the target's timeout or the
+    /// deadline, whichever comes first (limit_): under the watchdog, or,
+    /// without `watchdog`, with f's libpq calls given limit_ themselves.
     template <typename F>
-    auto bounded(const char* doing, const std::string& subject, F&& f) -> decltype(f());
+    auto bounded(const char* doing, const std::string& subject, F&& f, bool watchdog = true)
+        -> decltype(f());
 
     /// Looks for the history and pauses tables at once (has_history(),
     /// has_pauses()).
@@ -118,6 +120,7 @@ class PgConnection final : public Connection {
     HotStatement acquire_, acquire_slot_, delete_exact_;
     bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();
+    PqDeadline limit_;            // the call under way's, set by bounded()
     bool pauses_known_ = false;   // the pauses table was seen
     bool history_known_ = false;  // the history table was seen (tables are never dropped)
 };

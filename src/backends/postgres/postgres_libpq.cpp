@@ -1,6 +1,11 @@
 #include "postgres_libpq.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <pqxx/except>
 
@@ -20,6 +25,61 @@ PqResult checked(PGconn* conn, PGresult* res, const std::string& query) {
     }
     const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     throw pqxx::sql_error(PQresultErrorMessage(res), query, state);
+}
+
+// Waits until `conn`'s socket has something to read, or the deadline
+// passes: then shuts the socket down (not close: the descriptor stays
+// libpq's), so the connection can never be used again, and says false.
+bool await_readable(PGconn* conn, PqDeadline& deadline) {
+    using clock = std::chrono::steady_clock;
+    const int fd = PQsocket(conn);
+    for (;;) {
+        int wait_ms = -1;
+        if (deadline.at != clock::time_point::max()) {
+            const auto left = deadline.at - clock::now();
+            if (left <= clock::duration::zero()) break;
+            // Rounded up: poll() must not wake just short of the deadline
+            // and find it not yet passed, over and over.
+            const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+            wait_ms = ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+        }
+        pollfd p{fd, POLLIN, 0};
+        const int n = poll(&p, 1, wait_ms);
+        if (n > 0 || (n < 0 && errno != EINTR)) return true;  // PQconsumeInput tells which
+    }
+    ::shutdown(fd, SHUT_RDWR);
+    deadline.passed = true;
+    return false;
+}
+
+// The results of the query just sent, as PQexec gives them: the last, or the
+// first error. Null when the link broke or the deadline passed.
+PGresult* collect(PGconn* conn, PqDeadline& deadline) {
+    PGresult* kept = nullptr;
+    for (;;) {
+        while (PQisBusy(conn)) {
+            if (!await_readable(conn, deadline) || !PQconsumeInput(conn)) {
+                PQclear(kept);
+                return nullptr;
+            }
+        }
+        PGresult* r = PQgetResult(conn);
+        if (!r) return kept;
+        if (kept && PQresultStatus(kept) == PGRES_FATAL_ERROR) {
+            PQclear(r);
+        } else {
+            PQclear(kept);
+            kept = r;
+        }
+    }
+}
+
+// What a call that was sent (`sent`: libpq queued and flushed it) answered.
+PqResult answer(PGconn* conn, int sent, PqDeadline& deadline, const std::string& query) {
+    if (!sent) throw pqxx::broken_connection(PQerrorMessage(conn));
+    PGresult* res = collect(conn, deadline);
+    if (deadline.passed) throw pqxx::broken_connection("no answer in time");
+    return checked(conn, res, query);
 }
 
 }  // namespace
@@ -52,30 +112,32 @@ std::int64_t PqResult::binary_timestamp_ms(int row, int col) const {
     return ms + unix_ms_at_2000;
 }
 
-void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, const char* setup) {
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, PqDeadline& deadline,
+                const char* setup) {
     if (!setup) {
-        checked(conn, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr), sql);
+        answer(conn, PQsendPrepare(conn, name.c_str(), sql.c_str(), 0, nullptr), deadline, sql);
         return;
     }
     // One simple query, one implicit transaction: if PREPARE fails, the
     // setup is undone with it. Names are ours ("key/hash"): no quote in them.
     const std::string both = std::string(setup) + "; PREPARE \"" + name + "\" AS " + sql;
-    checked(conn, PQexec(conn, both.c_str()), both);
+    answer(conn, PQsendQuery(conn, both.c_str()), deadline, both);
 }
 
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
-                          PqParams params, PqFormat format) {
-    return checked(conn,
-                   PQexecPrepared(conn, name.c_str(), static_cast<int>(params.size()),
-                                  params.begin(), nullptr, nullptr, static_cast<int>(format)),
-                   sql);
+                          PqParams params, PqDeadline& deadline, PqFormat format) {
+    return answer(conn,
+                  PQsendQueryPrepared(conn, name.c_str(), static_cast<int>(params.size()),
+                                      params.begin(), nullptr, nullptr, static_cast<int>(format)),
+                  deadline, sql);
 }
 
-PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqFormat format) {
-    return checked(conn,
-                   PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr,
-                                params.begin(), nullptr, nullptr, static_cast<int>(format)),
-                   sql);
+PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,
+                        PqFormat format) {
+    return answer(conn,
+                  PQsendQueryParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                    params.begin(), nullptr, nullptr, static_cast<int>(format)),
+                  deadline, sql);
 }
 
 }  // namespace sqlock::detail::postgres

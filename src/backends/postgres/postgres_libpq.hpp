@@ -12,10 +12,17 @@
 // they travel differs. Failures are thrown as libpqxx's exceptions
 // (pqxx::sql_error with the SQLSTATE, pqxx::broken_connection), so that one
 // mapping (postgres_error.hpp) serves both paths.
+//
+// Each call waits for its answer itself, with poll(2) up to a deadline
+// (PqDeadline), instead of inside libpq, which waits without a limit: the
+// hot path needs no watchdog (postgres_watchdog.hpp), whose arming and
+// disarming took two mutexes and a clock read per statement, about 2% of
+// 8 processes' throughput (docs/benchmarks.md, "Session 9").
 #pragma once
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -46,9 +53,18 @@ class PqResult {
 /// Parameters as text, as libpq sends them.
 using PqParams = std::initializer_list<const char*>;
 
+/// When the answer to a call must have come. If it has not, the call shuts
+/// the socket down (the connection is then broken for good, and the caller
+/// discards it), sets `passed` and throws pqxx::broken_connection. The
+/// default waits as long as libpq would: for a caller under the watchdog.
+struct PqDeadline {
+    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
+    bool passed = false;
+};
+
 /// PREPARE `name` AS `sql` on `conn`; with `setup`, that SQL first, in the
 /// same message (no round trip of its own).
-void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql,
+void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, PqDeadline& deadline,
                 const char* setup = nullptr);
 
 /// Result formats, as libpq numbers them. Binary spares the server the
@@ -57,10 +73,10 @@ enum class PqFormat { text = 0, binary = 1 };
 
 /// Runs the prepared statement `name` (`sql` is for error reports).
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
-                          PqParams params, PqFormat format = PqFormat::text);
+                          PqParams params, PqDeadline& deadline, PqFormat format = PqFormat::text);
 
 /// Runs `sql` as an unnamed statement (parsed every time).
-PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params,
+PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,
                         PqFormat format = PqFormat::text);
 
 }  // namespace sqlock::detail::postgres
