@@ -7,8 +7,10 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "cut_off.hpp"
@@ -136,24 +138,45 @@ TEST_CASE("library: a server that does not answer, or refuses, fails a call with
     // through a link that drops everything, then one that refuses.
     for (const char* fault : {"freeze", "refuse"}) {
         INFO("relay: " << fault);
-        CHECK(locker.list().empty());  // connected, a statement answered
         auto held = locker.lock("held");
-        relay.command(fault);
         auto fails_in_time = [&](const char* what, const std::function<void()>& call) {
             INFO(what);
+            // Each call on a connection the pool already holds, so that its
+            // statement, not a new connection, meets the fault: a list()
+            // through a passing relay leaves one there.
+            relay.command("pass");
+            CHECK(locker.list().size() == 1);
+            relay.command(fault);
+            // A call that is not bounded would wait for the frozen link for
+            // ever: the relay passes again after 10 s, and the timing below
+            // fails instead of the test hanging.
+            std::mutex m;
+            std::condition_variable cv;
+            bool returned = false;
+            std::thread rescue([&] {
+                std::unique_lock<std::mutex> lock(m);
+                if (!cv.wait_for(lock, 10s, [&] { return returned; })) relay.obeys("pass");
+            });
             const auto started = steady::now();
             try {
                 call();
-                FAIL(what << " through a cut-off link returned");
+                FAIL_CHECK(what << " through a cut-off link returned");
             } catch (const sqlock::error& e) {
                 CHECK(e.category() == sqlock::errc::connection);
                 CHECK(std::string(e.what()).find(reliability::password_of(db.url)) ==
                       std::string::npos);
             }
+            const auto took = steady::now() - started;
+            {
+                std::lock_guard<std::mutex> lock(m);
+                returned = true;
+            }
+            cv.notify_one();
+            rescue.join();
             // The statement (1 s), then the pool's one retry on a new
             // connection (libpq's connect_timeout, at least 2 s); generous
             // for a loaded machine.
-            CHECK(steady::now() - started < 6s);
+            CHECK(took < 6s);
         };
         fails_in_time("list()", [&] { locker.list(); });
         fails_in_time("try_lock()", [&] { locker.try_lock("other"); });
