@@ -34,17 +34,13 @@ bool await_readable(PGconn* conn, PqDeadline& deadline) {
     using clock = std::chrono::steady_clock;
     const int fd = PQsocket(conn);
     for (;;) {
-        int wait_ms = -1;
-        if (deadline.at != clock::time_point::max()) {
-            const auto left = deadline.at - clock::now();
-            if (left <= clock::duration::zero()) break;
-            // Rounded up: poll() must not wake just short of the deadline
-            // and find it not yet passed, over and over.
-            const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-            wait_ms = ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
-        }
+        const auto left = deadline.at - clock::now();
+        if (left <= clock::duration::zero()) break;
+        // Rounded up: poll() must not wake just short of the deadline and
+        // find it not yet passed, over and over.
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
         pollfd p{fd, POLLIN, 0};
-        const int n = poll(&p, 1, wait_ms);
+        const int n = poll(&p, 1, ms > INT_MAX ? INT_MAX : static_cast<int>(ms));
         if (n > 0 || (n < 0 && errno != EINTR)) return true;  // PQconsumeInput tells which
     }
     ::shutdown(fd, SHUT_RDWR);

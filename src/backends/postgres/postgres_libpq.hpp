@@ -16,8 +16,8 @@
 // Each call waits for its answer itself, with poll(2) up to a deadline
 // (PqDeadline), instead of inside libpq, which waits without a limit: the
 // hot path needs no watchdog (postgres_watchdog.hpp), whose arming and
-// disarming took two mutexes and a clock read per statement, about 2% of
-// 8 processes' throughput (docs/benchmarks.md, "Session 9").
+// disarming took two mutexes, a search and a clock read per statement (8
+// processes: 2% more cycles without it; docs/benchmarks.md, "Session 9").
 #pragma once
 
 #include <libpq-fe.h>
@@ -55,10 +55,9 @@ using PqParams = std::initializer_list<const char*>;
 
 /// When the answer to a call must have come. If it has not, the call shuts
 /// the socket down (the connection is then broken for good, and the caller
-/// discards it), sets `passed` and throws pqxx::broken_connection. The
-/// default waits as long as libpq would: for a caller under the watchdog.
+/// discards it), sets `passed` and throws pqxx::broken_connection.
 struct PqDeadline {
-    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
+    std::chrono::steady_clock::time_point at;
     bool passed = false;
 };
 

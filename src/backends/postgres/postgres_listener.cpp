@@ -57,10 +57,9 @@ void PgReleaseListener::waiting(const std::string& name, bool on) {
     // The key is the name's turn_name(), as the release computes it from
     // the row: "x" for the semaphore x and each of its slot rows "x#N".
     const std::string turn = turn_name(name);
-    Armed armed(link_->get().sock(), std::chrono::steady_clock::now() + target_->timeout);
+    PqDeadline limit{std::chrono::steady_clock::now() + target_->timeout};
     guarded(*target_, on ? "saying we wait for" : "saying we no longer wait for", name, [&] {
-        PqDeadline under_watchdog;
-        pq_exec_params(link_->raw(), waiting_sql(*target_, on), {turn.c_str()}, under_watchdog);
+        pq_exec_params(link_->raw(), waiting_sql(*target_, on), {turn.c_str()}, limit);
     });
 }
 
@@ -71,7 +70,8 @@ void PgReleaseListener::listen() {
     // LISTEN is a round trip like any other: bounded, so a server that does
     // not answer cannot hold the release hub's thread (and a Locker's
     // destructor, which joins it).
-    Armed armed(link_->get().sock(), std::chrono::steady_clock::now() + target_->timeout);
+    PqDeadline limit{std::chrono::steady_clock::now() + target_->timeout};
+    Armed armed(link_->get().sock(), limit.at);  // libpqxx's LISTEN blocks inside libpq
     guarded(*target_, "listening for releases", {}, [&] {
         // Sends LISTEN and waits for the server's answer: once this returns,
         // every later release reaches us.
@@ -79,11 +79,10 @@ void PgReleaseListener::listen() {
         // Saying we wait for a name may wait for a release's commit: a
         // lock_timeout or statement_timeout set for the role would end it
         // with an error, and with it this session. The watchdog bounds it.
-        PqDeadline under_watchdog;
         pq_exec_params(link_->raw(),
                        "SELECT set_config('lock_timeout', '0', false),"
                        " set_config('statement_timeout', '0', false)",
-                       {}, under_watchdog);
+                       {}, limit);
         // libpqxx swallows a broken link during LISTEN; check for it.
         if (!link_->get().is_open() || armed.fired())
             throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"
