@@ -33,6 +33,10 @@ std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& loc
     throw std::runtime_error("this sqlock-bench was built without that backend");
 }
 
+std::vector<std::string> lock_table_family(const std::string& table) {
+    return {table, table + "_runs", table + "_pauses"};
+}
+
 std::string raw_owner_string() {
     std::random_device device;
     char token[33];

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "target.hpp"
 
@@ -37,7 +38,8 @@ class RawClient {
                       bool expired) = 0;
     /// Deletes every expired row in one statement; returns how many.
     virtual std::int64_t purge_expired_at_once() = 0;
-    /// Drops the lock table.
+    /// Drops the lock table and the tables Locker::init() made beside it
+    /// (lock_table_family()).
     virtual void drop_table() = 0;
     /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)", "MariaDB 10.11.6".
     virtual std::string server_version() = 0;
@@ -52,6 +54,12 @@ std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& loc
 std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table);
 std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table);
 std::unique_ptr<RawClient> connect_raw_mariadb(const std::string& url, const std::string& table);
+
+/// The lock table `table` (a plain identifier) and the tables
+/// Locker::init() creates beside it, as the library documents them:
+/// `<table>_runs` and `<table>_pauses` (locker.hpp). Dropping only the lock
+/// table left two tables behind per benchmark section in the database.
+std::vector<std::string> lock_table_family(const std::string& table);
 
 /// A locked_by value like sqlock's (same keys, similar length) for the
 /// baseline's rows, so rows and indexes have comparable sizes.

@@ -170,7 +170,7 @@ constexpr const char* now = "UTC_TIMESTAMP(3)";
 class RawMariaDB final : public RawClient {
   public:
     RawMariaDB(const std::string& url, const std::string& table)
-        : url_(url), table_("`" + table + "`"), owner_(raw_owner_string()) {
+        : url_(url), table_name_(table), table_("`" + table + "`"), owner_(raw_owner_string()) {
         const Endpoint e = parse_endpoint(url);
         mysql_ = mysql_init(nullptr);
         if (!mysql_) throw std::runtime_error("raw MariaDB client: out of memory");
@@ -252,7 +252,10 @@ class RawMariaDB final : public RawClient {
         return static_cast<std::int64_t>(mysql_affected_rows(mysql_));
     }
 
-    void drop_table() override { exec("DROP TABLE IF EXISTS " + table_); }
+    void drop_table() override {
+        for (const std::string& t : lock_table_family(table_name_))
+            exec("DROP TABLE IF EXISTS `" + t + "`");
+    }
 
     std::string server_version() override {
         // "10.11.6-MariaDB-0+deb12u1" -> "MariaDB 10.11.6"; MySQL says "8.0.36".
@@ -319,8 +322,9 @@ class RawMariaDB final : public RawClient {
         if (MYSQL_RES* r = mysql_store_result(mysql_)) mysql_free_result(r);
     }
 
-    std::string url_;  // holds the password: never printed
-    std::string table_;
+    std::string url_;         // holds the password: never printed
+    std::string table_name_;  // the plain name
+    std::string table_;       // quoted
     std::string owner_;
     unsigned long owner_length_ = static_cast<unsigned long>(owner_.size());
     MYSQL* mysql_ = nullptr;

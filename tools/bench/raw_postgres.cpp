@@ -28,7 +28,7 @@ class Result {
 class RawPostgres final : public RawClient {
   public:
     RawPostgres(const std::string& url, const std::string& table)
-        : url_(url), table_("\"" + table + "\""), owner_(raw_owner_string()) {
+        : url_(url), table_name_(table), table_("\"" + table + "\""), owner_(raw_owner_string()) {
         conn_ = PQconnectdb(url.c_str());
         if (PQstatus(conn_) != CONNECTION_OK) {
             std::string msg = PQerrorMessage(conn_);
@@ -106,7 +106,10 @@ class RawPostgres final : public RawClient {
         return std::stoll(PQcmdTuples(r.get()));
     }
 
-    void drop_table() override { exec("DROP TABLE IF EXISTS " + table_); }
+    void drop_table() override {
+        for (const std::string& t : lock_table_family(table_name_))
+            exec("DROP TABLE IF EXISTS \"" + t + "\"");
+    }
 
     std::string server_version() override {
         Result r(check(PQexec(conn_, "SELECT version()"), "SELECT version()"));
@@ -147,8 +150,9 @@ class RawPostgres final : public RawClient {
         return std::stoll(PQgetvalue(r.get(), 0, 0));
     }
 
-    std::string url_;  // holds the password: never printed
-    std::string table_;
+    std::string url_;         // holds the password: never printed
+    std::string table_name_;  // the plain name
+    std::string table_;       // quoted
     std::string owner_;
     PGconn* conn_ = nullptr;
 };
