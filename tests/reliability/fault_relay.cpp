@@ -11,6 +11,10 @@
 //             still accepts new connections into the backlog; they hang too)
 //   refuse    reset every connection and stop listening: connects are refused
 //   slow MS   relay each chunk MS milliseconds after it arrived
+// A side that closes its end (end of file) has it closed on the other side
+// too, after what it sent before (a FIN follows the data, as over a
+// network): a server gets the last statement of a client that gave up and
+// then closed. A reset or a failed write resets both sides.
 // Each command is answered with "ok" once in effect. End of stdin ends the
 // relay, as does the death of its parent (PR_SET_PDEATHSIG).
 #include <arpa/inet.h>
@@ -44,6 +48,8 @@ struct Chunk {
 struct Flow {
     int from = -1, to = -1;
     std::deque<Chunk> queue;
+    bool ended = false;   // `from` reached end of file: nothing more to read
+    bool closed = false;  // ... and `to` was shut for writing after the queue
 };
 
 struct Pair {
@@ -120,7 +126,7 @@ int main(int argc, char** argv) {
         if (moving) {
             for (auto& p : pairs) {
                 for (Flow* f : {&p.up, &p.down}) {
-                    fds.push_back({f->from, POLLIN, 0});
+                    if (!f->ended) fds.push_back({f->from, POLLIN, 0});
                     if (!f->queue.empty()) {
                         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                                         f->queue.front().due - now)
@@ -153,10 +159,14 @@ int main(int argc, char** argv) {
             } else {
                 for (auto& pr : pairs) {
                     for (Flow* f : {&pr.up, &pr.down}) {
-                        if (f->from != p.fd || pr.dead) continue;
+                        if (f->from != p.fd || pr.dead || f->ended) continue;
                         char buf[65536];
                         ssize_t n = ::read(f->from, buf, sizeof buf);
-                        if (n <= 0) {
+                        if (n == 0) {
+                            f->ended = true;
+                            continue;
+                        }
+                        if (n < 0) {
                             pr.dead = true;
                             continue;
                         }
@@ -177,11 +187,19 @@ int main(int argc, char** argv) {
                             pr.dead = true;
                         f->queue.pop_front();
                     }
+                    if (!pr.dead && f->ended && !f->closed && f->queue.empty()) {
+                        ::shutdown(f->to, SHUT_WR);
+                        f->closed = true;
+                    }
                 }
             }
         }
         for (auto it = pairs.begin(); it != pairs.end();) {
-            if (it->dead) {
+            if (it->up.closed && it->down.closed) {
+                ::close(it->up.from);
+                ::close(it->down.from);
+                it = pairs.erase(it);
+            } else if (it->dead) {
                 reset(it->up.from);
                 reset(it->down.from);
                 it = pairs.erase(it);
