@@ -35,6 +35,14 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
     AcquireResult last;
     for (int slot = 1; slot <= capacity; ++slot) {
         AcquireResult r = try_acquire(slot_lockstring(name, slot), lease, locked_by);
+        // A live slot held by this very owner (its token is ours alone) is
+        // ours: an earlier attempt took it and its answer never reached us
+        // (a statement applied after its caller gave up, a retry). Taking
+        // another slot would leave this one held until its lease ends.
+        if (!r.acquired && r.holder && r.holder->locked_by == locked_by) {
+            r.acquired = std::move(r.holder);
+            r.holder.reset();
+        }
         if (r.acquired) {
             *slot_out = slot;
             return r;

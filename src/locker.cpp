@@ -223,6 +223,9 @@ class Acquirer {
             // the "holder" may be ourselves. Then the lock is ours after all.
             if (r.holder && r.holder->locked_by == owner.locked_by) {
                 r.acquired = r.holder;
+                // A semaphore's slot then comes from the row, not from the
+                // attempt that did not know it had taken one.
+                if (t.capacity > 0) slot = slot_number(r.acquired->lockstring, t.name, t.capacity);
             } else {
                 *holder = r.holder;
                 return std::nullopt;
