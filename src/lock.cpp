@@ -69,26 +69,15 @@ void LockState::detach() noexcept {
 
 void LockState::release_row() {
     detach();
-    // If the link breaks mid-release, the pool retries once on a fresh
-    // connection (and the caller may call release() again). A DELETE that
-    // committed just before the break leaves that retry without a row: by
-    // itself it cannot tell our own delete from a take-over.
-    bool after_earlier = false;
-    ReleaseOutcome outcome = locker->pool->with([&](Connection& c) {
-        after_earlier = delete_sent;
-        delete_sent = true;
-        return c.release(id, lockstring, locked_by, min_hold);
-    });
-    // The answer came before valid_until: the statement ran while the row
-    // could not yet have expired by the database's clock, so nobody could
-    // have taken it over and the reaper could not have purged it. No row
-    // then means an earlier attempt of ours deleted it (or an operator
-    // released it by hand, `sqlock release --force`). After valid_until a
-    // missing row stays "lost": "released" for a lock that was in fact taken
-    // over would tell the caller its critical section was protected.
-    if (outcome == ReleaseOutcome::lost && after_earlier && !lost.load() &&
-        Validity::clock::now() < validity.until())
-        outcome = ReleaseOutcome::released;
+    // If the link breaks mid-release, the pool retries once; a DELETE that
+    // committed just before the break then finds no row and reports "lost".
+    // Erring that way is deliberate: "released" for a lock that was in fact
+    // taken over would tell the caller its critical section was protected.
+    // Not even "the retry was answered before valid_until" rules that out:
+    // a crash failover to an asynchronous standby can lose the row itself,
+    // and the link breaks exactly then.
+    ReleaseOutcome outcome = locker->pool->with(
+        [&](Connection& c) { return c.release(id, lockstring, locked_by, min_hold); });
     if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);
     if (outcome == ReleaseOutcome::lost) {
         lost = true;

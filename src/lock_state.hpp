@@ -43,10 +43,6 @@ struct LockState {
 
     std::atomic<bool> released{false};
     std::atomic<bool> lost{false};
-    // A release statement has been sent for this row (by the releasing
-    // thread only): a later attempt that finds no row may be looking at our
-    // own delete, whose reply was lost (release_row()).
-    bool delete_sent = false;
     std::unique_ptr<Heartbeat> heartbeat;
 
     /// Marks the lock lost and calls on_lost once. Never throws.

@@ -90,11 +90,7 @@ class Lock {
     bool lost() const noexcept;
 
     /// Releases now. Throws `errc::lost` if the lock was no longer ours, or a
-    /// connection/backend error; after such an error the handle stays and
-    /// release() may be called again. A retry that finds the row already
-    /// gone (an earlier attempt's delete went through, its reply did not)
-    /// counts as released while valid_until() is ahead, as lost after it
-    /// (docs/semantics.md, "Threads"). A second call after success is a no-op.
+    /// connection/backend error. A second call is a no-op.
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
