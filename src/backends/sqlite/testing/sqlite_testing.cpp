@@ -90,11 +90,14 @@ int committed_transactions(const std::string& url) {
 }
 
 // Another connection's write transaction (BEGIN IMMEDIATE), committed when
-// the handle goes.
+// the handle goes. It waits its turn: the holder under test may be writing
+// (a renewal, its run record) at the moment the fault begins, and the fault
+// is this handle holding the lock, not failing to get it.
 std::shared_ptr<void> hold_write_lock(const std::string& url) {
     const std::string path = file_of(url);
     sqlite3* h = nullptr;
     if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK ||
+        sqlite3_busy_timeout(h, 30000) != SQLITE_OK ||
         sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
         std::string msg = h ? sqlite3_errmsg(h) : "out of memory";
         sqlite3_close(h);
