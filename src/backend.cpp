@@ -28,6 +28,13 @@ int slot_number(const std::string& lockstring, const std::string& name, int capa
     return n >= 1 && n <= capacity ? n : 0;
 }
 
+bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
+    if (r.acquired || !r.holder || r.holder->locked_by != locked_by) return false;
+    r.acquired = std::move(r.holder);
+    r.holder.reset();
+    return true;
+}
+
 AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity, duration lease,
                                            const std::string& locked_by, int* slot_out) {
     // Lowest slot first, always in the same order: concurrent callers cannot
@@ -35,14 +42,9 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
     AcquireResult last;
     for (int slot = 1; slot <= capacity; ++slot) {
         AcquireResult r = try_acquire(slot_lockstring(name, slot), lease, locked_by);
-        // A live slot held by this very owner (its token is ours alone) is
-        // ours: an earlier attempt took it and its answer never reached us
-        // (a statement applied after its caller gave up, a retry). Taking
-        // another slot would leave this one held until its lease ends.
-        if (!r.acquired && r.holder && r.holder->locked_by == locked_by) {
-            r.acquired = std::move(r.holder);
-            r.holder.reset();
-        }
+        // A slot of ours: taking another would leave it held until its
+        // lease ends.
+        claim_own_holder(r, locked_by);
         if (r.acquired) {
             *slot_out = slot;
             return r;

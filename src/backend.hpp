@@ -38,6 +38,13 @@ struct AcquireResult {
     std::optional<Row> holder;    // the current holder's row, when we did not (if known)
 };
 
+/// An attempt that found the name held by `locked_by` (an owner string
+/// carries a token of its own, so the row is ours: an earlier statement of
+/// ours took it and its answer never reached us, a statement applied after
+/// its caller gave up, or a retry) becomes acquired, with that row. True
+/// when it did.
+bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
+
 enum class ReleaseOutcome {
     released,  // row deleted
     kept,      // row kept until created + min_hold (min_hold not yet over)

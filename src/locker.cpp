@@ -218,18 +218,15 @@ class Acquirer {
             tried = true;
             return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot);
         });
-        if (!r.acquired) {
-            // A connection that broke after our insert committed, then a retry:
-            // the "holder" may be ourselves. Then the lock is ours after all.
-            if (r.holder && r.holder->locked_by == owner.locked_by) {
-                r.acquired = r.holder;
-                // A semaphore's slot then comes from the row, not from the
-                // attempt that did not know it had taken one.
-                if (t.capacity > 0) slot = slot_number(r.acquired->lockstring, t.name, t.capacity);
-            } else {
-                *holder = r.holder;
-                return std::nullopt;
-            }
+        // A connection that broke after our insert committed, then a retry:
+        // the "holder" may be ourselves. Then the lock is ours after all, and
+        // a semaphore's slot comes from the row, not from the attempt that
+        // did not know it had taken one.
+        if (claim_own_holder(r, owner.locked_by)) {
+            if (t.capacity > 0) slot = slot_number(r.acquired->lockstring, t.name, t.capacity);
+        } else if (!r.acquired) {
+            *holder = std::move(r.holder);
+            return std::nullopt;
         }
         auto st = std::make_shared<LockState>();
         st->locker = s_;
