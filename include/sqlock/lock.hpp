@@ -90,7 +90,11 @@ class Lock {
     bool lost() const noexcept;
 
     /// Releases now. Throws `errc::lost` if the lock was no longer ours, or a
-    /// connection/backend error. A second call is a no-op.
+    /// connection/backend error; after such an error the handle stays and
+    /// release() may be called again. A retry that finds the row gone says
+    /// `lost`, also when an earlier attempt's delete went through and only
+    /// its reply was lost (docs/semantics.md, "Threads"). A call after
+    /// success or after `lost` is a no-op.
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
