@@ -11,8 +11,8 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -57,6 +57,21 @@ std::string witness_path(const std::string& dir, const sqlock::Lock& lock) {
     for (char& c : file)
         if (c == '/') c = '_';
     return dir + "/" + file;
+}
+
+// The file of the thread whose release said it released lock `id`
+// ("released-<seed>", see worker()), or "" when none did.
+std::string releaser_of(const std::string& dir, std::int64_t id) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string file = entry.path().filename().string();
+        if (file.rfind("released-", 0) != 0) continue;
+        std::ifstream in(entry.path());
+        std::int64_t released = 0;
+        std::string name;
+        while (in >> released >> name)
+            if (released == id) return file;
+    }
+    return "";
 }
 
 // One thread's share of the load: mixed waiting and non-waiting acquisitions,
@@ -167,15 +182,7 @@ TEST_CASE("8 processes x 4 threads: no overlap, no over-allocation, no stray err
     auto locker = db.open();
     const auto left = locker.list();
     for (const auto& row : left) {
-        // The thread (its seed) whose file names the id, if any.
-        std::string released_by;
-        const std::string cmd =
-            "grep -l '^" + std::to_string(row.id) + " ' " + witness_dir + "/released-* 2>/dev/null";
-        if (FILE* f = popen(cmd.c_str(), "r")) {
-            char buf[512];
-            if (fgets(buf, sizeof buf, f)) released_by = buf;
-            pclose(f);
-        }
+        const std::string released_by = releaser_of(witness_dir, row.id);
         WARN("row left: " << row.name << " id " << row.id << " created " << row.created
                           << " expires " << row.expires << " holder "
                           << sqlock::describe_holder(row)
