@@ -1,5 +1,9 @@
 #include "backend.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "backend_catalog.hpp"
 #include "backend_factory.hpp"
 #include "backend_loader.hpp"
@@ -33,6 +37,12 @@ bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
     r.acquired = std::move(r.holder);
     r.holder.reset();
     return true;
+}
+
+duration certain_lease(const Row& row, duration lease) {
+    const double left_ms = row.seconds_left * 1000.0;
+    if (left_ms >= static_cast<double>(lease.count())) return lease;
+    return duration(std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(left_ms)) - 1));
 }
 
 AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity, duration lease,

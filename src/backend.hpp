@@ -45,6 +45,14 @@ struct AcquireResult {
 /// when it did.
 bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
 
+/// How long `row`, ours, certainly lasts after `sent`, when it came back
+/// from a statement sent at `sent` or later: the whole `lease` for a row
+/// that statement wrote (the database set its expiry from its own now,
+/// later than the sending); for a row it only read, a claimed one that an
+/// earlier statement wrote, perhaps one sent before `sent`, the time the
+/// database said it had left, less the millisecond its rounding up may add.
+duration certain_lease(const Row& row, duration lease);
+
 enum class ReleaseOutcome {
     released,  // row deleted
     kept,      // row kept until created + min_hold (min_hold not yet over)

@@ -228,6 +228,7 @@ class Acquirer {
             *holder = std::move(r.holder);
             return std::nullopt;
         }
+        const duration certain = certain_lease(*r.acquired, o.expires);
         auto st = std::make_shared<LockState>();
         st->locker = s_;
         st->name = t.name;
@@ -243,14 +244,15 @@ class Acquirer {
         st->on_lost = o.on_lost;
         st->on_expiring = o.on_expiring;
         st->on_renewed_late = o.on_renewed_late;
-        st->validity.granted(sent, o.expires);
+        st->validity.granted(sent, certain);
         st->created = std::move(r.acquired->created);
         st->expires = std::move(r.acquired->expires);
         // An acquisition that took long (a busy wait, a server that was
-        // stopped while it was under way) counts from its sending: its
-        // valid_until may be close or past already. Renew once at once, so
-        // the holder starts with a lease it can vouch for.
-        if (clock::now() - sent > o.expires / 2 && !refresh(*st)) {
+        // stopped while it was under way) counts from its sending, and a
+        // claimed row only for the time it had left: valid_until may be
+        // close or past already. Renew once at once, so the holder starts
+        // with a lease it can vouch for.
+        if (st->validity.until() - clock::now() < o.expires / 2 && !refresh(*st)) {
             *holder = std::nullopt;  // it expired meanwhile: not ours after all
             owner.locked_by = std::move(st->locked_by);
             owner.token = std::move(st->token);

@@ -269,3 +269,36 @@ TEST_CASE("promise: the pool hands out the most recently used connection first",
     x.emplace(pool.checkout());
     CHECK(&**x == b);
 }
+
+// A row found held by our own owner string is ours (claim_own_holder: an
+// earlier statement of ours took it, and its answer never reached us). It
+// counts for the time the database said it had left, not for a new lease
+// from this attempt's sending: that statement may have been sent before,
+// and valid_until must not outlast the row.
+TEST_CASE("promise: a row of ours found again counts for the time it had left, not a new lease",
+          "[promises][lease]") {
+    auto db = fresh_database();
+    auto backend =
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
+    auto c = backend->connect();
+    const std::string owner = R"({"by":"test","guid":"00112233445566778899aabbccddeeff"})";
+    auto first = c->try_acquire("found-again", 30s, owner);
+    REQUIRE(first.acquired);
+    CHECK_FALSE(sqlock::detail::claim_own_holder(first, owner));  // already acquired
+
+    // Asked again by the same owner, for 60 s: the live row is found held
+    // by ourselves.
+    auto again = c->try_acquire("found-again", 60s, owner);
+    REQUIRE_FALSE(again.acquired);
+    REQUIRE(sqlock::detail::claim_own_holder(again, owner));
+    CHECK_FALSE(again.holder);
+    CHECK(again.acquired->id == first.acquired->id);
+    const auto certain = sqlock::detail::certain_lease(*again.acquired, 60s);
+    CHECK(certain < 30s);
+    CHECK(certain > 20s);
+
+    // Another owner's row is not claimed.
+    auto other = c->try_acquire("found-again", 60s, owner + " ");
+    CHECK_FALSE(sqlock::detail::claim_own_holder(other, owner + " "));
+    CHECK_FALSE(other.acquired);
+}
