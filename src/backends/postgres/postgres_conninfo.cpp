@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
+#include "host_resolution.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/error.hpp"
 
@@ -37,6 +40,30 @@ std::string quoted(const std::string& value) {
         out += c;
     }
     return out + "'";
+}
+
+// "a,b,,c" as libpq splits a host, hostaddr or port list.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out(1);
+    for (char c : text) {
+        if (c == ',')
+            out.emplace_back();
+        else
+            out.back() += c;
+    }
+    return out;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+    return out;
+}
+
+// A host entry libpq does not look up: empty (the default socket), a socket
+// directory, or an abstract socket ("@name").
+bool is_socket(const std::string& host) {
+    return host.empty() || host[0] == '/' || host[0] == '@';
 }
 
 }  // namespace
@@ -71,6 +98,66 @@ std::string bounded_conninfo(const DatabaseUrl& url, duration timeout) {
     }
     for (const auto& [key, value] : defaults) out += key + "=" + value + " ";
     if (!out.empty()) out.pop_back();
+    return out;
+}
+
+std::string resolved_conninfo(const std::string& conninfo, duration timeout) {
+    options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
+    if (!options) return conninfo;  // bounded_conninfo's own output: cannot happen
+    auto value = [&](const char* keyword) {
+        for (const PQconninfoOption* o = options.get(); o->keyword; ++o)
+            if (o->val && std::string(o->keyword) == keyword) return std::string(o->val);
+        return std::string();
+    };
+    const std::vector<std::string> hosts = split_list(value("host"));
+    const std::vector<std::string> ports = split_list(value("port"));
+    // A list of ports must match the hosts (else libpq says so); one port,
+    // or none, serves every entry.
+    const bool port_each = ports.size() > 1;
+    if (!value("hostaddr").empty() || value("host").empty() ||
+        (port_each && ports.size() != hosts.size()))
+        return conninfo;
+    std::vector<std::string> names;
+    for (const std::string& h : hosts)
+        if (!is_socket(h) && !is_numeric_address(h)) names.push_back(h);
+    if (names.empty()) return conninfo;
+    const std::vector<Resolution> found = resolve_hosts(names, timeout);
+
+    std::vector<std::string> host_out, addr_out, port_out;
+    std::string problems;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        const std::string port = port_each ? ports[i] : std::string();
+        if (is_socket(hosts[i]) || is_numeric_address(hosts[i])) {
+            host_out.push_back(hosts[i]);
+            addr_out.emplace_back();  // empty: libpq's own way, no lookup for these
+            port_out.push_back(port);
+            continue;
+        }
+        const Resolution& r = found[next++];
+        if (!r.problem.empty()) problems += (problems.empty() ? "" : "; ") + r.problem;
+        for (const std::string& address : r.addresses) {
+            host_out.push_back(hosts[i]);
+            addr_out.push_back(address);
+            port_out.push_back(port);
+        }
+    }
+    if (host_out.empty()) throw std::runtime_error(problems);
+
+    std::map<std::string, std::string> replaced = {{"host", join_list(host_out)},
+                                                   {"hostaddr", join_list(addr_out)}};
+    if (port_each) replaced["port"] = join_list(port_out);
+    std::string out;
+    for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
+        auto it = replaced.find(o->keyword);
+        if (it != replaced.end()) {
+            out += it->first + "=" + quoted(it->second) + " ";
+            replaced.erase(it);
+        } else if (o->val) {
+            out += std::string(o->keyword) + "=" + quoted(o->val) + " ";
+        }
+    }
+    out.pop_back();
     return out;
 }
 

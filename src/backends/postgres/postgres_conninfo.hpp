@@ -31,4 +31,18 @@ ConnInfo parse_conninfo(const DatabaseUrl& url);
 /// involved. Throws like parse_conninfo().
 std::string bounded_conninfo(const DatabaseUrl& url, duration timeout);
 
+/// `conninfo` (bounded_conninfo's) with its host names looked up within
+/// `timeout` (host_resolution.hpp) and given to libpq as `hostaddr`, so that
+/// libpq's own lookup, which nothing bounds, never runs. `host` stays: libpq
+/// still checks the server's certificate, finds ~/.pgpass entries and names
+/// the server by it. A name with several addresses becomes one entry per
+/// address, in the resolver's order, as libpq would have tried them; a name
+/// of several that does not resolve is left out, as libpq skips it.
+/// Unchanged when there is nothing to look up: no `host` (libpq's default
+/// socket, or PGHOST or a service file, which libpq reads and resolves
+/// itself), socket directories only, numeric addresses only, or a `hostaddr`
+/// of the URL's own. Throws std::runtime_error naming each host's problem
+/// when no host is left.
+std::string resolved_conninfo(const std::string& conninfo, duration timeout);
+
 }  // namespace sqlock::detail::postgres

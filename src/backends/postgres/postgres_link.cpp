@@ -1,5 +1,6 @@
 #include "postgres_link.hpp"
 
+#include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "sqlock/error.hpp"
 
@@ -22,7 +23,7 @@ HandleKeepingConnect::handle HandleKeepingConnect::do_completeconnect(handle ori
 Link::Link(const PgTarget& target) {
     last_completed = nullptr;
     try {
-        conn_ = std::make_unique<PgConn>(target.conninfo);
+        conn_ = std::make_unique<PgConn>(resolved_conninfo(target.conninfo, target.timeout));
     } catch (...) {
         last_completed = nullptr;
         rethrow_connect_error(target);
