@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 
+#include "host_resolution.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -52,6 +53,25 @@ void set_tls(MYSQL* m, const MariaUrl& u) {
         set_option(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 }
 
+// The connector looks the host name up with a getaddrinfo that nothing
+// bounds, before its connect timeout starts (host_resolution.hpp). So look
+// it up first, bounded: a resolver that does not answer (a host cut off from
+// its DNS servers) fails the connection by the deadline. The connector then
+// asks again, and gets the answer the resolver has just given; passing it
+// the address instead would have it check a verified TLS certificate
+// against the address, not the name.
+void check_resolvable(const MariaTarget& t, std::chrono::steady_clock::time_point deadline) {
+    const MariaUrl& u = t.url;
+    // "localhost" and no host mean the Unix socket, as does socket=.
+    if (!u.socket.empty() || u.host.empty() || u.host == "localhost" || is_numeric_address(u.host))
+        return;
+    const auto left = std::chrono::ceil<duration>(deadline - std::chrono::steady_clock::now());
+    const Resolution r = resolve_hosts({u.host}, std::clamp(left, duration(1), t.timeout)).front();
+    if (!r.problem.empty())
+        throw error(errc::connection, t.redact("cannot connect to MariaDB: " + r.problem + " [" +
+                                               t.redacted_url + "]"));
+}
+
 }  // namespace
 
 Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(target) {
@@ -71,6 +91,7 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
         set_tls(mysql_, target_.url);
 
         const MariaUrl& u = target_.url;
+        check_resolvable(target_, deadline);
         auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
         MYSQL* connected = nullptr;
         const int started = mysql_real_connect_start(
