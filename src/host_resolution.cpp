@@ -2,20 +2,26 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <system_error>
 #include <thread>
+
+#include "current_pid.hpp"
+#include "text.hpp"
 
 namespace sqlock::detail {
 namespace {
 
-// One lookup's answer, shared by the thread that makes it and the caller
-// that may stop waiting for it: whoever lets go last frees it.
+using clock = std::chrono::steady_clock;
+
+// One lookup's answer, shared by the thread that makes it and every caller
+// waiting for it: whoever lets go last frees it.
 struct Lookup {
     std::mutex mutex;
     std::condition_variable done_cv;
@@ -23,16 +29,22 @@ struct Lookup {
     Resolution result;
 };
 
+std::string shown(const std::string& host) {
+    return "'" + text::printable(host, 255) + "'";
+}
+
 Resolution lookup(const std::string& host) {
+    // libpq's and the connector's hints: no AI_ADDRCONFIG, which would drop
+    // ::1 for "localhost" on a host without a global IPv6 address.
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_ADDRCONFIG;
     addrinfo* list = nullptr;
     Resolution out;
+    out.answered = true;
     const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &list);
     if (rc != 0) {
-        out.problem = "could not resolve host name '" + host + "': " + ::gai_strerror(rc);
+        out.problem = "could not resolve host name " + shown(host) + ": " + ::gai_strerror(rc);
         return out;
     }
     for (const addrinfo* a = list; a; a = a->ai_next) {
@@ -45,8 +57,56 @@ Resolution lookup(const std::string& host) {
         if (!seen) out.addresses.emplace_back(text);
     }
     ::freeaddrinfo(list);
-    if (out.addresses.empty()) out.problem = "host name '" + host + "' has no usable address";
+    if (out.addresses.empty()) out.problem = "host name " + shown(host) + " has no usable address";
     return out;
+}
+
+// The lookup of `host` under way, or a new one. Lookups in flight, by name,
+// for this process: a forked child starts with none (the threads of its
+// parent's are not there), and leaks its parent's map rather than touch it.
+std::shared_ptr<Lookup> start_lookup(const std::string& host) {
+    static std::mutex registry_mutex;
+    static std::map<std::string, std::weak_ptr<Lookup>>* in_flight = nullptr;
+    static pid_t owner = 0;
+    std::lock_guard<std::mutex> guard(registry_mutex);
+    if (owner != current_pid()) {
+        in_flight = new std::map<std::string, std::weak_ptr<Lookup>>;
+        owner = current_pid();
+    }
+    std::weak_ptr<Lookup>& slot = (*in_flight)[host];
+    if (auto running = slot.lock()) {
+        std::lock_guard<std::mutex> l(running->mutex);
+        // A finished one is not reused: addresses change (a failover by DNS).
+        if (!running->done) return running;
+    }
+    auto fresh = std::make_shared<Lookup>();
+    try {
+        std::thread thread([fresh, host] {
+            Resolution r;
+            try {
+                r = lookup(host);
+            } catch (...) {  // out of memory: an answer all the same
+                r.answered = true;
+                r.problem = "could not look up host name " + shown(host);
+            }
+            std::lock_guard<std::mutex> l(fresh->mutex);
+            fresh->result = std::move(r);
+            fresh->done = true;
+            fresh->done_cv.notify_all();
+        });
+        // Named, so that a test or an operator can tell it from the
+        // application's threads.
+        pthread_setname_np(thread.native_handle(), "sqlock-resolve");
+        thread.detach();
+    } catch (const std::exception&) {
+        // No thread to be had: fail now rather than look up without a bound.
+        fresh->result.answered = true;
+        fresh->result.problem = "could not start a thread to look up host name " + shown(host);
+        fresh->done = true;
+        return fresh;
+    }
+    slot = fresh;
+    return fresh;
 }
 
 }  // namespace
@@ -57,41 +117,34 @@ bool is_numeric_address(const std::string& host) {
            ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-std::vector<Resolution> resolve_hosts(const std::vector<std::string>& hosts, duration timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout) {
+    const auto deadline = clock::now() + timeout;
     std::vector<Resolution> out(hosts.size());
     std::vector<std::shared_ptr<Lookup>> pending(hosts.size());
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         if (is_numeric_address(hosts[i])) {
+            out[i].answered = true;
             out[i].addresses.push_back(hosts[i]);
-            continue;
-        }
-        auto l = std::make_shared<Lookup>();
-        try {
-            std::thread([l, host = hosts[i]] {
-                Resolution r = lookup(host);
-                std::lock_guard<std::mutex> guard(l->mutex);
-                l->result = std::move(r);
-                l->done = true;
-                l->done_cv.notify_all();
-            }).detach();
-            pending[i] = std::move(l);
-        } catch (const std::system_error&) {
-            // No thread to be had (a process at its limit): look up here,
-            // unbounded, as the drivers would have.
-            out[i] = lookup(hosts[i]);
+        } else {
+            pending[i] = start_lookup(hosts[i]);
         }
     }
+    bool found = false;  // a host before this one has addresses: no more waiting
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-        if (!pending[i]) continue;
-        Lookup& l = *pending[i];
-        std::unique_lock<std::mutex> guard(l.mutex);
-        if (l.done_cv.wait_until(guard, deadline, [&] { return l.done; })) {
-            out[i] = std::move(l.result);
-        } else {
-            out[i].problem = "no answer from the resolver for host name '" + hosts[i] +
-                             "' within " + format_duration(timeout);
+        if (pending[i]) {
+            Lookup& l = *pending[i];
+            std::unique_lock<std::mutex> guard(l.mutex);
+            const bool done =
+                found ? l.done : l.done_cv.wait_until(guard, deadline, [&] { return l.done; });
+            if (done) {
+                out[i] = l.result;
+            } else if (!found) {
+                out[i].answered = true;
+                out[i].problem = "no answer from the resolver for host name " + shown(hosts[i]) +
+                                 " within " + format_duration(timeout);
+            }
         }
+        found = found || !out[i].addresses.empty();
     }
     return out;
 }

@@ -6,9 +6,11 @@
 // the caller's db_timeout. libpq and the MariaDB connector call it before
 // their connect timeouts start. So the backends resolve first, here, and
 // hand the drivers the numeric addresses: each lookup runs on a thread of
-// its own that the caller stops waiting for at the bound. A lookup that
-// overruns is left to finish by itself (it holds nothing of the caller's)
-// and its answer is dropped.
+// its own ("sqlock-resolve") that the caller stops waiting for at the
+// bound. A lookup that overruns is left to finish by itself (it holds
+// nothing of the caller's); a later request for the same name while it is
+// still under way waits for it instead of starting another, so an outage
+// leaves one blocked thread per name, not one per connection attempt.
 #pragma once
 
 #include <string>
@@ -20,20 +22,23 @@ namespace sqlock::detail {
 
 /// What became of one host name.
 struct Resolution {
-    std::vector<std::string> addresses;  // numeric, in getaddrinfo's order; empty on failure
-    std::string problem;                 // why there are none ("" when there are)
+    bool answered = false;               // false: not waited for (see resolve_in_order)
+    std::vector<std::string> addresses;  // numeric, in getaddrinfo's order
+    std::string problem;                 // why there are none, when answered without any
 };
 
 /// True for an IPv4 or IPv6 address written out ("10.0.0.5", "::1"): no
 /// lookup needed.
 bool is_numeric_address(const std::string& host);
 
-/// Resolves every name in `hosts` (TCP addresses of the families this
-/// machine has configured), all at once, waiting at most `timeout` in all.
-/// One Resolution per name, in order. Numeric addresses come back as they
-/// are, without a thread. Never throws for a name that does not resolve or
-/// does not answer in time: that is the Resolution's `problem`, so a caller
-/// with several hosts can go on with the others.
-std::vector<Resolution> resolve_hosts(const std::vector<std::string>& hosts, duration timeout);
+/// Looks up every name in `hosts` at once (TCP addresses, with the hints
+/// libpq and the MariaDB connector give), then waits for them in list
+/// order, `timeout` in all, until one has addresses: a driver tries hosts
+/// in order, and the first that resolves is where it connects unless that
+/// fails. The names after it that have not answered by then come back
+/// unanswered, for the caller to leave to the driver. Numeric addresses come
+/// back as they are. Never throws for a name that does not resolve or does
+/// not answer in time: that is its Resolution's `problem`.
+std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout);
 
 }  // namespace sqlock::detail

@@ -53,55 +53,50 @@ void set_tls(MYSQL* m, const MariaUrl& u) {
         set_option(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 }
 
-// The connector looks the host name up with a getaddrinfo that nothing
-// bounds, before its connect timeout starts (host_resolution.hpp). So look
-// it up first, bounded: a resolver that does not answer (a host cut off from
-// its DNS servers) fails the connection by the deadline. The connector then
-// asks again, and gets the answer the resolver has just given; passing it
-// the address instead would have it check a verified TLS certificate
-// against the address, not the name.
-void check_resolvable(const MariaTarget& t, std::chrono::steady_clock::time_point deadline) {
+// What to hand the connector as its host, in the order to try them. The
+// connector looks a host name up with a getaddrinfo that nothing bounds,
+// before its connect timeout starts (host_resolution.hpp), so sqlock looks
+// it up, bounded, and hands it the addresses: one at a time, as the
+// connector itself would try them. Except where ssl-mode has the connector
+// check the certificate against the host name: then it must be given the
+// name, and looks it up again after sqlock's lookup. That check still fails
+// by the deadline when the resolver does not answer at all; a resolver that
+// answers slowly can hold the second lookup up (glibc keeps no cache).
+std::vector<std::string> hosts_to_try(const MariaTarget& t, Link::clock::time_point deadline) {
     const MariaUrl& u = t.url;
     // "localhost" and no host mean the Unix socket, as does socket=.
     if (!u.socket.empty() || u.host.empty() || u.host == "localhost" || is_numeric_address(u.host))
-        return;
-    const auto left = std::chrono::ceil<duration>(deadline - std::chrono::steady_clock::now());
-    const Resolution r = resolve_hosts({u.host}, std::clamp(left, duration(1), t.timeout)).front();
+        return {u.host};
+    const auto left = std::chrono::ceil<duration>(deadline - Link::clock::now());
+    if (left <= duration::zero())
+        throw error(errc::connection,
+                    t.redact("cannot connect to MariaDB: the deadline passed before connecting [" +
+                             t.redacted_url + "]"));
+    const Resolution r = resolve_in_order({u.host}, std::min(left, t.timeout)).front();
     if (!r.problem.empty())
         throw error(errc::connection, t.redact("cannot connect to MariaDB: " + r.problem + " [" +
                                                t.redacted_url + "]"));
+    if (u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity) return {u.host};
+    return r.addresses;
 }
 
 }  // namespace
 
 Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(target) {
-    mysql_ = mysql_init(nullptr);
-    if (!mysql_) throw error(errc::backend, "mysql_init failed (out of memory)");
+    const std::vector<std::string> hosts = hosts_to_try(target_, deadline);
+    for (std::size_t i = 0;; ++i) {
+        try {
+            connect_to(hosts[i], deadline);
+            break;
+        } catch (const error& e) {
+            // The name's next address, as the connector would have tried it.
+            if (e.category() != errc::connection || i + 1 == hosts.size() ||
+                clock::now() >= deadline)
+                throw;
+        }
+    }
     try {
-        const unsigned seconds = whole_seconds(target_.timeout);
-        const my_bool no = 0;
-        set_option(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &seconds);
-        set_option(mysql_, MYSQL_OPT_READ_TIMEOUT, &seconds);
-        set_option(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &seconds);
-        set_option(mysql_, MYSQL_OPT_RECONNECT, &no);
-        set_option(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-        // No option files: what the URL says is all there is.
-        if (mysql_options(mysql_, MYSQL_OPT_NONBLOCK, nullptr) != 0)
-            throw error(errc::backend, "the MariaDB C connector has no non-blocking API");
-        set_tls(mysql_, target_.url);
-
         const MariaUrl& u = target_.url;
-        check_resolvable(target_, deadline);
-        auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
-        MYSQL* connected = nullptr;
-        const int started = mysql_real_connect_start(
-            &connected, mysql_, or_null(u.host), or_null(u.user),
-            u.has_password ? u.password.c_str() : nullptr, u.database.c_str(), u.port,
-            or_null(u.socket), CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
-        drive([&] { return started; },
-              [&](int ready) { return mysql_real_connect_cont(&connected, mysql_, ready); },
-              deadline, "connecting");
-        if (!connected) throw_connect_failure(target_, last_failure());
         server_version_ = mysql_get_server_info(mysql_);
         // The connector (3.3) goes on in plain text when the server offers no
         // TLS, even with MYSQL_OPT_SSL_ENFORCE: check, before any statement.
@@ -120,9 +115,45 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
         // READ COMMITTED: no gap locks, so transactions on different names
         // never block or deadlock each other.
         run("SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
-                "', SESSION innodb_lock_wait_timeout = " + std::to_string(seconds) +
+                "', SESSION innodb_lock_wait_timeout = " +
+                std::to_string(whole_seconds(target_.timeout)) +
                 "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
             deadline, "setting up the session");
+    } catch (...) {
+        mysql_close(mysql_);
+        mysql_ = nullptr;
+        throw;
+    }
+}
+
+void Link::connect_to(const std::string& host, clock::time_point deadline) {
+    broken_ = false;
+    mysql_ = mysql_init(nullptr);
+    if (!mysql_) throw error(errc::backend, "mysql_init failed (out of memory)");
+    try {
+        const unsigned seconds = whole_seconds(target_.timeout);
+        const my_bool no = 0;
+        set_option(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_READ_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &seconds);
+        set_option(mysql_, MYSQL_OPT_RECONNECT, &no);
+        set_option(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+        // No option files: what the URL says is all there is.
+        if (mysql_options(mysql_, MYSQL_OPT_NONBLOCK, nullptr) != 0)
+            throw error(errc::backend, "the MariaDB C connector has no non-blocking API");
+        set_tls(mysql_, target_.url);
+
+        const MariaUrl& u = target_.url;
+        auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
+        MYSQL* connected = nullptr;
+        const int started = mysql_real_connect_start(
+            &connected, mysql_, or_null(host), or_null(u.user),
+            u.has_password ? u.password.c_str() : nullptr, u.database.c_str(), u.port,
+            or_null(u.socket), CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
+        drive([&] { return started; },
+              [&](int ready) { return mysql_real_connect_cont(&connected, mysql_, ready); },
+              deadline, "connecting");
+        if (!connected) throw_connect_failure(target_, last_failure());
     } catch (...) {
         mysql_close(mysql_);
         mysql_ = nullptr;

@@ -64,6 +64,9 @@ class Link {
     bool is_mariadb() const noexcept;
 
   private:
+    /// Makes the handle and connects it to `host` (the URL's, or one of its
+    /// addresses); closes it again on failure.
+    void connect_to(const std::string& host, clock::time_point deadline);
     Failure last_failure() const;
     /// Runs one non-blocking call to completion: `start()` returns the
     /// connector's wait status, `cont(ready)` continues it.

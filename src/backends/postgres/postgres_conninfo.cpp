@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -101,48 +102,55 @@ std::string bounded_conninfo(const DatabaseUrl& url, duration timeout) {
     return out;
 }
 
-std::string resolved_conninfo(const std::string& conninfo, duration timeout) {
+ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout) {
     options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
-    if (!options) return conninfo;  // bounded_conninfo's own output: cannot happen
+    if (!options) return {conninfo, ""};  // bounded_conninfo's own output: cannot happen
     auto value = [&](const char* keyword) {
         for (const PQconninfoOption* o = options.get(); o->keyword; ++o)
             if (o->val && std::string(o->keyword) == keyword) return std::string(o->val);
         return std::string();
     };
+    auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
     const std::vector<std::string> hosts = split_list(value("host"));
-    const std::vector<std::string> ports = split_list(value("port"));
+    const std::string port_text = value("port").empty() ? env("PGPORT") : value("port");
+    const std::vector<std::string> ports = split_list(port_text);
     // A list of ports must match the hosts (else libpq says so); one port,
-    // or none, serves every entry.
+    // or none, serves every entry. Written out when there is a list, so a
+    // list from PGPORT applies to the entries it was meant for.
     const bool port_each = ports.size() > 1;
-    if (!value("hostaddr").empty() || value("host").empty() ||
+    if (value("host").empty() || !value("hostaddr").empty() || !value("service").empty() ||
+        !env("PGSERVICE").empty() || !env("PGHOSTADDR").empty() ||
         (port_each && ports.size() != hosts.size()))
-        return conninfo;
+        return {conninfo, ""};
     std::vector<std::string> names;
     for (const std::string& h : hosts)
         if (!is_socket(h) && !is_numeric_address(h)) names.push_back(h);
-    if (names.empty()) return conninfo;
-    const std::vector<Resolution> found = resolve_hosts(names, timeout);
+    if (names.empty()) return {conninfo, ""};
+    const std::vector<Resolution> found = resolve_in_order(names, timeout);
 
     std::vector<std::string> host_out, addr_out, port_out;
-    std::string problems;
+    std::string skipped;
     std::size_t next = 0;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const std::string port = port_each ? ports[i] : std::string();
-        if (is_socket(hosts[i]) || is_numeric_address(hosts[i])) {
+        auto add = [&](const std::string& address) {
             host_out.push_back(hosts[i]);
-            addr_out.emplace_back();  // empty: libpq's own way, no lookup for these
+            addr_out.push_back(address);  // "": libpq's own way (no lookup, or its own)
             port_out.push_back(port);
+        };
+        if (is_socket(hosts[i]) || is_numeric_address(hosts[i])) {
+            add("");
             continue;
         }
         const Resolution& r = found[next++];
-        if (!r.problem.empty()) problems += (problems.empty() ? "" : "; ") + r.problem;
-        for (const std::string& address : r.addresses) {
-            host_out.push_back(hosts[i]);
-            addr_out.push_back(address);
-            port_out.push_back(port);
-        }
+        if (!r.answered) add("");
+        for (const std::string& address : r.addresses) add(address);
+        if (!r.problem.empty()) skipped += (skipped.empty() ? "" : "; ") + r.problem;
     }
-    if (host_out.empty()) throw std::runtime_error(problems);
+    if (host_out.empty()) throw std::runtime_error(skipped);
 
     std::map<std::string, std::string> replaced = {{"host", join_list(host_out)},
                                                    {"hostaddr", join_list(addr_out)}};
@@ -158,7 +166,7 @@ std::string resolved_conninfo(const std::string& conninfo, duration timeout) {
         }
     }
     out.pop_back();
-    return out;
+    return {out, skipped};
 }
 
 }  // namespace sqlock::detail::postgres

@@ -31,18 +31,28 @@ ConnInfo parse_conninfo(const DatabaseUrl& url);
 /// involved. Throws like parse_conninfo().
 std::string bounded_conninfo(const DatabaseUrl& url, duration timeout);
 
+/// A connection string with its host names looked up (resolved_conninfo).
+struct ResolvedConnInfo {
+    std::string conninfo;
+    std::string skipped;  // the hosts left out, and why ("" for none): for the error
+};
+
 /// `conninfo` (bounded_conninfo's) with its host names looked up within
 /// `timeout` (host_resolution.hpp) and given to libpq as `hostaddr`, so that
-/// libpq's own lookup, which nothing bounds, never runs. `host` stays: libpq
-/// still checks the server's certificate, finds ~/.pgpass entries and names
-/// the server by it. A name with several addresses becomes one entry per
-/// address, in the resolver's order, as libpq would have tried them; a name
-/// of several that does not resolve is left out, as libpq skips it.
-/// Unchanged when there is nothing to look up: no `host` (libpq's default
-/// socket, or PGHOST or a service file, which libpq reads and resolves
-/// itself), socket directories only, numeric addresses only, or a `hostaddr`
-/// of the URL's own. Throws std::runtime_error naming each host's problem
+/// libpq's own lookup, which nothing bounds, does not run. `host` stays:
+/// libpq still checks the server's certificate, finds ~/.pgpass entries and
+/// names the server by it. A name with several addresses becomes one entry
+/// per address, in the resolver's order, as libpq would have tried them.
+/// In a list of hosts, lookups wait in list order until one host has
+/// addresses (libpq connects to the first that works): a name before it
+/// that did not resolve in time is left out, as libpq skips it; a name after
+/// it that has not answered yet is left for libpq to look up, as before,
+/// should it get that far. Unchanged when there is nothing to look up or
+/// libpq takes hosts or ports from elsewhere: no `host` (libpq's default
+/// socket, or PGHOST), socket directories and numeric addresses only, a
+/// `hostaddr` of the URL's own, a service file, PGHOSTADDR, or a list of
+/// ports in PGPORT. Throws std::runtime_error naming each host's problem
 /// when no host is left.
-std::string resolved_conninfo(const std::string& conninfo, duration timeout);
+ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout);
 
 }  // namespace sqlock::detail::postgres

@@ -144,7 +144,8 @@ void rethrow_as_error(const PgTarget& t, const std::string& doing) {
     }
 }
 
-void rethrow_connect_error(const PgTarget& t) {
+void rethrow_connect_error(const PgTarget& t, const std::string& skipped) {
+    const std::string also = skipped.empty() ? "" : " (and " + skipped + ")";
     try {
         throw;
     } catch (const error&) {
@@ -159,9 +160,9 @@ void rethrow_connect_error(const PgTarget& t) {
                  "PostgreSQL refused the login (check the user, password and database in the "
                  "URL, ~/.pgpass or PGPASSWORD): " +
                      what);
-        fail(t, errc::connection, "cannot connect to PostgreSQL: " + what);
+        fail(t, errc::connection, "cannot connect to PostgreSQL: " + what + also);
     } catch (...) {
-        fail(t, errc::connection, "cannot connect to PostgreSQL");
+        fail(t, errc::connection, "cannot connect to PostgreSQL" + also);
     }
 }
 

@@ -24,8 +24,9 @@ namespace sqlock::detail::postgres {
 [[noreturn]] void rethrow_as_error(const PgTarget& target, const std::string& doing);
 
 /// Throws the errc::connection error for a failed connection attempt (the
-/// exception being handled).
-[[noreturn]] void rethrow_connect_error(const PgTarget& target);
+/// exception being handled). `skipped`: hosts left out before libpq was
+/// asked (resolved_conninfo), added to a connection failure's message.
+[[noreturn]] void rethrow_connect_error(const PgTarget& target, const std::string& skipped = {});
 
 /// "acquiring lock 'x'" from ("acquiring lock", "x"); the name made printable.
 std::string describe(const char* doing, const std::string& subject);

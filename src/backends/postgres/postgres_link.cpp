@@ -22,11 +22,14 @@ HandleKeepingConnect::handle HandleKeepingConnect::do_completeconnect(handle ori
 
 Link::Link(const PgTarget& target) {
     last_completed = nullptr;
+    std::string skipped;  // hosts of a list that did not resolve, if another was tried
     try {
-        conn_ = std::make_unique<PgConn>(resolved_conninfo(target.conninfo, target.timeout));
+        ResolvedConnInfo resolved = resolved_conninfo(target.conninfo, target.timeout);
+        skipped = std::move(resolved.skipped);
+        conn_ = std::make_unique<PgConn>(resolved.conninfo);
     } catch (...) {
         last_completed = nullptr;
-        rethrow_connect_error(target);
+        rethrow_connect_error(target, skipped);
     }
     raw_ = last_completed;
     last_completed = nullptr;
