@@ -149,4 +149,28 @@ std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, 
     return out;
 }
 
+LookupReport report_lookups(const std::vector<std::string>& names, duration timeout) {
+    const auto start = clock::now();
+    const std::vector<Resolution> found = resolve_in_order(names, timeout);
+    const auto took = std::chrono::duration_cast<duration>(clock::now() - start);
+    LookupReport out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        std::string what;
+        for (const std::string& a : found[i].addresses) what += (what.empty() ? "" : ", ") + a;
+        if (!found[i].answered) what = "not waited for (a host before it resolved)";
+        if (!found[i].problem.empty()) {
+            what = "no address";
+            out.problems.push_back(found[i].problem);
+        }
+        out.fact += (out.fact.empty() ? "" : "; ") + text::printable(names[i], 255) + ": " + what;
+    }
+    out.fact += " (in " + format_duration(took) + ")";
+    if (out.problems.empty() && took * 2 > timeout)
+        out.problems.push_back("looking host names up took " + format_duration(took) +
+                               ", over half of the db timeout (" + format_duration(timeout) +
+                               "): every new connection waits for the resolver; check "
+                               "/etc/resolv.conf and the nameservers it names");
+    return out;
+}
+
 }  // namespace sqlock::detail

@@ -41,4 +41,14 @@ bool is_numeric_address(const std::string& host);
 /// not answer in time: that is its Resolution's `problem`.
 std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout);
 
+/// For a doctor: `names` looked up as a connection would (resolve_in_order),
+/// timed, as one line ("db1: 10.0.0.5, 10.0.0.6 (2 ms)"), and what looks
+/// wrong: a name that did not resolve, or lookups slow enough (over half of
+/// `timeout`) that connections spend their time waiting for the resolver.
+struct LookupReport {
+    std::string fact;
+    std::vector<std::string> problems;
+};
+LookupReport report_lookups(const std::vector<std::string>& names, duration timeout);
+
 }  // namespace sqlock::detail

@@ -121,6 +121,17 @@ Outcome in_isolation(const std::function<void()>& attempt) {
     return *out;
 }
 
+// What Locker::diagnose() says of the host name lookup, as an error (so
+// that in_isolation carries it back to the test).
+void diagnose_lookup(const std::string& url, const std::string& table) {
+    sqlock::LockerOptions o;
+    o.table = table;
+    o.db_timeout = 3s;
+    sqlock::Locker locker(url, o);
+    for (const auto& f : locker.diagnose().facts)
+        if (f.key == "host name lookup") throw sqlock::error(errc::backend, f.value);
+}
+
 void try_once(const std::string& url, const std::string& table, sqlock::duration db_timeout) {
     sqlock::LockerOptions o;
     o.table = table;
@@ -161,6 +172,12 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     }
     INFO(known.message);
     CHECK(known.code == 0);
+
+    // The doctor says what the name resolved to.
+    Outcome doctor = in_isolation([&] { diagnose_lookup(url_at("sqlock-multi.test"), db.table); });
+    CHECK(doctor.code == 1);
+    CHECK_THAT(doctor.message,
+               Catch::Matchers::StartsWith("sqlock-multi.test: ::1, 127.0.0.1 (in "));
 
     // A name with two addresses, the first refused: both are tried, in order.
     Outcome multi = in_isolation([&] { try_once(url_at("sqlock-multi.test"), db.table, 3s); });

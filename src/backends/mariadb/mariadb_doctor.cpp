@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "host_resolution.hpp"
 #include "mariadb_connection.hpp"
+#include "mariadb_link.hpp"
 #include "mariadb_statements.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -44,6 +46,14 @@ std::string count_tables(const std::string& table) {
 
 void diagnose(const MariaTarget& t, Diagnosis& out) {
     using wall = std::chrono::system_clock;
+    // First, as a connection does: a name that does not resolve fails the
+    // connection below, and a slow resolver is otherwise invisible.
+    const std::string name_to_look_up = host_to_look_up(t.url);
+    LookupReport lookups;
+    if (name_to_look_up.empty())
+        lookups.fact = "none by sqlock (a numeric address or a socket)";
+    else
+        lookups = report_lookups({name_to_look_up}, t.timeout);
     MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}));
     const std::size_t dot = t.table.find('.');
     const std::string schema =
@@ -105,6 +115,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         out.facts.push_back({std::move(key), std::move(value)});
     };
     const std::string table = "lock table " + t.table;
+    fact("host name lookup", lookups.fact);
     fact("server version", version + (mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
     fact("server role", read_only ? "read-only (read_only = ON)" : "read-write");
     fact("fencing ids",
@@ -132,6 +143,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     side_fact("pauses table", t.pauses, pauses_exist);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    for (const std::string& p : lookups.problems) problem(p);
     if (read_only)
         problem(
             "the server is read-only (read_only = ON): locks cannot be taken here; point the "

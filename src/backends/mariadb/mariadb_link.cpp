@@ -64,9 +64,7 @@ void set_tls(MYSQL* m, const MariaUrl& u) {
 // answers slowly can hold the second lookup up (glibc keeps no cache).
 std::vector<std::string> hosts_to_try(const MariaTarget& t, Link::clock::time_point deadline) {
     const MariaUrl& u = t.url;
-    // "localhost" and no host mean the Unix socket, as does socket=.
-    if (!u.socket.empty() || u.host.empty() || u.host == "localhost" || is_numeric_address(u.host))
-        return {u.host};
+    if (host_to_look_up(u).empty()) return {u.host};
     const auto left = std::chrono::ceil<duration>(deadline - Link::clock::now());
     if (left <= duration::zero())
         throw error(errc::connection,
@@ -81,6 +79,13 @@ std::vector<std::string> hosts_to_try(const MariaTarget& t, Link::clock::time_po
 }
 
 }  // namespace
+
+std::string host_to_look_up(const MariaUrl& u) {
+    // "localhost" and no host mean the Unix socket, as does socket=.
+    if (!u.socket.empty() || u.host.empty() || u.host == "localhost" || is_numeric_address(u.host))
+        return "";
+    return u.host;
+}
 
 Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(target) {
     const std::vector<std::string> hosts = hosts_to_try(target_, deadline);

@@ -38,6 +38,11 @@ struct StatementResult {
     std::uint64_t affected = 0;  // rows changed, for an OK packet
 };
 
+/// The URL's host name, which sqlock looks up before connecting (bounded;
+/// host_resolution.hpp), or "" when the connector is given a socket or an
+/// address as it is.
+std::string host_to_look_up(const MariaUrl& u);
+
 class Link {
   public:
     using clock = std::chrono::steady_clock;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -102,11 +103,24 @@ std::string bounded_conninfo(const DatabaseUrl& url, duration timeout) {
     return out;
 }
 
-ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout) {
-    options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
-    if (!options) return {conninfo, ""};  // bounded_conninfo's own output: cannot happen
+namespace {
+
+// The hosts of a connection string as libpq will use them, when sqlock is to
+// look their names up (see resolved_conninfo for when it is not).
+struct HostList {
+    options_ptr options{nullptr, PQconninfoFree};
+    std::vector<std::string> hosts;
+    std::vector<std::string> ports;  // one per host, or one or none for all
+    bool port_each = false;
+    std::vector<std::string> names;  // the hosts to look up, in order
+};
+
+std::optional<HostList> host_list(const std::string& conninfo) {
+    HostList list;
+    list.options.reset(PQconninfoParse(conninfo.c_str(), nullptr));
+    if (!list.options) return std::nullopt;  // bounded_conninfo's own output: cannot happen
     auto value = [&](const char* keyword) {
-        for (const PQconninfoOption* o = options.get(); o->keyword; ++o)
+        for (const PQconninfoOption* o = list.options.get(); o->keyword; ++o)
             if (o->val && std::string(o->keyword) == keyword) return std::string(o->val);
         return std::string();
     };
@@ -114,21 +128,37 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
         const char* v = std::getenv(name);
         return std::string(v ? v : "");
     };
-    const std::vector<std::string> hosts = split_list(value("host"));
-    const std::string port_text = value("port").empty() ? env("PGPORT") : value("port");
-    const std::vector<std::string> ports = split_list(port_text);
+    list.hosts = split_list(value("host"));
+    list.ports = split_list(value("port").empty() ? env("PGPORT") : value("port"));
     // A list of ports must match the hosts (else libpq says so); one port,
     // or none, serves every entry. Written out when there is a list, so a
     // list from PGPORT applies to the entries it was meant for.
-    const bool port_each = ports.size() > 1;
+    list.port_each = list.ports.size() > 1;
     if (value("host").empty() || !value("hostaddr").empty() || !value("service").empty() ||
         !env("PGSERVICE").empty() || !env("PGHOSTADDR").empty() ||
-        (port_each && ports.size() != hosts.size()))
-        return {conninfo, ""};
-    std::vector<std::string> names;
-    for (const std::string& h : hosts)
-        if (!is_socket(h) && !is_numeric_address(h)) names.push_back(h);
-    if (names.empty()) return {conninfo, ""};
+        (list.port_each && list.ports.size() != list.hosts.size()))
+        return std::nullopt;
+    for (const std::string& h : list.hosts)
+        if (!is_socket(h) && !is_numeric_address(h)) list.names.push_back(h);
+    if (list.names.empty()) return std::nullopt;
+    return list;
+}
+
+}  // namespace
+
+std::vector<std::string> names_to_look_up(const std::string& conninfo) {
+    std::optional<HostList> list = host_list(conninfo);
+    return list ? list->names : std::vector<std::string>{};
+}
+
+ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout) {
+    std::optional<HostList> list = host_list(conninfo);
+    if (!list) return {conninfo, ""};
+    const std::vector<std::string>& hosts = list->hosts;
+    const std::vector<std::string>& ports = list->ports;
+    const bool port_each = list->port_each;
+    const std::vector<std::string>& names = list->names;
+    const PQconninfoOption* const options = list->options.get();
     const std::vector<Resolution> found = resolve_in_order(names, timeout);
 
     std::vector<std::string> host_out, addr_out, port_out;
@@ -156,7 +186,7 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
                                                    {"hostaddr", join_list(addr_out)}};
     if (port_each) replaced["port"] = join_list(port_out);
     std::string out;
-    for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
+    for (const PQconninfoOption* o = options; o->keyword; ++o) {
         auto it = replaced.find(o->keyword);
         if (it != replaced.end()) {
             out += it->first + "=" + quoted(it->second) + " ";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sqlock/duration.hpp"
 #include "url.hpp"
@@ -54,5 +55,9 @@ struct ResolvedConnInfo {
 /// ports in PGPORT. Throws std::runtime_error naming each host's problem
 /// when no host is left.
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout);
+
+/// The host names resolved_conninfo would look up, in order (none when it
+/// would leave `conninfo` as it is). For the doctor.
+std::vector<std::string> names_to_look_up(const std::string& conninfo);
 
 }  // namespace sqlock::detail::postgres

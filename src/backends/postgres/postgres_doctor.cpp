@@ -10,6 +10,8 @@
 #include <pqxx/transaction>
 #include <utility>
 
+#include "host_resolution.hpp"
+#include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
 #include "postgres_watchdog.hpp"
@@ -213,6 +215,14 @@ std::string sequential_scans(const PgTarget& t, const Server& s, bool moves) {
 }  // namespace
 
 void diagnose(const PgTarget& t, Diagnosis& out) {
+    // First, as a connection does: a name that does not resolve fails the
+    // connections below, and a slow resolver is otherwise invisible.
+    const std::vector<std::string> names = names_to_look_up(t.conninfo);
+    LookupReport lookups;
+    if (names.empty())
+        lookups.fact = "none by sqlock (numeric addresses or sockets, or left to libpq)";
+    else
+        lookups = report_lookups(names, t.timeout);
     Link a(t);
     Link b(t);
     Server s = bounded_probe(t, a, b, "reading the server's settings",
@@ -234,6 +244,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         out.facts.push_back({std::move(key), std::move(value)});
     };
     const std::string table = "lock table " + t.table;
+    fact("host name lookup", lookups.fact);
     fact("server version", s.version);
     fact("server role", s.in_recovery ? "standby (in recovery, read-only)"
                         : s.read_only ? "read-only (default_transaction_read_only)"
@@ -267,6 +278,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     side_fact("pauses table " + pauses, s.pauses_exist, s.pauses_grants);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    for (const std::string& p : lookups.problems) problem(p);
     if (s.in_recovery || s.read_only)
         problem(
             "the server is read-only (a standby?): locks cannot be taken here; point the URL "
