@@ -23,6 +23,7 @@ using clock = std::chrono::steady_clock;
 // One lookup's answer, shared by the thread that makes it and every caller
 // waiting for it: whoever lets go last frees it.
 struct Lookup {
+    const clock::time_point started = clock::now();
     std::mutex mutex;
     std::condition_variable done_cv;
     bool done = false;
@@ -61,10 +62,13 @@ Resolution lookup(const std::string& host) {
     return out;
 }
 
-// The lookup of `host` under way, or a new one. Lookups in flight, by name,
-// for this process: a forked child starts with none (the threads of its
-// parent's are not there), and leaks its parent's map rather than touch it.
-std::shared_ptr<Lookup> start_lookup(const std::string& host) {
+// The lookup of `host` under way for less than `timeout`, or a new one. An
+// older one is not joined: it may be stuck in the resolver's retries after
+// the resolver came back, so an outage leaves one thread per name per
+// `timeout` at most. Lookups in flight, by name, for this process: a forked
+// child starts with none (the threads of its parent's are not there), and
+// leaks its parent's map rather than touch it.
+std::shared_ptr<Lookup> start_lookup(const std::string& host, duration timeout) {
     static std::mutex registry_mutex;
     static std::map<std::string, std::weak_ptr<Lookup>>* in_flight = nullptr;
     static pid_t owner = 0;
@@ -77,7 +81,7 @@ std::shared_ptr<Lookup> start_lookup(const std::string& host) {
     if (auto running = slot.lock()) {
         std::lock_guard<std::mutex> l(running->mutex);
         // A finished one is not reused: addresses change (a failover by DNS).
-        if (!running->done) return running;
+        if (!running->done && clock::now() - running->started < timeout) return running;
     }
     auto fresh = std::make_shared<Lookup>();
     try {
@@ -117,44 +121,50 @@ bool is_numeric_address(const std::string& host) {
            ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout) {
+std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout,
+                                         bool wait_for_all) {
     const auto deadline = clock::now() + timeout;
     std::vector<Resolution> out(hosts.size());
     std::vector<std::shared_ptr<Lookup>> pending(hosts.size());
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-        if (is_numeric_address(hosts[i])) {
+        if (hosts[i].empty() || is_numeric_address(hosts[i])) {
             out[i].answered = true;
-            out[i].addresses.push_back(hosts[i]);
+            if (!hosts[i].empty()) out[i].addresses.push_back(hosts[i]);
         } else {
-            pending[i] = start_lookup(hosts[i]);
+            pending[i] = start_lookup(hosts[i], timeout);
         }
     }
-    bool found = false;  // a host before this one has addresses: no more waiting
+    // Whether the driver has somewhere to connect before this host: then
+    // there is no more waiting (unless wait_for_all).
+    bool found = false;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         if (pending[i]) {
             Lookup& l = *pending[i];
             std::unique_lock<std::mutex> guard(l.mutex);
+            const bool wait = wait_for_all || !found;
             const bool done =
-                found ? l.done : l.done_cv.wait_until(guard, deadline, [&] { return l.done; });
+                wait ? l.done_cv.wait_until(guard, deadline, [&] { return l.done; }) : l.done;
             if (done) {
                 out[i] = l.result;
-            } else if (!found) {
+            } else if (wait) {
                 out[i].answered = true;
                 out[i].problem = "no answer from the resolver for host name " + shown(hosts[i]) +
                                  " within " + format_duration(timeout);
             }
         }
-        found = found || !out[i].addresses.empty();
+        found = found || hosts[i].empty() || !out[i].addresses.empty();
     }
     return out;
 }
 
-LookupReport report_lookups(const std::vector<std::string>& names, duration timeout) {
+LookupReport report_lookups(const std::vector<std::string>& names, duration timeout,
+                            bool wait_for_all) {
     const auto start = clock::now();
-    const std::vector<Resolution> found = resolve_in_order(names, timeout);
+    const std::vector<Resolution> found = resolve_in_order(names, timeout, wait_for_all);
     const auto took = std::chrono::duration_cast<duration>(clock::now() - start);
     LookupReport out;
     for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i].empty() || is_numeric_address(names[i])) continue;  // nothing looked up
         std::string what;
         for (const std::string& a : found[i].addresses) what += (what.empty() ? "" : ", ") + a;
         if (!found[i].answered) what = "not waited for (a host before it resolved)";
@@ -164,7 +174,7 @@ LookupReport report_lookups(const std::vector<std::string>& names, duration time
         }
         out.fact += (out.fact.empty() ? "" : "; ") + text::printable(names[i], 255) + ": " + what;
     }
-    out.fact += " (in " + format_duration(took) + ")";
+    out.fact += " (in " + (took < duration(1) ? "under 1ms" : format_duration(took)) + ")";
     if (out.problems.empty() && took * 2 > timeout)
         out.problems.push_back("looking host names up took " + format_duration(took) +
                                ", over half of the db timeout (" + format_duration(timeout) +

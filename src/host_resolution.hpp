@@ -33,22 +33,28 @@ bool is_numeric_address(const std::string& host);
 
 /// Looks up every name in `hosts` at once (TCP addresses, with the hints
 /// libpq and the MariaDB connector give), then waits for them in list
-/// order, `timeout` in all, until one has addresses: a driver tries hosts
-/// in order, and the first that resolves is where it connects unless that
-/// fails. The names after it that have not answered by then come back
-/// unanswered, for the caller to leave to the driver. Numeric addresses come
-/// back as they are. Never throws for a name that does not resolve or does
-/// not answer in time: that is its Resolution's `problem`.
-std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout);
+/// order, `timeout` in all, until the driver has somewhere to connect: a
+/// host with addresses, a numeric address (given back as it is), or an
+/// entry "" (one the driver reaches without a lookup, such as a socket). A
+/// driver tries hosts in order and uses the first that works; the names
+/// after that point that have not answered by then come back unanswered,
+/// for the caller to leave to the driver. With `wait_for_all`, every name
+/// is waited for (a driver that may pass over reachable hosts, looking for
+/// a primary). Never throws for a name that does not resolve or does not
+/// answer in time: that is its Resolution's `problem`.
+std::vector<Resolution> resolve_in_order(const std::vector<std::string>& hosts, duration timeout,
+                                         bool wait_for_all = false);
 
 /// For a doctor: `names` looked up as a connection would (resolve_in_order),
-/// timed, as one line ("db1: 10.0.0.5, 10.0.0.6 (2 ms)"), and what looks
-/// wrong: a name that did not resolve, or lookups slow enough (over half of
-/// `timeout`) that connections spend their time waiting for the resolver.
+/// timed, as one line ("db1: 10.0.0.5, 10.0.0.6 (in 2ms)"; entries that
+/// need no lookup are left out), and what looks wrong: a name that did not
+/// resolve, or lookups slow enough (over half of `timeout`) that
+/// connections spend their time waiting for the resolver.
 struct LookupReport {
     std::string fact;
     std::vector<std::string> problems;
 };
-LookupReport report_lookups(const std::vector<std::string>& names, duration timeout);
+LookupReport report_lookups(const std::vector<std::string>& names, duration timeout,
+                            bool wait_for_all = false);
 
 }  // namespace sqlock::detail

@@ -44,13 +44,16 @@ void set_tls(MYSQL* m, const MariaUrl& u) {
     if (files || u.ssl_mode != SslMode::preferred)
         mysql_ssl_set(m, or_null(u.ssl_key), or_null(u.ssl_cert), or_null(u.ssl_ca),
                       or_null(u.ssl_capath), nullptr);
+    // The connector checks the chain and the host name together: verify-ca
+    // is as strict as verify-identity here (docs/mariadb.md). Said either
+    // way: Connector/C 3.4 checks by default, and outside these modes it is
+    // handed an address, not the name (hosts_to_try).
+    const my_bool verify =
+        u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity;
+    set_option(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     if (u.ssl_mode == SslMode::preferred) return;
     const my_bool yes = 1;
     set_option(m, MYSQL_OPT_SSL_ENFORCE, &yes);
-    // The connector checks the chain and the host name together: verify-ca
-    // is as strict as verify-identity here (docs/mariadb.md).
-    if (u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity)
-        set_option(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 }
 
 // What to hand the connector as its host, in the order to try them. The

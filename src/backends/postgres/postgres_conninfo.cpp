@@ -112,7 +112,7 @@ struct HostList {
     std::vector<std::string> hosts;
     std::vector<std::string> ports;  // one per host, or one or none for all
     bool port_each = false;
-    std::vector<std::string> names;  // the hosts to look up, in order
+    LookupPlan plan;
 };
 
 std::optional<HostList> host_list(const std::string& conninfo) {
@@ -138,17 +138,25 @@ std::optional<HostList> host_list(const std::string& conninfo) {
         !env("PGSERVICE").empty() || !env("PGHOSTADDR").empty() ||
         (list.port_each && list.ports.size() != list.hosts.size()))
         return std::nullopt;
-    for (const std::string& h : list.hosts)
-        if (!is_socket(h) && !is_numeric_address(h)) list.names.push_back(h);
-    if (list.names.empty()) return std::nullopt;
+    bool any_name = false;
+    for (const std::string& h : list.hosts) {
+        list.plan.hosts.push_back(is_socket(h) ? "" : h);
+        any_name = any_name || (!is_socket(h) && !is_numeric_address(h));
+    }
+    if (!any_name) return std::nullopt;
+    // Looking for a primary (or a standby), libpq passes over hosts it
+    // reaches: any of them may be the one it needs.
+    const std::string attrs = value("target_session_attrs").empty() ? env("PGTARGETSESSIONATTRS")
+                                                                    : value("target_session_attrs");
+    list.plan.wait_for_all = !attrs.empty() && attrs != "any";
     return list;
 }
 
 }  // namespace
 
-std::vector<std::string> names_to_look_up(const std::string& conninfo) {
+LookupPlan lookup_plan(const std::string& conninfo) {
     std::optional<HostList> list = host_list(conninfo);
-    return list ? list->names : std::vector<std::string>{};
+    return list ? list->plan : LookupPlan{};
 }
 
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout) {
@@ -157,13 +165,12 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
     const std::vector<std::string>& hosts = list->hosts;
     const std::vector<std::string>& ports = list->ports;
     const bool port_each = list->port_each;
-    const std::vector<std::string>& names = list->names;
     const PQconninfoOption* const options = list->options.get();
-    const std::vector<Resolution> found = resolve_in_order(names, timeout);
+    const std::vector<Resolution> found =
+        resolve_in_order(list->plan.hosts, timeout, list->plan.wait_for_all);
 
     std::vector<std::string> host_out, addr_out, port_out;
     std::string skipped;
-    std::size_t next = 0;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const std::string port = port_each ? ports[i] : std::string();
         auto add = [&](const std::string& address) {
@@ -175,7 +182,7 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
             add("");
             continue;
         }
-        const Resolution& r = found[next++];
+        const Resolution& r = found[i];
         if (!r.answered) add("");
         for (const std::string& address : r.addresses) add(address);
         if (!r.problem.empty()) skipped += (skipped.empty() ? "" : "; ") + r.problem;

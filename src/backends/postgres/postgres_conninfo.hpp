@@ -44,20 +44,26 @@ struct ResolvedConnInfo {
 /// libpq still checks the server's certificate, finds ~/.pgpass entries and
 /// names the server by it. A name with several addresses becomes one entry
 /// per address, in the resolver's order, as libpq would have tried them.
-/// In a list of hosts, lookups wait in list order until one host has
-/// addresses (libpq connects to the first that works): a name before it
-/// that did not resolve in time is left out, as libpq skips it; a name after
-/// it that has not answered yet is left for libpq to look up, as before,
-/// should it get that far. Unchanged when there is nothing to look up or
-/// libpq takes hosts or ports from elsewhere: no `host` (libpq's default
-/// socket, or PGHOST), socket directories and numeric addresses only, a
-/// `hostaddr` of the URL's own, a service file, PGHOSTADDR, or a list of
-/// ports in PGPORT. Throws std::runtime_error naming each host's problem
-/// when no host is left.
+/// In a list of hosts, lookups wait in list order until libpq has a host to
+/// connect to (libpq uses the first that works): a name before it that did
+/// not resolve in time is left out, as libpq skips it; a name after it that
+/// has not answered yet is left for libpq to look up, as before, should it
+/// get that far. With target_session_attrs (other than "any"), where libpq
+/// may pass over hosts it reaches, every name is waited for. Unchanged when there is nothing to
+/// look up or libpq takes hosts or ports from elsewhere: no `host` (libpq's default socket, or
+/// PGHOST), socket directories and numeric addresses only, a `hostaddr` of the URL's own, a service
+/// file, PGHOSTADDR, or a list of ports in PGPORT. Throws std::runtime_error naming each host's
+/// problem when no host is left.
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout);
 
-/// The host names resolved_conninfo would look up, in order (none when it
-/// would leave `conninfo` as it is). For the doctor.
-std::vector<std::string> names_to_look_up(const std::string& conninfo);
+/// What resolved_conninfo looks up: every host in order ("" for a socket),
+/// and whether it waits for all (target_session_attrs other than "any":
+/// libpq may pass over hosts it reaches) or in order until one resolves.
+/// No hosts when it would leave `conninfo` as it is. For the doctor.
+struct LookupPlan {
+    std::vector<std::string> hosts;
+    bool wait_for_all = false;
+};
+LookupPlan lookup_plan(const std::string& conninfo);
 
 }  // namespace sqlock::detail::postgres

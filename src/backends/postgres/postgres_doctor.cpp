@@ -217,12 +217,12 @@ std::string sequential_scans(const PgTarget& t, const Server& s, bool moves) {
 void diagnose(const PgTarget& t, Diagnosis& out) {
     // First, as a connection does: a name that does not resolve fails the
     // connections below, and a slow resolver is otherwise invisible.
-    const std::vector<std::string> names = names_to_look_up(t.conninfo);
+    const LookupPlan plan = lookup_plan(t.conninfo);
     LookupReport lookups;
-    if (names.empty())
+    if (plan.hosts.empty())
         lookups.fact = "none by sqlock (numeric addresses or sockets, or left to libpq)";
     else
-        lookups = report_lookups(names, t.timeout);
+        lookups = report_lookups(plan.hosts, t.timeout, plan.wait_for_all);
     Link a(t);
     Link b(t);
     Server s = bounded_probe(t, a, b, "reading the server's settings",
