@@ -1,6 +1,6 @@
-// sqlock doctor: which path locks take to the database (server version,
-// primary or standby, pooler, pushed or polled wake-ups, clock difference),
-// and one line for each problem found in the setup.
+// sqlock doctor: which path locks take to the database (host name lookups,
+// server version, primary or standby, pooler, pushed or polled wake-ups,
+// clock difference), and one line for each problem found in the setup.
 #include <algorithm>
 
 #include "command_line.hpp"
