@@ -167,7 +167,7 @@ LookupReport report_lookups(const std::vector<std::string>& names, duration time
         if (names[i].empty() || is_numeric_address(names[i])) continue;  // nothing looked up
         std::string what;
         for (const std::string& a : found[i].addresses) what += (what.empty() ? "" : ", ") + a;
-        if (!found[i].answered) what = "not waited for (a host before it resolved)";
+        if (!found[i].answered) what = "not waited for (a host before it can be used)";
         if (!found[i].problem.empty()) {
             what = "no address";
             out.problems.push_back(found[i].problem);
