@@ -36,6 +36,7 @@ bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
     if (r.acquired || !r.holder || r.holder->locked_by != locked_by) return false;
     r.acquired = std::move(r.holder);
     r.holder.reset();
+    r.claimed = true;
     return true;
 }
 

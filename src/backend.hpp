@@ -36,21 +36,26 @@ struct Row {
 struct AcquireResult {
     std::optional<Row> acquired;  // our new row, when we got the lock
     std::optional<Row> holder;    // the current holder's row, when we did not (if known)
+    /// `acquired` is a row of ours that an earlier statement wrote, found
+    /// again (claim_own_holder), not one this attempt's statement wrote.
+    bool claimed = false;
 };
 
 /// An attempt that found the name held by `locked_by` (an owner string
 /// carries a token of its own, so the row is ours: an earlier statement of
 /// ours took it and its answer never reached us, a statement applied after
-/// its caller gave up, or a retry) becomes acquired, with that row. True
-/// when it did.
+/// its caller gave up, or a retry) becomes acquired, with that row, and
+/// `claimed`. True when it did.
 bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
 
-/// How long `row`, ours, certainly lasts after `sent`, when it came back
-/// from a statement sent at `sent` or later: the whole `lease` for a row
-/// that statement wrote (the database set its expiry from its own now,
-/// later than the sending); for a row it only read, a claimed one that an
-/// earlier statement wrote, perhaps one sent before `sent`, the time the
-/// database said it had left, less the millisecond its rounding up may add.
+/// How long a claimed `row` (AcquireResult::claimed), ours, certainly lasts
+/// after `sent`, when it came back from a statement sent at `sent` or
+/// later: an earlier statement wrote it, perhaps one sent before `sent`, so
+/// only the time the database said it had left, less the millisecond its
+/// rounding up may add, and never more than `lease`. (A row the attempt's
+/// own statement wrote lasts the whole lease from `sent`: the database set
+/// its expiry from its own now, later than the sending. Its seconds_left
+/// cannot say so: MariaDB reads it a statement later.)
 duration certain_lease(const Row& row, duration lease);
 
 enum class ReleaseOutcome {

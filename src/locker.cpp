@@ -212,7 +212,7 @@ class Acquirer {
             if (tried) {
                 if (auto mine = own_slot(c, t, owner)) {
                     slot = mine->first;
-                    return AcquireResult{std::move(mine->second), std::nullopt};
+                    return AcquireResult{std::move(mine->second), std::nullopt, true};
                 }
             }
             tried = true;
@@ -228,7 +228,9 @@ class Acquirer {
             *holder = std::move(r.holder);
             return std::nullopt;
         }
-        const duration certain = certain_lease(*r.acquired, o.expires);
+        // A row this attempt's statement wrote lasts the whole lease from
+        // `sent`; a claimed one only what the database said it had left.
+        const duration certain = r.claimed ? certain_lease(*r.acquired, o.expires) : o.expires;
         auto st = std::make_shared<LockState>();
         st->locker = s_;
         st->name = t.name;

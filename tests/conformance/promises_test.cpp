@@ -285,12 +285,14 @@ TEST_CASE("promise: a row of ours found again counts for the time it had left, n
     auto first = c->try_acquire("found-again", 30s, owner);
     REQUIRE(first.acquired);
     CHECK_FALSE(sqlock::detail::claim_own_holder(first, owner));  // already acquired
+    CHECK_FALSE(first.claimed);  // written by this statement: the whole lease
 
     // Asked again by the same owner, for 60 s: the live row is found held
     // by ourselves.
     auto again = c->try_acquire("found-again", 60s, owner);
     REQUIRE_FALSE(again.acquired);
     REQUIRE(sqlock::detail::claim_own_holder(again, owner));
+    CHECK(again.claimed);
     CHECK_FALSE(again.holder);
     CHECK(again.acquired->id == first.acquired->id);
     const auto certain = sqlock::detail::certain_lease(*again.acquired, 60s);
