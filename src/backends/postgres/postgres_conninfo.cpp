@@ -44,6 +44,29 @@ std::string quoted(const std::string& value) {
     return out + "'";
 }
 
+// The value `keyword` has in `options` ("" when it has none).
+std::string option_value(const PQconninfoOption* options, const char* keyword) {
+    for (const PQconninfoOption* o = options; o->keyword; ++o)
+        if (o->val && std::string(o->keyword) == keyword) return o->val;
+    return "";
+}
+
+// `options` as a keyword=value string, with `replaced` in place of (or in
+// addition to) their own values.
+std::string write_conninfo(const PQconninfoOption* options,
+                           const std::map<std::string, std::string>& replaced) {
+    std::string out;
+    for (const PQconninfoOption* o = options; o->keyword; ++o) {
+        auto it = replaced.find(o->keyword);
+        if (it != replaced.end())
+            out += it->first + "=" + quoted(it->second) + " ";
+        else if (o->val)
+            out += std::string(o->keyword) + "=" + quoted(o->val) + " ";
+    }
+    if (!out.empty()) out.pop_back();
+    return out;
+}
+
 // "a,b,,c" as libpq splits a host, hostaddr or port list.
 std::vector<std::string> split_list(const std::string& text) {
     std::vector<std::string> out(1);
@@ -73,8 +96,7 @@ bool is_socket(const std::string& host) {
 ConnInfo parse_conninfo(const DatabaseUrl& url) {
     options_ptr options = parse_options(url);
     ConnInfo info;
-    for (const PQconninfoOption* o = options.get(); o->keyword; ++o)
-        if (o->val && std::string(o->keyword) == "password") info.password = o->val;
+    info.password = option_value(options.get(), "password");
     return info;
 }
 
@@ -92,15 +114,9 @@ std::string bounded_conninfo(const DatabaseUrl& url, duration timeout) {
         {"keepalives_count", "3"},
         {"tcp_user_timeout", std::to_string(ms)},
     };
-    std::string out;
-    for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
-        if (!o->val) continue;
-        defaults.erase(o->keyword);
-        out += std::string(o->keyword) + "=" + quoted(o->val) + " ";
-    }
-    for (const auto& [key, value] : defaults) out += key + "=" + value + " ";
-    if (!out.empty()) out.pop_back();
-    return out;
+    for (const PQconninfoOption* o = options.get(); o->keyword; ++o)
+        if (o->val) defaults.erase(o->keyword);  // the URL's own value wins
+    return write_conninfo(options.get(), defaults);
 }
 
 namespace {
@@ -119,11 +135,7 @@ std::optional<HostList> host_list(const std::string& conninfo) {
     HostList list;
     list.options.reset(PQconninfoParse(conninfo.c_str(), nullptr));
     if (!list.options) return std::nullopt;  // bounded_conninfo's own output: cannot happen
-    auto value = [&](const char* keyword) {
-        for (const PQconninfoOption* o = list.options.get(); o->keyword; ++o)
-            if (o->val && std::string(o->keyword) == keyword) return std::string(o->val);
-        return std::string();
-    };
+    auto value = [&](const char* keyword) { return option_value(list.options.get(), keyword); };
     auto env = [](const char* name) {
         const char* v = std::getenv(name);
         return std::string(v ? v : "");
@@ -165,7 +177,6 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
     const std::vector<std::string>& hosts = list->hosts;
     const std::vector<std::string>& ports = list->ports;
     const bool port_each = list->port_each;
-    const PQconninfoOption* const options = list->options.get();
     const std::vector<Resolution> found =
         resolve_in_order(list->plan.hosts, timeout, list->plan.wait_for_all);
 
@@ -178,12 +189,9 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
             addr_out.push_back(address);  // "": libpq's own way (no lookup, or its own)
             port_out.push_back(port);
         };
-        if (is_socket(hosts[i]) || is_numeric_address(hosts[i])) {
-            add("");
-            continue;
-        }
         const Resolution& r = found[i];
-        if (!r.answered) add("");
+        // A socket ("" in the plan), or a name left to libpq's own lookup.
+        if (list->plan.hosts[i].empty() || !r.answered) add("");
         for (const std::string& address : r.addresses) add(address);
         if (!r.problem.empty()) skipped += (skipped.empty() ? "" : "; ") + r.problem;
     }
@@ -192,18 +200,7 @@ ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout
     std::map<std::string, std::string> replaced = {{"host", join_list(host_out)},
                                                    {"hostaddr", join_list(addr_out)}};
     if (port_each) replaced["port"] = join_list(port_out);
-    std::string out;
-    for (const PQconninfoOption* o = options; o->keyword; ++o) {
-        auto it = replaced.find(o->keyword);
-        if (it != replaced.end()) {
-            out += it->first + "=" + quoted(it->second) + " ";
-            replaced.erase(it);
-        } else if (o->val) {
-            out += std::string(o->keyword) + "=" + quoted(o->val) + " ";
-        }
-    }
-    out.pop_back();
-    return {out, skipped};
+    return {write_conninfo(list->options.get(), replaced), skipped};
 }
 
 }  // namespace sqlock::detail::postgres
