@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -53,9 +54,8 @@ Resolution lookup(const std::string& host) {
         if (::getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0,
                           NI_NUMERICHOST) != 0)
             continue;
-        bool seen = false;
-        for (const std::string& s : out.addresses) seen = seen || s == text;
-        if (!seen) out.addresses.emplace_back(text);
+        if (std::find(out.addresses.begin(), out.addresses.end(), text) == out.addresses.end())
+            out.addresses.emplace_back(text);
     }
     ::freeaddrinfo(list);
     if (out.addresses.empty()) out.problem = "host name " + shown(host) + " has no usable address";
@@ -64,7 +64,7 @@ Resolution lookup(const std::string& host) {
 
 // The lookup of `host` under way for less than `timeout`, or a new one. An
 // older one is not joined: it may be stuck in the resolver's retries after
-// the resolver came back, so an outage leaves one thread per name per
+// the resolver came back, so an outage starts one thread per name per
 // `timeout` at most. Lookups in flight, by name, for this process: a forked
 // child starts with none (the threads of its parent's are not there), and
 // leaks its parent's map rather than touch it.
