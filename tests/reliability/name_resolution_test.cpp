@@ -36,20 +36,6 @@ namespace {
 constexpr int cannot_isolate = 77;  // no mount namespace here
 constexpr int no_blackhole = 78;    // the silent nameserver's socket could not be bound
 
-// `url` with its host replaced by `host` ("scheme://user:pw@HOST:port/...").
-std::string with_host(const std::string& url, const std::string& host) {
-    const auto at = url.rfind('@');
-    const auto start = at == std::string::npos ? url.find("//") + 2 : at + 1;
-    const auto end = url.find_first_of(":/", start);
-    return url.substr(0, start) + host + url.substr(end);
-}
-
-// ":port" of a server URL.
-std::string port_part(const std::string& url) {
-    const auto colon = url.find(':', url.rfind('@'));
-    return url.substr(colon, url.find('/', colon) - colon);
-}
-
 // A loopback address of this process's own, so that suites running at the
 // same time do not share the nameserver's port.
 std::string blackhole_ip() {
@@ -175,7 +161,7 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     const auto db = fresh_database();
     sqlock_test::scratch_dir();  // made here, not in a child that does not clean up
     const std::string password = reliability::password_of(db.url);
-    auto url_at = [&](const std::string& host) { return with_host(db.url, host); };
+    auto url_at = [&](const std::string& host) { return reliability::with_host(db.url, host); };
 
     // Control: a name the hosts file answers for is looked up, bounded, and
     // connects.
@@ -198,7 +184,7 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
 
     // A name with two addresses, the first refused: both are tried, in order.
     Outcome multi = in_isolation([&] {
-        require_nothing_on_ipv6_loopback(std::stoi(port_part(db.url).substr(1)));
+        require_nothing_on_ipv6_loopback(reliability::port_of(db.url));
         try_once(url_at("sqlock-multi.test"), db.table, 3s);
     });
     INFO(multi.message);
@@ -217,7 +203,7 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     if (sqlock_test::backend() == "postgres") {
         // A list of hosts (libpq's failover list). One that does not answer
         // is left out once its time is up, and the next one is used...
-        const std::string port = port_part(db.url);
+        const std::string port = ":" + std::to_string(reliability::port_of(db.url));
         Outcome second = in_isolation([&] {
             try_once(url_at("sqlock-stalled.test" + port + ",sqlock-db.test"), db.table, 1s);
         });

@@ -35,19 +35,4 @@ class Relay {
     int port_ = 0;
 };
 
-/// The port of a postgresql:// URL with a port.
-inline int port_of(const std::string& url) {
-    auto at = url.rfind('@');
-    auto colon = url.find(':', at == std::string::npos ? 12 : at);
-    return std::stoi(url.substr(colon + 1));
-}
-
-/// `url` with its port replaced by `port`.
-inline std::string with_port(const std::string& url, int port) {
-    auto at = url.rfind('@');
-    auto colon = url.find(':', at == std::string::npos ? 12 : at);
-    auto slash = url.find('/', colon);
-    return url.substr(0, colon + 1) + std::to_string(port) + url.substr(slash);
-}
-
 }  // namespace reliability

@@ -37,6 +37,29 @@ bool have_table_dump();
 /// connect as the test server's other accounts (sqlock_noaccess).
 std::string with_user(const std::string& url, const std::string& user);
 
+/// The port of a server URL with a port.
+inline int port_of(const std::string& url) {
+    auto at = url.rfind('@');
+    auto colon = url.find(':', at == std::string::npos ? 12 : at);
+    return std::stoi(url.substr(colon + 1));
+}
+
+/// `url` with its host replaced by `host` ("scheme://user:pw@HOST:port/...").
+inline std::string with_host(const std::string& url, const std::string& host) {
+    const auto at = url.rfind('@');
+    const auto start = at == std::string::npos ? url.find("//") + 2 : at + 1;
+    const auto end = url.find_first_of(":/", start);
+    return url.substr(0, start) + host + url.substr(end);
+}
+
+/// `url` with its port replaced by `port`.
+inline std::string with_port(const std::string& url, int port) {
+    auto at = url.rfind('@');
+    auto colon = url.find(':', at == std::string::npos ? 12 : at);
+    auto slash = url.find('/', colon);
+    return url.substr(0, colon + 1) + std::to_string(port) + url.substr(slash);
+}
+
 /// The password in the URL's userinfo, or "" if none.
 std::string password_of(const std::string& url);
 
