@@ -108,19 +108,41 @@ sqlock::Locker Database::open(sqlock::LockerOptions options) const {
     return sqlock::Locker(url, options);
 }
 
-int thread_count() {
+namespace {
+
+// The names (comm) of this process's threads, from /proc/self/task.
+std::vector<std::string> thread_names() {
+    std::vector<std::string> names;
     std::error_code ec;
-    int n = 0;
     for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        // The PostgreSQL backend's watchdog thread is safe beside a fork: it
-        // allocates nothing and a child makes its own (postgres_watchdog.cpp).
         std::ifstream comm(it->path() / "comm");
         std::string name;
         std::getline(comm, name);
-        if (name != "sqlock-watchdog") ++n;
+        names.push_back(name);
     }
-    return n;
+    return names;
+}
+
+}  // namespace
+
+int thread_count() {
+    // The PostgreSQL backend's watchdog thread is safe beside a fork: it
+    // allocates nothing and a child makes its own (postgres_watchdog.cpp).
+    const std::vector<std::string> names = thread_names();
+    return static_cast<int>(std::count_if(
+        names.begin(), names.end(), [](const std::string& n) { return n != "sqlock-watchdog"; }));
+}
+
+bool await_lookups_ended(std::chrono::seconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    for (auto pause = std::chrono::milliseconds(1);;
+         pause = std::min(pause * 2, std::chrono::milliseconds(100))) {
+        const std::vector<std::string> names = thread_names();
+        if (std::find(names.begin(), names.end(), "sqlock-resolve") == names.end()) return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(pause);
+    }
 }
 
 // ThreadSanitizer's runtime starts a thread of its own with the process's

@@ -63,6 +63,15 @@ pid_t fork_child(child_work work);
 /// the library's fork-safe PostgreSQL watchdog.
 int thread_count();
 
+/// Waits up to `bound` until no host name lookup of the library's is under
+/// way in this process (no "sqlock-resolve" thread, host_resolution.cpp);
+/// says whether none is. A caller stops waiting for a lookup at its
+/// db_timeout, but the lookup goes on for as long as the resolver's own
+/// timeouts (5 s per try, 2 tries, per nameserver, by default): a test that
+/// makes one waits for it, so that a later fork_child(runs_code) does not
+/// find a second thread.
+bool await_lookups_ended(std::chrono::seconds bound);
+
 /// Waits for `pid` up to `timeout`; returns its exit code (128+s if killed by
 /// signal s), or nullopt if it had to be killed (SIGKILL) at the deadline.
 std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout);
