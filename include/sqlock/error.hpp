@@ -22,7 +22,7 @@ enum class errc {
     timeout,           ///< a wait (for a lock or a pooled connection) ran out
     lost,              ///< our lock is gone: expired and taken over, or deleted
     connection,        ///< the database cannot be reached or the link broke
-    configuration,     ///< bad URL scheme, missing table, missing privileges, ...
+    configuration,     ///< backend not built in, missing table or privileges, ...
     invalid_argument,  ///< a bad name, duration, table name or option
     backend,           ///< any other database error (see backend_code())
 };

@@ -42,8 +42,10 @@ struct LockerState;
 /// size and how many connections are busy. Locks may outlive their Locker.
 class Locker {
   public:
-    /// Throws `errc::configuration` for an unknown scheme or a backend that was
-    /// not compiled in, `errc::invalid_argument` for a bad table name or URL.
+    /// Throws `errc::invalid_argument` for a URL that cannot be read (no
+    /// scheme, an unknown one, a malformed URL or parameter) or a bad table
+    /// name, `errc::configuration` for a backend that was not built in or
+    /// whose module does not load.
     explicit Locker(const std::string& url = {}, LockerOptions options = {});
     Locker(Locker&&) noexcept;
     Locker& operator=(Locker&&) noexcept;
@@ -215,7 +217,7 @@ class Locker {
 
     /// The database URL with any password replaced by "***".
     std::string url() const;
-    /// "sqlite" or "postgresql".
+    /// "sqlite", "postgresql" or "mariadb".
     std::string backend_name() const;
     /// The table name as given.
     const std::string& table() const;

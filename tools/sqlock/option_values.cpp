@@ -33,8 +33,11 @@ sqlock::duration duration_option(const cxxopts::ParseResult& result, const std::
 }
 
 void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero) {
-    add("w,wait,timeout",
-        "Wait up to DUR for a held lock, or `forever`; 0 " + zero + " (flock's -w)",
+    // cxxopts shows an option by the last of its long names: --wait, the
+    // one the documentation and the examples use.
+    add("w,timeout,wait",
+        "Wait up to DUR for a held lock, or `forever`; 0 " + zero +
+            " (flock's -w; --timeout is the same)",
         cxxopts::value<std::string>()->default_value("0"), "DUR");
     add("n,nonblock", "Do not wait: the same as --wait 0 (flock's -n)");
 }
