@@ -503,6 +503,27 @@ TEST_CASE("--kill-grace that does not fit the lease is a usage error", "[fencing
     CHECK(r.status == 0);
 }
 
+TEST_CASE("a lease too short to fence is a usage error, not a job stopped at once",
+          "[fencing][usage]") {
+    auto db = sqlock_test::fresh_database();
+    auto r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short",
+                               "--expires", "100ms", "--kill-grace", "0", "--", "/bin/true"});
+    CHECK(r.status == 64);
+    CHECK(r.err.find("--expires 100ms is too short for run") != std::string::npos);
+    CHECK(r.err.find("use --expires 400ms or more") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // Nothing was taken.
+    CHECK(reliability::run({cli, "--db", db.url, "--table", db.table, "show", "short"}).status ==
+          1);
+    // What it says is enough, is; and unfenced runs keep any lease.
+    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
+                          "400ms", "--", "/bin/true"});
+    CHECK(r.status == 0);
+    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
+                          "100ms", "--on-lost=ignore", "--", "/bin/true"});
+    CHECK(r.status == 0);
+}
+
 TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fencing][background]") {
     auto db = sqlock_test::fresh_database();
     const std::string w = sqlock_test::scratch_dir() + "/orphan-" + std::to_string(getpid());

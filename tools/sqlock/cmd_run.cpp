@@ -181,6 +181,16 @@ milliseconds fence_margin(sqlock::duration lease) {
 void fit_grace(const cxxopts::ParseResult& o, RunSettings& s) {
     const auto lease = std::chrono::duration_cast<milliseconds>(s.request.options.expires);
     s.margin = fence_margin(s.request.options.expires);
+    // Fenced (a heartbeat, --on-lost=term): a lease under two margins would
+    // have the job stopped as soon as it started, "the database did not
+    // answer in time" though it did.
+    if (s.request.options.heartbeat && s.terminate_on_lost && lease / 2 < s.margin)
+        throw usage_error("--expires " + sqlock::format_duration(lease) +
+                          " is too short for run: the job is stopped a margin of " +
+                          sqlock::format_duration(s.margin) +
+                          " before the lease could run out, and half the lease must remain for "
+                          "renewals; use --expires " +
+                          sqlock::format_duration(2 * s.margin) + " or more");
     const milliseconds room = std::max(lease / 2 - s.margin, milliseconds(0));
     if (!o.count("kill-grace")) {
         s.grace = std::min(milliseconds(10000), room);
