@@ -162,6 +162,25 @@ TEST_CASE("list --held and --expired; run --label", "[cli][command]") {
     CHECK(job.wait().code == 0);
 }
 
+TEST_CASE("run --label with control characters: stored as given, escaped once where shown",
+          "[cli][command]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    const std::string label = "evil\nlabel\x1b[2J\xff";
+    args_t run = {"run", "odd-label", "--label", label, "--"};
+    for (const auto& word : blocking_command(dir + "/started", dir + "/go")) run.push_back(word);
+    Process job = cli.start(run);
+    REQUIRE(wait_for_file(dir + "/started"));
+    Result shown = cli({"show", "odd-label"});
+    CHECK_THAT(shown.out, Contains("label:    evil\\x0alabel\\x1b[2J\xef\xbf\xbd\n"));
+    CHECK_THAT(cli({"list"}).out, Contains("evil\\x0alabel\\x1b[2J"));
+    // The byte that is not UTF-8 became U+FFFD; the rest is as given.
+    auto json = nlohmann::json::parse(cli({"show", "odd-label", "--json"}).out);
+    CHECK(json["holder"]["label"] == "evil\nlabel\x1b[2J\xef\xbf\xbd");
+    touch(dir + "/go");
+    CHECK(job.wait().code == 0);
+}
+
 TEST_CASE("release --force of a semaphore's name points at its slots", "[cli][command]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "pool", "--slots", "3"}).code == 0);

@@ -157,7 +157,15 @@ struct RunSettings {
 // can show it. Only argv[0]: arguments may hold secrets, and the lock table
 // is readable from every host that uses it.
 std::string command_label(const std::string& argv0) {
-    std::string label = sqlock::text::printable(argv0);  // always valid UTF-8
+    // Stored as it is, but for bytes that are not UTF-8 (U+FFFD instead):
+    // the row's JSON must be valid UTF-8. Control characters stay, to be
+    // escaped once, where it is shown (text::printable), not twice.
+    std::string label;
+    for (std::size_t i = 0; i < argv0.size();) {
+        const std::size_t n = sqlock::text::utf8_sequence_length(argv0, i);
+        label += n == 0 ? std::string("\xEF\xBF\xBD") : argv0.substr(i, n);
+        i += n == 0 ? 1 : n;
+    }
     if (label.size() > 200) {
         std::size_t cut = 200;
         while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
