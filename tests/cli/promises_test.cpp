@@ -132,9 +132,32 @@ TEST_CASE("promise: acquire that cannot write the token releases the lock and ex
     CHECK(r.code == 70);
     CHECK_THAT(r.err, Contains("sqlock: could not write the lock's token to stdout; released "
                                "lock 'maintenance' again"));
+    // One line: no "acquired lock ... release it with" before it.
+    CHECK(r.err_lines() == 1);
     // Nobody knows the token, so nobody holds the lock.
     CHECK(cli({"show", "maintenance"}).code == 1);
     CHECK(cli({"acquire", "maintenance"}).code == 0);
+}
+
+TEST_CASE("promise: data that cannot be written to stdout is an error, not a success",
+          "[cli][promises]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"acquire", "held"}).code == 0);
+    SpawnOptions full;
+    full.stdout_path = "/dev/full";  // ENOSPC, as a full disk gives
+    // `sqlock metrics > f.tmp && mv f.tmp f` (README) must not replace a
+    // good file with a truncated one.
+    const args_t args =
+        GENERATE(args_t{"metrics"}, args_t{"list"}, args_t{"list", "--json"},
+                 args_t{"show", "held"}, args_t{"history", "--json"}, args_t{"--help"});
+    CAPTURE(args);
+    Result r = cli.start(args, {}, full).wait();
+    CHECK(r.code == 70);
+    CHECK_THAT(r.err, Contains("sqlock: could not write to standard output: No space left on "
+                               "device"));
+    CHECK(r.err_lines() == 1);
+    // The same with somewhere to write: a success.
+    CHECK(cli(args).code == 0);
 }
 
 TEST_CASE(

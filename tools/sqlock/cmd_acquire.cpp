@@ -91,18 +91,18 @@ int run_acquire(Invocation& inv) {
                      "export SQLOCK_TOKEN=" + lock.owner_token() + "\n" +
                      "export SQLOCK_EXPIRES=" + shell_quoted(lock.expires()) + "\n");
     }
-    inv.out.note("acquired lock " + in_quotes(lock.lockstring()) + " (id " +
-                 std::to_string(lock.id()) + ") until " + lock.expires() +
-                 " UTC; release it with `sqlock release " + pasteable(lock.lockstring()) +
-                 " --token " + lock.owner_token() + "`" + db);
-
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         // Nobody learnt the token: do not leave a lock only --force can free.
+        std::clearerr(stdout);  // told here, not again by main()
         lock.release();
         throw cli_error(exit_code::internal,
                         "could not write the lock's token to stdout; released lock " +
                             in_quotes(request.name) + " again" + db);
     }
+    inv.out.note("acquired lock " + in_quotes(lock.lockstring()) + " (id " +
+                 std::to_string(lock.id()) + ") until " + lock.expires() +
+                 " UTC; release it with `sqlock release " + pasteable(lock.lockstring()) +
+                 " --token " + lock.owner_token() + "`" + db);
     // Leave the row held past this process: released later by token,
     // by --force, or when its lease runs out.
     lock.detach();

@@ -30,20 +30,29 @@ int main(int argc, char** argv) {
         ParsedCommandLine parsed = parse_command_line(argc, argv);
         // Parsed values are copies: hide the password from `ps` from now on.
         scrub_database_passwords(argc, argv);
+        // Data that did not reach stdout (a full disk) is no success: a
+        // script's `sqlock metrics > f.tmp && mv f.tmp f` must not replace
+        // a good file with a truncated one.
+        auto written = [&](int code) {
+            if (auto why = Output::finish_data())
+                return failed("could not write to standard output: " + *why,
+                              code == exit_code::ok ? exit_code::internal : code);
+            return code;
+        };
         if (parsed.what == ParsedCommandLine::action::help) {
             Output::data(parsed.text);
-            return exit_code::ok;
+            return written(exit_code::ok);
         }
         if (parsed.what == ParsedCommandLine::action::version) {
             std::string backends;
             for (const std::string& name : sqlock::available_backends()) backends += " " + name;
             Output::data(std::string("sqlock ") + SQLOCK_VERSION +
                          " (backends:" + (backends.empty() ? " none" : backends) + ")");
-            return exit_code::ok;
+            return written(exit_code::ok);
         }
         Invocation& inv = parsed.invocation;
         quiet = inv.global.quiet;
-        return inv.command->run(inv);
+        return written(inv.command->run(inv));
     } catch (const cli_error& e) {
         if (plugin) return failed(e.what(), e.code());
         if (!(quiet && e.quiet_ok()) && *e.what()) Output::error(e.what());

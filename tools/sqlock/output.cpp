@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "text.hpp"
 
@@ -19,9 +20,37 @@ void write_all(int fd, const std::string& text) noexcept {
     }
 }
 
+namespace {
+
+// The errno of the first write to stdout that failed (0: none yet).
+int& data_errno() {
+    static int first = 0;
+    return first;
+}
+
+void note_data_error() {
+    if (std::ferror(stdout) && data_errno() == 0) data_errno() = errno != 0 ? errno : EIO;
+}
+
+}  // namespace
+
 void Output::data(const std::string& text) {
+    errno = 0;
     std::fputs(text.c_str(), stdout);
     if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+    note_data_error();
+}
+
+std::optional<std::string> Output::finish_data() {
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        note_data_error();
+        std::clearerr(stdout);
+        const int why = data_errno() != 0 ? data_errno() : EIO;
+        data_errno() = 0;
+        return std::string(std::strerror(why));
+    }
+    return std::nullopt;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "text.hpp"  // text::printable, the one rule for showing text
@@ -27,6 +28,9 @@ class Output {
     /// Data asked for (a listing, JSON, a token) on stdout, even with --quiet.
     /// Nothing else goes to stdout, so a script can capture it whole.
     static void data(const std::string& text);
+    /// Flushes the data; what went wrong if any of it could not be written
+    /// (a full disk, a closed pipe with SIGPIPE ignored), once.
+    static std::optional<std::string> finish_data();
     /// A result message ("deleted 3 expired locks", "no locks"): a
     /// "sqlock: ..." line on stderr, not with --quiet.
     void result(const std::string& line) const;
