@@ -13,6 +13,7 @@
 #include "host_resolution.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/error.hpp"
+#include "text.hpp"
 
 namespace sqlock::detail::postgres {
 
@@ -20,17 +21,92 @@ namespace {
 
 using options_ptr = std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)>;
 
+// "a,b,,c" as libpq splits a host, hostaddr or port list.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out(1);
+    for (char c : text) {
+        if (c == ',')
+            out.emplace_back();
+        else
+            out.back() += c;
+    }
+    return out;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+    return out;
+}
+
+// libpq's parse_int_param: an int, blanks around it allowed.
+bool is_int(const std::string& text) {
+    const auto begin = text.find_first_not_of(" \t\n\r\f\v");
+    if (begin == std::string::npos) return false;
+    const auto end = text.find_last_not_of(" \t\n\r\f\v") + 1;
+    std::size_t i = begin;
+    if (text[i] == '+' || text[i] == '-') ++i;
+    if (i == end || end - i > 9) return false;  // 9 digits always fit an int
+    return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i),
+                       text.begin() + static_cast<std::ptrdiff_t>(end),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// What libpq would refuse only when it connects, after sqlock has counted
+// that as "the server cannot be reached" (exit 69, try again later): a value
+// that is not one of its keyword's, or not a number. The lists are libpq
+// 15's; a value they leave out is left for libpq to judge.
+std::string wrong_value(const PQconninfoOption* options) {
+    static const std::map<std::string, std::vector<std::string>> choices = {
+        {"sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
+        {"gssencmode", {"disable", "prefer", "require"}},
+        {"channel_binding", {"disable", "prefer", "require"}},
+        {"target_session_attrs",
+         {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"}},
+    };
+    static const std::vector<std::string> integers = {"connect_timeout",  "keepalives",
+                                                      "keepalives_idle",  "keepalives_interval",
+                                                      "keepalives_count", "tcp_user_timeout"};
+    for (const PQconninfoOption* o = options; o->keyword; ++o) {
+        if (!o->val) continue;
+        const std::string key = o->keyword, value = o->val;
+        const std::string shown = "'" + text::printable(value, 64) + "'";
+        auto it = choices.find(key);
+        if (it != choices.end() &&
+            std::find(it->second.begin(), it->second.end(), value) == it->second.end()) {
+            std::string known;
+            for (const std::string& c : it->second) known += (known.empty() ? "" : ", ") + c;
+            return "invalid " + key + " " + shown + " (one of " + known + ")";
+        }
+        if (std::find(integers.begin(), integers.end(), key) != integers.end() && !is_int(value))
+            return "invalid " + key + " " + shown + " (a whole number)";
+        if (key == "port") {
+            for (const std::string& port : split_list(value)) {
+                if (port.empty()) continue;  // the default, 5432
+                const bool ok = is_int(port) && std::atoi(port.c_str()) >= 1 &&
+                                std::atoi(port.c_str()) <= 65535;
+                if (!ok) return "invalid port '" + text::printable(port, 64) + "' (1 to 65535)";
+            }
+        }
+    }
+    return "";
+}
+
 options_ptr parse_options(const DatabaseUrl& url) {
     char* raw_error = nullptr;
     options_ptr options(PQconninfoParse(url.original.c_str(), &raw_error), PQconninfoFree);
+    // libpq quotes the offending part, which may be the password itself.
+    Redactor redact(url, {});
     if (!options) {
         std::string message = raw_error ? raw_error : "out of memory";
         if (raw_error) PQfreemem(raw_error);
-        // libpq quotes the offending part, which may be the password itself.
-        Redactor redact(url, {});
         throw error(errc::invalid_argument,
                     redact("malformed PostgreSQL URL '" + url.redacted + "': " + message));
     }
+    const std::string wrong = wrong_value(options.get());
+    if (!wrong.empty())
+        throw error(errc::invalid_argument,
+                    redact("malformed PostgreSQL URL '" + url.redacted + "': " + wrong));
     return options;
 }
 
@@ -64,24 +140,6 @@ std::string write_conninfo(const PQconninfoOption* options,
             out += std::string(o->keyword) + "=" + quoted(o->val) + " ";
     }
     if (!out.empty()) out.pop_back();
-    return out;
-}
-
-// "a,b,,c" as libpq splits a host, hostaddr or port list.
-std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> out(1);
-    for (char c : text) {
-        if (c == ',')
-            out.emplace_back();
-        else
-            out.back() += c;
-    }
-    return out;
-}
-
-std::string join_list(const std::vector<std::string>& items) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
     return out;
 }
 

@@ -72,7 +72,8 @@ std::vector<BadUrl> bad_urls(const std::string& url, const std::string& password
     return {
         {"postgresql://127.0.0.1:1/db?user=sqlock_test&password=" + password + "&connect_timeout=5",
          {errc::connection, errc::configuration}},
-        {url + "?sslmode=bogus", {errc::connection, errc::configuration}}};
+        // Refused before any connection is tried (postgres_conninfo.cpp).
+        {url + "?sslmode=bogus", {errc::invalid_argument}}};
 }
 
 // The transaction of every deleted row, from a PL/pgSQL trigger.
@@ -125,8 +126,26 @@ DoctorFacts doctor_facts(const std::string& url) {
 
 // PostgreSQL's URL cases are among the shared ones (the scheme of the
 // reference backend); nothing else is refused only here.
-std::vector<HostileInput> hostile_inputs(const std::string&) {
-    return {};
+// Values libpq refuses only when it connects: sqlock refuses them with
+// the URL, as bad usage (exit 64), not as a server that cannot be reached
+// (69), which cron and monitoring would retry.
+std::vector<HostileInput> hostile_inputs(const std::string& password) {
+    using sqlock::errc;
+    const std::string pg = "postgresql://u:" + password + "@127.0.0.1:";
+    return {
+        {"PostgreSQL port nobody listens on", errc::connection, pg + "1/db?connect_timeout=5", "",
+         69},
+        {"PostgreSQL URL with an unknown sslmode", errc::invalid_argument,
+         pg + "1/db?sslmode=bogus", "", 64},
+        {"PostgreSQL URL with a port that is not a number", errc::invalid_argument,
+         pg + "notaport/db", "", 64},
+        {"PostgreSQL URL with a port out of range", errc::invalid_argument, pg + "99999/db", "",
+         64},
+        {"PostgreSQL URL with a connect_timeout that is not a number", errc::invalid_argument,
+         pg + "1/db?connect_timeout=abc", "", 64},
+        {"PostgreSQL URL with an unknown target_session_attrs", errc::invalid_argument,
+         pg + "1/db?target_session_attrs=rw", "", 64},
+    };
 }
 
 // libpq ends the userinfo at the first '@', so "u:Pa?ss@host" has the
