@@ -66,7 +66,6 @@ TEST_CASE("doctor --json gives the facts and problems as an object", "[cli][doct
 }
 
 TEST_CASE("doctor names each problem on one line and exits 78", "[cli][doctor]") {
-    if (!sqlock_test::is_server_backend()) return;  // SQLite has no server to misconfigure
     Cli cli = fresh_cli();
     const std::string table = "doctor_missing_" + std::to_string(getpid());
     Result r = cli.bare({"doctor", "--table", table}, {{"SQLOCK_DB", cli.db.url}});

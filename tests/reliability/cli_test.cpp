@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -374,6 +375,62 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     sqlock::set_release_error_handler([](const sqlock::error&) {});
     { auto gone = std::move(job); }
     sqlock::set_release_error_handler({});
+}
+
+TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a problem (exit 78)",
+          "[cli][doctor]") {
+    if (is_server_backend()) {
+        SUCCEED("SQLite only: a server's access is its grants (doctor_test.cpp)");
+        return;
+    }
+    // A directory anyone may enter: the database is read by another user.
+    char dir_template[] = "/tmp/sqlock-doctor-XXXXXX";
+    REQUIRE(mkdtemp(dir_template) != nullptr);
+    const std::string dir = dir_template;
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    const std::string url = "sqlite://" + dir + "/locks.db";
+    auto doctor = [&](const std::string& db, std::vector<std::string> prefix = {}) {
+        prefix.insert(prefix.end(), {cli, "--db", db, "doctor"});
+        return reliability::run(prefix, {{"SQLOCK_DB", ""}}, {}, 60s);
+    };
+
+    Outcome none = doctor("sqlite://" + dir + "/none.db");
+    INFO(show(none));
+    CHECK(none.status == 78);
+    CHECK(exactly_one_line(none.err));
+    CHECK(none.err.find("problem: no lock database at") != std::string::npos);
+
+    REQUIRE(reliability::run({cli, "--db", url, "init"}, {{"SQLOCK_DB", ""}}).status == 0);
+    Outcome fine = doctor(url);
+    INFO(show(fine));
+    CHECK(fine.status == 0);
+    CHECK(fine.err.empty());
+
+    // Read-only for the user who runs doctor: another user when this is
+    // root (root may write any file), else the file's mode.
+    std::vector<std::string> as_other;
+    for (const char* name : {"locks.db", "locks.db-wal", "locks.db-shm"})
+        chmod((dir + "/" + name).c_str(), 0644);
+    if (geteuid() == 0) {
+        as_other = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+        if (reliability::run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                              "--clear-groups", "--", cli, "--version"},
+                             {})
+                .status != 0) {
+            WARN("the sqlock binary cannot be run by another user here: read-only case not tried");
+            std::filesystem::remove_all(dir);
+            return;
+        }
+    } else {
+        REQUIRE(chmod((dir + "/locks.db").c_str(), 0444) == 0);
+    }
+    Outcome read_only = doctor(url, as_other);
+    INFO(show(read_only));
+    CHECK(read_only.status == 78);
+    CHECK(exactly_one_line(read_only.err));
+    CHECK(read_only.err.find("is read-only for this user") != std::string::npos);
+    CHECK(read_only.out.find("the file is read-only") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the CLI's default database is private to the user", "[cli][security]") {

@@ -69,14 +69,21 @@ bool file_missing(const std::string& path) {
     return ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
+// The directory a file path is in ("." for a bare name).
+std::string parent_directory(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 void make_private_directory(const std::string& path) {
     // mkdir -p with mode 0700 for every component we create.
     std::size_t pos = 1;
     while ((pos = path.find('/', pos)) != std::string::npos) {
         std::string dir = path.substr(0, pos);
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            throw error(errc::connection, "cannot create directory '" + text::printable(dir) +
-                                              "': " + std::strerror(errno));
+            throw error(errc::configuration, "cannot create directory '" + text::printable(dir) +
+                                                 "': " + std::strerror(errno));
         ++pos;
     }
 }
@@ -370,16 +377,29 @@ class SqliteConnection final : public Connection {
                                 "' (the SQLite file does not exist); create it with `sqlock "
                                 "init` or Locker::init()",
                             sqlite::code_name(rc));
-            // A local file is never "unreachable": one this user may not
-            // open is a setting to fix.
+            // A local file is never "unreachable" (exit 69, "try again
+            // later"): one this user may not open, or a directory that is
+            // not there, is a setting to fix.
             if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES)
                 throw error(errc::configuration,
                             "no permission to open SQLite database '" + text::printable(path_) +
                                 "' for reading and writing: " + msg,
                             sqlite::code_name(rc));
-            throw error(errc::connection,
-                        "cannot open SQLite database '" + text::printable(path_) + "': " + msg +
-                            " (does the directory exist and is it accessible?)",
+            const std::string dir = parent_directory(path_);
+            if (rc == SQLITE_CANTOPEN && file_missing(dir))
+                throw error(errc::configuration,
+                            "cannot create SQLite database '" + text::printable(path_) +
+                                "': the directory '" + text::printable(dir) + "' does not exist",
+                            sqlite::code_name(rc));
+            if (rc == SQLITE_CANTOPEN && file_missing(path_) &&
+                ::access(dir.c_str(), W_OK | X_OK) != 0 && errno == EACCES)
+                throw error(errc::configuration,
+                            "cannot create SQLite database '" + text::printable(path_) +
+                                "': no permission to create files in '" + text::printable(dir) +
+                                "'",
+                            sqlite::code_name(rc));
+            throw error(rc == SQLITE_CANTOPEN ? errc::configuration : errc::backend,
+                        "cannot open SQLite database '" + text::printable(path_) + "': " + msg,
                         sqlite::code_name(rc));
         }
         sqlite::set_error_database_name(db_, "SQLite database '" + text::printable(path_) + "'");
@@ -928,35 +948,56 @@ class SqliteBackend final : public Backend {
     void create_database() override { SqliteConnection(url_, table_, /*create=*/true); }
     std::string name() const override { return "sqlite"; }
 
-    // Beside the usual facts, the tables beside the lock table: one made
-    // before sqlock had a history or pauses locks as before, but those do
-    // not work until `sqlock init` adds them. Access is the file's, one for
-    // all tables.
+    // Beside the usual facts: whether locking can work here (the file, the
+    // lock table, this user's access, as init checks them), and the tables
+    // beside the lock table: one made before sqlock had a history or pauses
+    // locks as before, but those do not work until `sqlock init` adds them.
+    // Access is the file's, one for all tables.
     void diagnose(Diagnosis& out) override {
         Backend::diagnose(out);
+        auto fact = [&](std::string key, std::string value) {
+            out.facts.push_back({std::move(key), std::move(value)});
+        };
+        const std::string lock_table = "lock table " + table_;
+        std::unique_ptr<SqliteConnection> c;
         try {
-            SqliteConnection c(url_, table_, /*create=*/false);
-            // No lock table (or no file): every command reports it, and
-            // init creates all three at once.
-            if (!c.has_table(table_)) return;
-            const std::string access = c.writable() ? "present" : "present; the file is read-only";
-            const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
-            const bool runs_exist = c.has_table(runs), pauses_exist = c.has_table(pauses);
-            out.facts.push_back({"run history table " + runs, runs_exist ? access : "missing"});
-            out.facts.push_back({"pauses table " + pauses, pauses_exist ? access : "missing"});
-            if (!runs_exist)
-                out.problems.push_back("run history table " + runs +
-                                       " does not exist (lock table " + table_ +
-                                       " predates it): `sqlock run` records no runs and "
-                                       "--once-per fails; run `sqlock init`");
-            if (!pauses_exist)
-                out.problems.push_back("pauses table " + pauses + " does not exist (lock table " +
-                                       table_ +
-                                       " predates it): `sqlock pause` fails and nothing is "
-                                       "paused; run `sqlock init`");
-        } catch (const error&) {
-            // A file that cannot be opened: every other command says why.
+            c = std::make_unique<SqliteConnection>(url_, table_, /*create=*/false);
+        } catch (const error& e) {
+            fact(lock_table, "unknown: the file cannot be opened");
+            out.problems.push_back(e.what());
+            return;
         }
+        if (!c->has_table(table_)) {
+            // The embedded default makes it on first use; elsewhere init
+            // makes all three tables at once.
+            if (url_.is_embedded_default) {
+                fact(lock_table, "missing; made on first use");
+                return;
+            }
+            fact(lock_table, "missing");
+            out.problems.push_back(lock_table + " does not exist: run `sqlock init`");
+            return;
+        }
+        std::string access = "present";
+        try {
+            c->check_access();
+        } catch (const error& e) {
+            access = c->writable() ? "present; not usable" : "present; the file is read-only";
+            out.problems.push_back(e.what());
+        }
+        fact(lock_table, access);
+        const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
+        const bool runs_exist = c->has_table(runs), pauses_exist = c->has_table(pauses);
+        fact("run history table " + runs, runs_exist ? access : "missing");
+        fact("pauses table " + pauses, pauses_exist ? access : "missing");
+        if (!runs_exist)
+            out.problems.push_back("run history table " + runs + " does not exist (" + lock_table +
+                                   " predates it): `sqlock run` records no runs and "
+                                   "--once-per fails; run `sqlock init`");
+        if (!pauses_exist)
+            out.problems.push_back("pauses table " + pauses + " does not exist (" + lock_table +
+                                   " predates it): `sqlock pause` fails and nothing is "
+                                   "paused; run `sqlock init`");
     }
 
   private:

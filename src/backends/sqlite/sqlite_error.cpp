@@ -77,9 +77,10 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& context) {
                             context + " (" + code + ")",
                         code);
         case SQLITE_CANTOPEN:
-            throw error(errc::connection,
+            // A local file is never unreachable: a setting to fix.
+            throw error(errc::configuration,
                         "cannot open " + where + " while " + context + ": " + detail +
-                            " (does the directory exist and is it accessible?)",
+                            " (does its directory exist, and may this user write it?)",
                         code);
         case SQLITE_NOTADB:
         case SQLITE_CORRUPT:
