@@ -168,6 +168,9 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
         {"PostgreSQL password in the query",
          with_db("postgresql://127.0.0.1:1/db?user=u&password=" + planted_password, {"list"}), 69,
          true},
+        // `--db "$UNSET"` must not lock in this host's default database.
+        {"an empty --db", {cli, "--db", "", "--table", db.table, "list"}, 64, true},
+        {"an empty --token", {"release", "x", "--token", ""}, 64, false, {{"SQLOCK_TOKEN", "t"}}},
         {"SQLOCK_DB with an unknown scheme",
          {cli, "list"},
          64,

@@ -184,7 +184,15 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
 
     Invocation& inv = parsed.invocation;
     inv.command = command;
-    if (result.count("db")) inv.global.db = result["db"].as<std::string>();
+    if (result.count("db")) {
+        inv.global.db = result["db"].as<std::string>();
+        // `--db "$LOCK_DB"` with the variable unset must not quietly lock
+        // in this host's own default database: two hosts would both run.
+        if (inv.global.db.empty())
+            throw usage_error(
+                "--db is empty: give a database URL, or leave --db out for $SQLOCK_DB or the "
+                "embedded default");
+    }
     inv.global.table = result["table"].as<std::string>();
     if (result.count("db-timeout"))
         inv.global.db_timeout = parse_duration_option(

@@ -70,6 +70,10 @@ long integer_option(const cxxopts::ParseResult& result, const std::string& name,
 
 std::string token_option(const cxxopts::ParseResult& result) {
     std::string token = string_option(result, "token");
+    // `--token "$SAVED"` with the variable unset must not fall back to
+    // whatever $SQLOCK_TOKEN says.
+    if (result.count("token") && token.empty())
+        throw usage_error("--token is empty: give the owner token `sqlock acquire` printed");
     if (token.empty()) {
         const char* env = std::getenv("SQLOCK_TOKEN");
         if (env) token = env;
