@@ -190,9 +190,21 @@ TEST_CASE("a minimum hold longer than the lease is refused", "[cli][defects]") {
     Result r = cli({"run", "job", "--expires", "1m", "--min-hold", "5m", "--", "touch", witness});
     CHECK(r.code == 64);
     check_one_line_error(r);
-    CHECK_THAT(r.err, Contains("min_hold of 5m is longer than the lease"));
+    CHECK_THAT(r.err, Contains("--min-hold 5m is longer than --expires 1m"));
     CHECK_FALSE(exists(witness));
     CHECK(cli({"run", "job", "--expires", "5m", "--min-hold", "5m", "--", "true"}).code == 0);
+}
+
+TEST_CASE("a huge argument is not echoed whole", "[cli][defects]") {
+    Cli cli = fresh_cli();
+    const std::string huge(100000, 'a');
+    for (const args_t& args :
+         {args_t{"release", huge}, args_t{"list", huge}, args_t{"show", huge}}) {
+        CAPTURE(args.front());
+        Result r = cli(args, {{"SQLOCK_TOKEN", ""}});
+        CHECK(r.err_lines() == 1);
+        CHECK(r.err.size() < 2000);
+    }
 }
 
 TEST_CASE("messages read as sentences and hints can be pasted", "[cli][defects]") {

@@ -237,6 +237,12 @@ RunSettings parse_settings(const Invocation& inv) {
     s.request.wait_forever = wait.forever;
     s.request.options.expires = duration_option(o, "expires", duration_kind::positive);
     s.request.options.min_hold = duration_option(o, "min-hold", duration_kind::non_negative);
+    // Said here in the command's words (the library names its fields).
+    if (s.request.options.min_hold > s.request.options.expires)
+        throw usage_error("--min-hold " + sqlock::format_duration(s.request.options.min_hold) +
+                          " is longer than --expires " +
+                          sqlock::format_duration(s.request.options.expires) +
+                          ": the lock would end before its minimum hold");
     s.request.options.heartbeat = o.count("no-heartbeat") == 0;
     s.request.options.metadata["command"] = command_label(s.command.front());
     if (o.count("label"))

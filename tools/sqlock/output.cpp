@@ -102,7 +102,9 @@ std::string one_line(std::string text) {
 }
 
 std::string in_quotes(const std::string& name) {
-    return "'" + sqlock::text::printable(name) + "'";
+    // Cut long: a 100 KB argument refused as a name must not come back as a
+    // 100 KB line. Every valid name (128 bytes at most) is shown whole.
+    return "'" + sqlock::text::printable(name, 512) + "'";
 }
 
 std::string pasteable(const std::string& text) {

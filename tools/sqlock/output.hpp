@@ -61,7 +61,8 @@ class Output {
 /// `text` on one line: CR and LF become spaces, trailing blanks go.
 std::string one_line(std::string text);
 
-/// "'name'" for messages (text::printable, the one rule for showing text).
+/// "'name'" for messages (text::printable, the one rule for showing text), cut
+/// after 512 bytes: every valid name is shown whole.
 std::string in_quotes(const std::string& name);
 
 /// `text` as one shell word that can be pasted from a message into bash:
