@@ -387,9 +387,17 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
         return;
     }
     // A directory anyone may enter: the database is read by another user.
+    // In /tmp, not the scratch directory: another user must enter it.
     char dir_template[] = "/tmp/sqlock-doctor-XXXXXX";
     REQUIRE(mkdtemp(dir_template) != nullptr);
     const std::string dir = dir_template;
+    struct Remove {
+        std::string dir;
+        ~Remove() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } remove{dir};
     REQUIRE(chmod(dir.c_str(), 0755) == 0);
     const std::string url = "sqlite://" + dir + "/locks.db";
     auto doctor = [&](const std::string& db, std::vector<std::string> prefix = {}) {
@@ -421,7 +429,6 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
                              {})
                 .status != 0) {
             WARN("the sqlock binary cannot be run by another user here: read-only case not tried");
-            std::filesystem::remove_all(dir);
             return;
         }
     } else {
@@ -433,7 +440,6 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
     CHECK(exactly_one_line(read_only.err));
     CHECK(read_only.err.find("is read-only for this user") != std::string::npos);
     CHECK(read_only.out.find("the file is read-only") != std::string::npos);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the CLI's default database is private to the user", "[cli][security]") {

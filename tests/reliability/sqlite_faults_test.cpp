@@ -209,6 +209,7 @@ TEST_CASE("a missing directory, a directory, a non-database: each a clear error"
         CHECK(e.backend_code() == "SQLITE_CANTOPEN");
         CHECK(std::string(e.what()).find(path) != std::string::npos);
         CHECK(std::string(e.what()).find("sqlock init") != std::string::npos);
+        CHECK(std::string(e.what()).find("the directory") != std::string::npos);  // said at once
         // init() cannot create it either: the directory is missing, a
         // setting to fix too (never "unreachable", which says try later).
         sqlock::error on_init = error_of([&] { sqlock::Locker("sqlite://" + path).init(); });

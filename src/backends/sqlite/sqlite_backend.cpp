@@ -371,6 +371,14 @@ class SqliteConnection final : public Connection {
             std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
             sqlite3_close_v2(db_);
             db_ = nullptr;
+            // Not "run init" first when init would say the directory is
+            // missing: both at once.
+            if (!create && file_missing(path_) && file_missing(parent_directory(path_)))
+                throw error(errc::configuration,
+                            "no lock database at '" + text::printable(path_) +
+                                "': the directory '" + text::printable(parent_directory(path_)) +
+                                "' does not exist (create it, then run `sqlock init`)",
+                            sqlite::code_name(rc));
             if (!create && file_missing(path_))
                 throw error(errc::configuration,
                             "no lock database at '" + text::printable(path_) +
@@ -441,6 +449,16 @@ class SqliteConnection final : public Connection {
     }
 
     void check_access() override {
+        check_usable_without_writing();
+        // Taking the write lock proves the journal files can be written too;
+        // the transaction is rolled back, so nothing changes.
+        Transaction probe(*this);
+    }
+
+    /// What doctor can check without the write lock (which would wait for
+    /// a busy database): that the file may be written, and (preparing a
+    /// statement) that the table has its columns.
+    void check_usable_without_writing() {
         // SQLite opens a file it may not write read-only, without a word.
         if (sqlite3_db_readonly(db_, "main") == 1)
             throw error(errc::configuration,
@@ -448,10 +466,6 @@ class SqliteConnection final : public Connection {
                             "' is read-only for this user: sqlock needs to write it (and to "
                             "create its -wal and -shm files beside it)",
                         "SQLITE_READONLY");
-        // Taking the write lock proves the journal files can be written too,
-        // and preparing a statement that the table has its columns; the
-        // transaction is rolled back, so nothing changes.
-        Transaction probe(*this);
         prepare(sql::is_held);
     }
 
@@ -959,15 +973,24 @@ class SqliteBackend final : public Backend {
             out.facts.push_back({std::move(key), std::move(value)});
         };
         const std::string lock_table = "lock table " + table_;
+        // A database another connection holds locked right now is no
+        // setting to fix: said as a fact, not a problem.
+        auto busy = [](const error& e) { return e.backend_code().rfind("SQLITE_BUSY", 0) == 0; };
         std::unique_ptr<SqliteConnection> c;
+        bool has_lock_table = false;
         try {
             c = std::make_unique<SqliteConnection>(url_, table_, /*create=*/false);
+            has_lock_table = c->has_table(table_);
         } catch (const error& e) {
+            if (busy(e)) {
+                fact(lock_table, "unknown: the database is busy now");
+                return;
+            }
             fact(lock_table, "unknown: the file cannot be opened");
             out.problems.push_back(e.what());
             return;
         }
-        if (!c->has_table(table_)) {
+        if (!has_lock_table) {
             // The embedded default makes it on first use; elsewhere init
             // makes all three tables at once.
             if (url_.is_embedded_default) {
@@ -979,15 +1002,21 @@ class SqliteBackend final : public Backend {
             return;
         }
         std::string access = "present";
+        bool runs_exist = false, pauses_exist = false;
+        const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
         try {
-            c->check_access();
+            runs_exist = c->has_table(runs);
+            pauses_exist = c->has_table(pauses);
+            c->check_usable_without_writing();
         } catch (const error& e) {
+            if (busy(e)) {
+                fact(lock_table, "present; the database is busy now");
+                return;
+            }
             access = c->writable() ? "present; not usable" : "present; the file is read-only";
             out.problems.push_back(e.what());
         }
         fact(lock_table, access);
-        const std::string runs = runs_table_name(table_), pauses = pauses_table_name(table_);
-        const bool runs_exist = c->has_table(runs), pauses_exist = c->has_table(pauses);
         fact("run history table " + runs, runs_exist ? access : "missing");
         fact("pauses table " + pauses, pauses_exist ? access : "missing");
         if (!runs_exist)
