@@ -184,7 +184,7 @@ std::size_t display_width(const std::string& text) {
 }
 
 std::string at_database(const std::string& redacted_url) {
-    return " [" + sqlock::text::printable(redacted_url) + "]";
+    return " [" + sqlock::text::printable(redacted_url, 1024) + "]";  // cut: no 100 KB lines
 }
 
 }  // namespace sqlock_cli

@@ -3,6 +3,8 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -39,24 +41,27 @@ std::string join_list(const std::vector<std::string>& items) {
     return out;
 }
 
-// libpq's parse_int_param: an int, blanks around it allowed.
+// libpq's parse_int_param: strtol's whole number that fits an int, blanks
+// after it allowed.
 bool is_int(const std::string& text) {
-    const auto begin = text.find_first_not_of(" \t\n\r\f\v");
-    if (begin == std::string::npos) return false;
-    const auto end = text.find_last_not_of(" \t\n\r\f\v") + 1;
-    std::size_t i = begin;
-    if (text[i] == '+' || text[i] == '-') ++i;
-    if (i == end || end - i > 9) return false;  // 9 digits always fit an int
-    return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i),
-                       text.begin() + static_cast<std::ptrdiff_t>(end),
-                       [](char c) { return c >= '0' && c <= '9'; });
+    if (text.empty()) return false;
+    errno = 0;
+    char* end = nullptr;
+    const long value = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || errno == ERANGE || value < INT_MIN || value > INT_MAX) return false;
+    while (*end == ' ' || (*end >= '\t' && *end <= '\r')) ++end;
+    return *end == '\0';
 }
 
 // What libpq would refuse only when it connects, after sqlock has counted
 // that as "the server cannot be reached" (exit 69, try again later): a value
-// that is not one of its keyword's, or not a number. The lists are libpq
-// 15's; a value they leave out is left for libpq to judge.
-std::string wrong_value(const PQconninfoOption* options) {
+// that is not one of its keyword's, or not a number. Only what libpq 15
+// always reads: the keywords it checks before its first attempt, and a
+// single port (used for every host; in a list, a host's port is read only
+// if that host is tried). Anything else is left for libpq to judge.
+// `redact` runs before a value is shown.
+template <typename Redact>
+std::string wrong_value(const PQconninfoOption* options, const Redact& redact) {
     static const std::map<std::string, std::vector<std::string>> choices = {
         {"sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
         {"gssencmode", {"disable", "prefer", "require"}},
@@ -64,13 +69,10 @@ std::string wrong_value(const PQconninfoOption* options) {
         {"target_session_attrs",
          {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"}},
     };
-    static const std::vector<std::string> integers = {"connect_timeout",  "keepalives",
-                                                      "keepalives_idle",  "keepalives_interval",
-                                                      "keepalives_count", "tcp_user_timeout"};
     for (const PQconninfoOption* o = options; o->keyword; ++o) {
         if (!o->val) continue;
         const std::string key = o->keyword, value = o->val;
-        const std::string shown = "'" + text::printable(value, 64) + "'";
+        const std::string shown = "'" + text::printable(redact(value), 64) + "'";
         auto it = choices.find(key);
         if (it != choices.end() &&
             std::find(it->second.begin(), it->second.end(), value) == it->second.end()) {
@@ -78,21 +80,38 @@ std::string wrong_value(const PQconninfoOption* options) {
             for (const std::string& c : it->second) known += (known.empty() ? "" : ", ") + c;
             return "invalid " + key + " " + shown + " (one of " + known + ")";
         }
-        if (std::find(integers.begin(), integers.end(), key) != integers.end() && !is_int(value))
+        if (key == "connect_timeout" && !is_int(value))
             return "invalid " + key + " " + shown + " (a whole number)";
-        if (key == "port") {
-            for (const std::string& port : split_list(value)) {
-                if (port.empty()) continue;  // the default, 5432
-                const bool ok = is_int(port) && std::atoi(port.c_str()) >= 1 &&
-                                std::atoi(port.c_str()) <= 65535;
-                if (!ok) return "invalid port '" + text::printable(port, 64) + "' (1 to 65535)";
-            }
+        if (key == "port" && value.find(',') == std::string::npos && !value.empty()) {
+            const bool ok =
+                is_int(value) && std::atoi(value.c_str()) >= 1 && std::atoi(value.c_str()) <= 65535;
+            if (!ok) return "invalid port " + shown + " (1 to 65535)";
         }
     }
     return "";
 }
 
+// libpq ends a URL's user name and password at its first '@' (before any
+// '/'), so a raw '@' in the password leaves the rest of it in the host and
+// port, which error messages show: refused, before libpq sees it.
+void refuse_raw_at(const DatabaseUrl& url) {
+    const std::string& s = url.original;
+    for (const std::string prefix : {"postgresql://", "postgres://"}) {
+        if (s.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::size_t at = s.find_first_of("@/", prefix.size());
+        if (at == std::string::npos || s[at] != '@') return;
+        const std::size_t host_end = s.find_first_of("/?", at + 1);
+        if (s.find('@', at + 1) < host_end)
+            throw error(errc::invalid_argument,
+                        "malformed PostgreSQL URL '" + url.redacted +
+                            "': more than one '@' before the host; write an '@' in the user "
+                            "name or password as %40");
+        return;
+    }
+}
+
 options_ptr parse_options(const DatabaseUrl& url) {
+    refuse_raw_at(url);
     char* raw_error = nullptr;
     options_ptr options(PQconninfoParse(url.original.c_str(), &raw_error), PQconninfoFree);
     // libpq quotes the offending part, which may be the password itself.
@@ -103,7 +122,7 @@ options_ptr parse_options(const DatabaseUrl& url) {
         throw error(errc::invalid_argument,
                     redact("malformed PostgreSQL URL '" + url.redacted + "': " + message));
     }
-    const std::string wrong = wrong_value(options.get());
+    const std::string wrong = wrong_value(options.get(), redact);
     if (!wrong.empty())
         throw error(errc::invalid_argument,
                     redact("malformed PostgreSQL URL '" + url.redacted + "': " + wrong));

@@ -145,6 +145,10 @@ std::vector<HostileInput> hostile_inputs(const std::string& password) {
          pg + "1/db?connect_timeout=abc", "", 64},
         {"PostgreSQL URL with an unknown target_session_attrs", errc::invalid_argument,
          pg + "1/db?target_session_attrs=rw", "", 64},
+        // libpq would end the password at the first '@' and show the rest
+        // as the host.
+        {"PostgreSQL password with a raw '@'", errc::invalid_argument,
+         "postgresql://u:Qm@x" + password + "@127.0.0.1:1/db", "", 64},
     };
 }
 
