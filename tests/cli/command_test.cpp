@@ -179,6 +179,11 @@ TEST_CASE("run --label with control characters: stored as given, escaped once wh
     CHECK(json["holder"]["label"] == "evil\nlabel\x1b[2J\xef\xbf\xbd");
     touch(dir + "/go");
     CHECK(job.wait().code == 0);
+    // Cut by the length the row's JSON gives it (\u0001 is six bytes), so
+    // a long one is shortened, not refused as too large.
+    Result many = cli({"run", "many-controls", "--label", std::string(190, '\x01'), "--", "true"});
+    INFO(many.err);
+    CHECK(many.code == 0);
 }
 
 TEST_CASE("release --force of a semaphore's name points at its slots", "[cli][command]") {

@@ -515,10 +515,13 @@ TEST_CASE("a lease too short to fence is a usage error, not a job stopped at onc
     // Nothing was taken.
     CHECK(reliability::run({cli, "--db", db.url, "--table", db.table, "show", "short"}).status ==
           1);
-    // What it says is enough, is; and unfenced runs keep any lease.
+    // What it says is enough is not refused (whether so short a lease then
+    // survives a loaded machine is another matter: fenced at once, 79, is
+    // allowed here); and unfenced runs keep any lease.
     r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
                           "400ms", "--", "/bin/true"});
-    CHECK(r.status == 0);
+    CHECK((r.status == 0 || r.status == 79));
+    CHECK(r.err.find("too short") == std::string::npos);
     r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
                           "100ms", "--on-lost=ignore", "--", "/bin/true"});
     CHECK(r.status == 0);

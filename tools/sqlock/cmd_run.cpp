@@ -160,16 +160,19 @@ std::string command_label(const std::string& argv0) {
     // Stored as it is, but for bytes that are not UTF-8 (U+FFFD instead):
     // the row's JSON must be valid UTF-8. Control characters stay, to be
     // escaped once, where it is shown (text::printable), not twice.
+    // At most 200 bytes as the row's JSON writes them (a control character
+    // takes six, \u00XX), so that the owner text stays within its limit.
     std::string label;
+    std::size_t json_bytes = 0;
     for (std::size_t i = 0; i < argv0.size();) {
         const std::size_t n = sqlock::text::utf8_sequence_length(argv0, i);
-        label += n == 0 ? std::string("\xEF\xBF\xBD") : argv0.substr(i, n);
+        const std::string piece = n == 0 ? std::string("\xEF\xBF\xBD") : argv0.substr(i, n);
+        const unsigned char c = static_cast<unsigned char>(piece[0]);
+        const std::size_t cost = c < 0x20 ? 6 : (c == '"' || c == '\\') ? 2 : piece.size();
+        if (json_bytes + cost > 200) return label + "...";
+        label += piece;
+        json_bytes += cost;
         i += n == 0 ? 1 : n;
-    }
-    if (label.size() > 200) {
-        std::size_t cut = 200;
-        while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
-        label = label.substr(0, cut) + "...";
     }
     return label;
 }
