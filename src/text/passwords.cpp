@@ -17,6 +17,18 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
         query_from = auth_start;
         std::size_t slash = url.find('/', auth_start);
         std::size_t at = url.rfind('@', slash == std::string::npos ? std::string::npos : slash);
+        // A raw '/' in the password (base64 makes them) ends the authority
+        // early for every parser, so no '@' comes before it: then the last
+        // '@' of the URL, past a ':' and with no '?' between the '/' and it
+        // (an '@' in a query value, "?application_name=me@host", is not one;
+        // base64 has no '?'), ends the password.
+        if ((at == std::string::npos || at < auth_start) && slash != std::string::npos) {
+            const std::size_t last = url.rfind('@');
+            const std::size_t colon = url.find(':', auth_start);
+            if (last != std::string::npos && last > slash && colon != std::string::npos &&
+                colon < slash && url.find('?', slash) > last)
+                at = last;
+        }
         if (at != std::string::npos && at >= auth_start) {
             std::size_t colon = url.find(':', auth_start);
             if (colon != std::string::npos && colon < at) ranges.emplace_back(colon + 1, at);
@@ -38,6 +50,15 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
         }
     }
     return ranges;
+}
+
+bool password_holds_raw(const std::string& url, const char* chars) {
+    for (const auto& [begin, end] : password_ranges(url)) {
+        if (end >= url.size() || url[end] != '@') continue;  // a query's password=
+        const std::string password = url.substr(begin, end - begin);
+        if (password.find_first_of(chars) != std::string::npos) return true;
+    }
+    return false;
 }
 
 std::string redact_url(const std::string& url) {

@@ -93,6 +93,9 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     const std::size_t scheme_end = text.find("://");
     if (scheme_end == std::string::npos)
         bad(url, "expected mariadb://user:password@host:port/database");
+    // (A raw '@' is read right: the userinfo ends at the last one.)
+    if (text::password_holds_raw(text, "/"))
+        bad(url, "the password holds a raw '/': write it as %2F");
     std::string rest = text.substr(scheme_end + 3);
     MariaUrl out;
 

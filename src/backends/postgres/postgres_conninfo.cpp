@@ -96,6 +96,10 @@ std::string wrong_value(const PQconninfoOption* options, const Redact& redact) {
 // port, which error messages show: refused, before libpq sees it.
 void refuse_raw_at(const DatabaseUrl& url) {
     const std::string& s = url.original;
+    if (text::password_holds_raw(s, "/@"))
+        throw error(errc::invalid_argument,
+                    "malformed PostgreSQL URL '" + url.redacted +
+                        "': the password holds a raw '/' or '@': write them as %2F and %40");
     for (const std::string prefix : {"postgresql://", "postgres://"}) {
         if (s.compare(0, prefix.size(), prefix) != 0) continue;
         const std::size_t at = s.find_first_of("@/", prefix.size());

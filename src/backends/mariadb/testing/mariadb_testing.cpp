@@ -189,6 +189,8 @@ std::vector<HostileInput> hostile_inputs(const std::string& password) {
          mariadb + "1/db?ssl-mode=sometimes", ""},
         {"MariaDB URL without a database", errc::invalid_argument, mariadb + "1", ""},
         {"MariaDB URL with a port out of range", errc::invalid_argument, mariadb + "99999/db", ""},
+        {"MariaDB password with a raw '/'", errc::invalid_argument,
+         "mariadb://u:Qm/x" + password + "@127.0.0.1:1/db", "", 64},
         {"MariaDB mysql:// URL, nobody listening", errc::connection,
          "mysql://u:" + password + "@127.0.0.1:1/db", ""},
     };

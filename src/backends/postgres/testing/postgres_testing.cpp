@@ -149,6 +149,9 @@ std::vector<HostileInput> hostile_inputs(const std::string& password) {
         // as the host.
         {"PostgreSQL password with a raw '@'", errc::invalid_argument,
          "postgresql://u:Qm@x" + password + "@127.0.0.1:1/db", "", 64},
+        // A raw '/' (base64 passwords have them) ends the authority early.
+        {"PostgreSQL password with a raw '/'", errc::invalid_argument,
+         "postgresql://u:Qm/x" + password + "@127.0.0.1:1/db", "", 64},
     };
 }
 
