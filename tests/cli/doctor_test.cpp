@@ -139,3 +139,30 @@ TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doct
     CHECK_THAT(fact(r.out, "run history table " + cli.db.table + "_runs"), Contains("may use it"));
     CHECK_THAT(fact(r.out, "lock table " + cli.db.table), Contains("may use it"));
 }
+
+TEST_CASE("a paused job does not run for a user who may not read the pauses table",
+          "[cli][doctor][privileges][pause]") {
+    if (!sqlock_test::is_server_backend()) return;  // SQLite: access is the file's
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"pause", "nightly", "--reason", "restore in progress"}).code == 0);
+    sqlock_test::grant_table_use(cli.db, "sqlock_noaccess");
+    // No privilege at all on it: MariaDB's information_schema then does not
+    // list the table, which once read as "no pauses table, nothing paused".
+    sqlock_test::exec_sql(cli.db, "REVOKE SELECT, INSERT, UPDATE, DELETE ON " + cli.db.table +
+                                      "_pauses FROM sqlock_noaccess");
+    std::string url = cli.db.url;
+    const std::size_t user = url.find("://") + 3;
+    url.replace(user, url.find(':', user) - user, "sqlock_noaccess");
+    const std::string witness = make_dir() + "/ran";
+    Result run = cli.bare({"run", "nightly", "--table", cli.db.table, "--", "touch", witness},
+                          {{"SQLOCK_DB", url}});
+    INFO(run.err);
+    CHECK(run.code == 78);
+    CHECK(run.err_lines() == 1);
+    CHECK_FALSE(exists(witness));
+    Result doctor = cli.bare({"doctor", "--table", cli.db.table}, {{"SQLOCK_DB", url}});
+    INFO(doctor.err);
+    CHECK(doctor.code == 78);
+    CHECK_THAT(fact(doctor.out, "pauses table " + cli.db.table + "_pauses"),
+               Contains("lacks privileges"));
+}

@@ -339,6 +339,17 @@ void MariaConnection::learn_side_tables() {
     if (found.rows.empty()) return;
     history_known_ = history_known_ || text(found.rows[0].at(0)) != "0";
     pauses_known_ = pauses_known_ || text(found.rows[0].at(1)) != "0";
+    // Not listed need not mean not there: a job whose user may not read
+    // the pauses table must fail on it (78), not read "nothing paused".
+    if (!history_known_) history_known_ = table_is_there(target_->quoted_runs);
+    if (!pauses_known_) pauses_known_ = table_is_there(target_->quoted_pauses);
+}
+
+bool MariaConnection::table_is_there(const std::string& quoted) {
+    const std::string what = "looking for table " + quoted;
+    Failure f;
+    link_.run("SELECT 1 FROM " + quoted + " LIMIT 0", limit(), what, &f);
+    return f.code != ER_NO_SUCH_TABLE;
 }
 
 bool MariaConnection::has_history() {

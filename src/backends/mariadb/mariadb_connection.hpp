@@ -32,6 +32,10 @@ class MariaConnection final : public Connection {
     /// lock table, "SELECT on the run history table", "... on the pauses
     /// table" (those two only when the table exists). Empty: all there.
     std::vector<std::string> missing_privileges();
+    /// Whether table `quoted` exists, also when information_schema does not
+    /// list it (it lists only tables this user has a privilege on): a
+    /// statement on it says "no such table" only when it is not there.
+    bool table_is_there(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
