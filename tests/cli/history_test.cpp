@@ -208,6 +208,26 @@ TEST_CASE("once per window: a failed run is retried in the same window; success 
     }
 }
 
+TEST_CASE("reap keeps the run that did a --once-per window while the window may last",
+          "[cli][history][once-per][prune]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    const std::string ran = dir + "/ran";
+    const args_t run = {"run", "quarterly", "--once-per", long_window};
+    REQUIRE(cli(with_command(run, window_writer(ran, "0"))).code == 0);
+    REQUIRE(cli({"run", "plain", "--", "true"}).code == 0);
+    // A window longer than the history's retention: once the plain run is
+    // old enough to be pruned, so is the window's by age alone.
+    REQUIRE(sqlock_test::eventually([&] {
+        REQUIRE(cli({"reap", "--history-retention", "1s"}).code == 0);
+        return cli({"history", "plain", "--json"}).out.find("\"id\"") == std::string::npos;
+    }));
+    CHECK(cli({"history", "quarterly", "--json"}).out.find("\"id\"") != std::string::npos);
+    Result again = cli(with_command(run, window_writer(ran, "0")));
+    CHECK(again.code == 0);
+    CHECK(count_lines(ran) == 1);  // not run again in its window
+}
+
 TEST_CASE("a killed holder's run shows as lost after its lease, and its window stays open",
           "[cli][history][lost]") {
     Cli cli = fresh_cli();

@@ -325,11 +325,15 @@ std::string lock_counts(const MariaTarget& t) {
 namespace {
 
 // The runs prune_runs() deletes (the runs table unaliased, as MariaDB's
-// single-table DELETE with LIMIT names it).
+// single-table DELETE with LIMIT names it). --once-per runs are kept while
+// their window may still be current (windows are at most 366 days):
+// pruning the run that did the window would let its job run again in it.
 std::string prunable_runs(const MariaTarget& t, duration retention) {
     return "started < " + std::string(now) + " - " + micros(retention) +
            " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
-           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now + "))";
+           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
+           ")) AND (window_start IS NULL OR window_start < " + now + " - " +
+           micros(std::chrono::hours(24 * 366)) + ")";
 }
 
 }  // namespace

@@ -354,9 +354,13 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
 
     // $1 retention (ms), $2 batch size. count_runs counts the same runs.
+    // --once-per runs are kept while their window may still be current
+    // (windows are at most 366 days): pruning the run that did the window
+    // would let its job run again in it.
     const std::string prunable =
         "r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
-        " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))";
+        " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))"
+        " AND (r.window_start IS NULL OR r.window_start < now() - interval '366 days')";
     out.emplace_back(stmt::prune_runs,
         "DELETE FROM " + R + " WHERE " +
         in_batch("id", "SELECT r.id FROM " + R + " AS r WHERE " + prunable + " LIMIT $2::bigint"));

@@ -164,12 +164,17 @@ std::string runs_select(const std::string& t, const std::string& r, const std::s
 }
 
 // The runs of history table `r` (as "r") that pruning deletes: started
-// before now + ?1 (a negative modifier), and not still going on under a live
-// lock row of `t`.
+// before now + ?1 (a negative modifier), not still going on under a live
+// lock row of `t`, and not a --once-per run whose window may still be
+// current (windows are at most 366 days): pruning the run that did the
+// window would let its job run again in it.
 std::string prunable_runs(const std::string& t) {
     return "r.started < strftime('%Y-%m-%d %H:%M:%f','now', ?1) AND NOT"
            " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
-           t + " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))";
+           t +
+           " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))"
+           " AND (r.window_start IS NULL OR"
+           " r.window_start < strftime('%Y-%m-%d %H:%M:%f','now','-366 days'))";
 }
 
 std::string sql_text(sql kind, const std::string& t, const std::string& r, const std::string& p) {
