@@ -15,7 +15,8 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
         // '/': a superset of what libpq reads as the password.
         std::size_t auth_start = scheme_end + 3;
         query_from = auth_start;
-        std::size_t slash = url.find('/', auth_start);
+        const std::size_t slash = url.find('/', auth_start);
+        const std::size_t colon = url.find(':', auth_start);
         std::size_t at = url.rfind('@', slash == std::string::npos ? std::string::npos : slash);
         // A raw '/' in the password (base64 makes them) ends the authority
         // early for every parser, so no '@' comes before it: then the last
@@ -24,14 +25,12 @@ std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::stri
         // base64 has no '?'), ends the password.
         if ((at == std::string::npos || at < auth_start) && slash != std::string::npos) {
             const std::size_t last = url.rfind('@');
-            const std::size_t colon = url.find(':', auth_start);
-            if (last != std::string::npos && last > slash && colon != std::string::npos &&
-                colon < slash && url.find('?', slash) > last)
+            if (last != std::string::npos && last > slash && colon < slash &&
+                url.find('?', slash) > last)
                 at = last;
         }
         if (at != std::string::npos && at >= auth_start) {
-            std::size_t colon = url.find(':', auth_start);
-            if (colon != std::string::npos && colon < at) ranges.emplace_back(colon + 1, at);
+            if (colon < at) ranges.emplace_back(colon + 1, at);
             query_from = at + 1;
         }
     }

@@ -36,10 +36,9 @@ std::string printable(const std::string& text, std::size_t max_bytes = std::stri
 std::vector<std::pair<std::size_t, std::size_t>> password_ranges(const std::string& url);
 
 /// True when the URL's userinfo password (as password_ranges() finds it)
-/// holds a raw character of `chars`: a raw '/' makes every parser read part
-/// of it as the host, port or database (and show it there), a raw '@' does
-/// so for libpq. Such a URL is refused, asking for %2F or %40, before it is
-/// parsed.
+/// holds a raw character of `chars`. A raw '/' makes every parser read part
+/// of it as the host, port or database (and show it there): such a URL is
+/// refused, asking for %2F, before it is parsed.
 bool password_holds_raw(const std::string& url, const char* chars);
 
 /// The URL with every password replaced by "***", printable(): safe to

@@ -42,15 +42,17 @@ std::string join_list(const std::vector<std::string>& items) {
 }
 
 // libpq's parse_int_param: strtol's whole number that fits an int, blanks
-// after it allowed.
-bool is_int(const std::string& text) {
-    if (text.empty()) return false;
+// after it allowed; nothing for anything else.
+std::optional<long> int_value(const std::string& text) {
+    if (text.empty()) return std::nullopt;
     errno = 0;
     char* end = nullptr;
     const long value = std::strtol(text.c_str(), &end, 10);
-    if (end == text.c_str() || errno == ERANGE || value < INT_MIN || value > INT_MAX) return false;
+    if (end == text.c_str() || errno == ERANGE || value < INT_MIN || value > INT_MAX)
+        return std::nullopt;
     while (*end == ' ' || (*end >= '\t' && *end <= '\r')) ++end;
-    return *end == '\0';
+    if (*end != '\0') return std::nullopt;
+    return value;
 }
 
 // What libpq would refuse only when it connects, after sqlock has counted
@@ -80,26 +82,27 @@ std::string wrong_value(const PQconninfoOption* options, const Redact& redact) {
             for (const std::string& c : it->second) known += (known.empty() ? "" : ", ") + c;
             return "invalid " + key + " " + shown + " (one of " + known + ")";
         }
-        if (key == "connect_timeout" && !is_int(value))
+        if (key == "connect_timeout" && !int_value(value))
             return "invalid " + key + " " + shown + " (a whole number)";
         if (key == "port" && value.find(',') == std::string::npos && !value.empty()) {
-            const bool ok =
-                is_int(value) && std::atoi(value.c_str()) >= 1 && std::atoi(value.c_str()) <= 65535;
-            if (!ok) return "invalid port " + shown + " (1 to 65535)";
+            const auto port = int_value(value);
+            if (!port || *port < 1 || *port > 65535)
+                return "invalid port " + shown + " (1 to 65535)";
         }
     }
     return "";
 }
 
 // libpq ends a URL's user name and password at its first '@' (before any
-// '/'), so a raw '@' in the password leaves the rest of it in the host and
-// port, which error messages show: refused, before libpq sees it.
-void refuse_raw_at(const DatabaseUrl& url) {
+// '/'), so a raw '@' in either leaves the rest in the host and port, and a
+// raw '/' in the password ends the authority early: either way part of the
+// password would be read as a host, port or database, which error messages
+// show. Refused, before libpq sees it.
+void refuse_unescaped_userinfo(const DatabaseUrl& url) {
     const std::string& s = url.original;
-    if (text::password_holds_raw(s, "/@"))
-        throw error(errc::invalid_argument,
-                    "malformed PostgreSQL URL '" + url.redacted +
-                        "': the password holds a raw '/' or '@': write them as %2F and %40");
+    if (text::password_holds_raw(s, "/"))
+        throw error(errc::invalid_argument, "malformed PostgreSQL URL '" + url.redacted +
+                                                "': the password holds a raw '/': write it as %2F");
     for (const std::string prefix : {"postgresql://", "postgres://"}) {
         if (s.compare(0, prefix.size(), prefix) != 0) continue;
         const std::size_t at = s.find_first_of("@/", prefix.size());
@@ -115,7 +118,7 @@ void refuse_raw_at(const DatabaseUrl& url) {
 }
 
 options_ptr parse_options(const DatabaseUrl& url) {
-    refuse_raw_at(url);
+    refuse_unescaped_userinfo(url);
     char* raw_error = nullptr;
     options_ptr options(PQconninfoParse(url.original.c_str(), &raw_error), PQconninfoFree);
     // libpq quotes the offending part, which may be the password itself.

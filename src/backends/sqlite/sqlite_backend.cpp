@@ -376,13 +376,16 @@ class SqliteConnection final : public Connection {
             std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
             sqlite3_close_v2(db_);
             db_ = nullptr;
-            // Not "run init" first when init would say the directory is
-            // missing: both at once.
-            if (!create && file_missing(path_) && file_missing(parent_directory(path_)))
+            // A local file is never "unreachable" (exit 69, "try again
+            // later"): a directory that is not there, or one this user may
+            // not open or write, is a setting to fix.
+            const std::string dir = parent_directory(path_);
+            if (file_missing(dir))
                 throw error(errc::configuration,
-                            "no lock database at '" + text::printable(path_) +
-                                "': the directory '" + text::printable(parent_directory(path_)) +
-                                "' does not exist (create it, then run `sqlock init`)",
+                            (create ? "cannot create SQLite database '" : "no lock database at '") +
+                                text::printable(path_) + "': the directory '" +
+                                text::printable(dir) + "' does not exist" +
+                                (create ? "" : " (create it, then run `sqlock init`)"),
                             sqlite::code_name(rc));
             if (!create && file_missing(path_))
                 throw error(errc::configuration,
@@ -390,19 +393,10 @@ class SqliteConnection final : public Connection {
                                 "' (the SQLite file does not exist); create it with `sqlock "
                                 "init` or Locker::init()",
                             sqlite::code_name(rc));
-            // A local file is never "unreachable" (exit 69, "try again
-            // later"): one this user may not open, or a directory that is
-            // not there, is a setting to fix.
             if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES)
                 throw error(errc::configuration,
                             "no permission to open SQLite database '" + text::printable(path_) +
                                 "' for reading and writing: " + msg,
-                            sqlite::code_name(rc));
-            const std::string dir = parent_directory(path_);
-            if (rc == SQLITE_CANTOPEN && file_missing(dir))
-                throw error(errc::configuration,
-                            "cannot create SQLite database '" + text::printable(path_) +
-                                "': the directory '" + text::printable(dir) + "' does not exist",
                             sqlite::code_name(rc));
             if (rc == SQLITE_CANTOPEN && file_missing(path_) &&
                 ::access(dir.c_str(), W_OK | X_OK) != 0 && errno == EACCES)

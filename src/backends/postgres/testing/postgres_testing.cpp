@@ -124,34 +124,33 @@ DoctorFacts doctor_facts(const std::string& url) {
     return expected;
 }
 
-// PostgreSQL's URL cases are among the shared ones (the scheme of the
-// reference backend); nothing else is refused only here.
-// Values libpq refuses only when it connects: sqlock refuses them with
-// the URL, as bad usage (exit 64), not as a server that cannot be reached
-// (69), which cron and monitoring would retry.
+// Beside the shared URL cases (PostgreSQL's scheme is the reference
+// backend's): values libpq refuses only when it connects, which sqlock
+// refuses with the URL, as bad usage (exit 64), not as a server that cannot
+// be reached (69), which cron and monitoring would retry.
 std::vector<HostileInput> hostile_inputs(const std::string& password) {
     using sqlock::errc;
     const std::string pg = "postgresql://u:" + password + "@127.0.0.1:";
+    auto refused = [](std::string what, std::string url) {
+        return HostileInput{std::move(what), errc::invalid_argument, std::move(url), "", 64};
+    };
     return {
         {"PostgreSQL port nobody listens on", errc::connection, pg + "1/db?connect_timeout=5", "",
          69},
-        {"PostgreSQL URL with an unknown sslmode", errc::invalid_argument,
-         pg + "1/db?sslmode=bogus", "", 64},
-        {"PostgreSQL URL with a port that is not a number", errc::invalid_argument,
-         pg + "notaport/db", "", 64},
-        {"PostgreSQL URL with a port out of range", errc::invalid_argument, pg + "99999/db", "",
-         64},
-        {"PostgreSQL URL with a connect_timeout that is not a number", errc::invalid_argument,
-         pg + "1/db?connect_timeout=abc", "", 64},
-        {"PostgreSQL URL with an unknown target_session_attrs", errc::invalid_argument,
-         pg + "1/db?target_session_attrs=rw", "", 64},
+        refused("PostgreSQL URL with an unknown sslmode", pg + "1/db?sslmode=bogus"),
+        refused("PostgreSQL URL with a port that is not a number", pg + "notaport/db"),
+        refused("PostgreSQL URL with a port out of range", pg + "99999/db"),
+        refused("PostgreSQL URL with a connect_timeout that is not a number",
+                pg + "1/db?connect_timeout=abc"),
+        refused("PostgreSQL URL with an unknown target_session_attrs",
+                pg + "1/db?target_session_attrs=rw"),
         // libpq would end the password at the first '@' and show the rest
-        // as the host.
-        {"PostgreSQL password with a raw '@'", errc::invalid_argument,
-         "postgresql://u:Qm@x" + password + "@127.0.0.1:1/db", "", 64},
-        // A raw '/' (base64 passwords have them) ends the authority early.
-        {"PostgreSQL password with a raw '/'", errc::invalid_argument,
-         "postgresql://u:Qm/x" + password + "@127.0.0.1:1/db", "", 64},
+        // as the host; a raw '/' (base64 passwords have them) ends the
+        // authority early.
+        refused("PostgreSQL password with a raw '@'",
+                "postgresql://u:Qm@x" + password + "@127.0.0.1:1/db"),
+        refused("PostgreSQL password with a raw '/'",
+                "postgresql://u:Qm/x" + password + "@127.0.0.1:1/db"),
     };
 }
 
