@@ -1,7 +1,6 @@
 // sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]: the main job. Takes the
 // lock, runs COMMAND, renews the lease while it runs, forwards signals,
 // releases the lock when COMMAND has ended, and exits with its status.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "lock_format.hpp"
 #include "option_values.hpp"
 #include "process_tree.hpp"
+#include "run_outcome.hpp"
 #include "signals.hpp"
 #include "supervisor.hpp"
 
@@ -280,24 +280,6 @@ RunSettings parse_settings(const Invocation& inv) {
                           " needs --once-per DUR");
     }
     return s;
-}
-
-// How the job ended, for the run history.
-sqlock::RunEnd run_end(const SuperviseResult& result) {
-    sqlock::RunEnd end;
-    if (result.lost || result.fenced) {
-        end.outcome = sqlock::run_outcome::lost;
-    } else if (WIFEXITED(result.status)) {
-        end.outcome = WEXITSTATUS(result.status) == 0 ? sqlock::run_outcome::succeeded
-                                                      : sqlock::run_outcome::failed;
-    } else if (WIFSIGNALED(result.status)) {
-        end.outcome = sqlock::run_outcome::killed;
-    } else {
-        end.outcome = sqlock::run_outcome::failed;
-    }
-    if (WIFEXITED(result.status)) end.exit_status = WEXITSTATUS(result.status);
-    if (WIFSIGNALED(result.status)) end.signal = WTERMSIG(result.status);
-    return end;
 }
 
 std::string describe(const sqlock::Lock& lock) {
@@ -638,26 +620,26 @@ int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
     }
     if (result.leftovers)
         Output::error("some processes of the job did not die after SIGKILL; leaving them" + db);
+    RunOutcome outcome;
+    outcome.wait_status = result.status;
+    outcome.fenced = result.fenced;
+    outcome.lost_while_running = result.lost;
+    outcome.terminate_on_lost = s.terminate_on_lost;
     if (result.fenced) {
         // The lease could not be renewed: the database may be out of reach,
         // so do not wait for it. The row expires by itself; releasing it
         // could not make anyone's start earlier than that by much. The run
         // reads as lost in the history once the lease has run out.
         lock->detach();
-        return exit_code::lost;
+        return exit_status(outcome);
     }
-    const int code = exit_code_for_status(result.status);
-    bool was_lost = result.lost;
-    int release_failure = 0;
     // The outcome is recorded before the release: whoever takes the lock
     // next finds it (what makes --once-per hold across hosts).
-    int record_failure = 0;
     std::string record_error;  // printed after the release: one line if both fail
-    std::optional<sqlock::RunEnd> recorded_lost;  // the end we meant, when `lost` was recorded
     if (run_id) {
         try {
             const sqlock::run_outcome recorded = locker.finish_run(*lock, *run_id, end);
-            if (recorded != end.outcome) recorded_lost = end;
+            outcome.lost_at_record = recorded != end.outcome;
             // A lock lost unnoticed (no heartbeat) is recorded lost; the
             // release below finds the loss too and says so.
             inv.out.detail("recorded run " + std::to_string(*run_id) + " as " +
@@ -671,7 +653,7 @@ int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
                            // A statement that got no answer may still have been
                            // applied (delivered late): then the window is done.
                            (s.once_per ? "; the window may be left open, and run again" : "");
-            record_failure = exit_code_for(e.category());
+            outcome.record_failure = exit_code_for(e.category());
         }
     }
     const std::string ended = job + " has ended (" + sqlock::to_string(end.outcome) + ")";
@@ -686,16 +668,16 @@ int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
                   {{"id", lock_id}, {"min_hold", kept}});
     } catch (const sqlock::error& e) {
         if (e.category() == sqlock::errc::lost) {
-            if (!was_lost)  // found only now (no heartbeat)
+            if (!outcome.lost_while_running)  // found only now (no heartbeat)
                 log.event(event_level::error, "lost", e.what(),
                           {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
-            was_lost = true;
+            outcome.lost_at_release = true;
         } else {
             Output::error(
                 "the command has ended, but releasing the lock failed: " + std::string(e.what()) +
                 (record_error.empty() ? std::string() : " (and " + record_error + ")"));
             record_error.clear();
-            release_failure = exit_code_for(e.category());
+            outcome.release_failure = exit_code_for(e.category());
             // Reported once: the Lock's destructor would retry the release
             // and report its failure a second time. The row ends with its
             // lease.
@@ -705,18 +687,14 @@ int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
     if (!record_error.empty()) Output::error(ended + ", but " + record_error);
     // The lease ran out unrenewed and nobody took the lock over: the
     // release went through, but the run cannot count as done.
-    if (recorded_lost && !was_lost) {
+    if (outcome.lost_at_record && !outcome.lost_while_running && !outcome.lost_at_release) {
         log.event(event_level::error, "lost",
                   "recorded run " + std::to_string(*run_id) + " as lost, not " +
-                      sqlock::to_string(recorded_lost->outcome) + ": the lease of " + what +
+                      sqlock::to_string(end.outcome) + ": the lease of " + what +
                       " had run out when " + job + " ended" + db,
                   {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
-        was_lost = true;
     }
-    if (was_lost && s.terminate_on_lost) return exit_code::lost;
-    if (record_failure && code == 0) return record_failure;
-    if (release_failure && code == 0) return release_failure;
-    return code;
+    return exit_status(outcome);
 }
 
 }  // namespace
