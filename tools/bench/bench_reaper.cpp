@@ -108,9 +108,9 @@ void bench_reaper(Context& ctx, const BackendTarget& target) {
     // The bulk load above (and the sections before, on any backend) leave
     // hundreds of MB of dirty pages. Their writeback, while the probe
     // writes, stalled its cycles by 50-250 ms in both windows, idle or
-    // purging alike (printing every cycle over 20 ms showed it; see
-    // docs/benchmarks.md, "Session 6"). The reaper's effect is measured from
-    // a flushed page cache, not on top of the benchmark's own bulk load.
+    // purging alike (printing every cycle over 20 ms showed it). The
+    // reaper's effect is measured from a flushed page cache, not on top of
+    // the benchmark's own bulk load.
     ::sync();
     Window idle{now_ns(), 0};
     pause(ctx.scale.probe_idle_seconds);

@@ -56,7 +56,8 @@ struct Scale {
 
 Scale scale_for(const Options& options);
 
-/// "10^6", "10^5", "12345": a row count as the issue writes it.
+/// "10^6", "10^5", "12345": a row count as the report's labels write it, a
+/// power of ten from 100 up as 10^N.
 std::string count_text(std::int64_t n);
 
 }  // namespace sqlock_bench

@@ -88,12 +88,6 @@ std::vector<std::string> command_environment(const std::vector<std::string>& ext
     return env;
 }
 
-int exit_code_for_status(int status) {
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return exit_code::signal_base + WTERMSIG(status);
-    return exit_code::internal;
-}
-
 namespace {
 
 // What the child needs, prepared by the parent: the child shares the

@@ -20,10 +20,6 @@ std::string resolve_executable(const std::string& name);
 /// entries replacing any of the same name).
 std::vector<std::string> command_environment(const std::vector<std::string>& extra);
 
-/// sqlock's exit code for a wait status: the exit status, or 128+N for a
-/// command killed by signal N (as shells report it).
-int exit_code_for_status(int status);
-
 /// ChildProcess
 ///
 /// The running command. spawn() forks and executes it with the signal mask

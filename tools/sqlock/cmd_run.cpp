@@ -1,27 +1,22 @@
 // sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]: the main job. Takes the
 // lock, runs COMMAND, renews the lease while it runs, forwards signals,
 // releases the lock when COMMAND has ended, and exits with its status.
-#include <sys/wait.h>
+// Here: the options, the help, and the JSON log's context; the session's
+// phases are in run_session.cpp, its exit status in run_outcome.cpp.
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <memory>
 #include <optional>
 
-#include "acquisition.hpp"
-#include "child_process.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
-#include "database.hpp"
 #include "event_log.hpp"
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
 #include "option_values.hpp"
-#include "process_tree.hpp"
-#include "signals.hpp"
-#include "supervisor.hpp"
+#include "run_session.hpp"
+#include "text.hpp"
 
 namespace sqlock_cli {
 
@@ -140,19 +135,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct RunSettings {
-    AcquireRequest request;
-    bool terminate_on_lost = true;
-    milliseconds grace{10000};
-    milliseconds margin{200};
-    int conflict_code = exit_code::busy;
-    std::vector<std::string> command;
-    bool history = true;
-    std::optional<sqlock::duration> once_per;  // the window, with --once-per
-    sqlock::duration once_per_offset{};
-    bool once_per_any_outcome = false;
-};
-
 // What `run` stores in the row's metadata: the program it runs, so `list`
 // can show it. Only argv[0]: arguments may hold secrets, and the lock table
 // is readable from every host that uses it.
@@ -247,7 +229,8 @@ RunSettings parse_settings(const Invocation& inv) {
                           sqlock::format_duration(s.request.options.expires) +
                           ": the lock would end before its minimum hold");
     s.request.options.heartbeat = o.count("no-heartbeat") == 0;
-    s.request.options.metadata["command"] = command_label(s.command.front());
+    s.program = command_label(s.command.front());
+    s.request.options.metadata["command"] = s.program;
     if (o.count("label"))
         s.request.options.metadata["label"] = command_label(string_option(o, "label"));
     std::string on_lost = string_option(o, "on-lost", "term");
@@ -282,46 +265,11 @@ RunSettings parse_settings(const Invocation& inv) {
     return s;
 }
 
-// How the job ended, for the run history.
-sqlock::RunEnd run_end(const SuperviseResult& result) {
-    sqlock::RunEnd end;
-    if (result.lost || result.fenced) {
-        end.outcome = sqlock::run_outcome::lost;
-    } else if (WIFEXITED(result.status)) {
-        end.outcome = WEXITSTATUS(result.status) == 0 ? sqlock::run_outcome::succeeded
-                                                      : sqlock::run_outcome::failed;
-    } else if (WIFSIGNALED(result.status)) {
-        end.outcome = sqlock::run_outcome::killed;
-    } else {
-        end.outcome = sqlock::run_outcome::failed;
-    }
-    if (WIFEXITED(result.status)) end.exit_status = WEXITSTATUS(result.status);
-    if (WIFSIGNALED(result.status)) end.signal = WTERMSIG(result.status);
-    return end;
-}
-
-std::string describe(const sqlock::Lock& lock) {
-    return "lock " + in_quotes(lock.lockstring()) + " (id " + std::to_string(lock.id()) + ")";
-}
-
-}  // namespace
-
-namespace {
-
 std::string this_host() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
     return sqlock::text::printable(name);
 }
-
-nlohmann::ordered_json run_end_json(const sqlock::RunEnd& end) {
-    nlohmann::ordered_json j = {{"outcome", sqlock::to_string(end.outcome)}};
-    j["exit_status"] = end.exit_status ? nlohmann::ordered_json(*end.exit_status) : nullptr;
-    j["signal"] = end.signal ? nlohmann::ordered_json(signal_name(*end.signal)) : nullptr;
-    return j;
-}
-
-int run_job(Invocation& inv, RunSettings& s, EventLog& log);
 
 }  // namespace
 
@@ -346,7 +294,8 @@ int run_run(Invocation& inv) {
     // event (JSON) or one line (text, printed by main).
     try {
         RunSettings s = parse_settings(inv);
-        return run_job(inv, s, log);
+        RunSession session(inv, s, log);
+        return session.run();
     } catch (const cli_error& e) {
         throw log.ending(event_level::error, "error", e.code(), e.what(), {}, e.quiet_ok());
     } catch (const sqlock::error& e) {
@@ -354,371 +303,5 @@ int run_run(Invocation& inv) {
                          {{"category", sqlock::to_string(e.category())}});
     }
 }
-
-namespace {
-
-int run_job(Invocation& inv, RunSettings& s, EventLog& log) {
-    // Before the Locker: the library's threads must inherit the blocked mask.
-    SignalRelay signals;
-    // Opening connects nothing yet; it validates the URL and table, and
-    // names the database for the messages below. Each round trip is bounded
-    // by a sixth of the lease (1 s to 10 s) unless --db-timeout says.
-    const auto lease = s.request.options.expires;
-    sqlock::Locker locker = open_locker(
-        inv.global, false,
-        std::clamp<sqlock::duration>(lease / 6, std::chrono::seconds(1), std::chrono::seconds(10)));
-    const std::string db = at_database(locker.url());
-    log.add_context("db", sqlock::text::printable(locker.url()));
-    // Before the lock: a mistyped command must not take (or, with
-    // --min-hold, keep) a lock.
-    std::string path;
-    try {
-        path = resolve_executable(s.command.front());
-    } catch (const cli_error& e) {
-        throw cli_error(e.code(), e.what() + std::string(" (lock ") + in_quotes(s.request.name) +
-                                      " not taken)" + db);
-    }
-
-    auto lost = std::make_shared<std::atomic<bool>>(false);
-    s.request.options.on_lost = [lost](const std::string&, std::int64_t) { *lost = true; };
-    s.request.options.on_renewed_late = [&log, db](const std::string&, std::int64_t id, int failed,
-                                                   sqlock::duration left) {
-        log.event(
-            event_level::warning, "renewed_late",
-            "renewed the lease of lock id " + std::to_string(id) +
-                " late: " + std::to_string(failed) + " attempt" + (failed == 1 ? "" : "s") +
-                " had failed, " + sqlock::format_duration(left) + " of it was left" + db,
-            {{"id", id}, {"failed_attempts", failed}, {"lease_left_seconds", seconds_value(left)}});
-    };
-    // The progress line is for people; JSON has an event when the wait
-    // begins, and one for how it ended.
-    const Output acquire_out = log.json() ? Output(true, false) : inv.out;
-    s.request.on_wait_start = [&](const sqlock::LockInfo* holder) {
-        nlohmann::ordered_json fields;
-        fields["holder"] = holder ? lock_json(*holder) : nullptr;
-        fields["wait_seconds"] = s.request.wait_forever
-                                     ? nullptr
-                                     : nlohmann::ordered_json(seconds_value(s.request.wait));
-        log.event(
-            event_level::info, "waiting",
-            std::string("waiting ") +
-                (s.request.wait_forever ? "without a time limit"
-                                        : "up to " + sqlock::format_duration(s.request.wait)) +
-                " for " + (s.request.slots ? "semaphore " : "lock ") + in_quotes(s.request.name) +
-                db,
-            fields);
-    };
-    std::optional<sqlock::Lock> lock;
-    try {
-        lock.emplace(
-            acquire(locker, s.request, acquire_out, [&signals] { return signals.take_pending(); }));
-    } catch (const sqlock::error& e) {
-        if (e.category() != sqlock::errc::busy && e.category() != sqlock::errc::timeout) throw;
-        nlohmann::ordered_json fields = {
-            {"reason", e.category() == sqlock::errc::busy ? "busy" : "timeout"}};
-        fields["holder"] = e.holder() ? lock_json(*e.holder()) : nullptr;
-        throw log.ending(event_level::notice, "skipped", s.conflict_code, e.what(), fields,
-                         /*quiet_ok=*/true);
-    } catch (const cli_error& e) {
-        if (e.code() <= exit_code::signal_base) throw;  // interrupted while waiting
-        throw log.ending(event_level::warning, "skipped", e.code(), e.what(),
-                         {{"reason", "interrupted"},
-                          {"signal", signal_name(e.code() - exit_code::signal_base)}});
-    }
-    // Computed now: a released Lock no longer answers questions.
-    const std::string what = describe(*lock);
-    log.event(event_level::info, "acquired",
-              "acquired " + what + ", lease " + sqlock::format_duration(s.request.options.expires) +
-                  " until " + lock->expires() + " UTC" + db,
-              {{"lockstring", sqlock::text::printable(lock->lockstring())},
-               {"id", lock->id()},
-               {"slot", lock->slot()},
-               {"expires", lock->expires()},
-               {"lease_seconds", seconds_value(s.request.options.expires)}});
-    const std::int64_t lock_id = lock->id();
-
-    // When the command is not started after all, release now; a failed
-    // release is reported, but the reason for not starting is the error.
-    auto release_unused = [&] {
-        try {
-            lock->release();
-        } catch (const std::exception& e) {
-            Output::error(e.what());
-        }
-    };
-
-    // A signal that came while the lock was being taken (blocked until now)
-    // means "stop": do not start the command for it to find on arrival.
-    if (int signo = signals.take_pending()) {
-        release_unused();
-        throw log.ending(event_level::warning, "skipped", exit_code::signal_base + signo,
-                         "interrupted by " + signal_name(signo) + " before starting " +
-                             in_quotes(s.command.front()) + "; released " + what + db,
-                         {{"reason", "interrupted"}, {"signal", signal_name(signo)}});
-    }
-
-    // valid_until counts from when the acquisition was sent: one that waited
-    // long for the database (SQLite's busy wait) has little of its lease
-    // left to vouch for. Renew once first, so that the job is not started
-    // only to be stopped at once.
-    if (s.request.options.heartbeat && s.terminate_on_lost &&
-        lock->valid_until() - std::chrono::steady_clock::now() < lease / 2) {
-        try {
-            lock->renew();
-        } catch (const sqlock::error& e) {
-            release_unused();
-            throw cli_error(exit_code_for(e.category()),
-                            std::string(e.what()) + " (renewing before starting " +
-                                in_quotes(s.command.front()) + ", which was not started)");
-        }
-    }
-
-    // The pause, under the lock, where the once-per decision is made: a
-    // pause issued while another host ran the job lets that run finish,
-    // and every run that takes the lock after it sees it. A paused window
-    // is not run and not marked done. If the pause cannot be read, the job
-    // does not run: a pause must not be missed for a database hiccup.
-    const std::string job_name = in_quotes(s.command.front());
-    std::optional<sqlock::PauseInfo> pause;
-    try {
-        pause = locker.paused(s.request.name);
-    } catch (const sqlock::error& e) {
-        release_unused();
-        throw cli_error(exit_code_for(e.category()), std::string(e.what()) +
-                                                         " (checking whether it is paused; " +
-                                                         job_name + " was not started)");
-    }
-    if (pause) {
-        try {
-            lock->release();
-        } catch (const sqlock::error& e) {
-            Output::error("the job is paused, but releasing the lock failed: " +
-                          std::string(e.what()));
-            lock->detach();
-        }
-        throw log.ending(event_level::notice, "skipped", exit_code::paused,
-                         describe_pause(*pause) + "; not running " + job_name + db,
-                         {{"reason", "paused"}, {"pause", pause_json(*pause)}},
-                         /*quiet_ok=*/true);
-    }
-
-    // The once-per decision, under the lock: a run of this window that
-    // counts was recorded (before its lock was released) by whoever held it.
-    std::optional<sqlock::OncePerWindow> window;
-    if (s.once_per) {
-        try {
-            window = locker.once_per_window(*lock, *s.once_per, s.once_per_offset,
-                                            s.once_per_any_outcome);
-        } catch (const sqlock::error& e) {
-            release_unused();
-            throw cli_error(exit_code_for(e.category()),
-                            std::string(e.what()) + " (deciding on the --once-per window; " +
-                                job_name + " was not started)");
-        }
-        if (window->done) {
-            const sqlock::RunRecord& by = *window->done_by;
-            log.event(event_level::info, "skipped",
-                      "window " + window->start + " to " + window->end + " UTC of " +
-                          in_quotes(s.request.name) + " is done: run " + std::to_string(by.id) +
-                          " " + sqlock::to_string(by.outcome) + " on " +
-                          sqlock::text::printable(by.host) + " (started " + by.started +
-                          " UTC); not running " + job_name + db,
-                      {{"reason", "window_done"},
-                       {"window_start", window->start},
-                       {"window_end", window->end},
-                       {"done_by", run_json(by)},
-                       {"exit_code", exit_code::ok}});
-            try {
-                lock->release();
-            } catch (const sqlock::error& e) {
-                lock->detach();
-                throw log.ending(
-                    event_level::error, "error", exit_code_for(e.category()),
-                    "the window was done, but releasing the lock failed: " + std::string(e.what()));
-            }
-            return exit_code::ok;
-        }
-    }
-    std::optional<std::int64_t> run_id;
-    if (s.history) {
-        sqlock::RunStart start;
-        start.program = command_label(s.command.front());
-        if (window) start.window_start_ms = window->start_ms;
-        try {
-            run_id = locker.start_run(*lock, start);
-            inv.out.detail("recording run " + std::to_string(*run_id) + " of " +
-                           in_quotes(s.request.name) +
-                           (window ? " for window " + window->start + " UTC" : std::string()) + db);
-        } catch (const sqlock::error& e) {
-            if (window) {
-                release_unused();
-                throw cli_error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (recording the start of the run; " +
-                                    job_name + " was not started)");
-            }
-            // Without --once-per nothing depends on the record: the job runs,
-            // and the operator hears why it is not in the history.
-            Output::error("not recording this run in the history: " + std::string(e.what()));
-        }
-    }
-
-    std::vector<std::string> extra_env = {
-        "SQLOCK_NAME=" + lock->name(),
-        "SQLOCK_LOCKSTRING=" + lock->lockstring(),
-        "SQLOCK_SLOT=" + std::to_string(lock->slot()),
-        "SQLOCK_ID=" + std::to_string(lock->id()),
-    };
-    if (window) extra_env.push_back("SQLOCK_WINDOW_START=" + window->start);
-    std::vector<std::string> env = command_environment(extra_env);
-    // The job's background processes stay ours (see process_tree.hpp).
-    become_subreaper();
-    std::optional<ChildProcess> child;
-    try {
-        child.emplace(ChildProcess::spawn(path, s.command, env, signals.original_mask()));
-    } catch (const cli_error& e) {
-        release_unused();
-        throw cli_error(e.code(), e.what() + db);
-    }
-    const auto started = std::chrono::steady_clock::now();
-    {
-        nlohmann::ordered_json fields = {{"id", lock_id},
-                                         {"command", command_label(s.command.front())},
-                                         {"child_pid", static_cast<long>(child->pid())}};
-        fields["run_id"] = run_id ? nlohmann::ordered_json(*run_id) : nullptr;
-        fields["window_start"] = window ? nlohmann::ordered_json(window->start) : nullptr;
-        log.event(event_level::info, "started",
-                  "started " + job_name + " (pid " + std::to_string(child->pid()) + ") under " +
-                      what + db,
-                  fields);
-    }
-
-    SupervisePolicy policy;
-    policy.terminate_on_lost = s.terminate_on_lost;
-    policy.fence = s.terminate_on_lost && s.request.options.heartbeat;
-    policy.grace = s.grace;
-    policy.margin = s.margin;
-    policy.valid_until = [&lock] { return lock->valid_until(); };
-    const std::string job = in_quotes(s.command.front());
-    SuperviseEvents events;
-    events.lost = [&] {
-        log.event(event_level::error, "lost",
-                  "lost " + what + " while " + job +
-                      " was running: it was taken over or force-released, or its lease ran "
-                      "out unrenewed; " +
-                      (s.terminate_on_lost ? "terminating the command and its processes"
-                                           : "letting the command finish (--on-lost=ignore)") +
-                      db,
-                  {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
-    };
-    events.fencing = [&] {
-        log.event(event_level::error, "fencing",
-                  "cannot renew " + what + ": the database did not answer in time; stopping " +
-                      job + " before its lease can run out (SIGTERM now, SIGKILL after " +
-                      sqlock::format_duration(s.grace) + ")" + db,
-                  {{"id", lock_id}, {"kill_grace_seconds", seconds_value(s.grace)}});
-    };
-    events.waiting_for = [&](int n) {
-        log.event(event_level::info, "waiting_for_processes",
-                  job + " has ended; keeping " + what + " until the " + std::to_string(n) +
-                      " process" + (n == 1 ? "" : "es") + " it started have ended too" + db,
-                  {{"id", lock_id}, {"processes", n}});
-    };
-    SuperviseResult result = supervise(*child, signals, *lost, policy, events);
-    const sqlock::RunEnd end = run_end(result);
-    {
-        nlohmann::ordered_json fields = {{"id", lock_id}};
-        fields.update(run_end_json(end));
-        fields["duration_seconds"] = seconds_value(
-            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started));
-        fields["leftovers"] = result.leftovers;
-        // info whatever the outcome: in text, the command's failure is its
-        // own to report (sqlock exits with its status).
-        log.event(event_level::info, "exited",
-                  job + " has ended (" + sqlock::to_string(end.outcome) + ")" + db, fields);
-    }
-    if (result.leftovers)
-        Output::error("some processes of the job did not die after SIGKILL; leaving them" + db);
-    if (result.fenced) {
-        // The lease could not be renewed: the database may be out of reach,
-        // so do not wait for it. The row expires by itself; releasing it
-        // could not make anyone's start earlier than that by much. The run
-        // reads as lost in the history once the lease has run out.
-        lock->detach();
-        return exit_code::lost;
-    }
-    const int code = exit_code_for_status(result.status);
-    bool was_lost = result.lost;
-    int release_failure = 0;
-    // The outcome is recorded before the release: whoever takes the lock
-    // next finds it (what makes --once-per hold across hosts).
-    int record_failure = 0;
-    std::string record_error;  // printed after the release: one line if both fail
-    std::optional<sqlock::RunEnd> recorded_lost;  // the end we meant, when `lost` was recorded
-    if (run_id) {
-        try {
-            const sqlock::run_outcome recorded = locker.finish_run(*lock, *run_id, end);
-            if (recorded != end.outcome) recorded_lost = end;
-            // A lock lost unnoticed (no heartbeat) is recorded lost; the
-            // release below finds the loss too and says so.
-            inv.out.detail("recorded run " + std::to_string(*run_id) + " as " +
-                           sqlock::to_string(recorded) +
-                           (recorded != end.outcome
-                                ? ": " + what + " was no longer held when " + job + " ended"
-                                : std::string()) +
-                           db);
-        } catch (const sqlock::error& e) {
-            record_error = "recording that in the run history failed: " + std::string(e.what()) +
-                           // A statement that got no answer may still have been
-                           // applied (delivered late): then the window is done.
-                           (s.once_per ? "; the window may be left open, and run again" : "");
-            record_failure = exit_code_for(e.category());
-        }
-    }
-    const std::string ended = job + " has ended (" + sqlock::to_string(end.outcome) + ")";
-    try {
-        lock->release();
-        const bool kept = s.request.options.min_hold > sqlock::duration::zero();
-        log.event(event_level::info, "released",
-                  kept ? "released " + what + "; its row stays until " +
-                             sqlock::format_duration(s.request.options.min_hold) +
-                             " after it was taken (--min-hold)" + db
-                       : "released " + what + db,
-                  {{"id", lock_id}, {"min_hold", kept}});
-    } catch (const sqlock::error& e) {
-        if (e.category() == sqlock::errc::lost) {
-            if (!was_lost)  // found only now (no heartbeat)
-                log.event(event_level::error, "lost", e.what(),
-                          {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
-            was_lost = true;
-        } else {
-            Output::error(
-                "the command has ended, but releasing the lock failed: " + std::string(e.what()) +
-                (record_error.empty() ? std::string() : " (and " + record_error + ")"));
-            record_error.clear();
-            release_failure = exit_code_for(e.category());
-            // Reported once: the Lock's destructor would retry the release
-            // and report its failure a second time. The row ends with its
-            // lease.
-            lock->detach();
-        }
-    }
-    if (!record_error.empty()) Output::error(ended + ", but " + record_error);
-    // The lease ran out unrenewed and nobody took the lock over: the
-    // release went through, but the run cannot count as done.
-    if (recorded_lost && !was_lost) {
-        log.event(event_level::error, "lost",
-                  "recorded run " + std::to_string(*run_id) + " as lost, not " +
-                      sqlock::to_string(recorded_lost->outcome) + ": the lease of " + what +
-                      " had run out when " + job + " ended" + db,
-                  {{"id", lock_id}, {"on_lost", s.terminate_on_lost ? "term" : "ignore"}});
-        was_lost = true;
-    }
-    if (was_lost && s.terminate_on_lost) return exit_code::lost;
-    if (record_failure && code == 0) return record_failure;
-    if (release_failure && code == 0) return release_failure;
-    return code;
-}
-
-}  // namespace
 
 }  // namespace sqlock_cli

@@ -1,0 +1,42 @@
+#include "run_outcome.hpp"
+
+#include <sys/wait.h>
+
+#include "exit_codes.hpp"
+#include "supervisor.hpp"
+
+namespace sqlock_cli {
+
+int exit_status(const RunOutcome& o) noexcept {
+    if (o.fenced) return exit_code::lost;
+    if (o.lost() && o.terminate_on_lost) return exit_code::lost;
+    const int code = exit_code_for_status(o.wait_status);
+    if (o.record_failure && code == 0) return o.record_failure;
+    if (o.release_failure && code == 0) return o.release_failure;
+    return code;
+}
+
+int exit_code_for_status(int status) noexcept {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return exit_code::signal_base + WTERMSIG(status);
+    return exit_code::internal;
+}
+
+sqlock::RunEnd run_end(const SuperviseResult& result) {
+    sqlock::RunEnd end;
+    if (result.lost || result.fenced) {
+        end.outcome = sqlock::run_outcome::lost;
+    } else if (WIFEXITED(result.status)) {
+        end.outcome = WEXITSTATUS(result.status) == 0 ? sqlock::run_outcome::succeeded
+                                                      : sqlock::run_outcome::failed;
+    } else if (WIFSIGNALED(result.status)) {
+        end.outcome = sqlock::run_outcome::killed;
+    } else {
+        end.outcome = sqlock::run_outcome::failed;
+    }
+    if (WIFEXITED(result.status)) end.exit_status = WEXITSTATUS(result.status);
+    if (WIFSIGNALED(result.status)) end.signal = WTERMSIG(result.status);
+    return end;
+}
+
+}  // namespace sqlock_cli

@@ -1,0 +1,52 @@
+// What happened to one `sqlock run` after its job ended, and the exit status
+// that follows from it. Pure: no process, no database, so that every
+// precedence between the job's status, a lost or fenced lock and a failed
+// record or release is unit-tested (tests/cli/run_outcome_test.cpp).
+#pragma once
+
+#include "sqlock/run_history.hpp"
+
+namespace sqlock_cli {
+
+struct SuperviseResult;
+
+/// RunOutcome
+///
+/// How a run that started its job ended, as run_session.cpp learns it: the
+/// supervisor's result, then the recording of the end, then the release.
+/// Failures are sqlock's exit codes for them (exit_code_for), 0 for none.
+struct RunOutcome {
+    int wait_status = 0;              ///< the job's wait status (waitpid)
+    bool fenced = false;              ///< stopped because the lease could not be renewed
+    bool lost_while_running = false;  ///< the heartbeat found the lock lost
+    bool lost_at_record = false;      ///< the end was recorded `lost`: the lease had run out
+    bool lost_at_release = false;     ///< the release found the lock no longer ours
+    int record_failure = 0;           ///< recording the end in the run history failed
+    int release_failure = 0;          ///< the release failed (other than lost)
+    bool terminate_on_lost = true;    ///< --on-lost=term (false: ignore)
+
+    /// Lost in any of the three ways.
+    bool lost() const noexcept { return lost_while_running || lost_at_record || lost_at_release; }
+};
+
+/// The exit status of a run that started its job, first that applies:
+///   1. fenced: 79 (the job was stopped; nothing was recorded or released);
+///   2. lost, with --on-lost=term: 79;
+///   3. the job's own status when it is not 0 (a failed job keeps its code
+///      over a failed record or release): exit_code_for_status();
+///   4. the failed record's code, then 5. the failed release's code;
+///   6. 0.
+/// With --on-lost=ignore a lost lock leaves the job's status (and 3-6) as
+/// they are.
+int exit_status(const RunOutcome& outcome) noexcept;
+
+/// sqlock's exit code for a wait status: the exit status, or 128+N for a
+/// command killed by signal N (as shells report it), else 70.
+int exit_code_for_status(int status) noexcept;
+
+/// How the job ended, for the run history: `lost` when the lock was lost or
+/// fenced while it ran, else by its wait status (succeeded, failed, killed);
+/// its exit status or signal either way.
+sqlock::RunEnd run_end(const SuperviseResult& result);
+
+}  // namespace sqlock_cli

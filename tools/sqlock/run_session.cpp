@@ -1,0 +1,464 @@
+#include "run_session.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "database.hpp"
+#include "lock_format.hpp"
+#include "output.hpp"
+#include "process_tree.hpp"
+#include "text.hpp"
+
+namespace sqlock_cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string describe(const sqlock::Lock& lock) {
+    return "lock " + in_quotes(lock.lockstring()) + " (id " + std::to_string(lock.id()) + ")";
+}
+
+nlohmann::ordered_json run_end_json(const sqlock::RunEnd& end) {
+    nlohmann::ordered_json j = {{"outcome", sqlock::to_string(end.outcome)}};
+    j["exit_status"] = end.exit_status ? nlohmann::ordered_json(*end.exit_status) : nullptr;
+    j["signal"] = end.signal ? nlohmann::ordered_json(signal_name(*end.signal)) : nullptr;
+    return j;
+}
+
+}  // namespace
+
+/// A way out before the job runs, or when it could not be started: the
+/// ending leave_early() reports after releasing the lock (its arguments for
+/// EventLog::ending), and how a failed release is told.
+struct RunSession::EarlyExit {
+    /// 0: nothing left to say after a good release (the --once-per window was
+    /// done); a failed release is then the error.
+    int code = exit_code::ok;
+    event_level level = event_level::error;
+    std::string event = "error";
+    std::string message;
+    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+    bool quiet_ok = false;
+    /// Put before the release's error when it is reported.
+    std::string release_failed;
+
+    // The errors that were thrown as cli_error before the job started:
+    // run_run's catch makes exactly this ending of them.
+    static EarlyExit error(int code, std::string message) {
+        EarlyExit exit;
+        exit.code = code;
+        exit.message = std::move(message);
+        return exit;
+    }
+};
+
+RunSession::RunSession(Invocation& inv, RunSettings& settings, EventLog& log)
+    : inv_(inv),
+      s_(settings),
+      log_(log),
+      // Opening connects nothing yet; it validates the URL and table, and
+      // names the database for the messages below. Each round trip is
+      // bounded by a sixth of the lease (1 s to 10 s) unless --db-timeout
+      // says.
+      locker_(open_locker(
+          inv.global, false,
+          std::clamp<sqlock::duration>(settings.request.options.expires / 6,
+                                       std::chrono::seconds(1), std::chrono::seconds(10)))),
+      db_(at_database(locker_.url())),
+      job_(in_quotes(settings.command.front())) {
+    log_.add_context("db", sqlock::text::printable(locker_.url()));
+}
+
+int RunSession::run() {
+    acquire();
+    if (std::optional<EarlyExit> exit = gate()) return leave_early(*exit);
+    if (std::optional<EarlyExit> exit = start()) return leave_early(*exit);
+    return finish(supervise());
+}
+
+// --- acquire ---------------------------------------------------------------
+
+void RunSession::acquire() {
+    // Before the lock: a mistyped command must not take (or, with
+    // --min-hold, keep) a lock.
+    try {
+        path_ = resolve_executable(s_.command.front());
+    } catch (const cli_error& e) {
+        throw cli_error(e.code(), e.what() + std::string(" (lock ") + in_quotes(s_.request.name) +
+                                      " not taken)" + db_);
+    }
+
+    s_.request.options.on_lost = [lost = lost_](const std::string&, std::int64_t) { *lost = true; };
+    s_.request.options.on_renewed_late = [&log = log_, db = db_](const std::string&,
+                                                                 std::int64_t id, int failed,
+                                                                 sqlock::duration left) {
+        log.event(
+            event_level::warning, "renewed_late",
+            "renewed the lease of lock id " + std::to_string(id) +
+                " late: " + std::to_string(failed) + " attempt" + (failed == 1 ? "" : "s") +
+                " had failed, " + sqlock::format_duration(left) + " of it was left" + db,
+            {{"id", id}, {"failed_attempts", failed}, {"lease_left_seconds", seconds_value(left)}});
+    };
+    // The progress line is for people; JSON has an event when the wait
+    // begins, and one for how it ended.
+    const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
+    s_.request.on_wait_start = [this](const sqlock::LockInfo* holder) {
+        const AcquireRequest& r = s_.request;
+        nlohmann::ordered_json fields;
+        fields["holder"] = holder ? lock_json(*holder) : nullptr;
+        fields["wait_seconds"] =
+            r.wait_forever ? nullptr : nlohmann::ordered_json(seconds_value(r.wait));
+        log_.event(event_level::info, "waiting",
+                   std::string("waiting ") +
+                       (r.wait_forever ? "without a time limit"
+                                       : "up to " + sqlock::format_duration(r.wait)) +
+                       " for " + (r.slots ? "semaphore " : "lock ") + in_quotes(r.name) + db_,
+                   fields);
+    };
+    try {
+        lock_.emplace(sqlock_cli::acquire(locker_, s_.request, acquire_out,
+                                          [this] { return signals_.take_pending(); }));
+    } catch (const sqlock::error& e) {
+        if (e.category() != sqlock::errc::busy && e.category() != sqlock::errc::timeout) throw;
+        nlohmann::ordered_json fields = {
+            {"reason", e.category() == sqlock::errc::busy ? "busy" : "timeout"}};
+        fields["holder"] = e.holder() ? lock_json(*e.holder()) : nullptr;
+        throw log_.ending(event_level::notice, "skipped", s_.conflict_code, e.what(), fields,
+                          /*quiet_ok=*/true);
+    } catch (const cli_error& e) {
+        if (e.code() <= exit_code::signal_base) throw;  // interrupted while waiting
+        throw log_.ending(event_level::warning, "skipped", e.code(), e.what(),
+                          {{"reason", "interrupted"},
+                           {"signal", signal_name(e.code() - exit_code::signal_base)}});
+    }
+    // Computed now: a released Lock no longer answers questions.
+    what_ = describe(*lock_);
+    lock_id_ = lock_->id();
+    log_.event(event_level::info, "acquired",
+               "acquired " + what_ + ", lease " +
+                   sqlock::format_duration(s_.request.options.expires) + " until " +
+                   lock_->expires() + " UTC" + db_,
+               {{"lockstring", sqlock::text::printable(lock_->lockstring())},
+                {"id", lock_->id()},
+                {"slot", lock_->slot()},
+                {"expires", lock_->expires()},
+                {"lease_seconds", seconds_value(s_.request.options.expires)}});
+}
+
+// --- gate ------------------------------------------------------------------
+
+std::optional<RunSession::EarlyExit> RunSession::gate() {
+    // A signal that came while the lock was being taken (blocked until now)
+    // means "stop": do not start the command for it to find on arrival.
+    if (int signo = signals_.take_pending()) {
+        EarlyExit exit;
+        exit.code = exit_code::signal_base + signo;
+        exit.level = event_level::warning;
+        exit.event = "skipped";
+        exit.message = "interrupted by " + signal_name(signo) + " before starting " + job_ +
+                       "; released " + what_ + db_;
+        exit.fields = {{"reason", "interrupted"}, {"signal", signal_name(signo)}};
+        return exit;
+    }
+
+    // valid_until counts from when the acquisition was sent: one that waited
+    // long for the database (SQLite's busy wait) has little of its lease
+    // left to vouch for. Renew once first, so that the job is not started
+    // only to be stopped at once.
+    if (s_.request.options.heartbeat && s_.terminate_on_lost &&
+        lock_->valid_until() - std::chrono::steady_clock::now() < s_.request.options.expires / 2) {
+        try {
+            lock_->renew();
+        } catch (const sqlock::error& e) {
+            return EarlyExit::error(exit_code_for(e.category()),
+                                    std::string(e.what()) + " (renewing before starting " + job_ +
+                                        ", which was not started)");
+        }
+    }
+    return admit();
+}
+
+// The gate's round trips under the lock, in this order: the pause, the
+// --once-per decision (it names the window the record is for), the start
+// of the run record.
+std::optional<RunSession::EarlyExit> RunSession::admit() {
+    // The pause, under the lock, where the once-per decision is made: a
+    // pause issued while another host ran the job lets that run finish,
+    // and every run that takes the lock after it sees it. A paused window
+    // is not run and not marked done. If the pause cannot be read, the job
+    // does not run: a pause must not be missed for a database hiccup.
+    std::optional<sqlock::PauseInfo> pause;
+    try {
+        pause = locker_.paused(s_.request.name);
+    } catch (const sqlock::error& e) {
+        return EarlyExit::error(exit_code_for(e.category()),
+                                std::string(e.what()) + " (checking whether it is paused; " + job_ +
+                                    " was not started)");
+    }
+    if (pause) {
+        EarlyExit exit;
+        exit.code = exit_code::paused;
+        exit.level = event_level::notice;
+        exit.event = "skipped";
+        exit.message = describe_pause(*pause) + "; not running " + job_ + db_;
+        exit.fields = {{"reason", "paused"}, {"pause", pause_json(*pause)}};
+        exit.quiet_ok = true;
+        exit.release_failed = "the job is paused, but releasing the lock failed: ";
+        return exit;
+    }
+
+    if (std::optional<EarlyExit> exit = decide_window()) return exit;
+
+    if (!s_.history) return std::nullopt;
+    sqlock::RunStart start;
+    start.program = s_.program;
+    if (window_) start.window_start_ms = window_->start_ms;
+    try {
+        run_id_ = locker_.start_run(*lock_, start);
+        inv_.out.detail("recording run " + std::to_string(*run_id_) + " of " +
+                        in_quotes(s_.request.name) +
+                        (window_ ? " for window " + window_->start + " UTC" : std::string()) + db_);
+    } catch (const sqlock::error& e) {
+        if (window_)
+            return EarlyExit::error(exit_code_for(e.category()),
+                                    std::string(e.what()) + " (recording the start of the run; " +
+                                        job_ + " was not started)");
+        // Without --once-per nothing depends on the record: the job runs,
+        // and the operator hears why it is not in the history.
+        Output::error("not recording this run in the history: " + std::string(e.what()));
+    }
+    return std::nullopt;
+}
+
+std::optional<RunSession::EarlyExit> RunSession::decide_window() {
+    // The once-per decision, under the lock: a run of this window that
+    // counts was recorded (before its lock was released) by whoever held it.
+    if (!s_.once_per) return std::nullopt;
+    try {
+        window_ = locker_.once_per_window(*lock_, *s_.once_per, s_.once_per_offset,
+                                          s_.once_per_any_outcome);
+    } catch (const sqlock::error& e) {
+        return EarlyExit::error(exit_code_for(e.category()),
+                                std::string(e.what()) + " (deciding on the --once-per window; " +
+                                    job_ + " was not started)");
+    }
+    if (window_->done) {
+        const sqlock::RunRecord& by = *window_->done_by;
+        log_.event(event_level::info, "skipped",
+                   "window " + window_->start + " to " + window_->end + " UTC of " +
+                       in_quotes(s_.request.name) + " is done: run " + std::to_string(by.id) + " " +
+                       sqlock::to_string(by.outcome) + " on " + sqlock::text::printable(by.host) +
+                       " (started " + by.started + " UTC); not running " + job_ + db_,
+                   {{"reason", "window_done"},
+                    {"window_start", window_->start},
+                    {"window_end", window_->end},
+                    {"done_by", run_json(by)},
+                    {"exit_code", exit_code::ok}});
+        EarlyExit exit;
+        exit.release_failed = "the window was done, but releasing the lock failed: ";
+        return exit;
+    }
+    return std::nullopt;
+}
+
+// The one place that releases the lock before the job's end. The release
+// comes first: the reason for not running is reported after anything the
+// release said. A failed release is reported once, then the lock detached:
+// its destructor would retry the release and report its failure a second
+// time; the row ends with its lease. (A release that found the lock lost
+// has let go of it already: nothing to detach.)
+int RunSession::leave_early(const EarlyExit& exit) {
+    std::optional<std::pair<std::string, int>> failed;  // message, exit code
+    try {
+        lock_->release();
+    } catch (const sqlock::error& e) {
+        failed.emplace(e.what(), exit_code_for(e.category()));
+    } catch (const std::exception& e) {
+        failed.emplace(e.what(), exit_code::internal);
+    }
+    if (failed) {
+        if (lock_->active()) lock_->detach();
+        const std::string message = exit.release_failed + failed->first;
+        if (exit.code == exit_code::ok)
+            throw log_.ending(event_level::error, "error", failed->second, message);
+        // The reason for not starting is the error: the release's failure is
+        // said before it.
+        Output::error(message);
+    }
+    if (exit.code == exit_code::ok) return exit_code::ok;
+    throw log_.ending(exit.level, exit.event, exit.code, exit.message, exit.fields, exit.quiet_ok);
+}
+
+// --- supervise -------------------------------------------------------------
+
+std::optional<RunSession::EarlyExit> RunSession::start() {
+    std::vector<std::string> extra_env = {
+        "SQLOCK_NAME=" + lock_->name(),
+        "SQLOCK_LOCKSTRING=" + lock_->lockstring(),
+        "SQLOCK_SLOT=" + std::to_string(lock_->slot()),
+        "SQLOCK_ID=" + std::to_string(lock_->id()),
+    };
+    if (window_) extra_env.push_back("SQLOCK_WINDOW_START=" + window_->start);
+    const std::vector<std::string> env = command_environment(extra_env);
+    // The job's background processes stay ours (see process_tree.hpp).
+    become_subreaper();
+    try {
+        child_.emplace(ChildProcess::spawn(path_, s_.command, env, signals_.original_mask()));
+    } catch (const cli_error& e) {
+        return EarlyExit::error(e.code(), e.what() + db_);
+    }
+    started_ = std::chrono::steady_clock::now();
+    nlohmann::ordered_json fields = {
+        {"id", lock_id_}, {"command", s_.program}, {"child_pid", static_cast<long>(child_->pid())}};
+    fields["run_id"] = run_id_ ? nlohmann::ordered_json(*run_id_) : nullptr;
+    fields["window_start"] = window_ ? nlohmann::ordered_json(window_->start) : nullptr;
+    log_.event(
+        event_level::info, "started",
+        "started " + job_ + " (pid " + std::to_string(child_->pid()) + ") under " + what_ + db_,
+        fields);
+    return std::nullopt;
+}
+
+std::string RunSession::lost_on() const {
+    return s_.terminate_on_lost ? "term" : "ignore";
+}
+
+SuperviseResult RunSession::supervise() {
+    SupervisePolicy policy;
+    policy.terminate_on_lost = s_.terminate_on_lost;
+    policy.fence = s_.terminate_on_lost && s_.request.options.heartbeat;
+    policy.grace = s_.grace;
+    policy.margin = s_.margin;
+    policy.valid_until = [this] { return lock_->valid_until(); };
+    SuperviseEvents events;
+    events.lost = [this] {
+        log_.event(event_level::error, "lost",
+                   "lost " + what_ + " while " + job_ +
+                       " was running: it was taken over or force-released, or its lease ran "
+                       "out unrenewed; " +
+                       (s_.terminate_on_lost ? "terminating the command and its processes"
+                                             : "letting the command finish (--on-lost=ignore)") +
+                       db_,
+                   {{"id", lock_id_}, {"on_lost", lost_on()}});
+    };
+    events.fencing = [this] {
+        log_.event(event_level::error, "fencing",
+                   "cannot renew " + what_ + ": the database did not answer in time; stopping " +
+                       job_ + " before its lease can run out (SIGTERM now, SIGKILL after " +
+                       sqlock::format_duration(s_.grace) + ")" + db_,
+                   {{"id", lock_id_}, {"kill_grace_seconds", seconds_value(s_.grace)}});
+    };
+    events.waiting_for = [this](int n) {
+        log_.event(event_level::info, "waiting_for_processes",
+                   job_ + " has ended; keeping " + what_ + " until the " + std::to_string(n) +
+                       " process" + (n == 1 ? "" : "es") + " it started have ended too" + db_,
+                   {{"id", lock_id_}, {"processes", n}});
+    };
+    return sqlock_cli::supervise(*child_, signals_, *lost_, policy, events);
+}
+
+// --- finish ----------------------------------------------------------------
+
+int RunSession::finish(const SuperviseResult& result) {
+    const sqlock::RunEnd end = run_end(result);
+    {
+        nlohmann::ordered_json fields = {{"id", lock_id_}};
+        fields.update(run_end_json(end));
+        fields["duration_seconds"] = seconds_value(
+            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started_));
+        fields["leftovers"] = result.leftovers;
+        // info whatever the outcome: in text, the command's failure is its
+        // own to report (sqlock exits with its status).
+        log_.event(event_level::info, "exited",
+                   job_ + " has ended (" + sqlock::to_string(end.outcome) + ")" + db_, fields);
+    }
+    if (result.leftovers)
+        Output::error("some processes of the job did not die after SIGKILL; leaving them" + db_);
+
+    RunOutcome outcome;
+    outcome.wait_status = result.status;
+    outcome.fenced = result.fenced;
+    outcome.lost_while_running = result.lost;
+    outcome.terminate_on_lost = s_.terminate_on_lost;
+    if (result.fenced) {
+        // The lease could not be renewed: the database may be out of reach,
+        // so do not wait for it. The row expires by itself; releasing it
+        // could not make anyone's start earlier than that by much. The run
+        // reads as lost in the history once the lease has run out.
+        lock_->detach();
+        return exit_status(outcome);
+    }
+    std::string record_error;  // printed after the release: one line if both fail
+    record_end(end, outcome, record_error);
+    release_at_end(end, outcome, record_error);
+    return exit_status(outcome);
+}
+
+// The outcome is recorded before the release: whoever takes the lock next
+// finds it (what makes --once-per hold across hosts).
+void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
+                            std::string& record_error) {
+    if (!run_id_) return;
+    try {
+        const sqlock::run_outcome recorded = locker_.finish_run(*lock_, *run_id_, end);
+        outcome.lost_at_record = recorded != end.outcome;
+        // A lock lost unnoticed (no heartbeat) is recorded lost; the
+        // release below finds the loss too and says so.
+        inv_.out.detail(
+            "recorded run " + std::to_string(*run_id_) + " as " + sqlock::to_string(recorded) +
+            (recorded != end.outcome ? ": " + what_ + " was no longer held when " + job_ + " ended"
+                                     : std::string()) +
+            db_);
+    } catch (const sqlock::error& e) {
+        record_error = "recording that in the run history failed: " + std::string(e.what()) +
+                       // A statement that got no answer may still have been
+                       // applied (delivered late): then the window is done.
+                       (s_.once_per ? "; the window may be left open, and run again" : "");
+        outcome.record_failure = exit_code_for(e.category());
+    }
+}
+
+void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
+                                std::string& record_error) {
+    const std::string ended = job_ + " has ended (" + sqlock::to_string(end.outcome) + ")";
+    try {
+        lock_->release();
+        const bool kept = s_.request.options.min_hold > sqlock::duration::zero();
+        log_.event(event_level::info, "released",
+                   kept ? "released " + what_ + "; its row stays until " +
+                              sqlock::format_duration(s_.request.options.min_hold) +
+                              " after it was taken (--min-hold)" + db_
+                        : "released " + what_ + db_,
+                   {{"id", lock_id_}, {"min_hold", kept}});
+    } catch (const sqlock::error& e) {
+        if (e.category() == sqlock::errc::lost) {
+            if (!outcome.lost_while_running)  // found only now (no heartbeat)
+                log_.event(event_level::error, "lost", e.what(),
+                           {{"id", lock_id_}, {"on_lost", lost_on()}});
+            outcome.lost_at_release = true;
+        } else {
+            Output::error(
+                "the command has ended, but releasing the lock failed: " + std::string(e.what()) +
+                (record_error.empty() ? std::string() : " (and " + record_error + ")"));
+            record_error.clear();
+            outcome.release_failure = exit_code_for(e.category());
+            // Reported once: the Lock's destructor would retry the release
+            // and report its failure a second time. The row ends with its
+            // lease.
+            lock_->detach();
+        }
+    }
+    if (!record_error.empty()) Output::error(ended + ", but " + record_error);
+    // The lease ran out unrenewed and nobody took the lock over: the
+    // release went through, but the run cannot count as done.
+    if (outcome.lost_at_record && !outcome.lost_while_running && !outcome.lost_at_release) {
+        log_.event(event_level::error, "lost",
+                   "recorded run " + std::to_string(*run_id_) + " as lost, not " +
+                       sqlock::to_string(end.outcome) + ": the lease of " + what_ +
+                       " had run out when " + job_ + " ended" + db_,
+                   {{"id", lock_id_}, {"on_lost", lost_on()}});
+    }
+}
+
+}  // namespace sqlock_cli

@@ -1,0 +1,103 @@
+// `sqlock run` as a session of phases, in this order:
+//   acquire    take the lock (or skip: busy, timeout, interrupted);
+//   gate       what decides whether the job starts under it: a signal that
+//              came while waiting, a lease renewed before starting, the
+//              pause, the --once-per window, the start of the run record;
+//   supervise  start the job and watch it until it and its processes end;
+//   finish     record the end in the run history, release the lock.
+// A way out before the job runs releases the lock in one place
+// (RunSession::leave_early). The exit status after the job ran is
+// run_outcome.hpp's pure function. cmd_run.cpp parses the options.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acquisition.hpp"
+#include "child_process.hpp"
+#include "command_line.hpp"
+#include "event_log.hpp"
+#include "exit_codes.hpp"
+#include "run_outcome.hpp"
+#include "signals.hpp"
+#include "sqlock/locker.hpp"
+#include "supervisor.hpp"
+
+namespace sqlock_cli {
+
+/// What `run` was asked to do, from its options (cmd_run.cpp).
+struct RunSettings {
+    AcquireRequest request;
+    bool terminate_on_lost = true;
+    std::chrono::milliseconds grace{10000};
+    std::chrono::milliseconds margin{200};
+    int conflict_code = exit_code::busy;
+    std::vector<std::string> command;
+    std::string program;  ///< what the history, the row and the events call it (argv[0])
+    bool history = true;
+    std::optional<sqlock::duration> once_per;  ///< the window, with --once-per
+    sqlock::duration once_per_offset{};
+    bool once_per_any_outcome = false;
+};
+
+/// RunSession
+///
+/// One `sqlock run`: run() goes through the phases and returns the exit code,
+/// or throws cli_error for a way out that is not the job's (skipped, an
+/// error; its event already written in JSON, see EventLog::ending). The
+/// library's errors that no phase turns into its own message are thrown as
+/// they are. Not thread-safe; one per process (it blocks signals, see
+/// SignalRelay).
+///
+///     RunSession session(inv, settings, log);
+///     return session.run();
+class RunSession {
+  public:
+    /// Blocks the forwarded signals, then opens the database (connects
+    /// nothing yet). Throws for a bad URL or table.
+    RunSession(Invocation& inv, RunSettings& settings, EventLog& log);
+    RunSession(const RunSession&) = delete;
+    RunSession& operator=(const RunSession&) = delete;
+
+    int run();
+
+  private:
+    struct EarlyExit;
+
+    void acquire();
+    std::optional<EarlyExit> gate();
+    std::optional<EarlyExit> admit();
+    std::optional<EarlyExit> decide_window();
+    std::optional<EarlyExit> start();
+    SuperviseResult supervise();
+    int finish(const SuperviseResult& result);
+    void record_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
+    void release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
+    int leave_early(const EarlyExit& exit);
+    std::string lost_on() const;
+
+    Invocation& inv_;
+    RunSettings& s_;
+    EventLog& log_;
+    // Before the Locker: the library's threads must inherit the blocked mask.
+    SignalRelay signals_;
+    sqlock::Locker locker_;
+    std::string db_;    // " at <database>", for the messages
+    std::string path_;  // the command's executable, resolved before the lock is taken
+    std::shared_ptr<std::atomic<bool>> lost_ = std::make_shared<std::atomic<bool>>(false);
+    std::optional<sqlock::Lock> lock_;
+    std::string what_;  // "lock "name" (id N)": a released Lock no longer answers
+    std::int64_t lock_id_ = 0;
+    std::string job_;  // the command's name in quotes, for the messages
+    std::optional<sqlock::OncePerWindow> window_;
+    std::optional<std::int64_t> run_id_;
+    std::optional<ChildProcess> child_;
+    std::chrono::steady_clock::time_point started_{};
+};
+
+}  // namespace sqlock_cli
