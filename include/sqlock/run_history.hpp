@@ -1,5 +1,6 @@
 // Run history: a record of every job run under a lock, and the "once per
-// window" decision built on it (issue 12).
+// window" decision built on it: a job scheduled on several hosts runs once
+// per window, and monitoring can tell when it last succeeded.
 #pragma once
 
 #include <cstddef>

@@ -839,7 +839,7 @@ class SqliteConnection final : public Connection {
     // (min_batch_pause) so that a 5 ms sleep ends inside a pause. A
     // waiter waking every 1 ms for as long as it waits, though, keeps every
     // waiter contending: with 8 processes on 2 cores the holder of the write
-    // lock, preempted, got a core last (docs/benchmarks.md, "Session 6").
+    // lock, preempted, got a core last (docs/benchmarks.md).
     static int on_busy(void* self, int attempts) {
         auto* c = static_cast<SqliteConnection*>(self);
         auto now = std::chrono::steady_clock::now();
