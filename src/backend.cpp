@@ -7,6 +7,7 @@
 #include "backend_catalog.hpp"
 #include "backend_factory.hpp"
 #include "backend_loader.hpp"
+#include "records.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
@@ -65,6 +66,26 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
             last.holder = r.holder;
     }
     return last;
+}
+
+bool Connection::has_history() {
+    if (!history_known_) learn_side_tables();
+    return history_known_;
+}
+
+bool Connection::has_pauses() {
+    if (!pauses_known_) learn_side_tables();
+    return pauses_known_;
+}
+
+void Connection::learn_side_tables() {
+    const Rows found = query(Query::side_tables, {});
+    if (!found.rows.empty() && found.rows[0].size() >= 2) {
+        history_known_ = history_known_ || as_bool(found.rows[0][0]);
+        pauses_known_ = pauses_known_ || as_bool(found.rows[0][1]);
+    }
+    if (!history_known_) history_known_ = unlisted_side_table_exists(SideTable::history);
+    if (!pauses_known_) pauses_known_ = unlisted_side_table_exists(SideTable::pauses);
 }
 
 std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table,

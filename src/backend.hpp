@@ -17,8 +17,7 @@
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
-#include "sqlock/pause.hpp"
-#include "sqlock/run_history.hpp"
+#include "statement_set.hpp"
 
 namespace sqlock::detail {
 
@@ -112,7 +111,10 @@ class Connection {
     /// True if the row (id, locked_by) exists and has not expired.
     virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;
 
-    /// Deletes at most `batch` expired rows in one short transaction.
+    /// Deletes at most `batch` expired rows in one short transaction. When
+    /// has_history(), the runs of the rows it deletes that are still marked
+    /// running end in the same transaction: outcome lost, ended at the row's
+    /// expiry.
     virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
 
     /// The shortest pause a batched purge leaves between its batches
@@ -125,10 +127,6 @@ class Connection {
     /// Rows whose lockstring starts with `prefix` (all if empty), by name.
     virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
 
-    /// Rows not expired, and rows expired (as purge_expired_batch counts
-    /// them), in one aggregate query.
-    virtual LockCounts lock_counts() = 0;
-
     /// The row named `lockstring`, if any.
     virtual std::optional<Row> find(const std::string& lockstring) = 0;
 
@@ -137,92 +135,48 @@ class Connection {
     virtual bool delete_exact(std::int64_t id, const std::string& lockstring,
                               const std::string& locked_by) = 0;
 
-    // The run history (`<table>_runs`, see sqlock/run_history.hpp). Times
-    // are the database's, as for the lock table. Reads derive the outcome of
-    // a run still marked running whose lock row (id = fencing_id) is gone or
-    // expired: lost, ended at the row's expiry while the row is there.
-    // purge_expired_batch() records that end (outcome lost, ended = the
-    // row's expiry) for the runs of the rows it deletes, in the same
-    // transaction, when the history table exists.
+    // Everything beyond the lock's own life (run history, once-per windows,
+    // pauses, counts) is written once in the core over query(): each
+    // backend supplies the SQL of every Query as data (its StatementSet,
+    // statement_set.hpp) and runs it here.
+
+    /// Runs this backend's SQL for `key` with `params` bound (never spliced
+    /// into the text as they are), in one round trip, as one transaction
+    /// when its QueryText says so, and returns its rows and how many rows it
+    /// changed. Errors as every operation's: sqlock::error with the
+    /// backend's code, the message saying describe_query(key, params).
+    virtual Rows query(Query key, const std::vector<Value>& params) = 0;
+
+    // The tables init() creates beside the lock table (`<table>_runs`,
+    // `<table>_pauses`). A table seen stays known for the connection's life
+    // (tables are never dropped); one not seen is looked for again, both at
+    // once (Query::side_tables), since `sqlock run` needs both and each
+    // look is a round trip on a connection that may be new.
 
     /// Whether the history table exists (Locker::init() creates it).
-    virtual bool has_history() = 0;
-
-    /// Milliseconds since the Unix epoch by the database's clock.
-    virtual std::int64_t now_millis() = 0;
-
-    /// Inserts a run of `name` held under lock row `fencing_id`: outcome
-    /// running, started now. `window_start` ("" for none) is UTC text.
-    /// Returns the run's id.
-    virtual std::int64_t start_run(const std::string& name, std::int64_t fencing_id,
-                                   const RunStart& info, const std::string& window_start) = 0;
-
-    /// Records the end of run `run_id` if it is still marked running, in one
-    /// atomic step: `end.outcome` if the lock row (fencing_id, locked_by) is
-    /// still live at that moment, else lost. The lock row is locked for the
-    /// step, so a take-over of an expiring lease comes after the record, and
-    /// the new holder's once-per decision sees it. Returns what was
-    /// recorded, or nullopt when the run was no longer marked running (the
-    /// reaper recorded it lost).
-    virtual std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
-                                                  const std::string& locked_by,
-                                                  const RunEnd& end) = 0;
-
-    /// The runs of `name` recorded for the window starting at `window_start`
-    /// (UTC text), oldest first.
-    virtual std::vector<RunRecord> window_runs(const std::string& name,
-                                               const std::string& window_start) = 0;
-
-    /// Runs of `name` (all if empty) started within `since` of now (all if
-    /// zero), newest first, at most `limit`.
-    virtual std::vector<RunRecord> history(const std::string& name, duration since,
-                                           std::size_t limit) = 0;
-
-    /// The newest run of `name` that succeeded, if any (for `sqlock check`:
-    /// one row however long the history, through the (name, started) index).
-    virtual std::optional<RunRecord> last_success(const std::string& name) = 0;
-
-    /// The number of runs per name and (derived) outcome, ordered by name,
-    /// in one aggregate query.
-    virtual std::vector<RunCount> run_counts() = 0;
-
-    /// Deletes at most `batch` runs started more than `retention` ago (never
-    /// one still running under a live lock) in one short transaction.
-    virtual std::size_t prune_history_batch(duration retention, std::size_t batch) = 0;
-
-    /// How many runs prune_history_batch() would delete now, all batches
-    /// together (the same condition, counted: for `reap --dry-run`).
-    virtual std::size_t count_prunable_runs(duration retention) = 0;
-
-    // Pauses (`<table>_pauses`, see sqlock/pause.hpp). A pause is in force
-    // while its paused_until is NULL or later than the database's now.
-
+    bool has_history();
     /// Whether the pauses table exists (Locker::init() creates it).
-    virtual bool has_pauses() = 0;
+    bool has_pauses();
 
-    /// Inserts or replaces the pause of `name` (created now, until now +
-    /// `for_` when given) and returns it as stored.
-    virtual PauseInfo pause(const std::string& name, const std::string& paused_by,
-                            const std::string& reason, std::optional<duration> for_) = 0;
+  protected:
+    enum class SideTable { history, pauses };
 
-    /// Deletes the pause of `name`; whether it was in force.
-    virtual bool resume(const std::string& name) = 0;
+    /// Whether `table`, which Query::side_tables did not find, is there all
+    /// the same. The default trusts the catalog the statement reads, which
+    /// lists every table. MariaDB's information_schema lists only the tables
+    /// this user has a privilege on: a job whose user may not read the
+    /// pauses table must fail on it, not read "nothing paused", so MariaDB
+    /// probes the table itself.
+    virtual bool unlisted_side_table_exists(SideTable table) {
+        (void)table;
+        return false;
+    }
 
-    /// The pause of `name` in force now, if any.
-    virtual std::optional<PauseInfo> paused(const std::string& name) = 0;
+  private:
+    void learn_side_tables();
 
-    /// Every pause in force now, by name.
-    virtual std::vector<PauseInfo> pauses() = 0;
-
-    /// Deletes at most `batch` pauses that have ended (paused_until passed
-    /// on the database's clock) in one short transaction; the condition is
-    /// checked again on each row as it is deleted, so a pause renewed
-    /// meanwhile by `pause` stays.
-    virtual std::size_t purge_expired_pauses_batch(std::size_t batch) = 0;
-
-    /// How many pauses have ended (what purge_expired_pauses_batch() would
-    /// delete now, all batches together).
-    virtual std::size_t count_expired_pauses() = 0;
+    bool history_known_ = false;
+    bool pauses_known_ = false;
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL

@@ -13,6 +13,7 @@
 #include "current_pid.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
+#include "records.hpp"
 #include "validate.hpp"
 
 namespace sqlock {
@@ -522,7 +523,15 @@ std::vector<LockInfo> Locker::list_expired() {
 
 LockCounts Locker::lock_counts() {
     Acquirer(state_).ensure_initialized();
-    return state_->pool->with([](detail::Connection& c) { return c.lock_counts(); });
+    return state_->pool->with([](detail::Connection& c) {
+        const auto key = detail::Query::lock_counts;
+        const detail::Rows r = c.query(key, {});
+        const auto& row = detail::first_row(r, key, {});
+        LockCounts counts;
+        counts.held = detail::as_int64(row.at(0));
+        counts.expired = detail::as_int64(row.at(1)) - counts.held;
+        return counts;
+    });
 }
 
 std::optional<LockInfo> Locker::show(const std::string& name) {

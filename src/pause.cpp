@@ -1,5 +1,6 @@
-// Pausing jobs through a Locker (sqlock/pause.hpp): validation and the
-// missing-table rules; the SQL is each backend's (backend.hpp).
+// Pausing jobs through a Locker (sqlock/pause.hpp): validation, the
+// missing-table rules and the statements' use; the SQL is each backend's
+// StatementSet (statement_set.hpp).
 #include "sqlock/pause.hpp"
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include "batch_pacing.hpp"
 #include "locker_state.hpp"
 #include "owner.hpp"
+#include "records.hpp"
 #include "schema.hpp"
 #include "side_table.hpp"
 #include "sqlock/locker.hpp"
@@ -25,6 +27,12 @@ auto with_pauses(detail::LockerState& s, F&& f)
         [](detail::Connection& c) { return c.has_pauses(); }, std::forward<F>(f));
 }
 
+// Runs `key` and reads the first column of its first row as a count.
+std::size_t query_count_of(detail::Connection& c, detail::Query key) {
+    return static_cast<std::size_t>(
+        detail::as_int64(detail::first_row(c.query(key, {}), key, {}).at(0)));
+}
+
 }  // namespace
 
 PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
@@ -38,14 +46,23 @@ PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
     std::string by = detail::this_user() + "@" + detail::this_host();
     if (by.size() > 255 || !detail::is_valid_utf8(by)) by = detail::printable(by, 200);
     detail::ensure_initialized(*state_);
-    return with_pauses(*state_,
-                       [&](detail::Connection& c) { return c.pause(name, by, reason, for_); });
+    using detail::Value;
+    const std::vector<Value> params = {Value::text(name), Value::text(by), Value::text(reason),
+                                       for_ ? Value::millis(*for_) : Value::null()};
+    return with_pauses(*state_, [&](detail::Connection& c) {
+        return detail::read_pause(
+            detail::first_row(c.query(detail::Query::pause, params), detail::Query::pause, params));
+    });
 }
 
 bool Locker::resume(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
-    return with_pauses(*state_, [&](detail::Connection& c) { return c.resume(name); });
+    return with_pauses(*state_, [&](detail::Connection& c) {
+        const detail::Rows r = c.query(detail::Query::resume, {detail::Value::text(name)});
+        // No row: there was no pause; else whether the deleted one was in force.
+        return !r.rows.empty() && detail::as_bool(r.rows[0].at(0));
+    });
 }
 
 std::optional<PauseInfo> Locker::paused(const std::string& name) {
@@ -54,7 +71,9 @@ std::optional<PauseInfo> Locker::paused(const std::string& name) {
     return state_->pool->with([&](detail::Connection& c) -> std::optional<PauseInfo> {
         // No table: a deployment from before pauses, where nothing is paused.
         if (!c.has_pauses()) return std::nullopt;
-        return c.paused(name);
+        const detail::Rows r = c.query(detail::Query::paused, {detail::Value::text(name)});
+        if (r.rows.empty()) return std::nullopt;
+        return detail::read_pause(r.rows[0]);
     });
 }
 
@@ -62,7 +81,10 @@ std::vector<PauseInfo> Locker::pauses() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::vector<PauseInfo> {
         if (!c.has_pauses()) return {};
-        return c.pauses();
+        std::vector<PauseInfo> all;
+        for (const auto& row : c.query(detail::Query::pauses, {}).rows)
+            all.push_back(detail::read_pause(row));
+        return all;
     });
 }
 
@@ -74,14 +96,19 @@ std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
     if (!state_->pool->with([](detail::Connection& c) { return c.has_pauses(); })) return 0;
     return detail::in_paced_batches(
         batch_size, [&](auto&& op) { return with_pauses(*state_, op); },
-        [&](detail::Connection& c) { return c.purge_expired_pauses_batch(batch_size); });
+        [&](detail::Connection& c) {
+            return static_cast<std::size_t>(
+                c.query(detail::Query::purge_pauses,
+                        {detail::Value::integer(static_cast<std::int64_t>(batch_size))})
+                    .affected);
+        });
 }
 
 std::size_t Locker::count_expired_pauses() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([](detail::Connection& c) -> std::size_t {
         if (!c.has_pauses()) return 0;
-        return c.count_expired_pauses();
+        return query_count_of(c, detail::Query::count_pauses);
     });
 }
 

@@ -1,6 +1,6 @@
 // The run history and once-per windows of a Locker (sqlock/run_history.hpp):
-// validation, the window arithmetic and the decision; the SQL is each
-// backend's (backend.hpp).
+// validation, the window arithmetic, the decision and the statements' use;
+// the SQL is each backend's StatementSet (statement_set.hpp).
 #include "sqlock/run_history.hpp"
 
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include "batch_pacing.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
+#include "records.hpp"
 #include "schema.hpp"
 #include "side_table.hpp"
 #include "sqlock/locker.hpp"
@@ -112,6 +113,52 @@ auto with_history(detail::LockerState& s, F&& f)
         [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f));
 }
 
+// Runs `key` on `c` and reads the first column of its first row as an
+// integer.
+std::int64_t query_int64(detail::Connection& c, detail::Query key,
+                         const std::vector<detail::Value>& params) {
+    return detail::as_int64(detail::first_row(c.query(key, params), key, params).at(0));
+}
+
+// Milliseconds since the Unix epoch by the database's clock.
+std::int64_t now_millis(detail::Connection& c) {
+    return query_int64(c, detail::Query::now_millis, {});
+}
+
+// The runs `key` reads with `params`.
+std::vector<RunRecord> query_runs(detail::Connection& c, detail::Query key,
+                                  const std::vector<detail::Value>& params) {
+    return detail::read_runs(c.query(key, params));
+}
+
+// A century: "since" for all runs.
+constexpr duration all_time = std::chrono::hours(24 * 36600);
+
+// Runs of `name` (all if empty) started within `since` of now (all if
+// zero), newest first, at most `limit`.
+std::vector<RunRecord> history_of(detail::Connection& c, const std::string& name, duration since,
+                                  std::size_t limit) {
+    using detail::Value;
+    const Value back = Value::millis(since > duration::zero() ? since : all_time);
+    const Value n = Value::integer(static_cast<std::int64_t>(limit));
+    if (name.empty()) return query_runs(c, detail::Query::history_all, {back, n});
+    return query_runs(c, detail::Query::history_name, {back, n, Value::text(name)});
+}
+
+// The parameters of Query::start_run for `name` under lock row `fencing_id`.
+std::vector<detail::Value> run_start_params(const std::string& name, std::int64_t fencing_id,
+                                            const RunStart& info) {
+    using detail::Value;
+    return {
+        Value::text(name),
+        info.window_start_ms ? Value::text(detail::utc_text(*info.window_start_ms)) : Value::null(),
+        Value::text(info.host),
+        Value::integer(info.pid),
+        Value::text(info.user),
+        Value::text(info.program),
+        Value::integer(fencing_id)};
+}
+
 // The state of `lock`, which must come from this Locker (same table).
 const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& locker,
                                   const std::shared_ptr<detail::LockState>& lock) {
@@ -143,12 +190,13 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
     OncePerWindow w;
     std::vector<RunRecord> runs;
     with_history(*state_, [&](detail::Connection& c) {
-        const std::int64_t now = c.now_millis();
+        const std::int64_t now = now_millis(c);
         w.start_ms = detail::window_start_ms(now, length.count(), offset.count());
         w.end_ms = w.start_ms + length.count();
         w.start = detail::utc_text(w.start_ms);
         w.end = detail::utc_text(w.end_ms);
-        runs = c.window_runs(held.name, w.start);
+        runs = query_runs(c, detail::Query::window_runs,
+                          {detail::Value::text(held.name), detail::Value::text(w.start)});
         return 0;
     });
     for (auto& run : runs) {
@@ -163,8 +211,11 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
     return w;
 }
 
-std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+namespace {
+
+// Fills in the empty fields of `info` from this process and cuts the rest
+// to what the history's columns hold; throws for a released lock.
+RunStart complete_run_start(const detail::LockState& held, const Lock& lock, RunStart info) {
     if (!lock.active())
         throw error(errc::invalid_argument, "lock '" + detail::printable(held.lockstring) +
                                                 "' is released: start a run while holding it");
@@ -177,10 +228,42 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
     if (info.program.size() > 1024) info.program = detail::printable(info.program, 900);
     for (auto* field : {&info.host, &info.user, &info.program})
         if (!detail::is_valid_utf8(*field)) *field = detail::printable(*field, 200);
-    const std::string window = info.window_start_ms ? detail::utc_text(*info.window_start_ms) : "";
+    return info;
+}
+
+}  // namespace
+
+std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    info = complete_run_start(held, lock, std::move(info));
+    const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
     return with_history(*state_, [&](detail::Connection& c) {
-        return c.start_run(held.name, held.id, info, window);
+        return query_int64(c, detail::Query::start_run, params);
+    });
+}
+
+RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    info = complete_run_start(held, lock, std::move(info));
+    const auto params = run_start_params(held.name, held.id, info);
+    detail::ensure_initialized(*state_);
+    return with_history(*state_, [&](detail::Connection& c) {
+        RunStartOutcome out;
+        // No pauses table: a deployment from before pauses, where nothing
+        // is paused (as paused() says).
+        if (!c.has_pauses()) {
+            out.run_id = query_int64(c, detail::Query::start_run, params);
+            return out;
+        }
+        const auto key = detail::Query::start_run_unless_paused;
+        const detail::Rows r = c.query(key, params);
+        const auto& row = detail::first_row(r, key, params);
+        if (row.at(0))
+            out.run_id = detail::as_int64(row[0]);
+        else
+            out.pause = detail::read_pause(row, 1);
+        return out;
     });
 }
 
@@ -188,8 +271,19 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
     const detail::LockState& held = state_of(state_, lock.state_);
     if (end.outcome == run_outcome::running)
         throw error(errc::invalid_argument, "finish_run needs how the run ended, not 'running'");
-    auto recorded = with_history(*state_, [&](detail::Connection& c) {
-        return c.finish_run(run_id, held.id, held.locked_by, end);
+    using detail::Value;
+    const std::vector<Value> params = {
+        Value::integer(run_id),
+        Value::integer(held.id),
+        Value::text(held.locked_by),
+        end.exit_status ? Value::integer(*end.exit_status) : Value::null(),
+        end.signal ? Value::integer(*end.signal) : Value::null(),
+        Value::text(to_string(end.outcome))};
+    auto recorded = with_history(*state_, [&](detail::Connection& c) -> std::optional<run_outcome> {
+        const detail::Rows r = c.query(detail::Query::finish_run, params);
+        // No row: the run was no longer marked running.
+        if (r.rows.empty()) return std::nullopt;
+        return parse_run_outcome(detail::as_text(r.rows[0].at(0)));
     });
     return recorded.value_or(run_outcome::lost);
 }
@@ -201,13 +295,22 @@ std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
         throw error(errc::invalid_argument, "history limit must be between 1 and 1000000");
     detail::ensure_initialized(*state_);
     return with_history(*state_, [&](detail::Connection& c) {
-        return c.history(query.name, query.since, query.limit);
+        return history_of(c, query.name, query.since, query.limit);
     });
 }
 
 std::vector<RunCount> Locker::run_counts() {
     detail::ensure_initialized(*state_);
-    return with_history(*state_, [](detail::Connection& c) { return c.run_counts(); });
+    return with_history(*state_, [](detail::Connection& c) {
+        const detail::Rows r = c.query(detail::Query::run_counts, {});
+        std::vector<RunCount> counts;
+        for (const auto& row : r.rows) {
+            auto outcome = parse_run_outcome(detail::as_text(row.at(1)));
+            if (!outcome) continue;  // a value another program wrote
+            counts.push_back({detail::as_text(row.at(0)), *outcome, detail::as_int64(row.at(2))});
+        }
+        return counts;
+    });
 }
 
 JobStatus Locker::job_status(const std::string& name) {
@@ -217,9 +320,10 @@ JobStatus Locker::job_status(const std::string& name) {
     status.name = name;
     std::vector<RunRecord> recent;
     with_history(*state_, [&](detail::Connection& c) {
-        status.now_ms = c.now_millis();
-        status.last_success = c.last_success(name);
-        recent = c.history(name, duration::zero(), job_status_recent_runs);
+        status.now_ms = now_millis(c);
+        auto success = query_runs(c, detail::Query::last_success, {detail::Value::text(name)});
+        if (!success.empty()) status.last_success = std::move(success.front());
+        recent = history_of(c, name, duration::zero(), job_status_recent_runs);
         return 0;
     });
     status.now = detail::utc_text(status.now_ms);
@@ -250,7 +354,13 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
     if (!state_->pool->with([](detail::Connection& c) { return c.has_history(); })) return 0;
     return detail::in_paced_batches(
         batch_size, [&](auto&& op) { return with_history(*state_, op); },
-        [&](detail::Connection& c) { return c.prune_history_batch(retention, batch_size); });
+        [&](detail::Connection& c) {
+            return static_cast<std::size_t>(
+                c.query(detail::Query::prune_runs,
+                        {detail::Value::millis(retention),
+                         detail::Value::integer(static_cast<std::int64_t>(batch_size))})
+                    .affected);
+        });
 }
 
 std::size_t Locker::count_prunable_history(duration retention) {
@@ -259,7 +369,8 @@ std::size_t Locker::count_prunable_history(duration retention) {
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
         // As prune_history(): no history table, nothing to prune.
         if (!c.has_history()) return 0;
-        return c.count_prunable_runs(retention);
+        return static_cast<std::size_t>(
+            query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
     });
 }
 

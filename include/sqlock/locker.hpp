@@ -134,6 +134,16 @@ class Locker {
     /// process's (host, pid, user, program).
     std::int64_t start_run(const Lock& lock, RunStart info = {});
 
+    /// Reads the pause in force for `lock`'s name and, only when there is
+    /// none, records that a run starts under `lock` as start_run() does, in
+    /// one round trip (see RunStartOutcome). Without a pauses table (a lock
+    /// table made before sqlock had pauses) nothing is paused, as paused()
+    /// says, and the run is recorded. Throws errc::configuration when the
+    /// history table is missing (run init() or `sqlock init`),
+    /// errc::invalid_argument for a released Lock or one from another
+    /// Locker, and as any other operation does.
+    RunStartOutcome start_run_unless_paused(const Lock& lock, RunStart info = {});
+
     /// Records how run `run_id` ended, before `lock` is released. Returns
     /// what was recorded: `end.outcome`, or `lost` when the lock was no
     /// longer held at that moment (its lease ran out, it was taken over or

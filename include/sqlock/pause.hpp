@@ -1,6 +1,7 @@
 // Pausing a job: a row beside the lock table that tells `sqlock run` (and
-// any program that asks Locker::paused()) not to run it, on any host
-// (issue 12).
+// any program that asks Locker::paused()) not to run it, on any host, for
+// as long as an operator needs (maintenance, an incident) without editing
+// every host's schedule.
 #pragma once
 
 #include <optional>

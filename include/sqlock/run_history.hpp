@@ -1,5 +1,6 @@
 // Run history: a record of every job run under a lock, and the "once per
-// window" decision built on it (issue 12).
+// window" decision built on it: a job scheduled on several hosts runs once
+// per window, and monitoring can tell when it last succeeded.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/pause.hpp"
 
 namespace sqlock {
 
@@ -59,6 +61,34 @@ struct RunStart {
     std::string user{};
     /// The once-per window this run is for (OncePerWindow::start_ms), if any.
     std::optional<std::int64_t> window_start_ms{};
+};
+
+/// RunStartOutcome
+///
+/// What Locker::start_run_unless_paused() did: it read the pause in force
+/// for the lock's name and, only when there was none, recorded the start of
+/// a run, in one round trip (one statement on PostgreSQL, one batch on
+/// MariaDB, one transaction on SQLite). Exactly one of the two is set: the
+/// run's id, or the pause that kept the run from starting (no run was
+/// recorded). A pause made a moment later does not stop a run already
+/// recorded; it applies from the next start.
+///
+///     sqlock::Lock lock = locker.lock("nightly-report");
+///     sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock);
+///     if (start.pause) {
+///         std::cerr << "paused by " << start.pause->paused_by << "\n";
+///         return;  // releasing the lock, nothing recorded
+///     }
+///     sqlock::RunEnd end;
+///     end.exit_status = run_the_job();
+///     end.outcome = *end.exit_status == 0 ? sqlock::run_outcome::succeeded
+///                                         : sqlock::run_outcome::failed;
+///     locker.finish_run(lock, *start.run_id, end);
+struct RunStartOutcome {
+    /// The run recorded (for finish_run()), when the name was not paused.
+    std::optional<std::int64_t> run_id{};
+    /// The pause in force, when there was one: no run was recorded.
+    std::optional<PauseInfo> pause{};
 };
 
 /// How a run ended, for finish_run(). `outcome` must not be `running`.

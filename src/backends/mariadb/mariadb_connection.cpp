@@ -15,19 +15,17 @@
 namespace sqlock::detail::mariadb {
 namespace {
 
-using Value = std::optional<std::string>;
-
-const std::string& text(const Value& v) {
+const std::string& text(const Field& v) {
     static const std::string empty;
     return v ? *v : empty;
 }
 
-bool is_one(const Value& v) {
+bool is_one(const Field& v) {
     return v && *v == "1";
 }
 
 // A lock row from the columns starting at `first` (mariadb_statements.hpp).
-Row read_row(const std::vector<Value>& r, std::size_t first) {
+Row read_row(const std::vector<Field>& r, std::size_t first) {
     Row row;
     row.id = std::strtoll(text(r.at(first)).c_str(), nullptr, 10);
     row.lockstring = text(r.at(first + 1));
@@ -53,53 +51,12 @@ std::string joined(const std::vector<std::string>& items) {
     return list;
 }
 
-std::optional<int> number_or_null(const Value& v) {
-    if (!v) return std::nullopt;
-    return static_cast<int>(std::strtol(v->c_str(), nullptr, 10));
-}
-
-// A pause: name, paused_by, reason, created, paused_until.
-PauseInfo read_pause(const std::vector<Value>& r) {
-    PauseInfo p;
-    p.name = text(r.at(0));
-    p.paused_by = text(r.at(1));
-    p.reason = text(r.at(2));
-    p.created = text(r.at(3));
-    if (r.at(4)) p.until = *r.at(4);
-    return p;
-}
-
-std::vector<RunRecord> read_runs(const StatementResult& rs) {
-    std::vector<RunRecord> runs;
-    for (const auto& r : rs.rows) {
-        RunRecord run;
-        run.id = std::strtoll(text(r.at(0)).c_str(), nullptr, 10);
-        run.name = text(r.at(1));
-        if (r.at(2)) run.window_start = *r.at(2);
-        run.host = text(r.at(3));
-        run.pid = std::strtoll(text(r.at(4)).c_str(), nullptr, 10);
-        run.user = text(r.at(5));
-        run.program = text(r.at(6));
-        run.fencing_id = std::strtoll(text(r.at(7)).c_str(), nullptr, 10);
-        run.started = text(r.at(8));
-        if (r.at(9)) run.ended = *r.at(9);
-        run.outcome = parse_run_outcome(text(r.at(10))).value_or(run_outcome::lost);
-        run.exit_status = number_or_null(r.at(11));
-        run.signal = number_or_null(r.at(12));
-        if (r.at(13)) run.duration_seconds = std::strtod(r.at(13)->c_str(), nullptr);
-        runs.push_back(std::move(run));
-    }
-    return runs;
-}
-
-std::string int_or_null(const std::optional<int>& v) {
-    return v ? std::to_string(*v) : "NULL";
-}
-
 }  // namespace
 
 MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target)
-    : target_(std::move(target)), link_(*target_, clock::now() + target_->timeout) {}
+    : target_(std::move(target)),
+      set_(sql::statement_set(*target_)),
+      link_(*target_, clock::now() + target_->timeout) {}
 
 MariaConnection::clock::time_point MariaConnection::limit() const {
     const auto now = clock::now();
@@ -122,7 +79,7 @@ std::vector<StatementResult> MariaConnection::run(const std::string& sql, const 
     }
 }
 
-std::vector<StatementResult> MariaConnection::query(const std::string& sql, const char* doing) {
+std::vector<StatementResult> MariaConnection::run_sql(const std::string& sql, const char* doing) {
     return run(sql, doing, {});
 }
 
@@ -329,20 +286,27 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
     }
 }
 
-// Both side tables in one round trip: `sqlock run` needs both, and each
-// lookup is a round trip on a connection that may be new. A table seen
-// stays known (tables are never dropped); one not seen is looked for again.
-void MariaConnection::learn_side_tables() {
-    auto rs =
-        run(sql::side_tables_exist(*target_), "looking for the history and pauses tables", {});
-    const auto& found = last_rows(*target_, rs, "looking for the history and pauses tables");
-    if (found.rows.empty()) return;
-    history_known_ = history_known_ || text(found.rows[0].at(0)) != "0";
-    pauses_known_ = pauses_known_ || text(found.rows[0].at(1)) != "0";
-    // Not listed need not mean not there: a job whose user may not read
-    // the pauses table must fail on it (78), not read "nothing paused".
-    if (!history_known_) history_known_ = table_is_there(target_->quoted_runs);
-    if (!pauses_known_) pauses_known_ = table_is_there(target_->quoted_pauses);
+Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
+    const QueryText& text = set_[key];
+    const std::string what = describe_query(key, params);
+    const std::string sql = sql::bind(text.sql, params);
+    std::vector<StatementResult> rs =
+        text.mode == QueryText::Mode::transaction
+            ? run_transaction("START TRANSACTION;\n" + sql + ";\nCOMMIT", what.c_str(), {})
+            : run(sql, what.c_str(), {});
+    Rows out;
+    for (auto& r : rs) {
+        if (r.has_rows)
+            out.rows = std::move(r.rows);  // the last result set's
+        else
+            out.affected += r.affected;
+    }
+    return out;
+}
+
+bool MariaConnection::unlisted_side_table_exists(SideTable table) {
+    return table_is_there(table == SideTable::history ? target_->quoted_runs
+                                                      : target_->quoted_pauses);
 }
 
 bool MariaConnection::table_is_there(const std::string& quoted) {
@@ -350,135 +314,6 @@ bool MariaConnection::table_is_there(const std::string& quoted) {
     Failure f;
     link_.run("SELECT 1 FROM " + quoted + " LIMIT 0", limit(), what, &f);
     return f.code != ER_NO_SUCH_TABLE;
-}
-
-bool MariaConnection::has_history() {
-    if (!history_known_) learn_side_tables();
-    return history_known_;
-}
-
-std::int64_t MariaConnection::now_millis() {
-    auto rs = run(sql::now_millis(), "reading the clock", {});
-    return std::strtoll(text(last_rows(*target_, rs, "reading the clock").rows.at(0).at(0)).c_str(),
-                        nullptr, 10);
-}
-
-std::int64_t MariaConnection::start_run(const std::string& name, std::int64_t fencing_id,
-                                        const RunStart& info, const std::string& window_start) {
-    const char* doing = "recording the start of a run of";
-    auto rs = run(sql::start_run(*target_, name, fencing_id, info.host, info.pid, info.user,
-                                 info.program, window_start),
-                  doing, name);
-    const auto& last = last_rows(*target_, rs, describe(doing, name));
-    return std::strtoll(text(last.rows.at(0).at(0)).c_str(), nullptr, 10);
-}
-
-std::optional<run_outcome> MariaConnection::finish_run(std::int64_t run_id, std::int64_t fencing_id,
-                                                       const std::string& locked_by,
-                                                       const RunEnd& end) {
-    const char* doing = "recording the end of run";
-    const std::string subject = std::to_string(run_id);
-    auto rs = run_transaction(
-        sql::finish_run(*target_, run_id, fencing_id, locked_by, to_string(end.outcome),
-                        int_or_null(end.exit_status), int_or_null(end.signal)),
-        doing, subject);
-    const auto& last = last_rows(*target_, rs, describe(doing, subject));
-    if (last.rows.empty() || !is_one(last.rows[0].at(0))) return std::nullopt;
-    return parse_run_outcome(text(last.rows[0].at(1)));
-}
-
-std::vector<RunRecord> MariaConnection::window_runs(const std::string& name,
-                                                    const std::string& window_start) {
-    const char* doing = "reading the runs of";
-    auto rs = run(sql::window_runs(*target_, name, window_start), doing, name);
-    return read_runs(last_rows(*target_, rs, describe(doing, name)));
-}
-
-std::vector<RunRecord> MariaConnection::history(const std::string& name, duration since,
-                                                std::size_t limit) {
-    const char* doing = "reading the run history of";
-    auto rs = run(sql::history(*target_, name, since, limit), doing, name);
-    return read_runs(last_rows(*target_, rs, describe(doing, name)));
-}
-
-std::optional<RunRecord> MariaConnection::last_success(const std::string& name) {
-    const char* doing = "reading the last success of";
-    auto rs = run(sql::last_success(*target_, name), doing, name);
-    auto runs = read_runs(last_rows(*target_, rs, describe(doing, name)));
-    if (runs.empty()) return std::nullopt;
-    return std::move(runs.front());
-}
-
-std::vector<RunCount> MariaConnection::run_counts() {
-    const char* doing = "counting the runs";
-    auto rs = run(sql::run_counts(*target_), doing, {});
-    std::vector<RunCount> counts;
-    for (const auto& row : last_rows(*target_, rs, doing).rows) {
-        auto outcome = parse_run_outcome(text(row.at(1)));
-        if (!outcome) continue;  // a value another program wrote
-        counts.push_back(
-            {text(row.at(0)), *outcome, std::strtoll(text(row.at(2)).c_str(), nullptr, 10)});
-    }
-    return counts;
-}
-
-LockCounts MariaConnection::lock_counts() {
-    const char* doing = "counting the locks";
-    auto rs = run(sql::lock_counts(*target_), doing, {});
-    const auto& rows = last_rows(*target_, rs, doing).rows;
-    LockCounts counts;
-    if (!rows.empty()) {
-        counts.held = std::strtoll(text(rows[0].at(0)).c_str(), nullptr, 10);
-        counts.expired = std::strtoll(text(rows[0].at(1)).c_str(), nullptr, 10) - counts.held;
-    }
-    return counts;
-}
-
-std::size_t MariaConnection::prune_history_batch(duration retention, std::size_t batch) {
-    auto rs = run(sql::prune_runs(*target_, retention, batch), "pruning the run history", {});
-    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
-}
-
-std::size_t MariaConnection::count_prunable_runs(duration retention) {
-    const char* doing = "counting the runs to prune";
-    auto rs = run(sql::count_runs(*target_, retention), doing, {});
-    const auto& last = last_rows(*target_, rs, doing);
-    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
-}
-
-bool MariaConnection::has_pauses() {
-    if (!pauses_known_) learn_side_tables();
-    return pauses_known_;
-}
-
-PauseInfo MariaConnection::pause(const std::string& name, const std::string& paused_by,
-                                 const std::string& reason, std::optional<duration> for_) {
-    const char* doing = "pausing";
-    auto rs = run(sql::pause(*target_, name, paused_by, reason, for_), doing, name);
-    return read_pause(last_rows(*target_, rs, describe(doing, name)).rows.at(0));
-}
-
-bool MariaConnection::resume(const std::string& name) {
-    const char* doing = "resuming";
-    auto rs = run_transaction(sql::resume(*target_, name), doing, name);
-    const auto& last = last_rows(*target_, rs, describe(doing, name));
-    return !last.rows.empty() && is_one(last.rows[0].at(0));
-}
-
-std::optional<PauseInfo> MariaConnection::paused(const std::string& name) {
-    const char* doing = "reading the pause of";
-    auto rs = run(sql::paused(*target_, name), doing, name);
-    const auto& last = last_rows(*target_, rs, describe(doing, name));
-    if (last.rows.empty()) return std::nullopt;
-    return read_pause(last.rows[0]);
-}
-
-std::vector<PauseInfo> MariaConnection::pauses() {
-    const char* doing = "reading the pauses";
-    auto rs = run(sql::pauses(*target_), doing, {});
-    std::vector<PauseInfo> all;
-    for (const auto& r : last_rows(*target_, rs, doing).rows) all.push_back(read_pause(r));
-    return all;
 }
 
 std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {
@@ -501,18 +336,6 @@ bool MariaConnection::delete_exact(std::int64_t id, const std::string& /*lockstr
     auto rs =
         run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
     return !rs.empty() && rs[0].affected > 0;
-}
-
-std::size_t MariaConnection::purge_expired_pauses_batch(std::size_t batch) {
-    auto rs = run(sql::purge_pauses(*target_, batch), "deleting expired pauses", {});
-    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
-}
-
-std::size_t MariaConnection::count_expired_pauses() {
-    const char* doing = "counting expired pauses";
-    auto rs = run(sql::count_pauses(*target_), doing, {});
-    const auto& last = last_rows(*target_, rs, doing);
-    return last.rows.empty() ? 0 : std::stoull(text(last.rows[0].at(0)));
 }
 
 }  // namespace sqlock::detail::mariadb

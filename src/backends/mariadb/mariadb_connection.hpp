@@ -16,6 +16,7 @@
 
 #include "backend.hpp"
 #include "mariadb_link.hpp"
+#include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -48,34 +49,17 @@ class MariaConnection final : public Connection {
     std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& lockstring,
                       const std::string& locked_by) override;
-    bool has_history() override;
-    std::int64_t now_millis() override;
-    std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,
-                           const std::string& window_start) override;
-    std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
-                                          const std::string& locked_by, const RunEnd& end) override;
-    std::vector<RunRecord> window_runs(const std::string& name,
-                                       const std::string& window_start) override;
-    std::vector<RunRecord> history(const std::string& name, duration since,
-                                   std::size_t limit) override;
-    std::optional<RunRecord> last_success(const std::string& name) override;
-    std::vector<RunCount> run_counts() override;
-    LockCounts lock_counts() override;
-    std::size_t prune_history_batch(duration retention, std::size_t batch) override;
-    std::size_t count_prunable_runs(duration retention) override;
-    bool has_pauses() override;
-    PauseInfo pause(const std::string& name, const std::string& paused_by,
-                    const std::string& reason, std::optional<duration> for_) override;
-    bool resume(const std::string& name) override;
-    std::optional<PauseInfo> paused(const std::string& name) override;
-    std::vector<PauseInfo> pauses() override;
-    std::size_t purge_expired_pauses_batch(std::size_t batch) override;
-    std::size_t count_expired_pauses() override;
+    Rows query(Query key, const std::vector<Value>& params) override;
 
     /// The server's version string, as it said at connect.
     const std::string& server_version() const noexcept { return link_.server_version(); }
     /// Runs `sql` for the doctor: its results, bounded like every call.
-    std::vector<StatementResult> query(const std::string& sql, const char* doing);
+    std::vector<StatementResult> run_sql(const std::string& sql, const char* doing);
+
+  protected:
+    /// Probes the table itself (table_is_there()): information_schema
+    /// lists only the tables this user has a privilege on.
+    bool unlisted_side_table_exists(SideTable table) override;
 
   private:
     /// The end of the next round trip's time: the db_timeout from now, or
@@ -92,14 +76,9 @@ class MariaConnection final : public Connection {
     std::vector<StatementResult> run_transaction(const std::string& sql, const char* doing,
                                                  const std::string& subject);
 
-    /// Looks for the history and pauses tables at once (has_history(),
-    /// has_pauses()).
-    void learn_side_tables();
-
     std::shared_ptr<const MariaTarget> target_;
     clock::time_point deadline_ = clock::time_point::max();
-    bool pauses_known_ = false;   // the pauses table was seen
-    bool history_known_ = false;  // the history table was seen (tables are never dropped)
+    StatementSet set_;  // the core's statements
     Link link_;
 };
 

@@ -60,7 +60,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         dot == std::string::npos ? "DATABASE()" : sql::literal(t.table.substr(0, dot));
     const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
     const auto before = wall::now();
-    auto rs = c.query(
+    auto rs = c.run_sql(
         "SELECT VERSION(), @@innodb_autoinc_lock_mode, @@read_only, CURRENT_USER(), "
         "UNIX_TIMESTAMP(UTC_TIMESTAMP(6)), "
         "(SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +

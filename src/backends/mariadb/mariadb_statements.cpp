@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sqlock/error.hpp"
+
 #include "schema.hpp"
 
 namespace sqlock::detail {
@@ -216,137 +218,6 @@ std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
            purge(t, batch) + ";\nCOMMIT";
 }
 
-std::string now_millis() {
-    return std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
-           ") DIV 1000";
-}
-
-std::string start_run(const MariaTarget& t, const std::string& name, std::int64_t fencing_id,
-                      const std::string& host, std::int64_t pid, const std::string& user,
-                      const std::string& program, const std::string& window_start) {
-    const std::string window =
-        window_start.empty() ? "NULL" : "CAST(" + literal(window_start) + " AS DATETIME(3))";
-    return "INSERT INTO " + t.quoted_runs +
-           " (name, window_start, host, pid, username, program, fencing_id, started, outcome)"
-           " VALUES (" +
-           literal(name) + ", " + window + ", " + literal(host) + ", " + number(pid) + ", " +
-           literal(user) + ", " + literal(program) + ", " + number(fencing_id) + ", " + now +
-           ", 'running');\n"
-           "SELECT LAST_INSERT_ID()";
-}
-
-std::string finish_run(const MariaTarget& t, std::int64_t run_id, std::int64_t fencing_id,
-                       const std::string& locked_by, const std::string& outcome,
-                       const std::string& exit_status, const std::string& signal) {
-    const std::string run = "id = " + number(run_id);
-    // The lock row is locked (FOR UPDATE) until COMMIT: a take-over of an
-    // expiring lease waits, and then its holder's once-per decision sees
-    // this record. FOUND_ROWS() says whether it was still ours and live.
-    return "START TRANSACTION;\n"
-           "SELECT id FROM " +
-           t.quoted_table + " WHERE id = " + number(fencing_id) +
-           " AND locked_by = " + literal(locked_by) + " AND " +
-           unindexed(std::string("expires > ") + now) +
-           " FOR UPDATE;\n"
-           "SET @sqlock_live = FOUND_ROWS();\n"
-           "UPDATE " +
-           t.quoted_runs + " SET ended = " + now + ", exit_status = " + exit_status +
-           ", exit_signal = " + signal + ", outcome = IF(@sqlock_live > 0, " + literal(outcome) +
-           ", 'lost') WHERE " + run +
-           " AND outcome = 'running';\n"
-           "SET @sqlock_changed = ROW_COUNT();\n"
-           "SELECT @sqlock_changed, outcome FROM " +
-           t.quoted_runs + " WHERE " + run +
-           ";\n"
-           "COMMIT";
-}
-
-namespace {
-
-// The runs `r` matching `where`, joined to their lock rows `l`, with the
-// columns listed in the header. A run still marked running whose lock row is
-// gone or expired reads as lost, ended at the row's expiry while it is there.
-std::string runs_select(const MariaTarget& t, const std::string& where, const std::string& order) {
-    const std::string live = std::string("l.expires > ") + now;
-    const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
-                            " THEN NULL ELSE l.expires END";
-    const std::string until = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
-                              " THEN " + now + " ELSE l.expires END";
-    return "SELECT r.id, r.name, " + utc_text("r.window_start") +
-           ", r.host, r.pid, r.username, r.program, r.fencing_id, " + utc_text("r.started") + ", " +
-           utc_text(end) + ", CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN " + live +
-           " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
-           " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
-           until +
-           ") / 1000) / 1000"
-           " FROM " +
-           t.quoted_runs + " AS r LEFT JOIN " + t.quoted_table +
-           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
-}
-
-}  // namespace
-
-std::string window_runs(const MariaTarget& t, const std::string& name,
-                        const std::string& window_start) {
-    const std::string w = "CAST(" + literal(window_start) + " AS DATETIME(3))";
-    return runs_select(
-        t, "r.name = " + literal(name) + " AND r.window_start = " + w + " AND r.started >= " + w,
-        "r.started, r.id");
-}
-
-std::string history(const MariaTarget& t, const std::string& name, duration since,
-                    std::size_t limit) {
-    std::string where = since > duration::zero()
-                            ? std::string("r.started >= ") + now + " - " + micros(since)
-                            : std::string("1 = 1");
-    if (!name.empty()) where += " AND r.name = " + literal(name);
-    return runs_select(t, where, "r.started DESC, r.id DESC LIMIT " + std::to_string(limit));
-}
-
-std::string last_success(const MariaTarget& t, const std::string& name) {
-    return runs_select(t, "r.name = " + literal(name) + " AND r.outcome = 'succeeded'",
-                       "r.started DESC, r.id DESC LIMIT 1");
-}
-
-std::string run_counts(const MariaTarget& t) {
-    return std::string(
-               "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN "
-               "l.expires > ") +
-           now + " THEN 'running' ELSE 'lost' END, COUNT(*) FROM " + t.quoted_runs +
-           " AS r LEFT JOIN " + t.quoted_table +
-           " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2";
-}
-
-std::string lock_counts(const MariaTarget& t) {
-    return std::string("SELECT COALESCE(SUM(CASE WHEN expires > ") + now +
-           " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t.quoted_table;
-}
-
-namespace {
-
-// The runs prune_runs() deletes (the runs table unaliased, as MariaDB's
-// single-table DELETE with LIMIT names it). --once-per runs are kept while
-// their window may still be current (windows are at most 366 days):
-// pruning the run that did the window would let its job run again in it.
-std::string prunable_runs(const MariaTarget& t, duration retention) {
-    return "started < " + std::string(now) + " - " + micros(retention) +
-           " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
-           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
-           ")) AND (window_start IS NULL OR window_start < " + now + " - " +
-           micros(std::chrono::hours(24 * 366)) + ")";
-}
-
-}  // namespace
-
-std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch) {
-    return "DELETE FROM " + t.quoted_runs + " WHERE " + prunable_runs(t, retention) +
-           " ORDER BY started LIMIT " + std::to_string(batch);
-}
-
-std::string count_runs(const MariaTarget& t, duration retention) {
-    return "SELECT COUNT(*) FROM " + t.quoted_runs + " WHERE " + prunable_runs(t, retention);
-}
-
 std::string schema_script(const MariaTarget& t, const std::string& collation) {
     std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
     sql = substitute(sql, "runs", t.quoted_runs);
@@ -372,13 +243,47 @@ std::string table_exists(const MariaTarget& t) {
     return "SELECT COUNT(*) FROM information_schema.TABLES WHERE " + is_table(t.table);
 }
 
-std::string side_tables_exist(const MariaTarget& t) {
-    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
-    return "SELECT COALESCE(SUM(" + runs + "), 0), COALESCE(SUM(" + pauses +
-           "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses;
+namespace {
+
+// A duration parameter (whole milliseconds) as an interval.
+std::string micros_param(const char* param) {
+    return std::string("INTERVAL (") + param + " * 1000) MICROSECOND";
 }
 
-namespace {
+// The runs `r` matching `where`, joined to their lock rows `l`, with the
+// run columns (statement_set.hpp). A run still marked running whose lock row
+// is gone or expired reads as lost, ended at the row's expiry while it is
+// there.
+std::string runs_select(const MariaTarget& t, const std::string& where, const std::string& order) {
+    const std::string live = std::string("l.expires > ") + now;
+    const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                            " THEN NULL ELSE l.expires END";
+    const std::string until = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
+                              " THEN " + now + " ELSE l.expires END";
+    return "SELECT r.id, r.name, " + utc_text("r.window_start") +
+           ", r.host, r.pid, r.username, r.program, r.fencing_id, " + utc_text("r.started") + ", " +
+           utc_text(end) + ", CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN " + live +
+           " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
+           " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
+           until +
+           ") / 1000) / 1000"
+           " FROM " +
+           t.quoted_runs + " AS r LEFT JOIN " + t.quoted_table +
+           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
+}
+
+// The runs prune_runs deletes, started more than ?1 ms ago (the runs table
+// unaliased, as MariaDB's single-table DELETE with LIMIT names it).
+// --once-per runs are kept while their window may still be current
+// (windows are at most 366 days): pruning the run that did the window would
+// let its job run again in it.
+std::string prunable_runs(const MariaTarget& t) {
+    return "started < " + std::string(now) + " - " + micros_param("?1") +
+           " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
+           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
+           ")) AND (window_start IS NULL OR window_start < " + now + " - " +
+           micros(std::chrono::hours(24 * 366)) + ")";
+}
 
 const std::string pause_live = std::string("(paused_until IS NULL OR paused_until > ") + now + ")";
 
@@ -388,53 +293,177 @@ std::string pause_columns() {
 
 }  // namespace
 
-std::string pause(const MariaTarget& t, const std::string& name, const std::string& paused_by,
-                  const std::string& reason, std::optional<duration> for_) {
-    const std::string until = for_ ? std::string(now) + " + " + micros(*for_) : "NULL";
-    return "INSERT INTO " + t.quoted_pauses +
-           " (name, paused_by, reason, created, paused_until) VALUES (" + literal(name) + ", " +
-           literal(paused_by) + ", " + literal(reason) + ", " + now + ", " + until +
-           ") ON DUPLICATE KEY UPDATE paused_by = VALUES(paused_by), reason = VALUES(reason),"
-           " created = VALUES(created), paused_until = VALUES(paused_until);\n"
-           "SELECT " +
-           pause_columns() + " FROM " + t.quoted_pauses + " WHERE name = " + literal(name);
+// clang-format off
+
+StatementSet statement_set(const MariaTarget& t) {
+    const std::string& T = t.quoted_table;
+    const std::string& R = t.quoted_runs;
+    const std::string& P = t.quoted_pauses;
+    using Mode = QueryText::Mode;
+    StatementSet set("MariaDB");
+
+    // information_schema lists only the tables this user has a privilege
+    // on: MariaConnection probes one it does not list
+    // (unlisted_side_table_exists).
+    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
+    set.add(Query::side_tables,
+        "SELECT COALESCE(SUM(" + runs + "), 0), COALESCE(SUM(" + pauses +
+        "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses);
+
+    set.add(Query::now_millis,
+        std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
+        ") DIV 1000");
+
+    // ?1 name, ?2 window start (UTC text or NULL), ?3 host, ?4 pid, ?5 user,
+    // ?6 program, ?7 fencing id.
+    const std::string run_columns =
+        " (name, window_start, host, pid, username, program, fencing_id, started, outcome) ";
+    const std::string run_values = "?1, CAST(?2 AS DATETIME(3)), ?3, ?4, ?5, ?6, ?7, " +
+        std::string(now) + ", 'running'";
+    set.add(Query::start_run,
+        "INSERT INTO " + R + run_columns + "VALUES (" + run_values + ");\n"
+        "SELECT LAST_INSERT_ID()");
+
+    // The same parameters: the pause in force is read into variables, and
+    // the run inserted only when there is none, in one batch (one round
+    // trip for `sqlock run`'s "is it paused?" and "record the start"). No
+    // row read: SELECT ... INTO leaves the variables NULL (with a warning).
+    // INSERT ... SELECT holds the history table's AUTO-INC lock to its end:
+    // one short statement, and no acquirer waits for that table.
+    set.add(Query::start_run_unless_paused,
+        "SET @sqlock_pause_name = NULL, @sqlock_pause_by = NULL, @sqlock_pause_reason = NULL,"
+        " @sqlock_pause_created = NULL, @sqlock_pause_until = NULL;\n"
+        "SELECT " + pause_columns() + " INTO @sqlock_pause_name, @sqlock_pause_by,"
+        " @sqlock_pause_reason, @sqlock_pause_created, @sqlock_pause_until FROM " + P +
+        " WHERE name = ?1 AND " + pause_live + ";\n"
+        "INSERT INTO " + R + run_columns + "SELECT " + run_values +
+        " FROM DUAL WHERE @sqlock_pause_name IS NULL;\n"
+        "SELECT IF(@sqlock_pause_name IS NULL, LAST_INSERT_ID(), NULL), @sqlock_pause_name,"
+        " @sqlock_pause_by, @sqlock_pause_reason, @sqlock_pause_created, @sqlock_pause_until");
+
+    // ?1 run id, ?2 fencing id, ?3 locked_by, ?4 exit status, ?5 signal
+    // (NULL: none), ?6 outcome. The lock row is locked (FOR UPDATE) until
+    // COMMIT: a take-over of an expiring lease waits, and then its holder's
+    // once-per decision sees this record. FOUND_ROWS() says whether it was
+    // still ours and live.
+    set.add(Query::finish_run,
+        "SELECT id FROM " + T + " WHERE id = ?2 AND locked_by = ?3 AND " +
+        unindexed(std::string("expires > ") + now) + " FOR UPDATE;\n"
+        "SET @sqlock_live = FOUND_ROWS();\n"
+        "UPDATE " + R + " SET ended = " + now + ", exit_status = ?4, exit_signal = ?5,"
+        " outcome = IF(@sqlock_live > 0, ?6, 'lost') WHERE id = ?1 AND outcome = 'running';\n"
+        "SET @sqlock_changed = ROW_COUNT();\n"
+        "SELECT outcome FROM " + R + " WHERE id = ?1 AND @sqlock_changed > 0",
+        Mode::transaction);
+
+    // ?1 name, ?2 window start (UTC text).
+    set.add(Query::window_runs,
+        runs_select(t, "r.name = ?1 AND r.window_start = CAST(?2 AS DATETIME(3))"
+                    " AND r.started >= CAST(?2 AS DATETIME(3))", "r.started, r.id"));
+
+    // ?1 since (ms), ?2 limit [, ?3 name].
+    const std::string since = std::string("r.started >= ") + now + " - " + micros_param("?1");
+    set.add(Query::history_all, runs_select(t, since, "r.started DESC, r.id DESC LIMIT ?2"));
+    set.add(Query::history_name,
+        runs_select(t, since + " AND r.name = ?3", "r.started DESC, r.id DESC LIMIT ?2"));
+
+    // ?1 name.
+    set.add(Query::last_success,
+        runs_select(t, "r.name = ?1 AND r.outcome = 'succeeded'",
+                    "r.started DESC, r.id DESC LIMIT 1"));
+
+    set.add(Query::run_counts,
+        "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN l.expires > " +
+        std::string(now) + " THEN 'running' ELSE 'lost' END, COUNT(*) FROM " + R +
+        " AS r LEFT JOIN " + T + " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2");
+    set.add(Query::lock_counts,
+        std::string("SELECT COALESCE(SUM(CASE WHEN expires > ") + now +
+        " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + T);
+
+    // ?1 retention (ms), ?2 batch size.
+    set.add(Query::prune_runs,
+        "DELETE FROM " + R + " WHERE " + prunable_runs(t) + " ORDER BY started LIMIT ?2");
+    set.add(Query::count_runs, "SELECT COUNT(*) FROM " + R + " WHERE " + prunable_runs(t));
+
+    // ?1 name, ?2 paused_by, ?3 reason, ?4 for (ms; NULL: until resumed,
+    // as arithmetic on NULL is NULL).
+    set.add(Query::pause,
+        "INSERT INTO " + P + " (name, paused_by, reason, created, paused_until) VALUES"
+        " (?1, ?2, ?3, " + now + ", " + now + " + " + micros_param("?4") + ")"
+        " ON DUPLICATE KEY UPDATE paused_by = VALUES(paused_by), reason = VALUES(reason),"
+        " created = VALUES(created), paused_until = VALUES(paused_until);\n"
+        "SELECT " + pause_columns() + " FROM " + P + " WHERE name = ?1");
+
+    // ?1 name. Whether the deleted pause was in force: 1 or 0.
+    set.add(Query::resume,
+        "SET @sqlock_paused = 0;\n"
+        "SELECT IF(" + pause_live + ", 1, 0) INTO @sqlock_paused FROM " + P +
+        " WHERE name = ?1 FOR UPDATE;\n"
+        "DELETE FROM " + P + " WHERE name = ?1;\n"
+        "SELECT @sqlock_paused", Mode::transaction);
+    set.add(Query::paused,
+        "SELECT " + pause_columns() + " FROM " + P + " WHERE name = ?1 AND " + pause_live);
+    set.add(Query::pauses,
+        "SELECT " + pause_columns() + " FROM " + P + " WHERE " + pause_live + " ORDER BY name");
+
+    // ?1 batch size. One statement: InnoDB reads each row it deletes as it
+    // is now, so a pause renewed meanwhile (live again) stays, and of two
+    // reapers at once the second waits for the first's row locks and finds
+    // those rows gone. ORDER BY makes the LIMIT deterministic for
+    // statement-based replication.
+    set.add(Query::purge_pauses,
+        "DELETE FROM " + P + " WHERE paused_until <= " + now +
+        " ORDER BY paused_until, name LIMIT ?1");
+    set.add(Query::count_pauses,
+        "SELECT COUNT(*) FROM " + P + " WHERE paused_until <= " + now);
+    return set;
 }
 
-std::string resume(const MariaTarget& t, const std::string& name) {
-    const std::string which = " WHERE name = " + literal(name);
-    return "START TRANSACTION;\n"
-           "SET @sqlock_paused = 0;\n"
-           "SELECT IF(" +
-           pause_live + ", 1, 0) INTO @sqlock_paused FROM " + t.quoted_pauses + which +
-           " FOR UPDATE;\n"
-           "DELETE FROM " +
-           t.quoted_pauses + which +
-           ";\n"
-           "SELECT @sqlock_paused;\n"
-           "COMMIT";
-}
+// clang-format on
 
-std::string paused(const MariaTarget& t, const std::string& name) {
-    return "SELECT " + pause_columns() + " FROM " + t.quoted_pauses +
-           " WHERE name = " + literal(name) + " AND " + pause_live;
-}
-
-std::string pauses(const MariaTarget& t) {
-    return "SELECT " + pause_columns() + " FROM " + t.quoted_pauses + " WHERE " + pause_live +
-           " ORDER BY name";
-}
-
-std::string purge_pauses(const MariaTarget& t, std::size_t batch) {
-    // One statement: InnoDB reads each row it deletes as it is now, so a
-    // pause renewed meanwhile (live again) stays, and of two reapers at once
-    // the second waits for the first's row locks and finds those rows gone.
-    // ORDER BY makes the LIMIT deterministic for statement-based replication.
-    return "DELETE FROM " + t.quoted_pauses + " WHERE paused_until <= " + now +
-           " ORDER BY paused_until, name LIMIT " + std::to_string(batch);
-}
-
-std::string count_pauses(const MariaTarget& t) {
-    return "SELECT COUNT(*) FROM " + t.quoted_pauses + " WHERE paused_until <= " + now;
+std::string bind(const std::string& sql, const std::vector<Value>& params) {
+    std::string out;
+    out.reserve(sql.size() + 64);
+    char quote = 0;  // inside '...', "..." or `...`
+    for (std::size_t i = 0; i < sql.size(); ++i) {
+        const char c = sql[i];
+        if (quote) {
+            out += c;
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`') {
+            quote = c;
+            out += c;
+            continue;
+        }
+        if (c != '?' || i + 1 >= sql.size() || sql[i + 1] < '0' || sql[i + 1] > '9') {
+            out += c;
+            continue;
+        }
+        std::size_t n = 0, j = i + 1;
+        while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9' && n < 1000)
+            n = n * 10 + static_cast<std::size_t>(sql[j++] - '0');
+        if (n == 0 || n > params.size())
+            throw error(errc::backend, "a MariaDB statement refers to parameter ?" +
+                                           std::to_string(n) + " of " +
+                                           std::to_string(params.size()));
+        const Value& v = params[n - 1];
+        switch (v.kind()) {
+            case Value::Kind::null:
+                out += "NULL";
+                break;
+            case Value::Kind::integer:
+            case Value::Kind::millis:
+                out += std::to_string(v.number());
+                break;
+            case Value::Kind::text:
+                out += literal(v.str());
+                break;
+        }
+        i = j - 1;
+    }
+    return out;
 }
 
 std::string exact_collations() {

@@ -1,5 +1,7 @@
 // The SQL of the MariaDB backend: one batch of statements per operation,
-// sent in one round trip (CLIENT_MULTI_STATEMENTS).
+// sent in one round trip (CLIENT_MULTI_STATEMENTS). The lock's own
+// statements are functions below; the core's are the StatementSet of
+// statement_set(), with bound parameters.
 //
 // Every value is a literal made here: text as a hex literal with a character
 // set introducer (_utf8mb4 X'6a6f62'), which no sql_mode, character set or
@@ -18,8 +20,11 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "mariadb_target.hpp"
 #include "sqlock/duration.hpp"
+#include "statement_set.hpp"
 
 namespace sqlock::detail::mariadb::sql {
 
@@ -65,62 +70,18 @@ std::string schema_script(const MariaTarget& t, const std::string& collation);
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);
 
-/// One row, two columns: whether the run history table and the pauses
-/// table exist (1 or 0 each), in one round trip.
-std::string side_tables_exist(const MariaTarget& t);
-
-// Pauses (backend.hpp). Read with the columns name, paused_by, reason,
-// created, paused_until (UTC text or NULL).
-
-/// Inserts or replaces the pause of `name`, then reads it back.
-std::string pause(const MariaTarget& t, const std::string& name, const std::string& paused_by,
-                  const std::string& reason, std::optional<duration> for_);
-/// A transaction: deletes the pause of `name`; its last result is one row,
-/// one column: 1 when the deleted pause was in force.
-std::string resume(const MariaTarget& t, const std::string& name);
-/// The pause of `name` in force (no row: none).
-std::string paused(const MariaTarget& t, const std::string& name);
-/// Every pause in force, by name.
-std::string pauses(const MariaTarget& t);
-/// Deletes at most `batch` pauses that have ended (one autocommit DELETE;
-/// affected rows: how many).
-std::string purge_pauses(const MariaTarget& t, std::size_t batch);
-/// One row, one column: how many pauses have ended.
-std::string count_pauses(const MariaTarget& t);
-
-// The run history (backend.hpp). Runs are read with the columns id, name,
-// window_start, host, pid, username, program, fencing_id, started, ended,
-// outcome, exit_status, exit_signal, duration_seconds (times as UTC text,
-// NULL where unknown).
-
 /// Purge with the runs of the purged rows ending with their lease, in one
 /// transaction. The DELETE's affected rows are the third result's.
 std::string purge_with_runs(const MariaTarget& t, std::size_t batch);
-/// One row: milliseconds since the epoch, by the server's UTC clock.
-std::string now_millis();
-/// Inserts a run; last result: its id.
-std::string start_run(const MariaTarget& t, const std::string& name, std::int64_t fencing_id,
-                      const std::string& host, std::int64_t pid, const std::string& user,
-                      const std::string& program, const std::string& window_start);
-/// Records a run's end (the lock row locked FOR UPDATE meanwhile); last
-/// result: (changed: 1/0, outcome).
-std::string finish_run(const MariaTarget& t, std::int64_t run_id, std::int64_t fencing_id,
-                       const std::string& locked_by, const std::string& outcome,
-                       const std::string& exit_status, const std::string& signal);
-std::string window_runs(const MariaTarget& t, const std::string& name,
-                        const std::string& window_start);
-std::string history(const MariaTarget& t, const std::string& name, duration since,
-                    std::size_t limit);
-/// The newest succeeded run of `name` (none or one row).
-std::string last_success(const MariaTarget& t, const std::string& name);
-/// Rows (name, outcome as derived, count), ordered by name.
-std::string run_counts(const MariaTarget& t);
-/// One row: (held, all rows).
-std::string lock_counts(const MariaTarget& t);
-std::string prune_runs(const MariaTarget& t, duration retention, std::size_t batch);
-/// One row, one column: how many runs prune_runs() would delete, all
-/// batches together.
-std::string count_runs(const MariaTarget& t, duration retention);
+
+/// The core's statements (statement_set.hpp) for `t`'s table, with their
+/// parameters as ?1, ?2, ... for bind().
+StatementSet statement_set(const MariaTarget& t);
+
+/// `sql` with each ?N (outside quotes) replaced by the literal of params[N-1]:
+/// NULL, a number (a duration: its milliseconds), or text as literal() makes
+/// it. Throws errc::backend for an N beyond `params`.
+std::string bind(const std::string& sql, const std::vector<Value>& params);
 
 /// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.
 /// One row per collation the server has.

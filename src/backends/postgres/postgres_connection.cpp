@@ -47,53 +47,13 @@ Row new_row(std::int64_t id, std::string lockstring, std::int64_t created_ms, du
     return row;
 }
 
-// A run from the columns listed in postgres_statements.hpp.
-RunRecord read_run(const pqxx::row& r) {
-    RunRecord run;
-    run.id = r[0].as<std::int64_t>();
-    run.name = r[1].as<std::string>();
-    if (!r[2].is_null()) run.window_start = r[2].as<std::string>();
-    run.host = r[3].as<std::string>();
-    run.pid = r[4].as<std::int64_t>();
-    run.user = r[5].as<std::string>();
-    run.program = r[6].as<std::string>();
-    run.fencing_id = r[7].as<std::int64_t>();
-    run.started = r[8].as<std::string>();
-    if (!r[9].is_null()) run.ended = r[9].as<std::string>();
-    run.outcome = parse_run_outcome(r[10].as<std::string>()).value_or(run_outcome::lost);
-    if (!r[11].is_null()) run.exit_status = r[11].as<int>();
-    if (!r[12].is_null()) run.signal = r[12].as<int>();
-    if (!r[13].is_null()) run.duration_seconds = r[13].as<double>();
-    return run;
-}
-
-std::vector<RunRecord> read_runs(const pqxx::result& r) {
-    std::vector<RunRecord> runs;
-    runs.reserve(r.size());
-    for (const auto& row : r) runs.push_back(read_run(row));
-    return runs;
-}
-
-// A pause from the columns listed in postgres_statements.hpp.
-PauseInfo read_pause(const pqxx::row& r) {
-    PauseInfo p;
-    p.name = r[0].as<std::string>();
-    p.paused_by = r[1].as<std::string>();
-    p.reason = r[2].as<std::string>();
-    p.created = r[3].as<std::string>();
-    if (!r[4].is_null()) p.until = r[4].as<std::string>();
-    return p;
-}
-
-// A century, in milliseconds: "since" for all runs.
-constexpr std::int64_t all_time_ms = 36600LL * 86400 * 1000;
-
 }  // namespace
 
 PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     : target_(std::move(target)),
       link_(*target_),
       statements_(statements(*target_)),
+      set_(statement_set(*target_)),
       acquire_{&statements_.at(stmt::acquire), PqFormat::binary},
       acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
       delete_exact_{&statements_.at(stmt::delete_exact)} {
@@ -102,6 +62,12 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     for (const auto& [key, st] : statements_)
         if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
+    for (std::size_t i = 0; i < query_count; ++i) {
+        const QueryText& text = set_[static_cast<Query>(i)];
+        if (text.mode == QueryText::Mode::unprepared) continue;
+        prepared_[i] = prepared_name(static_cast<Query>(i), text.sql);
+        link_.get().prepare(prepared_[i], text.sql);
+    }
 }
 
 namespace {
@@ -397,134 +363,42 @@ std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
     return static_cast<std::size_t>(r.affected_rows());
 }
 
-// Both side tables in one round trip: `sqlock run` needs both, and each
-// lookup is a round trip on a connection that may be new. A table seen
-// stays known (tables are never dropped); one not seen is looked for again.
-void PgConnection::learn_side_tables() {
-    const auto [runs, pauses] = bounded("looking for the history and pauses tables", {}, [&] {
-        pqxx::nontransaction check(link_.get());
-        const pqxx::result r =
-            check.exec_params(side_tables_exist_sql, target_->quoted_runs, target_->quoted_pauses);
-        return std::make_pair(r[0][0].as<bool>(), r[0][1].as<bool>());
-    });
-    history_known_ = history_known_ || runs;
-    pauses_known_ = pauses_known_ || pauses;
-}
-
-bool PgConnection::has_history() {
-    if (!history_known_) learn_side_tables();
-    return history_known_;
-}
-
-std::int64_t PgConnection::now_millis() {
-    return exec("reading the clock", {}, stmt::now_millis)[0][0].as<std::int64_t>();
-}
-
-std::int64_t PgConnection::start_run(const std::string& name, std::int64_t fencing_id,
-                                     const RunStart& info, const std::string& window_start) {
-    pqxx::result r = exec("recording the start of a run of", name, stmt::start_run, name,
-                          window_start, info.host, info.pid, info.user, info.program, fencing_id);
-    return r[0][0].as<std::int64_t>();
-}
-
-std::optional<run_outcome> PgConnection::finish_run(std::int64_t run_id, std::int64_t fencing_id,
-                                                    const std::string& locked_by,
-                                                    const RunEnd& end) {
-    pqxx::result r = exec("recording the end of run", std::to_string(run_id), stmt::finish_run,
-                          run_id, fencing_id, locked_by, end.exit_status.value_or(-1),
-                          end.signal.value_or(-1), std::string(to_string(end.outcome)));
-    if (r.empty()) return std::nullopt;
-    return parse_run_outcome(r[0][0].as<std::string>());
-}
-
-std::vector<RunRecord> PgConnection::window_runs(const std::string& name,
-                                                 const std::string& window_start) {
-    return read_runs(exec("reading the runs of", name, stmt::window_runs, name, window_start));
-}
-
-std::vector<RunRecord> PgConnection::history(const std::string& name, duration since,
-                                             std::size_t limit) {
-    const std::int64_t back = since > duration::zero() ? millis(since) : all_time_ms;
-    const auto n = static_cast<std::int64_t>(limit);
-    if (name.empty())
-        return read_runs(exec("reading the run history", {}, stmt::history_all, back, n));
-    return read_runs(exec("reading the run history of", name, stmt::history_name, back, n, name));
-}
-
-std::optional<RunRecord> PgConnection::last_success(const std::string& name) {
-    auto runs = read_runs(exec("reading the last success of", name, stmt::last_success, name));
-    if (runs.empty()) return std::nullopt;
-    return std::move(runs.front());
-}
-
-std::vector<RunCount> PgConnection::run_counts() {
-    pqxx::result r = exec("counting the runs", {}, stmt::run_counts);
-    std::vector<RunCount> counts;
+Rows PgConnection::query(Query key, const std::vector<Value>& params) {
+    const QueryText& text = set_[key];
+    // As text, NULL as a null pointer: libpq's own form of parameters.
+    std::vector<std::string> texts;
+    std::vector<const char*> values;
+    texts.reserve(params.size());
+    values.reserve(params.size());
+    for (const Value& v : params) texts.push_back(v.to_text());
+    for (std::size_t i = 0; i < params.size(); ++i)
+        values.push_back(params[i].is_null() ? nullptr : texts[i].c_str());
+    const auto bound = pqxx::prepare::make_dynamic_params(values);
+    const std::string what = describe_query(key, params);
+    auto unnamed = [&] {
+        pqxx::nontransaction tx(link_.get());
+        return tx.exec_params(text.sql, bound);
+    };
+    const std::string& name = prepared_[static_cast<std::size_t>(key)];
+    auto prepared = [&] {
+        pqxx::nontransaction tx(link_.get());
+        return tx.exec_prepared(name, bound);
+    };
+    const pqxx::result r = text.mode == QueryText::Mode::unprepared
+                               ? send(what.c_str(), {}, unnamed, unnamed)
+                               : send(what.c_str(), {}, prepared, unnamed);
+    Rows out;
+    out.affected = static_cast<std::uint64_t>(r.affected_rows());
+    out.rows.reserve(r.size());
     for (const auto& row : r) {
-        auto outcome = parse_run_outcome(row[1].as<std::string>());
-        if (!outcome) continue;  // a value another program wrote
-        counts.push_back({row[0].as<std::string>(), *outcome, row[2].as<std::int64_t>()});
+        std::vector<Field> fields;
+        fields.reserve(row.size());
+        for (const auto& field : row)
+            fields.push_back(field.is_null() ? Field()
+                                             : Field(std::string(field.c_str(), field.size())));
+        out.rows.push_back(std::move(fields));
     }
-    return counts;
-}
-
-LockCounts PgConnection::lock_counts() {
-    pqxx::result r = exec("counting the locks", {}, stmt::lock_counts);
-    LockCounts counts;
-    counts.held = r[0][0].as<std::int64_t>();
-    counts.expired = r[0][1].as<std::int64_t>() - counts.held;
-    return counts;
-}
-
-std::size_t PgConnection::prune_history_batch(duration retention, std::size_t batch) {
-    pqxx::result r = exec("pruning the run history", {}, stmt::prune_runs, millis(retention),
-                          static_cast<std::int64_t>(batch));
-    return static_cast<std::size_t>(r.affected_rows());
-}
-
-std::size_t PgConnection::count_prunable_runs(duration retention) {
-    pqxx::result r = exec("counting the runs to prune", {}, stmt::count_runs, millis(retention));
-    return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
-}
-
-bool PgConnection::has_pauses() {
-    if (!pauses_known_) learn_side_tables();
-    return pauses_known_;
-}
-
-PauseInfo PgConnection::pause(const std::string& name, const std::string& paused_by,
-                              const std::string& reason, std::optional<duration> for_) {
-    const std::int64_t ms = for_ ? millis(*for_) : -1;
-    return read_pause(exec("pausing", name, stmt::pause, name, paused_by, reason, ms)[0]);
-}
-
-bool PgConnection::resume(const std::string& name) {
-    pqxx::result r = exec("resuming", name, stmt::resume, name);
-    return !r.empty() && r[0][0].as<bool>();
-}
-
-std::optional<PauseInfo> PgConnection::paused(const std::string& name) {
-    pqxx::result r = exec("reading the pause of", name, stmt::paused, name);
-    if (r.empty()) return std::nullopt;
-    return read_pause(r[0]);
-}
-
-std::vector<PauseInfo> PgConnection::pauses() {
-    pqxx::result r = exec("reading the pauses", {}, stmt::pauses);
-    std::vector<PauseInfo> all;
-    for (const auto& row : r) all.push_back(read_pause(row));
-    return all;
-}
-
-std::size_t PgConnection::purge_expired_pauses_batch(std::size_t batch) {
-    pqxx::result r =
-        exec("deleting expired pauses", {}, stmt::purge_pauses, static_cast<std::int64_t>(batch));
-    return static_cast<std::size_t>(r.affected_rows());
-}
-
-std::size_t PgConnection::count_expired_pauses() {
-    pqxx::result r = exec("counting expired pauses", {}, stmt::count_pauses);
-    return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
+    return out;
 }
 
 std::vector<Row> PgConnection::list(const std::string& prefix, bool expired_only) {

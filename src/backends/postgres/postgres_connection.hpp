@@ -19,9 +19,11 @@
 // Thread safety: one thread at a time (the pool guarantees it).
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend.hpp"
 #include "postgres_libpq.hpp"
@@ -53,29 +55,7 @@ class PgConnection final : public Connection {
     std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& lockstring,
                       const std::string& locked_by) override;
-    bool has_history() override;
-    std::int64_t now_millis() override;
-    std::int64_t start_run(const std::string& name, std::int64_t fencing_id, const RunStart& info,
-                           const std::string& window_start) override;
-    std::optional<run_outcome> finish_run(std::int64_t run_id, std::int64_t fencing_id,
-                                          const std::string& locked_by, const RunEnd& end) override;
-    std::vector<RunRecord> window_runs(const std::string& name,
-                                       const std::string& window_start) override;
-    std::vector<RunRecord> history(const std::string& name, duration since,
-                                   std::size_t limit) override;
-    std::optional<RunRecord> last_success(const std::string& name) override;
-    std::vector<RunCount> run_counts() override;
-    LockCounts lock_counts() override;
-    std::size_t prune_history_batch(duration retention, std::size_t batch) override;
-    std::size_t count_prunable_runs(duration retention) override;
-    bool has_pauses() override;
-    PauseInfo pause(const std::string& name, const std::string& paused_by,
-                    const std::string& reason, std::optional<duration> for_) override;
-    bool resume(const std::string& name) override;
-    std::optional<PauseInfo> paused(const std::string& name) override;
-    std::vector<PauseInfo> pauses() override;
-    std::size_t purge_expired_pauses_batch(std::size_t batch) override;
-    std::size_t count_expired_pauses() override;
+    Rows query(Query key, const std::vector<Value>& params) override;
 
   private:
     /// A statement of the hot path, sent through libpq (postgres_libpq.hpp),
@@ -110,19 +90,15 @@ class PgConnection final : public Connection {
     auto bounded(const char* doing, const std::string& subject, F&& f, bool watchdog = true)
         -> decltype(f());
 
-    /// Looks for the history and pauses tables at once (has_history(),
-    /// has_pauses()).
-    void learn_side_tables();
-
     std::shared_ptr<const PgTarget> target_;
     Link link_;
-    std::map<std::string, Statement> statements_;  // by key (stmt::...)
+    std::map<std::string, Statement> statements_;    // by key (stmt::...)
+    StatementSet set_;                               // the core's statements
+    std::array<std::string, query_count> prepared_;  // their names, "" if unprepared
     HotStatement acquire_, acquire_slot_, delete_exact_;
     bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();
-    PqDeadline limit_;            // the call under way's, set by bounded()
-    bool pauses_known_ = false;   // the pauses table was seen
-    bool history_known_ = false;  // the history table was seen (tables are never dropped)
+    PqDeadline limit_;  // the call under way's, set by bounded()
 };
 
 }  // namespace sqlock::detail::postgres

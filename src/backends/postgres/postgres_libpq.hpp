@@ -3,7 +3,7 @@
 // of the holder after a failed attempt included, goes through libpqxx.
 //
 // Why not libpqxx, as everywhere else: measured on this project's machine
-// (docs/benchmarks.md, "Session 6"), libpqxx 6.4 reads the socket twice more
+// (docs/benchmarks.md), libpqxx 6.4 reads the socket twice more
 // per statement than libpq needs (two recvfrom calls that find nothing, 12000
 // of them for 3000 acquire+release cycles against none for libpq's own
 // PQexecPrepared), on top of its result objects. With 8 processes on 2 cores
@@ -17,7 +17,7 @@
 // (PqDeadline), instead of inside libpq, which waits without a limit: the
 // hot path needs no watchdog (postgres_watchdog.hpp), whose arming and
 // disarming took two mutexes, a search and a clock read per statement (8
-// processes: 2% more cycles without it; docs/benchmarks.md, "Session 9").
+// processes: 2% more cycles without it; docs/benchmarks.md).
 #pragma once
 
 #include <libpq-fe.h>

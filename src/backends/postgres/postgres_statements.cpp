@@ -306,51 +306,100 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
             " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
         " SELECT count(*) FROM d");
 
-    out.emplace_back(stmt::now_millis, "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
+    // clang-format on
+    std::map<std::string, Statement> by_key;
+    for (auto& [key, sql] : out) {
+        std::string name = key + "/" + text_hash(sql);
+        by_key.emplace(key, Statement{std::move(name), std::move(sql)});
+    }
+    return by_key;
+}
 
-    // $1 name, $2 window start (UTC text, '' for none), $3 host, $4 pid,
+std::string prepared_name(Query key, const std::string& sql) {
+    return std::string("sqlock_") + query_name(key) + "/" + text_hash(sql);
+}
+
+StatementSet statement_set(const PgTarget& target) {
+    const std::string& T = target.quoted_table;
+    const std::string& R = target.quoted_runs;
+    using Mode = QueryText::Mode;
+    StatementSet set("PostgreSQL");
+    // clang-format off
+
+    // Both side tables in one round trip, once or twice per connection:
+    // sent with its text. The names are validated identifier text: safe in
+    // a literal.
+    set.add(Query::side_tables,
+        "SELECT to_regclass('" + R + "') IS NOT NULL, to_regclass('" + target.quoted_pauses +
+        "') IS NOT NULL", Mode::unprepared);
+
+    // Pauses. P is the pauses table; a pause is in force while live.
+    const std::string& P = target.quoted_pauses;
+    const std::string pause_live = "(paused_until IS NULL OR paused_until > now())";
+    const std::string pause_cols = "name::text, paused_by::text, reason::text, " +
+        utc("created") + ", " + utc("paused_until");
+
+    set.add(Query::now_millis, "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
+
+    // $1 name, $2 window start (UTC text, NULL for none), $3 host, $4 pid,
     // $5 user, $6 program, $7 fencing id.
-    out.emplace_back(stmt::start_run,
-        "INSERT INTO " + R + " (name, window_start, host, pid, username, program, fencing_id,"
-        " started, outcome) VALUES ($1::text, " + utc_param("NULLIF($2::text, '')") +
-        ", $3::text, $4::bigint, $5::text, $6::text, $7::bigint, now(), 'running') RETURNING id");
+    const std::string run_columns =
+        " (name, window_start, host, pid, username, program, fencing_id, started, outcome) ";
+    const std::string run_values = "$1::text, " + utc_param("NULLIF($2::text, '')") +
+        ", $3::text, $4::bigint, $5::text, $6::text, $7::bigint, now(), 'running'";
+    set.add(Query::start_run,
+        "INSERT INTO " + R + run_columns + "VALUES (" + run_values + ") RETURNING id");
+
+    // The same parameters. The pause in force, read in the statement that
+    // inserts the run only when there is none: one round trip for `sqlock
+    // run`'s "is it paused?" and "record the start". Both parts see one
+    // snapshot, so a pause is either seen or later than the run. Run about
+    // once per connection (a `sqlock run` connects anew), so it is sent with
+    // its text: one round trip, not a PREPARE and an execution.
+    set.add(Query::start_run_unless_paused,
+        "WITH p(name, paused_by, reason, created, until) AS (SELECT " + pause_cols + " FROM " +
+            P + " WHERE name = $1::text AND " + pause_live + ")"
+        ", r AS (INSERT INTO " + R + run_columns + "SELECT " + run_values +
+            " WHERE NOT EXISTS (SELECT 1 FROM p) RETURNING id)"
+        " SELECT (SELECT id FROM r), p.name, p.paused_by, p.reason, p.created, p.until"
+        " FROM (SELECT 1) AS one LEFT JOIN p ON true", Mode::unprepared);
 
     // $1 run id, $2 fencing id, $3 locked_by, $4 exit status, $5 signal
-    // (-1: none), $6 outcome. The lock row is locked FOR UPDATE while the
+    // (NULL: none), $6 outcome. The lock row is locked FOR UPDATE while the
     // end is written: a take-over of an expiring lease waits for us, and
     // then its holder's once-per decision sees this record.
-    out.emplace_back(stmt::finish_run,
+    set.add(Query::finish_run,
         "WITH l AS (SELECT id FROM " + T + " WHERE id = $2::bigint AND locked_by = $3::text"
             " AND expires > now() FOR UPDATE)"
-        " UPDATE " + R + " AS r SET ended = now(), exit_status = NULLIF($4::int, -1),"
-        " exit_signal = NULLIF($5::int, -1),"
+        " UPDATE " + R + " AS r SET ended = now(), exit_status = $4::int,"
+        " exit_signal = $5::int,"
         " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
         " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text");
 
     // $1 name, $2 window start (UTC text).
-    out.emplace_back(stmt::window_runs,
+    set.add(Query::window_runs,
         runs_select(target, "r.name = $1::text AND r.window_start = " + utc_param("$2") +
                     " AND r.started >= " + utc_param("$2"), "r.started, r.id"));
 
     // $1 since (ms), $2 limit [, $3 name].
-    out.emplace_back(stmt::history_all,
+    set.add(Query::history_all,
         runs_select(target, "r.started >= now() - " + millis("$1"),
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
-    out.emplace_back(stmt::history_name,
+    set.add(Query::history_name,
         runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
 
     // $1 name.
-    out.emplace_back(stmt::last_success,
+    set.add(Query::last_success,
         runs_select(target, "r.name = $1::text AND r.outcome = 'succeeded'",
                     "r.started DESC, r.id DESC LIMIT 1"));
 
-    out.emplace_back(stmt::run_counts,
+    set.add(Query::run_counts,
         "SELECT r.name::text, CASE WHEN r.outcome <> 'running' THEN r.outcome::text"
         " WHEN l.expires > now() THEN 'running' ELSE 'lost' END, count(*)"
         " FROM " + R + " AS r LEFT JOIN " + T + " AS l ON l.id = r.fencing_id"
         " GROUP BY 1, 2 ORDER BY 1, 2");
-    out.emplace_back(stmt::lock_counts,
+    set.add(Query::lock_counts,
         "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
 
     // $1 retention (ms), $2 batch size. count_runs counts the same runs.
@@ -361,53 +410,42 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "r.started < now() - " + millis("$1") + " AND NOT (r.outcome = 'running' AND"
         " EXISTS (SELECT 1 FROM " + T + " AS l WHERE l.id = r.fencing_id AND l.expires > now()))"
         " AND (r.window_start IS NULL OR r.window_start < now() - interval '366 days')";
-    out.emplace_back(stmt::prune_runs,
+    set.add(Query::prune_runs,
         "DELETE FROM " + R + " WHERE " +
         in_batch("id", "SELECT r.id FROM " + R + " AS r WHERE " + prunable + " LIMIT $2::bigint"));
-    out.emplace_back(stmt::count_runs,
+    set.add(Query::count_runs,
         "SELECT count(*) FROM " + R + " AS r WHERE " + prunable);
 
-    // Pauses. P is the pauses table; a pause is in force while live.
-    const std::string& P = target.quoted_pauses;
-    const std::string pause_live = "(paused_until IS NULL OR paused_until > now())";
-    const std::string pause_cols = "name::text, paused_by::text, reason::text, " +
-        utc("created") + ", " + utc("paused_until");
-
-    // $1 name, $2 paused_by, $3 reason, $4 for (ms, -1: until resumed).
-    out.emplace_back(stmt::pause,
+    // $1 name, $2 paused_by, $3 reason, $4 for (ms, NULL: until resumed).
+    set.add(Query::pause,
         "INSERT INTO " + P + " AS p (name, paused_by, reason, created, paused_until)"
-        " VALUES ($1::text, $2::text, $3::text, now(), CASE WHEN $4::bigint < 0 THEN NULL"
+        " VALUES ($1::text, $2::text, $3::text, now(), CASE WHEN $4::bigint IS NULL THEN NULL"
         " ELSE now() + " + millis("$4") + " END) ON CONFLICT (name) DO UPDATE SET"
         " paused_by = excluded.paused_by, reason = excluded.reason,"
         " created = excluded.created, paused_until = excluded.paused_until RETURNING " +
         pause_cols);
 
     // $1 name.
-    out.emplace_back(stmt::resume,
+    set.add(Query::resume,
         "DELETE FROM " + P + " WHERE name = $1::text RETURNING " + pause_live);
-    out.emplace_back(stmt::paused,
+    set.add(Query::paused,
         "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live);
-    out.emplace_back(stmt::pauses,
+    set.add(Query::pauses,
         "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
         " ORDER BY name COLLATE \"C\"");
 
     // $1 batch size (in_batch()): a pause renewed since the subquery saw it
     // stays; two reapers at once each delete a row at most once between them.
     const std::string pause_ended = "paused_until <= now()";
-    out.emplace_back(stmt::purge_pauses,
+    set.add(Query::purge_pauses,
         "DELETE FROM " + P + " WHERE " +
         in_batch("name", "SELECT name FROM " + P + " WHERE " + pause_ended + " LIMIT $1::bigint") +
         " AND " + pause_ended);
-    out.emplace_back(stmt::count_pauses,
+    set.add(Query::count_pauses,
         "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
     // clang-format on
-    std::map<std::string, Statement> by_key;
-    for (auto& [key, sql] : out) {
-        std::string name = key + "/" + text_hash(sql);
-        by_key.emplace(key, Statement{std::move(name), std::move(sql)});
-    }
-    return by_key;
+    return set;
 }
 
 std::string schema_script(const PgTarget& target) {

@@ -16,10 +16,13 @@
 #include <string>
 
 #include "postgres_target.hpp"
+#include "statement_set.hpp"
 
 namespace sqlock::detail::postgres {
 
-/// Keys of the statements.
+/// Keys of the lock's own statements (the hot path and the reads of rows),
+/// which PgConnection runs itself. The core's statements are in
+/// statement_set().
 namespace stmt {
 constexpr const char* acquire = "sqlock_acquire";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
@@ -31,27 +34,8 @@ constexpr const char* purge = "sqlock_purge";
 constexpr const char* list = "sqlock_list";
 constexpr const char* find = "sqlock_find";
 constexpr const char* delete_exact = "sqlock_delete_exact";
-// The run history (backend.hpp).
+/// purge, and the runs of the rows it deletes end with their lease.
 constexpr const char* purge_with_runs = "sqlock_purge_with_runs";
-constexpr const char* now_millis = "sqlock_now_millis";
-constexpr const char* start_run = "sqlock_start_run";
-constexpr const char* finish_run = "sqlock_finish_run";
-constexpr const char* window_runs = "sqlock_window_runs";
-constexpr const char* history_all = "sqlock_history_all";
-constexpr const char* history_name = "sqlock_history_name";
-constexpr const char* last_success = "sqlock_last_success";
-constexpr const char* run_counts = "sqlock_run_counts";
-constexpr const char* lock_counts = "sqlock_lock_counts";
-constexpr const char* prune_runs = "sqlock_prune_runs";
-constexpr const char* count_runs = "sqlock_count_runs";
-// Pauses (backend.hpp): name, paused_by, reason, created, paused_until (UTC
-// text or NULL); resume returns whether the deleted pause was in force.
-constexpr const char* pause = "sqlock_pause";
-constexpr const char* resume = "sqlock_resume";
-constexpr const char* paused = "sqlock_paused";
-constexpr const char* pauses = "sqlock_pauses";
-constexpr const char* purge_pauses = "sqlock_purge_pauses";
-constexpr const char* count_pauses = "sqlock_count_pauses";
 }  // namespace stmt
 
 /// One statement. `name` is what it is prepared as on the server: its key,
@@ -75,8 +59,16 @@ std::string turn_name(const std::string& lockstring);
 /// with the session, so a waiter that crashed leaves nothing behind.
 std::string waiting_sql(const PgTarget& target, bool on);
 
-/// Every statement for `target`'s table, by key (stmt::...).
+/// The lock's own statements for `target`'s table, by key (stmt::...).
 std::map<std::string, Statement> statements(const PgTarget& target);
+
+/// The core's statements (statement_set.hpp) for `target`'s table. Each is
+/// prepared as "sqlock_<query_name>/<hash of its SQL>", but for those marked
+/// unprepared.
+StatementSet statement_set(const PgTarget& target);
+
+/// What `set`'s `key` is prepared as on the server (see Statement).
+std::string prepared_name(Query key, const std::string& sql);
 
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);
@@ -86,10 +78,5 @@ std::string schema_script(const PgTarget& target);
 constexpr const char* schema_exists_sql =
     "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
     "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL";
-
-/// One row, two booleans: whether the history table ($1) and the pauses
-/// table ($2) exist (regclass text), in one round trip.
-constexpr const char* side_tables_exist_sql =
-    "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL";
 
 }  // namespace sqlock::detail::postgres

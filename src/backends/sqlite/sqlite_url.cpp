@@ -1,6 +1,9 @@
 #include "sqlite_url.hpp"
 
+#include <cstdlib>
+
 #include "sqlock/error.hpp"
+#include "validate.hpp"
 
 namespace sqlock::detail {
 
@@ -29,6 +32,26 @@ SqliteUrl parse_sqlite_url(const DatabaseUrl& url) {
         throw error(errc::invalid_argument, "SQLite URL contains a NUL byte");
     out.path = rest;
     return out;
+}
+
+std::chrono::milliseconds busy_timeout(const SqliteUrl& url) {
+    long busy_ms = 10000;
+    auto it = url.params.find("busy_timeout");
+    if (it != url.params.end()) {
+        char* end = nullptr;
+        busy_ms = std::strtol(it->second.c_str(), &end, 10);
+        if (it->second.empty() || *end || busy_ms < 0 || busy_ms > 3600000) {
+            throw error(errc::invalid_argument,
+                        "busy_timeout must be milliseconds between 0 and 3600000");
+        }
+    }
+    for (const auto& [key, value] : url.params) {
+        if (key != "busy_timeout") {
+            throw error(errc::invalid_argument, "unknown SQLite URL parameter '" + printable(key) +
+                                                    "' (known: busy_timeout)");
+        }
+    }
+    return std::chrono::milliseconds(busy_ms);
 }
 
 }  // namespace sqlock::detail

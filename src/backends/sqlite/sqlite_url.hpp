@@ -2,6 +2,7 @@
 // with query parameters (?busy_timeout=MS).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -18,5 +19,10 @@ struct SqliteUrl {
 /// Reads the part after "sqlite:". Throws errc::invalid_argument for a URL
 /// with a host part, without a file, or with a malformed query.
 SqliteUrl parse_sqlite_url(const DatabaseUrl& url);
+
+/// The URL's busy_timeout (milliseconds, 10 s when not given), the only
+/// parameter it may have. Throws errc::invalid_argument for a value out of
+/// 0..3600000 or an unknown parameter.
+std::chrono::milliseconds busy_timeout(const SqliteUrl& url);
 
 }  // namespace sqlock::detail

@@ -1,30 +1,30 @@
-#include "sqlite_statement.hpp"
+#include "sqlite_prepared.hpp"
 
 #include "sqlite_error.hpp"
 
 namespace sqlock::detail::sqlite {
 
-Statement& Statement::bind(int index, std::int64_t value) {
+Prepared& Prepared::bind(int index, std::int64_t value) {
     int rc = sqlite3_bind_int64(stmt_, index, value);
     if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, "binding a parameter");
     return *this;
 }
 
-Statement& Statement::bind(int index, const std::string& value) {
+Prepared& Prepared::bind(int index, const std::string& value) {
     int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
                                SQLITE_TRANSIENT);
     if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, "binding a parameter");
     return *this;
 }
 
-bool Statement::step() {
+bool Prepared::step() {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     throw_sqlite_error(db_, rc, "running a statement");
 }
 
-std::string Statement::column_text(int col) const {
+std::string Prepared::column_text(int col) const {
     const unsigned char* text = sqlite3_column_text(stmt_, col);
     if (!text) return {};
     return std::string(reinterpret_cast<const char*>(text),

@@ -1,0 +1,451 @@
+#include "sqlite_connection.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+
+#include "sqlite_error.hpp"
+#include "sqlock/error.hpp"
+#include "validate.hpp"
+
+namespace sqlock::detail::sqlite {
+namespace {
+
+Row read_row(const Prepared& st) {
+    Row r;
+    r.id = st.column_int64(0);
+    r.lockstring = st.column_text(1);
+    r.created = st.column_text(2);
+    r.expires = st.column_text(3);
+    r.locked_by = st.column_text(4);
+    r.seconds_left = st.column_double(5);
+    return r;
+}
+
+// The path names no file at all (as opposed to a file that exists but cannot
+// be opened, e.g. for its permissions).
+bool file_missing(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+// The directory a file path is in ("." for a bare name).
+std::string parent_directory(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+void make_private_directory(const std::string& path) {
+    // mkdir -p with mode 0700 for every component we create.
+    std::size_t pos = 1;
+    while ((pos = path.find('/', pos)) != std::string::npos) {
+        std::string dir = path.substr(0, pos);
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+            throw error(errc::configuration, "cannot create directory '" + text::printable(dir) +
+                                                 "': " + std::strerror(errno));
+        ++pos;
+    }
+}
+
+}  // namespace
+
+SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& table, bool create)
+    : path_(url.path), tables_(table), set_(statement_set(tables_)) {
+    // Bad parameters are reported before any file is touched.
+    busy_timeout_ = busy_timeout(url);
+    if (url.is_embedded_default) {
+        make_private_directory(path_);
+        int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) ::close(fd);
+    }
+    // A directory is a mistake in the URL, not an unreachable database;
+    // SQLite would only fail later, on the journal, with SQLITE_CANTOPEN.
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw error(errc::configuration,
+                    "'" + text::printable(path_) +
+                        "' is a directory, not a SQLite file; name a file in it, e.g. "
+                        "sqlite://" +
+                        text::printable(path_.back() == '/' ? path_ : path_ + "/") + "locks.db",
+                    "SQLITE_CANTOPEN");
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        // A local file is never "unreachable" (exit 69, "try again
+        // later"): a directory that is not there, or one this user may
+        // not open or write, is a setting to fix.
+        const std::string dir = parent_directory(path_);
+        if (file_missing(dir))
+            throw error(errc::configuration,
+                        (create ? "cannot create SQLite database '" : "no lock database at '") +
+                            text::printable(path_) + "': the directory '" + text::printable(dir) +
+                            "' does not exist" +
+                            (create ? "" : " (create it, then run `sqlock init`)"),
+                        code_name(rc));
+        if (!create && file_missing(path_))
+            throw error(errc::configuration,
+                        "no lock database at '" + text::printable(path_) +
+                            "' (the SQLite file does not exist); create it with `sqlock "
+                            "init` or Locker::init()",
+                        code_name(rc));
+        if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES)
+            throw error(errc::configuration,
+                        "no permission to open SQLite database '" + text::printable(path_) +
+                            "' for reading and writing: " + msg,
+                        code_name(rc));
+        if (rc == SQLITE_CANTOPEN && file_missing(path_) &&
+            ::access(dir.c_str(), W_OK | X_OK) != 0 && errno == EACCES)
+            throw error(errc::configuration,
+                        "cannot create SQLite database '" + text::printable(path_) +
+                            "': no permission to create files in '" + text::printable(dir) + "'",
+                        code_name(rc));
+        throw error(rc == SQLITE_CANTOPEN ? errc::configuration : errc::backend,
+                    "cannot open SQLite database '" + text::printable(path_) + "': " + msg,
+                    code_name(rc));
+    }
+    set_error_database_name(db_, "SQLite database '" + text::printable(path_) + "'");
+    sqlite3_extended_result_codes(db_, 1);
+    sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
+    // A short process (`sqlock run`) would otherwise checkpoint and delete
+    // the WAL on every exit and re-create it on the next start: four
+    // fsyncs per run. The WAL keeps its commits; regular auto-checkpoints
+    // still bound its size. They stay at SQLite's 1000 pages, although
+    // the first process to open the file reads the whole WAL (up to
+    // 4 MB, about 1 ms of a `sqlock run`): at 64 pages one client's
+    // acquire+release rate fell from 5,900 to 1,800 a second, the
+    // checkpoints' fsyncs (docs/benchmarks.md).
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    try {
+        exec("PRAGMA journal_mode=WAL", "enabling WAL");
+        exec("PRAGMA synchronous=NORMAL", "setting synchronous");
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+void SqliteConnection::init_schema() {
+    exec(schema_script(tables_), "creating the lock table");
+}
+
+void SqliteConnection::check_access() {
+    check_usable_without_writing();
+    // Taking the write lock proves the journal files can be written too;
+    // the transaction is rolled back, so nothing changes.
+    Transaction probe(*this);
+}
+
+void SqliteConnection::check_usable_without_writing() {
+    // SQLite opens a file it may not write read-only, without a word.
+    if (sqlite3_db_readonly(db_, "main") == 1)
+        throw error(errc::configuration,
+                    "SQLite database '" + text::printable(path_) +
+                        "' is read-only for this user: sqlock needs to write it (and to "
+                        "create its -wal and -shm files beside it)",
+                    "SQLITE_READONLY");
+    prepare(Sql::is_held);
+}
+
+AcquireResult SqliteConnection::try_acquire(const std::string& lockstring, duration lease,
+                                            const std::string& locked_by) {
+    // Common case: the name is free; one autocommit statement.
+    if (auto row = insert(lockstring, lease, locked_by)) return {std::move(row), {}};
+    // Held: take it over if expired, atomically, under the write lock.
+    Transaction tx(*this);
+    {
+        Prepared del = prepare(Sql::delete_expired);
+        del.bind(1, lockstring).step();
+    }
+    AcquireResult result;
+    if (sqlite3_changes(db_) > 0) result.acquired = insert(lockstring, lease, locked_by);
+    if (!result.acquired) result.holder = find(lockstring);
+    tx.commit();
+    return result;
+}
+
+AcquireResult SqliteConnection::try_acquire_slot(const std::string& name, int capacity,
+                                                 duration lease, const std::string& locked_by,
+                                                 int* slot_out) {
+    // One statement takes the lowest free slot: a write statement holds
+    // SQLite's write lock from its first read, so "lowest free" cannot
+    // change under it.
+    auto took = [&]() -> std::optional<Row> {
+        Prepared st = prepare(Sql::insert_lowest_slot);
+        st.bind(1, name).bind(2, static_cast<std::int64_t>(capacity));
+        st.bind(3, seconds_modifier(lease)).bind(4, locked_by);
+        if (!st.step()) return std::nullopt;
+        Row row = read_row(st);
+        while (st.step()) {
+        }
+        return row;
+    };
+    auto done = [&](Row row) {
+        *slot_out = slot_number(row.lockstring, name, capacity);
+        return AcquireResult{std::move(row), {}};
+    };
+    if (auto row = took()) return done(std::move(*row));
+    // All taken: reclaim expired slots, then try again, atomically.
+    Transaction tx(*this);
+    {
+        Prepared del = prepare(Sql::delete_expired_slots);
+        del.bind(1, name).bind(2, static_cast<std::int64_t>(capacity)).step();
+    }
+    std::optional<Row> row;
+    if (sqlite3_changes(db_) > 0) row = took();
+    AcquireResult result;
+    if (row) {
+        tx.commit();
+        return done(std::move(*row));
+    }
+    Prepared first = prepare(Sql::first_to_expire_slot);
+    first.bind(1, name).bind(2, static_cast<std::int64_t>(capacity));
+    if (first.step()) result.holder = read_row(first);
+    while (first.step()) {
+    }
+    tx.commit();
+    return result;
+}
+
+ReleaseOutcome SqliteConnection::release(std::int64_t id, const std::string& lockstring,
+                                         const std::string& locked_by, duration min_hold) {
+    if (min_hold > duration::zero()) {
+        Prepared keep = prepare(Sql::keep_until_min_hold);
+        keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
+        if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
+    }
+    return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                   : ReleaseOutcome::lost;
+}
+
+std::optional<Row> SqliteConnection::renew(std::int64_t id, const std::string& locked_by,
+                                           duration lease) {
+    Prepared st = prepare(Sql::renew);
+    st.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(lease));
+    if (!st.step()) return std::nullopt;
+    Row row = read_row(st);
+    while (st.step()) {
+    }
+    return row;
+}
+
+bool SqliteConnection::is_held(std::int64_t id, const std::string& locked_by) {
+    Prepared st = prepare(Sql::is_held);
+    st.bind(1, id).bind(2, locked_by);
+    return st.step();
+}
+
+std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
+    std::size_t purged;
+    {
+        // With a history, the runs of the rows go with them, atomically.
+        std::optional<Transaction> tx;
+        if (has_history()) {
+            tx.emplace(*this);
+            Prepared lose = prepare(Sql::lose_purged_runs);
+            lose.bind(1, static_cast<std::int64_t>(batch)).step();
+        }
+        Prepared st = prepare(Sql::purge_batch);
+        st.bind(1, static_cast<std::int64_t>(batch)).step();
+        purged = static_cast<std::size_t>(sqlite3_changes(db_));
+        if (tx) tx->commit();
+    }
+    if (purged == batch) return purged;
+    // The indexed rows are done; now the odd ones, found by a read scan.
+    std::vector<std::int64_t> ids;
+    {
+        Prepared scan = prepare(Sql::odd_expired_ids);
+        scan.bind(1, static_cast<std::int64_t>(batch - purged));
+        while (scan.step()) ids.push_back(scan.column_int64(0));
+    }
+    if (ids.empty()) return purged;
+    Transaction tx(*this);
+    for (std::int64_t id : ids) {
+        Prepared del = prepare(Sql::delete_id_if_dead);
+        del.bind(1, id).step();
+        purged += static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+    tx.commit();
+    return purged;
+}
+
+std::vector<Row> SqliteConnection::list(const std::string& prefix, bool expired_only) {
+    Prepared st = prepare(Sql::list);
+    st.bind(1, prefix).bind(2, static_cast<std::int64_t>(expired_only ? 1 : 0));
+    std::vector<Row> rows;
+    while (st.step()) rows.push_back(read_row(st));
+    return rows;
+}
+
+std::optional<Row> SqliteConnection::find(const std::string& lockstring) {
+    Prepared st = prepare(Sql::find);
+    st.bind(1, lockstring);
+    if (!st.step()) return std::nullopt;
+    return read_row(st);
+}
+
+bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                                    const std::string& locked_by) {
+    Prepared st = prepare(Sql::delete_exact);
+    st.bind(1, id).bind(2, locked_by).step();
+    return sqlite3_changes(db_) > 0;
+}
+
+Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
+    const QueryText& text = set_[key];
+    const std::vector<sqlite3_stmt*>& statements = prepare(key);
+    std::optional<Transaction> tx;
+    if (text.mode == QueryText::Mode::transaction) tx.emplace(*this);
+    Rows out;
+    for (sqlite3_stmt* stmt : statements) {
+        Prepared st(db_, stmt);
+        // ?NNN is parameter NNN: each statement binds the ones it has.
+        const int count = std::min<int>(st.parameter_count(), static_cast<int>(params.size()));
+        for (int i = 1; i <= count; ++i) {
+            const Value& v = params[static_cast<std::size_t>(i - 1)];
+            switch (v.kind()) {
+                case Value::Kind::null:
+                    st.bind_null(i);
+                    break;
+                case Value::Kind::integer:
+                    st.bind(i, v.number());
+                    break;
+                case Value::Kind::text:
+                    st.bind(i, v.str());
+                    break;
+                case Value::Kind::millis:
+                    st.bind(i, duration_modifier(v.number()));
+                    break;
+            }
+        }
+        const int columns = st.column_count();
+        std::vector<std::vector<Field>> rows;
+        while (st.step()) {
+            std::vector<Field> row;
+            row.reserve(static_cast<std::size_t>(columns));
+            for (int c = 0; c < columns; ++c)
+                row.push_back(st.column_null(c) ? Field() : Field(st.column_text(c)));
+            rows.push_back(std::move(row));
+        }
+        if (columns > 0) out.rows = std::move(rows);  // the last statement with rows
+        if (!st.read_only()) out.affected += static_cast<std::uint64_t>(sqlite3_changes(db_));
+    }
+    if (tx) tx->commit();
+    return out;
+}
+
+bool SqliteConnection::has_table(const std::string& name) {
+    Prepared st = prepare(Sql::has_table);  // any table, by name
+    st.bind(1, table_basename(name));
+    return st.step();
+}
+
+int SqliteConnection::on_busy(void* self, int attempts) {
+    auto* c = static_cast<SqliteConnection*>(self);
+    auto now = std::chrono::steady_clock::now();
+    if (attempts == 0) c->busy_since_ = now;
+    const auto end = std::min(c->busy_since_ + c->busy_timeout_, c->deadline_);
+    if (now >= end) return 0;
+    // Never past the busy timeout or the caller's deadline.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now).count();
+    const int step = busy_steps_ms[std::min<std::size_t>(attempts, std::size(busy_steps_ms) - 1)];
+    sqlite3_sleep(static_cast<int>(std::max<long long>(1, std::min<long long>(step, left))));
+    return 1;
+}
+
+constexpr int busy_steps_ms[] = {1, 2, 5};  // then the last, again and again
+
+// The reaper's pause outlasts the longest busy step (on_busy).
+duration SqliteConnection::min_batch_pause() const {
+    return std::chrono::milliseconds(busy_steps_ms[std::size(busy_steps_ms) - 1] + 1);
+}
+
+std::optional<Row> SqliteConnection::insert(const std::string& lockstring, duration lease,
+                                            const std::string& locked_by) {
+    Prepared st = prepare(Sql::insert);
+    st.bind(1, lockstring).bind(2, seconds_modifier(lease)).bind(3, locked_by);
+    if (!st.step()) return std::nullopt;
+    // Only what the database chose comes back: the rest is ours, and a
+    // new row has its whole lease left. Less work while this statement
+    // holds the write lock (it commits at its last step), which every
+    // other process waits for.
+    Row row;
+    row.id = st.column_int64(0);
+    row.created = st.column_text(1);
+    row.expires = st.column_text(2);
+    while (st.step()) {
+    }
+    row.lockstring = lockstring;
+    row.locked_by = locked_by;
+    row.seconds_left = static_cast<double>(lease.count()) / 1000.0;
+    return row;
+}
+
+Prepared SqliteConnection::prepare(Sql kind) {
+    sqlite3_stmt*& stmt = cache_[static_cast<std::size_t>(kind)];
+    if (!stmt) {
+        const std::string text = sql_text(kind, tables_);
+        int rc =
+            sqlite3_prepare_v3(db_, text.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+        if (rc != SQLITE_OK) {
+            stmt = nullptr;
+            throw_sqlite_error(db_, rc, "preparing a statement");
+        }
+    }
+    return Prepared(db_, stmt);
+}
+
+const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
+    std::vector<sqlite3_stmt*>& statements = set_cache_[static_cast<std::size_t>(key)];
+    if (!statements.empty()) return statements;
+    const std::string& sql = set_[key].sql;
+    const char* next = sql.c_str();
+    const char* const end = next + sql.size();
+    while (next < end) {
+        sqlite3_stmt* stmt = nullptr;
+        const char* tail = nullptr;
+        const int rc = sqlite3_prepare_v3(db_, next, static_cast<int>(end - next),
+                                          SQLITE_PREPARE_PERSISTENT, &stmt, &tail);
+        if (rc != SQLITE_OK) {
+            for (sqlite3_stmt* s : statements) sqlite3_finalize(s);
+            statements.clear();
+            throw_sqlite_error(db_, rc, "preparing a statement");
+        }
+        if (stmt) statements.push_back(stmt);  // null: only white space was left
+        next = tail;
+    }
+    return statements;
+}
+
+void SqliteConnection::exec(const std::string& sql, const char* what) {
+    char* message = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+    sqlite3_free(message);
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, what);
+}
+
+void SqliteConnection::close() noexcept {
+    for (auto& stmt : cache_) {
+        sqlite3_finalize(stmt);
+        stmt = nullptr;
+    }
+    for (auto& statements : set_cache_) {
+        for (sqlite3_stmt* stmt : statements) sqlite3_finalize(stmt);
+        statements.clear();
+    }
+    if (db_) {
+        set_error_database_name(db_, "");
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+    }
+}
+
+}  // namespace sqlock::detail::sqlite

@@ -1,0 +1,72 @@
+#include "sqlite_doctor.hpp"
+
+#include <memory>
+
+#include "schema.hpp"
+#include "sqlite_connection.hpp"
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail::sqlite {
+
+void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
+    auto fact = [&](std::string key, std::string value) {
+        out.facts.push_back({std::move(key), std::move(value)});
+    };
+    const std::string lock_table = "lock table " + table;
+    // A database another connection holds locked right now is no
+    // setting to fix: said as a fact, not a problem.
+    auto busy = [](const error& e) { return e.backend_code().rfind("SQLITE_BUSY", 0) == 0; };
+    std::unique_ptr<SqliteConnection> c;
+    bool has_lock_table = false;
+    try {
+        c = std::make_unique<SqliteConnection>(url, table, /*create=*/false);
+        has_lock_table = c->has_table(table);
+    } catch (const error& e) {
+        if (busy(e)) {
+            fact(lock_table, "unknown: the database is busy now");
+            return;
+        }
+        fact(lock_table, "unknown: the file cannot be opened");
+        out.problems.push_back(e.what());
+        return;
+    }
+    if (!has_lock_table) {
+        // The embedded default makes it on first use; elsewhere init
+        // makes all three tables at once.
+        if (url.is_embedded_default) {
+            fact(lock_table, "missing; made on first use");
+            return;
+        }
+        fact(lock_table, "missing");
+        out.problems.push_back(lock_table + " does not exist: run `sqlock init`");
+        return;
+    }
+    std::string access = "present";
+    bool runs_exist = false, pauses_exist = false;
+    const std::string runs = runs_table_name(table), pauses = pauses_table_name(table);
+    try {
+        runs_exist = c->has_table(runs);
+        pauses_exist = c->has_table(pauses);
+        c->check_usable_without_writing();
+    } catch (const error& e) {
+        if (busy(e)) {
+            fact(lock_table, "present; the database is busy now");
+            return;
+        }
+        access = c->writable() ? "present; not usable" : "present; the file is read-only";
+        out.problems.push_back(e.what());
+    }
+    fact(lock_table, access);
+    fact("run history table " + runs, runs_exist ? access : "missing");
+    fact("pauses table " + pauses, pauses_exist ? access : "missing");
+    if (!runs_exist)
+        out.problems.push_back("run history table " + runs + " does not exist (" + lock_table +
+                               " predates it): `sqlock run` records no runs and "
+                               "--once-per fails; run `sqlock init`");
+    if (!pauses_exist)
+        out.problems.push_back("pauses table " + pauses + " does not exist (" + lock_table +
+                               " predates it): `sqlock pause` fails and nothing is "
+                               "paused; run `sqlock init`");
+}
+
+}  // namespace sqlock::detail::sqlite

@@ -1,0 +1,315 @@
+#include "sqlite_statements.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "schema.hpp"
+#include "validate.hpp"
+
+namespace sqlock::detail {
+extern const char* const sqlite_schema_sql;  // sql/sqlite/schema.sql, compiled in
+}
+
+namespace sqlock::detail::sqlite {
+namespace {
+
+// 'now' is fixed for the duration of one sqlite3_step(), so every time in a
+// statement agrees.
+constexpr const char* now_sql = "strftime('%Y-%m-%d %H:%M:%f','now')";
+constexpr const char* columns_sql =
+    "id, lockstring, created, expires, locked_by, "
+    "round((julianday(expires) - julianday('now')) * 86400000.0) / 1000.0";
+
+// Whether a row still counts, for per-row checks. julianday() also reads
+// timestamps other programs write (ISO 'T' separator, no fraction) and is
+// NULL for text that is no time at all: such a row counts as expired, so it
+// can be taken over and reaped instead of blocking forever.
+constexpr const char* live = "julianday(expires) > julianday('now')";
+constexpr const char* dead = "coalesce(julianday(expires) <= julianday('now'), 1)";
+// Whether a pause is in force.
+constexpr const char* pause_live =
+    "(paused_until IS NULL OR julianday(paused_until) > julianday('now'))";
+// Whether a pause has ended: exactly the rows pause_live leaves out (an
+// until no date function can read is not in force, so it is reaped too).
+constexpr const char* pause_ended =
+    "(paused_until IS NOT NULL AND coalesce(julianday(paused_until) <= julianday('now'), 1))";
+
+// The columns of a run (statement_set.hpp), from `where` of the runs `r`
+// joined to their lock rows `l`, oldest first, or newest first up to `limit`
+// (a parameter or a number) when one is given. A run still marked running
+// whose lock row is gone or expired reads as lost, ended at the row's
+// expiry while it is there.
+std::string runs_select(const std::string& t, const std::string& r, const std::string& where,
+                        const std::string& limit) {
+    const bool newest_first = !limit.empty();
+    const std::string order = newest_first ? "started DESC, id DESC" : "started, id";
+    const std::string inner =
+        newest_first ? "r.started DESC, r.id DESC LIMIT " + limit : "r.started, r.id";
+    return "SELECT id, name, window_start, host, pid, username, program, fencing_id, started,"
+           " CASE WHEN outcome <> 'running' THEN ended WHEN lid IS NULL OR llive THEN NULL"
+           " ELSE lexp END,"
+           " CASE WHEN outcome <> 'running' THEN outcome WHEN llive THEN 'running'"
+           " ELSE 'lost' END, exit_status, exit_signal,"
+           " round((julianday(CASE WHEN outcome <> 'running' THEN ended WHEN llive THEN 'now'"
+           " ELSE lexp END) - julianday(started)) * 86400000.0) / 1000.0"
+           " FROM (SELECT r.*, l.id AS lid, l.expires AS lexp,"
+           " julianday(l.expires) > julianday('now') AS llive FROM " +
+           r + " AS r LEFT JOIN " + t + " AS l ON l.id = r.fencing_id WHERE " + where +
+           " ORDER BY " + inner + ") ORDER BY " + order;
+}
+
+// The runs of history table `r` (as "r") that pruning deletes: started more
+// than ?1 (a duration) ago, not still going on under a live lock row of
+// `t`, and not a --once-per run whose window may still be current (windows
+// are at most 366 days): pruning the run that did the window would let its
+// job run again in it.
+std::string prunable_runs(const std::string& t) {
+    return "r.started < strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1) AND NOT"
+           " (r.outcome = 'running' AND EXISTS (SELECT 1 FROM " +
+           t +
+           " AS l WHERE l.id = r.fencing_id AND julianday(l.expires) > julianday('now')))"
+           " AND (r.window_start IS NULL OR"
+           " r.window_start < strftime('%Y-%m-%d %H:%M:%f','now','-366 days'))";
+}
+
+// `text` as an SQL string literal.
+std::string literal(const std::string& text) {
+    std::string out = "'";
+    for (char c : text) {
+        if (c == '\'') out += '\'';
+        out += c;
+    }
+    return out + "'";
+}
+
+}  // namespace
+
+Tables::Tables(const std::string& name)
+    : table(quote_table_name(name)),
+      index(quote_table_name(table_basename(name) + "_expires_idx")),
+      runs_name(runs_table_name(name)),
+      runs(quote_table_name(runs_name)),
+      pauses_name(pauses_table_name(name)),
+      pauses(quote_table_name(pauses_name)) {}
+
+std::string seconds_modifier(duration d) {
+    return "+" + duration_modifier(d.count());
+}
+
+std::string duration_modifier(std::int64_t ms) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%lld.%03lld seconds", ms < 0 ? "-" : "",
+                  static_cast<long long>(std::llabs(ms) / 1000),
+                  static_cast<long long>(std::llabs(ms) % 1000));
+    return buf;
+}
+
+std::string sql_text(Sql kind, const Tables& tables) {
+    const std::string& t = tables.table;
+    const std::string& r = tables.runs;
+    const std::string now = now_sql;
+    const std::string cols = columns_sql;
+    switch (kind) {
+        case Sql::insert:
+            return "INSERT INTO " + t + " (lockstring, created, expires, locked_by) VALUES (?1, " +
+                   now + ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3)" +
+                   " ON CONFLICT (lockstring) DO NOTHING RETURNING id, created, expires";
+
+        case Sql::delete_expired:
+            return "DELETE FROM " + t + " WHERE lockstring = ?1 AND " + dead;
+
+        case Sql::keep_until_min_hold:
+            return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f', created, ?3)" +
+                   " WHERE id = ?1 AND locked_by = ?2" +
+                   " AND strftime('%Y-%m-%d %H:%M:%f', created, ?3) > " + now;
+
+        case Sql::renew:
+            return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', ?3)" +
+                   " WHERE id = ?1 AND locked_by = ?2 AND " + live + " RETURNING " + cols;
+
+        case Sql::is_held:
+            return "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND " + live;
+
+        case Sql::purge_batch:
+            return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
+                   " WHERE expires <= " + now + " LIMIT ?1)";
+
+        case Sql::list:
+            // substr() compares the prefix literally: no LIKE wildcards to escape.
+            return "SELECT " + cols + " FROM " + t +
+                   " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
+                   " AND (?2 = 0 OR " + dead + ") ORDER BY lockstring";
+
+        case Sql::find:
+            return "SELECT " + cols + " FROM " + t + " WHERE lockstring = ?1";
+
+        case Sql::delete_exact:
+            // coalesce: rows written by other programs may have a NULL locked_by.
+            return "DELETE FROM " + t + " WHERE id = ?1 AND coalesce(locked_by, '') = ?2";
+
+        case Sql::insert_lowest_slot:
+            // Slots 1..?2 of semaphore ?1, lowest free first. If the lowest
+            // one not held is an expired row, this conflicts and inserts
+            // nothing; the caller then reclaims expired slots and retries.
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) INSERT INTO " +
+                   t + " (lockstring, created, expires, locked_by) SELECT ?1 || '#' || n, " + now +
+                   ", strftime('%Y-%m-%d %H:%M:%f','now', ?3), ?4 FROM slot WHERE NOT EXISTS"
+                   " (SELECT 1 FROM " +
+                   t + " WHERE lockstring = ?1 || '#' || n AND " + live +
+                   ") ORDER BY n LIMIT 1 ON CONFLICT (lockstring) DO NOTHING RETURNING " + cols;
+
+        case Sql::delete_expired_slots:
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) DELETE FROM " +
+                   t + " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot) AND " + dead;
+
+        case Sql::first_to_expire_slot:
+            return "WITH RECURSIVE slot(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM slot"
+                   " WHERE n < ?2) SELECT " +
+                   cols + " FROM " + t +
+                   " WHERE lockstring IN (SELECT ?1 || '#' || n FROM slot)"
+                   " ORDER BY expires LIMIT 1";
+
+        case Sql::odd_expired_ids:
+            // Rows that are expired by their time but not by text comparison
+            // (written by other programs: ISO 'T' separators, invalid dates,
+            // garbage) cannot be found through the index. A read scan, done
+            // outside the write lock, once per purge.
+            return "SELECT id FROM " + t + " WHERE NOT coalesce(expires <= " + now + ", 0) AND " +
+                   dead + " LIMIT ?1";
+
+        case Sql::delete_id_if_dead:
+            return "DELETE FROM " + t + " WHERE id = ?1 AND " + dead;
+
+        case Sql::lose_purged_runs:
+            // Before purge_batch, in its transaction: the runs of the rows it
+            // is about to delete end with their lease.
+            return "UPDATE " + r + " SET outcome = 'lost', ended = (SELECT l.expires FROM " + t +
+                   " AS l WHERE l.id = " + r +
+                   ".fencing_id) WHERE outcome = 'running' AND"
+                   " fencing_id IN (SELECT id FROM " +
+                   t + " WHERE expires <= " + now + " LIMIT ?1)";
+        case Sql::has_table:
+            return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
+        case Sql::count:
+            break;
+    }
+    return {};
+}
+
+StatementSet statement_set(const Tables& tables) {
+    const std::string& t = tables.table;
+    const std::string& r = tables.runs;
+    const std::string& p = tables.pauses;
+    const std::string now = now_sql;
+    using Mode = QueryText::Mode;
+    StatementSet set("SQLite");
+
+    set.add(Query::side_tables,
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
+                literal(table_basename(tables.runs_name)) +
+                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
+                literal(table_basename(tables.pauses_name)) + ")");
+
+    // 'now' is one instant within the statement: seconds, then its
+    // milliseconds ("SS.SSS" from the 4th character).
+    set.add(Query::now_millis,
+            "SELECT CAST(strftime('%s','now') AS INTEGER) * 1000 +"
+            " CAST(substr(strftime('%f','now'), 4) AS INTEGER)");
+
+    const std::string run_columns =
+        " (name, window_start, host, pid, username, program, fencing_id, started, outcome) ";
+    const std::string run_values = "?1, NULLIF(?2, ''), ?3, ?4, ?5, ?6, ?7, " + now + ", 'running'";
+    set.add(Query::start_run,
+            "INSERT INTO " + r + run_columns + "VALUES (" + run_values + ") RETURNING id");
+
+    // Under the write lock (one transaction): the run is inserted only when
+    // no pause is in force, then the run's id (changes(): whether the
+    // insert wrote a row) or the pause is read, and nothing can change in
+    // between.
+    set.add(Query::start_run_unless_paused,
+            "INSERT INTO " + r + run_columns + "SELECT " + run_values +
+                " WHERE NOT EXISTS (SELECT 1 FROM " + p + " WHERE name = ?1 AND " + pause_live +
+                ");\n"
+                "SELECT CASE WHEN changes() > 0 THEN last_insert_rowid() END, x.name,"
+                " x.paused_by, x.reason, x.created, x.paused_until FROM (SELECT 1) LEFT JOIN " +
+                p +
+                " AS x ON x.name = ?1 AND (x.paused_until IS NULL OR"
+                " julianday(x.paused_until) > julianday('now'))",
+            Mode::transaction);
+
+    // One statement under SQLite's write lock: nobody takes the lock over
+    // between the check and the record.
+    set.add(Query::finish_run,
+            "UPDATE " + r + " SET ended = " + now +
+                ", exit_status = ?4, exit_signal = ?5, outcome = CASE WHEN EXISTS (SELECT 1"
+                " FROM " +
+                t + " WHERE id = ?2 AND locked_by = ?3 AND " + live +
+                ") THEN ?6 ELSE 'lost' END WHERE id = ?1 AND outcome = 'running'"
+                " RETURNING outcome");
+
+    set.add(Query::window_runs,
+            runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
+    set.add(Query::history_all,
+            runs_select(t, r, "r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)", "?2"));
+    set.add(Query::history_name,
+            runs_select(
+                t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)",
+                "?2"));
+    set.add(Query::last_success, runs_select(t, r, "r.name = ?1 AND r.outcome = 'succeeded'", "1"));
+
+    set.add(Query::run_counts,
+            "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN"
+            " julianday(l.expires) > julianday('now') THEN 'running' ELSE 'lost' END,"
+            " COUNT(*) FROM " +
+                r + " AS r LEFT JOIN " + t +
+                " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2");
+    set.add(Query::lock_counts, std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
+                                    " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t);
+
+    set.add(Query::prune_runs, "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
+                                   " AS r WHERE " + prunable_runs(t) + " LIMIT ?2)");
+    set.add(Query::count_runs, "SELECT COUNT(*) FROM " + r + " AS r WHERE " + prunable_runs(t));
+
+    set.add(Query::pause,
+            "INSERT INTO " + p +
+                " (name, paused_by, reason, created, paused_until) VALUES (?1, ?2, ?3, " + now +
+                ", CASE WHEN ?4 IS NULL THEN NULL ELSE strftime('%Y-%m-%d %H:%M:%f','now', '+' || "
+                "?4) END) ON CONFLICT (name) DO UPDATE SET paused_by = excluded.paused_by,"
+                " reason = excluded.reason, created = excluded.created,"
+                " paused_until = excluded.paused_until"
+                " RETURNING name, paused_by, reason, created, paused_until");
+    // Under the write lock: whether it was in force, then gone. (A
+    // RETURNING of that condition reads NULL on SQLite 3.40.)
+    set.add(Query::resume,
+            "SELECT 1 FROM " + p + " WHERE name = ?1 AND " + pause_live +
+                ";\n"
+                "DELETE FROM " +
+                p + " WHERE name = ?1",
+            Mode::transaction);
+    set.add(Query::paused, "SELECT name, paused_by, reason, created, paused_until FROM " + p +
+                               " WHERE name = ?1 AND " + pause_live);
+    set.add(Query::pauses, "SELECT name, paused_by, reason, created, paused_until FROM " + p +
+                               " WHERE " + pause_live + " ORDER BY name");
+    // One statement under SQLite's write lock: a pause renewed before it
+    // runs is live again and stays.
+    set.add(Query::purge_pauses, "DELETE FROM " + p + " WHERE name IN (SELECT name FROM " + p +
+                                     " WHERE " + pause_ended + " LIMIT ?1)");
+    set.add(Query::count_pauses, "SELECT COUNT(*) FROM " + p + " WHERE " + pause_ended);
+    return set;
+}
+
+std::string schema_script(const Tables& tables) {
+    std::string sql = substitute(sqlite_schema_sql, "table", tables.table);
+    sql = substitute(sql, "index", tables.index);
+    sql = substitute(sql, "runs", tables.runs);
+    sql = substitute(sql, "pauses", tables.pauses);
+    for (const char* what : {"name", "started", "fencing"})
+        sql = substitute(sql, std::string("runs_") + what + "_idx",
+                         quote_table_name(runs_index_name(tables.runs_name, what)));
+    return sql;
+}
+
+}  // namespace sqlock::detail::sqlite

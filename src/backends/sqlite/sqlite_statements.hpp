@@ -1,0 +1,66 @@
+// The SQL of the SQLite backend, as data: the lock's own statements (Sql,
+// run by SqliteConnection itself) and the core's (statement_set()). Parameters
+// are bound as ?1, ?2, ...; times are SQLite's: 'now' is fixed for the
+// duration of one sqlite3_step(), so every time in a statement agrees.
+//
+// Result columns of a lock row, in this order (see read_row()):
+//   id, lockstring, created, expires, locked_by, seconds_left
+#pragma once
+
+#include <string>
+
+#include "sqlock/duration.hpp"
+#include "statement_set.hpp"
+
+namespace sqlock::detail::sqlite {
+
+/// The names of a lock table and of the tables beside it, as the SQL needs
+/// them: quoted, and the side tables' also as they are.
+struct Tables {
+    explicit Tables(const std::string& table);
+    std::string table;        // quoted
+    std::string index;        // quoted
+    std::string runs_name;    // unquoted
+    std::string runs;         // quoted
+    std::string pauses_name;  // unquoted
+    std::string pauses;       // quoted
+};
+
+/// The lock's own statements.
+enum class Sql {
+    insert,
+    delete_expired,
+    keep_until_min_hold,
+    renew,
+    is_held,
+    purge_batch,
+    list,
+    find,
+    delete_exact,
+    insert_lowest_slot,
+    delete_expired_slots,
+    first_to_expire_slot,
+    odd_expired_ids,
+    delete_id_if_dead,
+    has_table,
+    lose_purged_runs,
+    count
+};
+
+/// The text of `kind` for `tables`.
+std::string sql_text(Sql kind, const Tables& tables);
+
+/// The core's statements (statement_set.hpp) for `tables`.
+StatementSet statement_set(const Tables& tables);
+
+/// The schema script (sql/sqlite/schema.sql) for `tables`.
+std::string schema_script(const Tables& tables);
+
+/// A duration as an SQLite date modifier: "+3600.250 seconds".
+std::string seconds_modifier(duration d);
+
+/// The same without its sign, "3600.250 seconds": how a duration parameter
+/// of the core's statements is bound (their SQL adds the sign).
+std::string duration_modifier(std::int64_t ms);
+
+}  // namespace sqlock::detail::sqlite

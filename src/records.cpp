@@ -1,0 +1,70 @@
+#include "records.hpp"
+
+#include <cstdlib>
+
+#include "sqlock/error.hpp"
+
+namespace sqlock::detail {
+
+std::int64_t as_int64(const Field& f) {
+    return f ? std::strtoll(f->c_str(), nullptr, 10) : 0;
+}
+
+double as_double(const Field& f) {
+    return f ? std::strtod(f->c_str(), nullptr) : 0.0;
+}
+
+bool as_bool(const Field& f) {
+    if (!f) return false;
+    const std::string& v = *f;
+    return v == "1" || v == "t" || v == "true";
+}
+
+const std::string& as_text(const Field& f) {
+    static const std::string empty;
+    return f ? *f : empty;
+}
+
+const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vector<Value>& params) {
+    if (rows.rows.empty())
+        throw error(errc::backend, "the database sent no row while " + describe_query(key, params));
+    return rows.rows.front();
+}
+
+RunRecord read_run(const std::vector<Field>& r) {
+    RunRecord run;
+    run.id = as_int64(r.at(0));
+    run.name = as_text(r.at(1));
+    if (r.at(2)) run.window_start = *r.at(2);
+    run.host = as_text(r.at(3));
+    run.pid = as_int64(r.at(4));
+    run.user = as_text(r.at(5));
+    run.program = as_text(r.at(6));
+    run.fencing_id = as_int64(r.at(7));
+    run.started = as_text(r.at(8));
+    if (r.at(9)) run.ended = *r.at(9);
+    run.outcome = parse_run_outcome(as_text(r.at(10))).value_or(run_outcome::lost);
+    if (r.at(11)) run.exit_status = static_cast<int>(as_int64(r.at(11)));
+    if (r.at(12)) run.signal = static_cast<int>(as_int64(r.at(12)));
+    if (r.at(13)) run.duration_seconds = as_double(r.at(13));
+    return run;
+}
+
+std::vector<RunRecord> read_runs(const Rows& rows) {
+    std::vector<RunRecord> runs;
+    runs.reserve(rows.rows.size());
+    for (const auto& row : rows.rows) runs.push_back(read_run(row));
+    return runs;
+}
+
+PauseInfo read_pause(const std::vector<Field>& r, std::size_t first) {
+    PauseInfo p;
+    p.name = as_text(r.at(first));
+    p.paused_by = as_text(r.at(first + 1));
+    p.reason = as_text(r.at(first + 2));
+    p.created = as_text(r.at(first + 3));
+    if (r.at(first + 4)) p.until = *r.at(first + 4);
+    return p;
+}
+
+}  // namespace sqlock::detail

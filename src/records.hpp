@@ -1,0 +1,34 @@
+// Reading the core's records from a query's rows (statement_set.hpp): the
+// one decoder of a run and of a pause, whatever the backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sqlock/pause.hpp"
+#include "sqlock/run_history.hpp"
+#include "statement_set.hpp"
+
+namespace sqlock::detail {
+
+/// A field as an integer, a decimal, a boolean (1/0, t/f, true/false) or
+/// text; NULL reads as 0, false or "".
+std::int64_t as_int64(const Field& f);
+double as_double(const Field& f);
+bool as_bool(const Field& f);
+const std::string& as_text(const Field& f);
+
+/// The first row of `rows`; throws errc::backend naming what was done
+/// (describe_query) when the database sent none.
+const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vector<Value>& params);
+
+/// A run from the run columns (statement_set.hpp).
+RunRecord read_run(const std::vector<Field>& row);
+std::vector<RunRecord> read_runs(const Rows& rows);
+
+/// A pause from the pause columns starting at `first`.
+PauseInfo read_pause(const std::vector<Field>& row, std::size_t first = 0);
+
+}  // namespace sqlock::detail

@@ -1,0 +1,187 @@
+// The core's statements: what run history, once-per windows, pauses and
+// counts ask of a database, written once in the core over one narrow call,
+// Connection::query(). Each backend supplies the SQL of every key below, in
+// its dialect, as data: a StatementSet built in its <backend>_statements.cpp.
+// A feature that needs SQL is then one core file plus one entry per set.
+//
+// The contract of each key is its parameters (bound as ?1, $1, ... in the
+// order listed) and its result columns (in the order listed). Results are
+// text, NULL as no value; the core decodes them (records.hpp). Booleans may
+// come as 1/0 or t/f. Times are UTC text "YYYY-MM-DD HH:MM:SS.mmm" from the
+// database's clock, never the client's.
+//
+// Thread safety: a StatementSet is immutable once built; share it freely.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sqlock/duration.hpp"
+
+namespace sqlock::detail {
+
+/// The core's statements. A run is read with the columns
+///   id, name, window_start, host, pid, username, program, fencing_id,
+///   started, ended, outcome, exit_status, exit_signal, duration_seconds
+/// with the outcome derived as RunRecord says (a run still marked running
+/// whose lock row is gone or expired reads as lost, ended at the row's expiry
+/// while the row is there). A pause is read with the columns
+///   name, paused_by, reason, created, paused_until (NULL: until resumed)
+/// and is in force while paused_until is NULL or later than now.
+enum class Query : std::size_t {
+    /// (): one row, (history table exists, pauses table exists).
+    side_tables,
+    /// (): one row, milliseconds since the Unix epoch by the database's clock.
+    now_millis,
+    /// (name, window_start: UTC text or NULL, host, pid, user, program,
+    /// fencing_id): inserts a run, outcome running, started now. One row:
+    /// its id.
+    start_run,
+    /// As start_run, only if no pause of `name` is in force, in one round
+    /// trip. One row: (run id or NULL, then the pause columns of the pause
+    /// in force, all NULL when none). The run id is NULL exactly when the
+    /// pause is there.
+    start_run_unless_paused,
+    /// (run_id, fencing_id, locked_by, exit_status or NULL, signal or NULL,
+    /// outcome): records the end of a run still marked running, in one
+    /// atomic step, as the outcome if the lock row (fencing_id, locked_by)
+    /// is live then, else lost; the lock row is locked meanwhile, so a
+    /// take-over of an expiring lease comes after the record. One row (the
+    /// outcome recorded) when it did, none when the run was no longer
+    /// marked running.
+    finish_run,
+    /// (name, window_start: UTC text): the runs of that window, oldest first.
+    window_runs,
+    /// (since: duration, limit): runs started within `since` of now, newest
+    /// first.
+    history_all,
+    /// (since: duration, limit, name): the same, of one name.
+    history_name,
+    /// (name): the newest succeeded run, if any (at most one row).
+    last_success,
+    /// (): rows (name, outcome as derived, count), ordered by name, outcome.
+    run_counts,
+    /// (): one row, (rows not expired, all rows) of the lock table.
+    lock_counts,
+    /// (retention: duration, batch): deletes at most `batch` runs started
+    /// more than `retention` ago, never one still running under a live lock
+    /// nor a --once-per run whose window may still be current (windows are
+    /// at most 366 days). Affected rows: how many.
+    prune_runs,
+    /// (retention: duration): one row, how many runs prune_runs would
+    /// delete, all batches together.
+    count_runs,
+    /// (name, paused_by, reason, for: duration or NULL): inserts or replaces
+    /// the pause of `name` (created now, until now + for). One row: the
+    /// pause as stored.
+    pause,
+    /// (name): deletes the pause of `name`. No row when there was none,
+    /// else one row: whether it was in force.
+    resume,
+    /// (name): the pause of `name` in force now (at most one row).
+    paused,
+    /// (): every pause in force, by name (bytewise).
+    pauses,
+    /// (batch): deletes at most `batch` pauses that have ended, checking
+    /// each again as it deletes it (a pause renewed meanwhile stays).
+    /// Affected rows: how many.
+    purge_pauses,
+    /// (): one row, how many pauses have ended.
+    count_pauses,
+};
+
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::count_pauses) + 1;
+
+/// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
+const char* query_name(Query key) noexcept;
+
+/// One parameter of a query: NULL, an integer, text, or a duration. Each
+/// backend binds a duration its own way (PostgreSQL and MariaDB as whole
+/// milliseconds, SQLite as a date modifier "S.mmm seconds"), so that its
+/// SQL does the arithmetic on the database's clock.
+class Value {
+  public:
+    enum class Kind { null, integer, text, millis };
+
+    static Value null() { return Value(Kind::null, 0, {}); }
+    static Value integer(std::int64_t n) { return Value(Kind::integer, n, {}); }
+    static Value text(std::string s) { return Value(Kind::text, 0, std::move(s)); }
+    static Value millis(duration d) { return Value(Kind::millis, d.count(), {}); }
+
+    Kind kind() const noexcept { return kind_; }
+    bool is_null() const noexcept { return kind_ == Kind::null; }
+    /// The integer, or the duration in milliseconds.
+    std::int64_t number() const noexcept { return number_; }
+    const std::string& str() const noexcept { return text_; }
+    /// As text: the text, the number in decimal, "" for NULL.
+    std::string to_text() const;
+
+  private:
+    Value(Kind kind, std::int64_t number, std::string text)
+        : kind_(kind), number_(number), text_(std::move(text)) {}
+    Kind kind_;
+    std::int64_t number_;
+    std::string text_;
+};
+
+/// One column of a result row: its text, or nothing for NULL.
+using Field = std::optional<std::string>;
+
+/// What a query gave back: the rows of its result (of the last statement
+/// that returns rows, when a backend runs several), and how many rows its
+/// statements changed.
+struct Rows {
+    std::vector<std::vector<Field>> rows;
+    std::uint64_t affected = 0;
+};
+
+/// The SQL of one key in one dialect.
+struct QueryText {
+    enum class Mode {
+        /// One statement, or several run one after another.
+        plain,
+        /// Several statements (separated by ';') run as one transaction:
+        /// the backend adds its own BEGIN and COMMIT (SQLite: BEGIN
+        /// IMMEDIATE, which takes the write lock at once; MariaDB: START
+        /// TRANSACTION, rolled back if the batch stops part-way).
+        transaction,
+        /// Run about once per connection: a backend that prepares its
+        /// statements sends this one with its text instead, in one round
+        /// trip rather than a PREPARE and an execution (PostgreSQL).
+        unprepared,
+    };
+    std::string sql;
+    Mode mode = Mode::plain;
+};
+
+/// StatementSet
+///
+/// A backend's SQL for every Query, by key: data, built once per target
+/// (table names are part of the text; values are always bound, never part
+/// of it). Asking for a key the set lacks is errc::backend, naming both.
+///
+///     StatementSet set("PostgreSQL");
+///     set.add(Query::now_millis, "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
+class StatementSet {
+  public:
+    explicit StatementSet(std::string dialect) : dialect_(std::move(dialect)) {}
+
+    StatementSet& add(Query key, std::string sql, QueryText::Mode mode = QueryText::Mode::plain);
+    /// The text of `key`; throws errc::backend when the set has none.
+    const QueryText& operator[](Query key) const;
+
+  private:
+    std::string dialect_;
+    std::array<std::optional<QueryText>, query_count> texts_{};
+};
+
+/// "recording the start of a run of 'job'": what running `key` with
+/// `params` does, for the messages of the errors it may meet (the same on
+/// every backend).
+std::string describe_query(Query key, const std::vector<Value>& params);
+
+}  // namespace sqlock::detail

@@ -1,0 +1,125 @@
+// Starting a run unless its job is paused (Locker::start_run_unless_paused),
+// on every backend: the pause is read and the run recorded in one call.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock::run_outcome;
+using sqlock_test::fresh_database;
+
+TEST_CASE("a paused job records no run and gets the pause back", "[history][pause]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto admin = db.open();  // another "host" pauses it
+    const sqlock::PauseInfo paused = admin.pause("job", 1h, "migration");
+    auto lock = locker.lock("job");
+
+    sqlock::RunStart info;
+    info.program = "nightly";
+    const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock, info);
+    CHECK_FALSE(start.run_id);
+    REQUIRE(start.pause);
+    CHECK(start.pause->name == "job");
+    CHECK(start.pause->reason == "migration");
+    CHECK(start.pause->paused_by == paused.paused_by);
+    CHECK(start.pause->created == paused.created);
+    REQUIRE(start.pause->until);
+    CHECK(*start.pause->until == *paused.until);
+    CHECK(locker.history().empty());
+
+    // A pause of another name does not count; one without an end does.
+    auto other = locker.lock("other-job");
+    CHECK(locker.start_run_unless_paused(other).run_id);
+    admin.pause("job");
+    const auto again = locker.start_run_unless_paused(lock);
+    CHECK_FALSE(again.run_id);
+    REQUIRE(again.pause);
+    CHECK_FALSE(again.pause->until);
+    CHECK(locker.history({.name = "job"}).empty());
+}
+
+TEST_CASE("a job that is not paused gets a run id, and the run is in the history",
+          "[history][pause]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto admin = db.open();
+    // A pause that has ended, and one of another name: neither is in force.
+    admin.pause("job", 300ms);
+    admin.pause("jobs");
+    REQUIRE(sqlock_test::eventually([&] { return !admin.paused("job"); }));
+    auto lock = locker.lock("job");
+    sqlock::RunStart info;
+    info.program = "nightly";
+    info.window_start_ms = 86400000;  // 1970-01-02 00:00:00.000
+    const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock, info);
+    CHECK_FALSE(start.pause);
+    REQUIRE(start.run_id);
+
+    const auto runs = admin.history({.name = "job"});
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == *start.run_id);
+    CHECK(runs[0].name == "job");
+    CHECK(runs[0].program == "nightly");
+    CHECK(runs[0].fencing_id == lock.id());
+    CHECK(runs[0].outcome == run_outcome::running);
+    REQUIRE(runs[0].window_start);
+    CHECK(*runs[0].window_start == "1970-01-02 00:00:00.000");
+    CHECK(locker.finish_run(lock, *start.run_id, {}) == run_outcome::succeeded);
+    CHECK(admin.history({.name = "job"})[0].outcome == run_outcome::succeeded);
+
+    // Resumed: runs again.
+    admin.resume("jobs");
+    auto next = locker.lock("jobs");
+    CHECK(locker.start_run_unless_paused(next).run_id);
+}
+
+TEST_CASE(
+    "without a pauses table nothing is paused; without a history table it is "
+    "a configuration error",
+    "[history][pause][upgrade]") {
+    auto db = fresh_database();
+    db.open().init();
+    sqlock_test::exec_sql(db, "DROP TABLE " + db.table + "_pauses");
+    {
+        auto locker = db.open();
+        auto lock = locker.lock("job");
+        const auto start = locker.start_run_unless_paused(lock);
+        CHECK_FALSE(start.pause);
+        REQUIRE(start.run_id);
+        CHECK(locker.history()[0].id == *start.run_id);
+    }
+    sqlock_test::exec_sql(db, "DROP TABLE " + db.table + "_runs");
+    auto locker = db.open();
+    auto lock = locker.lock("job2");
+    try {
+        locker.start_run_unless_paused(lock);
+        FAIL("a run recorded without a history table");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::configuration);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("sqlock init"));
+    }
+    locker.init();
+    CHECK(locker.start_run_unless_paused(lock).run_id);
+}
+
+TEST_CASE("start_run_unless_paused refuses a released lock or one from another Locker",
+          "[history][pause][validation]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto other = db.open();
+    auto lock = locker.lock("job");
+    auto invalid = [&](sqlock::Locker& l, const sqlock::Lock& k) {
+        try {
+            l.start_run_unless_paused(k);
+        } catch (const sqlock::error& e) {
+            return e.category() == sqlock::errc::invalid_argument;
+        }
+        return false;
+    };
+    CHECK(invalid(other, lock));
+    lock.release();
+    CHECK(invalid(locker, lock));
+    CHECK(locker.history().empty());
+}
