@@ -369,3 +369,36 @@ TEST_CASE("an acquired lock's created and expires are its row's, to the millisec
     }
     CHECK(locker.list().size() == 2);
 }
+
+TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
+    auto db = fresh_database();
+    auto admin = db.open();
+    admin.init();
+    const std::string app = pg_test::unique("runstart");
+    const std::string prefix = "app=" + app + " ";
+    auto locker = logged_locker(db, app);
+    auto lock = locker.lock("nightly", {.expires = 1min});
+    // Learns which side tables there are: once per connection, not per run.
+    CHECK_FALSE(locker.paused("nightly"));
+    auto statements_during = [&](auto&& f) {
+        const std::size_t log_start = pg_test::server_log_size();
+        f();
+        const std::string log = pg_test::server_log(log_start);
+        return pg_test::count(log, prefix + "LOG:  execute ") +
+               pg_test::count(log, prefix + "LOG:  statement:");
+    };
+
+    sqlock::RunStartOutcome started;
+    CHECK(statements_during([&] { started = locker.start_run_unless_paused(lock); }) == 1);
+    REQUIRE(started.run_id);
+    CHECK_FALSE(started.pause);
+
+    admin.pause("nightly", std::nullopt, "maintenance");
+    sqlock::RunStartOutcome refused;
+    CHECK(statements_during([&] { refused = locker.start_run_unless_paused(lock); }) == 1);
+    REQUIRE(refused.pause);
+    CHECK(refused.pause->reason == "maintenance");
+    CHECK_FALSE(refused.run_id);
+    // Only the first run was recorded.
+    CHECK(admin.history({.name = "nightly"}).size() == 1);
+}

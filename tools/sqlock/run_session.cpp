@@ -188,37 +188,34 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     // and every run that takes the lock after it sees it. A paused window
     // is not run and not marked done. If the pause cannot be read, the job
     // does not run: a pause must not be missed for a database hiccup.
-    std::optional<sqlock::PauseInfo> pause;
-    try {
-        pause = locker_.paused(s_.request.name);
-    } catch (const sqlock::error& e) {
-        return EarlyExit::error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (checking whether it is paused; " + job_ +
-                                    " was not started)");
-    }
-    if (pause) {
-        EarlyExit exit;
-        exit.code = exit_code::paused;
-        exit.level = event_level::notice;
-        exit.event = "skipped";
-        exit.message = describe_pause(*pause) + "; not running " + job_ + db_;
-        exit.fields = {{"reason", "paused"}, {"pause", pause_json(*pause)}};
-        exit.quiet_ok = true;
-        exit.release_failed = "the job is paused, but releasing the lock failed: ";
-        return exit;
+    //
+    // Without --once-per the pause is read and the start recorded in one
+    // round trip. With it, the window is decided between the two (after the
+    // pause, before the record), so they stay apart.
+    if (s_.history && !s_.once_per) {
+        try {
+            sqlock::RunStartOutcome started = locker_.start_run_unless_paused(*lock_, run_start());
+            if (started.pause) return paused(*started.pause);
+            run_id_ = started.run_id;
+            said_recording();
+            return std::nullopt;
+        } catch (const sqlock::error& e) {
+            // Which half failed is not known: read the pause alone, so
+            // that a failed record does not stop the job (nothing depends
+            // on it without --once-per) and a pause is still never missed.
+            if (std::optional<EarlyExit> exit = check_pause()) return exit;
+            Output::error("not recording this run in the history: " + std::string(e.what()));
+            return std::nullopt;
+        }
     }
 
+    if (std::optional<EarlyExit> exit = check_pause()) return exit;
     if (std::optional<EarlyExit> exit = decide_window()) return exit;
 
     if (!s_.history) return std::nullopt;
-    sqlock::RunStart start;
-    start.program = s_.program;
-    if (window_) start.window_start_ms = window_->start_ms;
     try {
-        run_id_ = locker_.start_run(*lock_, start);
-        inv_.out.detail("recording run " + std::to_string(*run_id_) + " of " +
-                        in_quotes(s_.request.name) +
-                        (window_ ? " for window " + window_->start + " UTC" : std::string()) + db_);
+        run_id_ = locker_.start_run(*lock_, run_start());
+        said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
             return EarlyExit::error(exit_code_for(e.category()),
@@ -229,6 +226,44 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
         Output::error("not recording this run in the history: " + std::string(e.what()));
     }
     return std::nullopt;
+}
+
+std::optional<RunSession::EarlyExit> RunSession::check_pause() {
+    std::optional<sqlock::PauseInfo> pause;
+    try {
+        pause = locker_.paused(s_.request.name);
+    } catch (const sqlock::error& e) {
+        return EarlyExit::error(exit_code_for(e.category()),
+                                std::string(e.what()) + " (checking whether it is paused; " + job_ +
+                                    " was not started)");
+    }
+    if (pause) return paused(*pause);
+    return std::nullopt;
+}
+
+RunSession::EarlyExit RunSession::paused(const sqlock::PauseInfo& pause) const {
+    EarlyExit exit;
+    exit.code = exit_code::paused;
+    exit.level = event_level::notice;
+    exit.event = "skipped";
+    exit.message = describe_pause(pause) + "; not running " + job_ + db_;
+    exit.fields = {{"reason", "paused"}, {"pause", pause_json(pause)}};
+    exit.quiet_ok = true;
+    exit.release_failed = "the job is paused, but releasing the lock failed: ";
+    return exit;
+}
+
+sqlock::RunStart RunSession::run_start() const {
+    sqlock::RunStart start;
+    start.program = s_.program;
+    if (window_) start.window_start_ms = window_->start_ms;
+    return start;
+}
+
+void RunSession::said_recording() const {
+    inv_.out.detail("recording run " + std::to_string(*run_id_) + " of " +
+                    in_quotes(s_.request.name) +
+                    (window_ ? " for window " + window_->start + " UTC" : std::string()) + db_);
 }
 
 std::optional<RunSession::EarlyExit> RunSession::decide_window() {

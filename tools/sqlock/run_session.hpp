@@ -72,6 +72,10 @@ class RunSession {
     void acquire();
     std::optional<EarlyExit> gate();
     std::optional<EarlyExit> admit();
+    std::optional<EarlyExit> check_pause();
+    EarlyExit paused(const sqlock::PauseInfo& pause) const;
+    sqlock::RunStart run_start() const;
+    void said_recording() const;
     std::optional<EarlyExit> decide_window();
     std::optional<EarlyExit> start();
     SuperviseResult supervise();
