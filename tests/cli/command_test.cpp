@@ -1,4 +1,4 @@
-// The command's rough edges (issue 14): where output goes, flock(1)'s
+// The command's rough edges: where output goes, flock(1)'s
 // option names, waiting without a limit, suggestions for a mistyped command.
 #include <fcntl.h>
 #include <signal.h>

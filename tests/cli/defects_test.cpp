@@ -1,5 +1,6 @@
-// Regression tests for what a new user tripped over (issue 14's ten
-// defects), run against the real binary on each backend.
+// What a new user trips over first: exit codes of show, configuration
+// errors, column widths, messages. Run against the real binary on each
+// backend.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>

@@ -1,4 +1,4 @@
-// The run history and `run --once-per` (issue 12), on every backend: three
+// The run history and `run --once-per`, on every backend: three
 // "hosts" (processes) racing for short windows, retries after failures, a
 // killed holder's run turning lost, pruning beside lock traffic, bad input.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// `sqlock run --log-format json` (issue 12): one JSON object per event on
+// `sqlock run --log-format json`: one JSON object per event on
 // stderr, on every backend. Each test reads stderr as a log shipper would:
 // every line must parse, and the events must say what happened in order.
 #include <signal.h>

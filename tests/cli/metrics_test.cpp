@@ -1,4 +1,4 @@
-// `sqlock metrics` (issue 12): the Prometheus text format, read back with
+// `sqlock metrics`: the Prometheus text format, read back with
 // the reference parser (Python's prometheus_client, through
 // parse_metrics.py), with values matching what the test did.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// `sqlock pause` and `sqlock resume` (issue 12), on every backend: a pause
+// `sqlock pause` and `sqlock resume`, on every backend: a pause
 // stops every "host" (process), ends by itself with --for, lets a running
 // job finish but stops the next run, and applies to --once-per windows.
 #include <catch2/catch.hpp>

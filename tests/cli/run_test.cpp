@@ -192,9 +192,9 @@ TEST_CASE("run: the heartbeat renews the lease while the command runs", "[cli][r
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string witness = dir + "/witness", go = dir + "/go";
-    // 3 s, not 1 s: under ASan on a loaded machine (session 10's CI run)
-    // renewals every 1/6 s came too late, the job was stopped and the row
-    // was gone before `show` saw a renewal.
+    // 3 s, not 1 s: under ASan on a loaded machine renewals every 1/6 s
+    // came too late, the job was stopped and the row was gone before `show`
+    // saw a renewal.
     args_t run = {"run", "long", "--expires", "3s", "--"};
     args_t command = blocking_command(witness, go);
     run.insert(run.end(), command.begin(), command.end());

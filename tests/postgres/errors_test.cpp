@@ -88,7 +88,8 @@ TEST_CASE("insufficient privilege is a configuration error saying so", "[pg]") {
     CHECK(contains(f.message, "privilege"));
     CHECK_FALSE(pg_test::leaks_password(f.message));
     // init() of an existing table creates nothing, and says what this role
-    // lacks instead of calling the table ready (issue 14, defect 4)...
+    // lacks instead of calling the table ready: a role that cannot use the
+    // table would fail on its first lock otherwise...
     f = failure_of([&] { locker.init(); });
     CHECK(f.category == sqlock::errc::configuration);
     CHECK(f.code == "42501");

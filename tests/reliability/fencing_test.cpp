@@ -1,4 +1,4 @@
-// Fencing (issue 10): a holder cut off from its database stops its job
+// Fencing: a holder cut off from its database stops its job
 // before anyone else can start it.
 //
 // Each trial runs holder A (`sqlock run` with a short lease, its job writing
@@ -568,7 +568,7 @@ std::vector<nlohmann::json> json_lines(const std::string& err) {
 
 }  // namespace
 
-// Issue 12: a renewal that gets through after failed ones is a near miss an
+// A renewal that gets through after failed ones is a near miss an
 // operator wants in the logs. `run --log-format json` writes it as an
 // event; the job is not disturbed.
 TEST_CASE("run --log-format json: a late renewal is an event, and nothing is signalled",
@@ -622,7 +622,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     CHECK(events.back() == "released");
 }
 
-// Issue 12 (docs/history.md, "When recording the end fails"): the job has
+// When recording the end fails (docs/history.md): the job has
 // ended well, but its end cannot be written before the lock is released.
 // sqlock must not report a success it could not record, and the window must
 // be run once or twice, never zero times: either the statement never

@@ -1,4 +1,4 @@
-// Fencing for library users (issue 10): a Lock with a heartbeat whose
+// Fencing for library users: a Lock with a heartbeat whose
 // renewals cannot get through warns (on_expiring) before its row expires by
 // the database's clock, and declares the lock lost once valid_until() has
 // passed. An embedded backend: another connection holds the write lock (its
