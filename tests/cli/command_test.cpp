@@ -1,11 +1,5 @@
 // The command's rough edges: where output goes, flock(1)'s
 // option names, waiting without a limit, suggestions for a mistyped command.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -199,45 +193,21 @@ TEST_CASE("release --force of a semaphore's name points at its slots", "[cli][co
 namespace {
 
 // Runs sqlock with `args` on a terminal `cols` columns wide (script(1)
-// allocates it) and returns what the terminal received. The child dies with
-// the test (PR_SET_PDEATHSIG); sqlock, under script's terminal, gets SIGHUP.
+// allocates it) and returns what the terminal received. Under script's
+// terminal sqlock gets SIGHUP when script ends.
 std::string on_terminal(const Cli& cli, int cols, const args_t& args) {
     std::string command = "stty cols " + std::to_string(cols) +
                           " rows 24; exec '" SQLOCK_CLI_PATH "' --table " + cli.db.table;
     for (const auto& a : args) command += " '" + a + "'";  // the tests' words have no quote
-    const std::string out = make_dir() + "/terminal";
-    // Built before fork(): the child may only make async-signal-safe calls.
-    std::vector<std::string> argv_s = {"/usr/bin/script", "-qec", command, "/dev/null"};
-    std::vector<std::string> env_s = {"SQLOCK_DB=" + cli.db.url, "PATH=/usr/bin:/bin", "TERM=dumb"};
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(202);
-        int in = open("/dev/null", O_RDONLY);
-        int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || o < 0) _exit(200);
-        dup2(in, 0);
-        dup2(o, 1);
-        dup2(o, 2);
-        execve(argv[0], argv.data(), envp.data());
-        _exit(201);
-    }
-    int status = 0;
-    bool ended = sqlock_test::eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; },
-                                         std::chrono::seconds(30));
-    if (!ended) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        FAIL("script(1) did not end within 30 s");
-    }
-    return read_file(out);
+    sqlock_test::SpawnOptions how;
+    how.stderr_to_stdout = true;
+    how.clean_env = true;
+    const Result r =
+        sqlock_test::run({"/usr/bin/script", "-qec", command, "/dev/null"},
+                         {{"SQLOCK_DB", cli.db.url}, {"PATH", "/usr/bin:/bin"}, {"TERM", "dumb"}},
+                         how, std::chrono::seconds(30));
+    if (r.timed_out) FAIL("script(1) did not end within 30 s");
+    return r.out;
 }
 
 std::size_t columns_of(const std::string& text) {

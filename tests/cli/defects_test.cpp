@@ -15,12 +15,6 @@ namespace {
 
 using sqlock_test::is_server_backend;
 
-void check_one_line_error(const Result& r) {
-    CHECK(r.err_lines() == 1);
-    CHECK_THAT(r.err, StartsWith("sqlock: "));
-    CHECK(r.out.empty());
-}
-
 // The test server's URL with its user, password or database replaced.
 // SCHEME://USER:PASSWORD@HOST:PORT/DB (postgresql or mariadb)
 struct ServerUrl {

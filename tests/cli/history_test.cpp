@@ -39,12 +39,6 @@ args_t window_writer(const std::string& file, const std::string& pause, int code
                 std::to_string(code)};
 }
 
-args_t with_command(args_t args, const args_t& command) {
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
-}
-
 std::vector<std::string> lines_of(const std::string& path) {
     std::vector<std::string> lines;
     std::istringstream in(read_file(path));

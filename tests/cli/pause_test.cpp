@@ -19,12 +19,6 @@ args_t recorder(const std::string& file) {
     return {"sh", "-c", "echo ran >> '" + file + "'"};
 }
 
-args_t with_command(args_t args, const args_t& command) {
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
-}
-
 nlohmann::json list_json(const Cli& cli) {
     Result r = cli({"list", "--json"});
     INFO(r.err);

@@ -23,21 +23,6 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-args_t run_args(const std::string& name, const args_t& options, const args_t& command) {
-    args_t args = {"run", name};
-    args.insert(args.end(), options.begin(), options.end());
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
-}
-
-// The row of lock `name` as `sqlock show --json` sees it (null if none).
-nlohmann::json show_json(const Cli& cli, const std::string& name) {
-    Result r = cli({"show", name, "--json"});
-    if (r.code != 0) return nullptr;
-    return nlohmann::json::parse(r.out);
-}
-
 // The mask of ignored signals in /proc/PID/status text ("SigIgn:\t<hex>").
 unsigned long long ignored_mask(const std::string& status_line) {
     REQUIRE_THAT(status_line, StartsWith("SigIgn:"));

@@ -8,17 +8,6 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-namespace {
-
-// The row of lock `name` as `sqlock show --json` sees it (null if none).
-nlohmann::json show_json(const Cli& cli, const std::string& name) {
-    Result r = cli({"show", name, "--json"});
-    if (r.code != 0) return nullptr;
-    return nlohmann::json::parse(r.out);
-}
-
-}  // namespace
-
 TEST_CASE("run: the command's exit status is sqlock's", "[cli][run]") {
     Cli cli = fresh_cli();
     SECTION("success") {

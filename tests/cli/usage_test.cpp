@@ -9,16 +9,6 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-namespace {
-
-void check_one_line_error(const Result& r) {
-    CHECK(r.err_lines() == 1);
-    CHECK_THAT(r.err, StartsWith("sqlock: "));
-    CHECK(r.out.empty());
-}
-
-}  // namespace
-
 TEST_CASE("bad usage exits 64 with one line and leaves the database untouched", "[cli][usage]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "existing"}).code == 0);

@@ -2,9 +2,6 @@
 // `wait_forever`, `auto_init`, the default lease, and the connection pool's
 // hand-out order (most recently used first, to waiting threads in arrival
 // order).
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,44 +24,6 @@ using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
 
-namespace {
-
-// A forked child that dies with the test: killed and collected by the
-// destructor unless wait() collected it.
-class Child {
-  public:
-    explicit Child(pid_t pid) : pid_(pid) {}
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child() {
-        if (pid_ <= 0) return;
-        kill(pid_, SIGKILL);
-        sqlock_test::wait_child(pid_, 10s);
-    }
-    /// The exit code (128+N if killed by signal N), or -1 if it did not end
-    /// within `timeout` (then it is killed).
-    int wait(std::chrono::milliseconds timeout) {
-        const auto code = sqlock_test::wait_child(pid_, timeout);
-        pid_ = -1;
-        return code.value_or(-1);
-    }
-
-  private:
-    pid_t pid_;
-};
-
-// Joins a thread whatever happens to the test (a failed REQUIRE must not
-// leave a joinable std::thread behind, which would call std::terminate).
-struct Joiner {
-    std::vector<std::thread>& threads;
-    ~Joiner() {
-        for (auto& t : threads)
-            if (t.joinable()) t.join();
-    }
-};
-
-}  // namespace
-
 TEST_CASE("promise: wait_forever waits past `wait` until the lock frees", "[promises][waiting]") {
     auto db = fresh_database();
     auto locker = db.open();
@@ -73,12 +32,9 @@ TEST_CASE("promise: wait_forever waits past `wait` until the lock frees", "[prom
     auto held = locker.lock("forever", {.expires = 3s});
     const std::string elapsed_file =
         sqlock_test::scratch_dir() + "/forever-" + std::to_string(getpid());
-    // Fork before this process has any other thread (none exists yet: no
+    // Forked before this process has any other thread (none exists yet: no
     // wait, no heartbeat).
-    std::fflush(nullptr);
-    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-    if (pid == 0) {
-        int code = 10;
+    sqlock_test::Process child = sqlock_test::Process::fork([&] {
         try {
             auto waiter = db.open();
             auto start = std::chrono::steady_clock::now();
@@ -92,18 +48,16 @@ TEST_CASE("promise: wait_forever waits past `wait` until the lock frees", "[prom
                 std::fprintf(f, "%lld\n", static_cast<long long>(ms));
                 std::fclose(f);
             }
-            code = lock.id() > held.id() ? 0 : 11;
+            const int code = lock.id() > held.id() ? 0 : 11;
             lock.release();
+            return code;
         } catch (const sqlock::error& e) {
             std::fprintf(stderr, "waiter: %s\n", e.what());
-            code = 12;
+            return 12;
         }
-        std::fflush(nullptr);
-        _exit(code);
-    }
-    Child child(pid);
+    });
     // The lease is 3 s; 30 s is generous for a machine 3x slower.
-    CHECK(child.wait(30s) == 0);
+    CHECK(child.finish(30s).code == 0);
     auto ids = sqlock_test::read_ids(elapsed_file);
     REQUIRE(ids.size() == 1);
     // It really waited (and did not merely arrive after the lease): the
@@ -215,9 +169,8 @@ TEST_CASE("promise: the pool hands connections to waiting threads in arrival ord
 
     std::mutex mutex;
     std::vector<int> served;  // thread numbers, in the order they got the connection
-    std::vector<std::thread> threads;
     {
-        Joiner joiner{threads};       // joins last: after `only` went back
+        std::vector<sqlock_test::ScopedThread> threads;  // joined last: after `only` went back
         auto only = pool.checkout();  // the only connection: everyone else queues
         for (int i = 0; i < 5; ++i) {
             threads.emplace_back([&, i] {
@@ -236,7 +189,7 @@ TEST_CASE("promise: the pool hands connections to waiting threads in arrival ord
             const auto queued = static_cast<std::size_t>(i + 1);
             REQUIRE(eventually([&] { return pool.waiting() == queued; }));
         }
-    }  // `only` goes back to the pool; the Joiner waits for every thread
+    }  // `only` goes back to the pool; each ScopedThread waits for its thread
     CHECK(served == std::vector<int>{0, 1, 2, 3, 4});
 }
 

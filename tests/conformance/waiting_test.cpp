@@ -98,26 +98,22 @@ TEST_CASE("a waiter in another process gets the lock soon after release", "[wait
     WaitTimes* times = shared_wait_times();
     // Forked before this process has any other thread: a child forked while
     // another thread holds an allocator lock (ASan's, for one) deadlocks.
-    std::fflush(nullptr);
-    pid_t child = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-    if (child == 0) {
-        int code = 1;
+    sqlock_test::Process child = sqlock_test::Process::fork([&] {
         try {
             auto waiter = db.open();
-            if (waiter.try_lock("handoff")) _exit(4);  // must be held
+            if (waiter.try_lock("handoff")) return 4;  // must be held
             times->entered = now_ns();
             const auto id = waiter.lock("handoff", {.wait = 20s}).id();
             times->returned = now_ns();
-            code = id > held.id() ? 0 : 2;
+            return id > held.id() ? 0 : 2;
         } catch (...) {
-            code = 3;
+            return 3;
         }
-        _exit(code);
-    }
+    });
     REQUIRE(eventually([&] { return times->entered != 0; }, 20s));
     const std::int64_t released = now_ns();
     held.release();
-    CHECK(sqlock_test::wait_child(child, 30s) == 0);
+    CHECK(child.finish(30s).code == 0);
     CHECK(times->returned > released);
     munmap(times, sizeof(WaitTimes));
 }
