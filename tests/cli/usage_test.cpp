@@ -165,3 +165,18 @@ TEST_CASE("help and version", "[cli][usage]") {
     CHECK(cli({"run", "--help"}).out == run_help.out);
     CHECK(cli({"help", "nope"}).code == 64);
 }
+
+TEST_CASE("a mistyped command gets a suggestion", "[cli][command][usage]") {
+    Cli cli;
+    for (const auto& [typo, meant] : std::vector<std::pair<std::string, std::string>>{
+             {"rnu", "run"}, {"lsit", "list"}, {"aquire", "acquire"}, {"relase", "release"}}) {
+        INFO(typo);
+        Result r = cli.bare({typo});
+        CHECK(r.code == 64);
+        CHECK(r.err_lines() == 1);
+        CHECK_THAT(r.err, Contains("did you mean `sqlock " + meant + "`?"));
+    }
+    Result far = cli.bare({"frobnicate"});
+    CHECK(far.code == 64);
+    CHECK(far.err.find("did you mean") == std::string::npos);
+}

@@ -165,7 +165,8 @@ TEST_CASE("the password appears in no error message and no URL", "[pg]") {
         CHECK(f.message.find(c.secret) == std::string::npos);
         CHECK(f.message.find(real) == std::string::npos);
         // A login the server refused (password, user, database) is
-        // configuration; tests/cli/defects_test.cpp pins down which is which.
+        // configuration; tests/cli/database_errors_test.cpp pins down which is
+        // which.
         CHECK((f.category == sqlock::errc::connection ||
                f.category == sqlock::errc::configuration ||
                f.category == sqlock::errc::invalid_argument));
