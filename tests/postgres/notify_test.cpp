@@ -31,14 +31,14 @@ std::int64_t now_ns() {
         .count();
 }
 
-// A child process that says when it is about to wait, then runs `wait`,
+// Waiter: a child process that says when it is about to wait, then runs `wait`,
 // which returns the steady-clock time it got the lock (comparable across
 // processes: CLOCK_MONOTONIC) and the lock's id. (Taken inside `wait`: a
 // Locker's destructor may take a moment to stop its listener thread.)
-class Child {
+class Waiter {
   public:
     template <typename Wait>
-    static Child start(Wait wait) {
+    static Waiter start(Wait wait) {
         int ready[2], result[2];
         REQUIRE(pipe(ready) == 0);
         REQUIRE(pipe(result) == 0);
@@ -60,16 +60,16 @@ class Child {
         });
         close(ready[1]);
         close(result[1]);
-        return Child(std::move(process), ready[0], result[0]);
+        return Waiter(std::move(process), ready[0], result[0]);
     }
 
-    Child(Child&& other) noexcept
+    Waiter(Waiter&& other) noexcept
         : process_(std::move(other.process_)),
           ready_fd_(std::exchange(other.ready_fd_, -1)),
           result_fd_(std::exchange(other.result_fd_, -1)) {}
-    Child& operator=(Child&&) = delete;
+    Waiter& operator=(Waiter&&) = delete;
     // A test that failed part-way leaves no child behind (~Process).
-    ~Child() {
+    ~Waiter() {
         if (ready_fd_ >= 0) close(ready_fd_);
         if (result_fd_ >= 0) close(result_fd_);
     }
@@ -87,7 +87,7 @@ class Child {
     }
 
   private:
-    Child(sqlock_test::Process process, int ready, int result)
+    Waiter(sqlock_test::Process process, int ready, int result)
         : process_(std::move(process)), ready_fd_(ready), result_fd_(result) {}
 
     sqlock_test::Process process_;
@@ -223,7 +223,7 @@ TEST_CASE("a waiter in another process acquires within ms of the release, withou
     auto holder = db.open();
     auto held = holder.lock("handoff", {.expires = 1h});
     const std::int64_t held_id = held.id();
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto lock = locker.lock("handoff", {.expires = 1h, .wait = 30s});
         return std::make_pair(now_ns(), lock.id());
@@ -252,9 +252,9 @@ TEST_CASE("every waiter is woken, each in turn, long before the safety net", "[p
     auto db = fresh_database();
     auto holder = db.open();
     auto held = holder.lock("queue", {.expires = 1h});
-    std::vector<Child> children;
+    std::vector<Waiter> children;
     for (int i = 0; i < 3; ++i)
-        children.push_back(Child::start([&] {
+        children.push_back(Waiter::start([&] {
             auto locker = db.open();
             auto lock = locker.lock("queue", {.expires = 1h, .wait = 30s});
             auto at = now_ns();
@@ -282,7 +282,7 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
     auto holder = db.open();
     auto s1 = holder.acquire_slot("sem", 2);
     auto s2 = holder.acquire_slot("sem", 2);
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto slot = locker.acquire_slot("sem", 2, {.wait = 30s});
         return std::make_pair(now_ns(), slot.slot() == 2 ? slot.id() : std::int64_t{-1});
@@ -311,7 +311,7 @@ TEST_CASE("a release kept by min_hold tells waiters the new, nearer expiry", "[p
     auto held = holder.lock("cron", {.expires = 1h, .min_hold = 4s});
     const std::int64_t held_id = held.id();
     const std::int64_t created_at = now_ns();
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto lock = locker.lock("cron", {.wait = 30s});
         return std::make_pair(now_ns(), lock.id());
