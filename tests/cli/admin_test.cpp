@@ -217,3 +217,71 @@ TEST_CASE("init creates a table that run can use", "[cli][admin]") {
     if (sqlock_test::is_server_backend())
         sqlock_test::exec_sql(cli.db, "DROP TABLE IF EXISTS " + table);
 }
+
+TEST_CASE("show exits 1 for an expired lock, which blocks nobody", "[cli][admin]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"acquire", "brief", "--expires", "250ms"}).code == 0);
+    // Awaited, not slept: the lease ends by the database's clock.
+    Result shown;
+    REQUIRE(sqlock_test::eventually([&] {
+        shown = cli({"show", "brief"});
+        return shown.out.find("expired") != std::string::npos;
+    }));
+    CHECK(shown.code == 1);
+    CHECK_THAT(shown.out, Contains("state:    expired"));
+    Result json = cli({"show", "brief", "--json"});
+    CHECK(json.code == 1);
+    CHECK(nlohmann::json::parse(json.out)["expired"] == true);
+    // And indeed nobody is blocked by it.
+    CHECK(cli({"run", "brief", "--", "true"}).code == 0);
+}
+
+TEST_CASE("list pads columns by display width", "[cli][admin]") {
+    Cli cli = fresh_cli();
+    for (const char* name : {"caf\xc3\xa9-backup", "\xe6\x97\xa5\xe6\x9c\xac", "plain"})
+        REQUIRE(cli({"acquire", name}).code == 0);
+    Result r = cli({"list"});
+    REQUIRE(r.code == 0);
+    // Every line's ID column starts at the same screen column.
+    std::istringstream lines(r.out);
+    std::string line;
+    std::vector<std::size_t> id_columns;
+    while (std::getline(lines, line)) {
+        const auto gap = line.find("  ");
+        REQUIRE(gap != std::string::npos);
+        const auto id = line.find_first_not_of(' ', gap);
+        id_columns.push_back(display_columns(line.substr(0, id)));
+    }
+    REQUIRE(id_columns.size() == 4);
+    for (auto column : id_columns) CHECK(column == id_columns.front());
+}
+
+TEST_CASE("renew extends a lock taken with acquire, by its token", "[cli][command][admin]") {
+    Cli cli = fresh_cli();
+    Result taken = cli({"acquire", "window", "--expires", "1m", "--json"});
+    REQUIRE(taken.code == 0);
+    const auto lock = nlohmann::json::parse(taken.out);
+    const std::string token = lock["token"];
+    Result r = cli({"renew", "window", "--token", token, "--expires", "2h"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Contains("renewed lock 'window'"));
+    auto shown = nlohmann::json::parse(cli({"show", "window", "--json"}).out);
+    CHECK(shown["seconds_left"].get<double>() > 3600);
+    CHECK(shown["id"] == lock["id"]);  // the same lock, not a new one
+    SECTION("from $SQLOCK_TOKEN") {
+        CHECK(cli({"renew", "window", "--expires", "3h"}, {{"SQLOCK_TOKEN", token}}).code == 0);
+        shown = nlohmann::json::parse(cli({"show", "window", "--json"}).out);
+        CHECK(shown["seconds_left"].get<double>() > 2 * 3600);
+    }
+    SECTION("a wrong token, or no lock at all, is 79 and changes nothing") {
+        Result wrong = cli({"renew", "window", "--token", "not-the-token", "--expires", "5h"});
+        CHECK(wrong.code == 79);
+        CHECK(wrong.err_lines() == 1);
+        shown = nlohmann::json::parse(cli({"show", "window", "--json"}).out);
+        CHECK(shown["seconds_left"].get<double>() < 2 * 3600 + 60);
+        CHECK(cli({"renew", "nothing", "--token", token}).code == 79);
+    }
+    SECTION("without a token it is a usage error") {
+        CHECK(cli({"renew", "window"}).code == 64);
+    }
+}

@@ -1,4 +1,4 @@
-// `sqlock check` (issue 12): a monitoring plugin. Each exit code (0 OK,
+// `sqlock check`: a monitoring plugin. Each exit code (0 OK,
 // 1 WARNING, 2 CRITICAL, 3 UNKNOWN) in a scenario made for it, from real
 // runs recorded by `sqlock run`, on every backend.
 #include <catch2/catch.hpp>

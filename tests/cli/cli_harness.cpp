@@ -2,99 +2,29 @@
 
 #include <fcntl.h>
 #include <pty.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <thread>
-
-extern char** environ;
 
 namespace cli_test {
 namespace {
 
 std::atomic<int> counter{0};
 
-int decode(int status) {
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return -1;
-}
-
-// The signals whose disposition sqlock looks at: a test's child starts with
-// each at its default unless the test asks for it to be ignored, whatever the
-// test runner's own disposition was.
-constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE};
-
 Process spawn(const args_t& args, const env_t& env, const SpawnOptions& how = {}) {
-    const std::string dir = make_dir();
-    const std::string out = dir + "/stdout", err = dir + "/stderr";
-    // Built before fork(): the child of a threaded test process may only make
-    // async-signal-safe calls.
-    std::vector<std::string> argv_s{SQLOCK_CLI_PATH};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e; ++e) {
-        std::string entry = *e;
-        std::string name = entry.substr(0, entry.find('='));
-        // Never inherit these from the developer's shell.
-        if (env.count(name) || name == "SQLOCK_DB" || name == "SQLOCK_TOKEN") continue;
-        env_s.push_back(entry);
-    }
-    for (const auto& [name, value] : env)
-        if (value) env_s.push_back(name + "=" + *value);
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    // A pipe whose reading end is closed before sqlock starts: the first
-    // write to it fails (EPIPE, or SIGPIPE) with no race against a reader.
-    int broken_pipe = -1;
-    if (how.stdout_broken_pipe) {
-        int ends[2];
-        REQUIRE(pipe2(ends, O_CLOEXEC) == 0);
-        close(ends[0]);
-        broken_pipe = ends[1];
-    }
-    const std::string out_target = how.stdout_path.empty() ? out : how.stdout_path;
-
-    // The child only execs; it dies with the test (PR_SET_PDEATHSIG).
-    pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int o = broken_pipe >= 0 ? broken_pipe
-                                 : open(out_target.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = how.stderr_fd >= 0 ? how.stderr_fd
-                                   : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || o < 0 || e < 0) _exit(200);
-        dup2(in, 0);
-        dup2(o, 1);
-        dup2(e, 2);
-        // Catch2 may have changed signal handling; sqlock gets a clean slate.
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        struct sigaction action {};
-        sigemptyset(&action.sa_mask);
-        action.sa_handler = SIG_DFL;
-        for (int s : handled_signals) sigaction(s, &action, nullptr);
-        action.sa_handler = SIG_IGN;
-        for (int s : how.ignored_signals) sigaction(s, &action, nullptr);
-        execve(argv[0], argv.data(), envp.data());
-        _exit(201);
-    }
-    if (broken_pipe >= 0) close(broken_pipe);
-    return Process(pid, out, err);
+    args_t argv{SQLOCK_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    env_t all = env;
+    // Never inherit these from the developer's shell (emplace: a test's own
+    // value wins).
+    all.emplace("SQLOCK_DB", std::nullopt);
+    all.emplace("SQLOCK_TOKEN", std::nullopt);
+    return Process(argv, all, how);
 }
 
 }  // namespace
@@ -131,60 +61,6 @@ const std::string& Pty::text() {
         if (n < 0 && errno == EINTR) continue;
         return text_;  // EAGAIN: nothing more now; EIO: the terminal side is closed
     }
-}
-
-int Result::err_lines() const {
-    int n = 0;
-    for (char c : err) n += c == '\n';
-    if (!err.empty() && err.back() != '\n') ++n;
-    return n;
-}
-
-Process::Process(pid_t pid, std::string out_path, std::string err_path)
-    : pid_(pid), out_path_(std::move(out_path)), err_path_(std::move(err_path)) {}
-
-Process::Process(Process&& other) noexcept
-    : pid_(other.pid_),
-      code_(other.code_),
-      out_path_(std::move(other.out_path_)),
-      err_path_(std::move(other.err_path_)) {
-    other.pid_ = -1;
-}
-
-Process::~Process() {
-    if (pid_ > 0 && !code_) {
-        kill(pid_, SIGKILL);
-        sqlock_test::wait_child(pid_, std::chrono::seconds(10));
-    }
-}
-
-void Process::signal(int signo) const {
-    kill(pid_, signo);
-}
-
-std::optional<int> Process::poll() {
-    if (code_) return code_;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) code_ = decode(status);
-    return code_;
-}
-
-Result Process::wait(std::chrono::milliseconds timeout) {
-    bool ended = sqlock_test::eventually([&] { return poll().has_value(); }, timeout);
-    if (!ended) {
-        kill(pid_, SIGKILL);
-        sqlock_test::wait_child(pid_, std::chrono::seconds(10));
-        code_ = -1;
-        FAIL("sqlock did not end within " << timeout.count() << " ms; stderr: " << err());
-    }
-    return Result{*code_, out(), err()};
-}
-
-std::string Process::out() const {
-    return read_file(out_path_);
-}
-std::string Process::err() const {
-    return read_file(err_path_);
 }
 
 static args_t with_table(const Cli& cli, const args_t& args) {
@@ -229,13 +105,6 @@ std::string make_dir() {
     return dir;
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 bool exists(const std::string& path) {
     struct stat st {};
     return stat(path.c_str(), &st) == 0;
@@ -259,6 +128,40 @@ bool wait_for_file(const std::string& path) {
 args_t blocking_command(const std::string& witness, const std::string& go) {
     return {"sh", "-c",    "echo $$ >> \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.02; done",
             "sh", witness, go};
+}
+
+args_t with_command(args_t args, const args_t& command) {
+    args.push_back("--");
+    args.insert(args.end(), command.begin(), command.end());
+    return args;
+}
+
+args_t run_args(const std::string& name, const args_t& options, const args_t& command) {
+    args_t args = {"run", name};
+    args.insert(args.end(), options.begin(), options.end());
+    return with_command(args, command);
+}
+
+nlohmann::json show_json(const Cli& cli, const std::string& name) {
+    Result r = cli({"show", name, "--json"});
+    if (r.code != 0) return nullptr;
+    return nlohmann::json::parse(r.out);
+}
+
+void check_one_line_error(const Result& r) {
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("sqlock: "));
+    CHECK(r.out.empty());
+}
+
+std::size_t display_columns(const std::string& text) {
+    std::size_t n = 0;
+    for (const char byte : text) {
+        const auto c = static_cast<unsigned char>(byte);
+        if ((c & 0xC0) == 0x80) continue;  // continuation byte
+        n += (c >= 0xE4 && c <= 0xE9) ? 2 : 1;
+    }
+    return n;
 }
 
 std::string sqlite_file(const sqlock_test::Database& db) {

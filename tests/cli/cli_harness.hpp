@@ -7,11 +7,8 @@
 // a password that must never appear in test output.
 #pragma once
 
-#include <sys/types.h>
-
-#include <chrono>
-#include <map>
-#include <optional>
+#include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -21,30 +18,23 @@ namespace cli_test {
 
 using args_t = std::vector<std::string>;
 /// Extra environment for sqlock: a value, or nullopt to remove the variable.
-using env_t = std::map<std::string, std::optional<std::string>>;
+using env_t = sqlock_test::Env;
 
-/// A finished sqlock.
-struct Result {
-    int code = -1;  ///< exit status, or 128+N if killed by signal N
-    std::string out;
-    std::string err;
-    /// Number of lines on stderr.
-    int err_lines() const;
-};
+/// A finished sqlock (sqlock_test::Outcome: code, out, err, err_lines()).
+using Result = sqlock_test::Outcome;
 
-/// How to start sqlock, beyond its arguments and environment. The default is
-/// what every test gets: stdin /dev/null, stdout and stderr to files, every
-/// signal sqlock handles at its default disposition.
-struct SpawnOptions {
-    /// stdout goes to this file instead (e.g. "/dev/full").
-    std::string stdout_path;
-    /// stdout is a pipe nobody reads any more (a reader that went away).
-    bool stdout_broken_pipe = false;
-    /// stderr goes to this descriptor (a terminal: Pty::slave()) if >= 0.
-    int stderr_fd = -1;
-    /// Set to SIG_IGN before exec, as `nohup` does for SIGHUP.
-    std::vector<int> ignored_signals;
-};
+/// How to start sqlock, beyond its arguments and environment
+/// (sqlock_test::SpawnOptions). The default is what every test gets: stdin
+/// empty, stdout and stderr to files, every signal at its default
+/// disposition.
+using sqlock_test::SpawnOptions;
+
+/// sqlock running in the background (sqlock_test::Process): wait() collects
+/// it, failing the test if it does not end in time; the destructor kills and
+/// collects it if the test did not.
+using sqlock_test::Process;
+
+using sqlock_test::read_file;
 
 /// Pty
 ///
@@ -69,33 +59,6 @@ class Pty {
     std::string text_;
 };
 
-/// Process
-///
-/// sqlock running in the background; stdout and stderr go to files. The
-/// destructor kills and collects it if the test did not.
-class Process {
-  public:
-    Process(pid_t pid, std::string out_path, std::string err_path);
-    Process(Process&&) noexcept;
-    Process& operator=(Process&&) = delete;
-    ~Process();
-
-    pid_t pid() const { return pid_; }
-    /// Sends a signal to sqlock (and only to sqlock).
-    void signal(int signo) const;
-    /// The exit code if it has ended (collects it), else nullopt.
-    std::optional<int> poll();
-    /// Waits for the end, at most `timeout` (then kills it and fails the test).
-    Result wait(std::chrono::milliseconds timeout = std::chrono::seconds(20));
-    std::string out() const;
-    std::string err() const;
-
-  private:
-    pid_t pid_;
-    std::optional<int> code_;
-    std::string out_path_, err_path_;
-};
-
 /// Cli
 ///
 /// sqlock pointed at one lock table: every call gets `--table` and
@@ -115,7 +78,6 @@ Cli fresh_cli();
 
 /// A new empty directory for one test's files.
 std::string make_dir();
-std::string read_file(const std::string& path);
 bool exists(const std::string& path);
 void touch(const std::string& path);
 /// Lines in a file (0 if it does not exist).
@@ -133,6 +95,23 @@ args_t blocking_command(const std::string& witness, const std::string& go);
 /// exits 0; it creates `ready` once the trap is installed.
 args_t trapping_command(const std::string& signal_name, const std::string& ready,
                         const std::string& caught);
+
+/// `args`, then "--" and `command`: a `run` with its command.
+args_t with_command(args_t args, const args_t& command);
+
+/// `sqlock run NAME OPTIONS... -- COMMAND...`.
+args_t run_args(const std::string& name, const args_t& options, const args_t& command);
+
+/// The row of lock `name` as `sqlock show --json` sees it (null if none).
+nlohmann::json show_json(const Cli& cli, const std::string& name);
+
+/// Checks that `r` is an error as sqlock reports every error: one line on
+/// stderr starting "sqlock: ", nothing on stdout.
+void check_one_line_error(const Result& r);
+
+/// Columns a terminal gives a line of UTF-8: two for the CJK ideographs the
+/// tests use (lead bytes 0xE4 to 0xE9), one for every other character.
+std::size_t display_columns(const std::string& text);
 
 /// The path of the SQLite file of `db` ("" on PostgreSQL).
 std::string sqlite_file(const sqlock_test::Database& db);

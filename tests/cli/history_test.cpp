@@ -1,4 +1,4 @@
-// The run history and `run --once-per` (issue 12), on every backend: three
+// The run history and `run --once-per`, on every backend: three
 // "hosts" (processes) racing for short windows, retries after failures, a
 // killed holder's run turning lost, pruning beside lock traffic, bad input.
 #include <signal.h>
@@ -37,12 +37,6 @@ args_t window_writer(const std::string& file, const std::string& pause, int code
     return {"sh", "-c",
             "sleep " + pause + "; echo \"${SQLOCK_WINDOW_START:--}\" >> '" + file + "'; exit " +
                 std::to_string(code)};
-}
-
-args_t with_command(args_t args, const args_t& command) {
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
 }
 
 std::vector<std::string> lines_of(const std::string& path) {

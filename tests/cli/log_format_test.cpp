@@ -1,4 +1,4 @@
-// `sqlock run --log-format json` (issue 12): one JSON object per event on
+// `sqlock run --log-format json`: one JSON object per event on
 // stderr, on every backend. Each test reads stderr as a log shipper would:
 // every line must parse, and the events must say what happened in order.
 #include <signal.h>
@@ -44,16 +44,6 @@ json find_event(const std::vector<json>& events, const std::string& name) {
     return nullptr;
 }
 
-// The password in a server URL ("" for none): it must appear nowhere.
-std::string password_of(const std::string& url) {
-    const auto scheme = url.find("://");
-    const auto at = url.find('@');
-    if (scheme == std::string::npos || at == std::string::npos) return "";
-    const auto colon = url.find(':', scheme + 3);
-    if (colon == std::string::npos || colon > at) return "";
-    return url.substr(colon + 1, at - colon - 1);
-}
-
 // What every event carries, whatever it is.
 void check_common(const json& e, const std::string& name, const Cli& cli) {
     INFO(e.dump());
@@ -68,7 +58,7 @@ void check_common(const json& e, const std::string& name, const Cli& cli) {
     CHECK(e.at("pid").get<long>() > 0);
     const std::string db = e.at("db");
     CHECK(db.substr(0, 6) == cli.db.url.substr(0, 6));
-    const std::string password = password_of(cli.db.url);
+    const std::string password = sqlock_test::password_of(cli.db.url);  // it must appear nowhere
     if (!password.empty()) CHECK(e.dump().find(password) == std::string::npos);
 }
 

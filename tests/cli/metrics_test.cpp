@@ -1,4 +1,4 @@
-// `sqlock metrics` (issue 12): the Prometheus text format, read back with
+// `sqlock metrics`: the Prometheus text format, read back with
 // the reference parser (Python's prometheus_client, through
 // parse_metrics.py), with values matching what the test did.
 #include <signal.h>
@@ -79,22 +79,16 @@ double value_of(const std::vector<Sample>& samples, const std::string& name,
     return -1;
 }
 
-args_t run_args(const std::string& name, const args_t& command) {
-    args_t args = {"run", name, "--"};
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
-}
-
 }  // namespace
 
 TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks", "[cli][metrics]") {
     Cli cli = fresh_cli();
     const std::string odd = "odd \"quoted\" back\\slash\nnew line";
-    REQUIRE(cli(run_args("backup", {"true"})).code == 0);
-    REQUIRE(cli(run_args("backup", {"true"})).code == 0);
-    REQUIRE(cli(run_args("backup", {"sh", "-c", "exit 3"})).code == 3);
-    REQUIRE(cli(run_args("backup", {"sh", "-c", "kill -KILL $$"})).code == 128 + SIGKILL);
-    REQUIRE(cli(run_args(odd, {"true"})).code == 0);
+    REQUIRE(cli(run_args("backup", {}, {"true"})).code == 0);
+    REQUIRE(cli(run_args("backup", {}, {"true"})).code == 0);
+    REQUIRE(cli(run_args("backup", {}, {"sh", "-c", "exit 3"})).code == 3);
+    REQUIRE(cli(run_args("backup", {}, {"sh", "-c", "kill -KILL $$"})).code == 128 + SIGKILL);
+    REQUIRE(cli(run_args(odd, {}, {"true"})).code == 0);
     REQUIRE(cli({"acquire", "held-1"}).code == 0);
     REQUIRE(cli({"acquire", "held-2"}).code == 0);
     // A row expired but not yet reaped.

@@ -1,4 +1,4 @@
-// `sqlock pause` and `sqlock resume` (issue 12), on every backend: a pause
+// `sqlock pause` and `sqlock resume`, on every backend: a pause
 // stops every "host" (process), ends by itself with --for, lets a running
 // job finish but stops the next run, and applies to --once-per windows.
 #include <catch2/catch.hpp>
@@ -17,12 +17,6 @@ namespace {
 // A command that appends a line to `file`.
 args_t recorder(const std::string& file) {
     return {"sh", "-c", "echo ran >> '" + file + "'"};
-}
-
-args_t with_command(args_t args, const args_t& command) {
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    return args;
 }
 
 nlohmann::json list_json(const Cli& cli) {

@@ -1,5 +1,11 @@
-// `sqlock run`: exit codes, exclusion, waiting, semaphores, heartbeat, loss.
+// `sqlock run`: exit codes (the release error's too), exclusion, waiting
+// (flock(1)'s option names, without a limit), semaphores, heartbeat, loss,
+// the lease by default, the minimum hold, the command's lookup in $PATH and
+// its environment.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
@@ -7,17 +13,6 @@
 using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
-
-namespace {
-
-// The row of lock `name` as `sqlock show --json` sees it (null if none).
-nlohmann::json show_json(const Cli& cli, const std::string& name) {
-    Result r = cli({"show", name, "--json"});
-    if (r.code != 0) return nullptr;
-    return nlohmann::json::parse(r.out);
-}
-
-}  // namespace
 
 TEST_CASE("run: the command's exit status is sqlock's", "[cli][run]") {
     Cli cli = fresh_cli();
@@ -192,9 +187,9 @@ TEST_CASE("run: the heartbeat renews the lease while the command runs", "[cli][r
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string witness = dir + "/witness", go = dir + "/go";
-    // 3 s, not 1 s: under ASan on a loaded machine (session 10's CI run)
-    // renewals every 1/6 s came too late, the job was stopped and the row
-    // was gone before `show` saw a renewal.
+    // 3 s, not 1 s: under ASan on a loaded machine renewals every 1/6 s
+    // came too late, the job was stopped and the row was gone before `show`
+    // saw a renewal.
     args_t run = {"run", "long", "--expires", "3s", "--"};
     args_t command = blocking_command(witness, go);
     run.insert(run.end(), command.begin(), command.end());
@@ -261,4 +256,187 @@ TEST_CASE("run: a lock lost while the command runs", "[cli][run]") {
         CHECK_THAT(r.err, Contains("no longer ours"));
         CHECK(taker->held());
     }
+}
+
+TEST_CASE("a minimum hold longer than the lease is refused", "[cli][run]") {
+    Cli cli = fresh_cli();
+    const std::string witness = make_dir() + "/ran";
+    Result r = cli({"run", "job", "--expires", "1m", "--min-hold", "5m", "--", "touch", witness});
+    CHECK(r.code == 64);
+    check_one_line_error(r);
+    CHECK_THAT(r.err, Contains("--min-hold 5m is longer than --expires 1m"));
+    CHECK_FALSE(exists(witness));
+    CHECK(cli({"run", "job", "--expires", "5m", "--min-hold", "5m", "--", "true"}).code == 0);
+}
+
+TEST_CASE("flock's option names: -w/--timeout, -n/--nonblock, -E", "[cli][command][run]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli({"acquire", "busy"}).code == 0);
+    SECTION("-E sets the conflict exit code") {
+        CHECK(cli({"run", "busy", "-E", "3", "--", "true"}).code == 3);
+    }
+    SECTION("-n and --nonblock do not wait") {
+        CHECK(cli({"run", "busy", "-n", "--", "true"}).code == 75);
+        CHECK(cli({"acquire", "busy", "--nonblock"}).code == 75);
+    }
+    SECTION("-w and --timeout wait") {
+        for (const char* option : {"-w", "--timeout"}) {
+            INFO(option);
+            Result r = cli({"run", "busy", option, "300ms", "--", "true"});
+            CHECK(r.code == 75);
+            CHECK_THAT(r.err, Contains("gave up after waiting 300ms"));
+        }
+    }
+    SECTION("-n with a wait is a contradiction") {
+        Result r = cli({"run", "busy", "-n", "-w", "5s", "--", "true"});
+        CHECK(r.code == 64);
+        CHECK(r.err_lines() == 1);
+    }
+}
+
+TEST_CASE("--wait forever waits until the lock is free", "[cli][command][run]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    Result taken = cli({"acquire", "slow", "--json"});
+    REQUIRE(taken.code == 0);
+    const std::string token = nlohmann::json::parse(taken.out)["token"];
+    Process waiter =
+        cli.start({"run", "slow", "--wait", "forever", "-v", "--", "touch", dir + "/ran"});
+    // It is waiting (the verbose progress line says so, without a limit)...
+    REQUIRE(sqlock_test::eventually(
+        [&] { return waiter.err().find("without a time limit") != std::string::npos; }));
+    CHECK_FALSE(waiter.poll());
+    CHECK_FALSE(exists(dir + "/ran"));
+    // ...and runs the command once the lock is released.
+    REQUIRE(cli({"release", "slow", "--token", token}).code == 0);
+    Result r = waiter.wait();
+    CHECK(r.code == 0);
+    CHECK(exists(dir + "/ran"));
+    CHECK(cli({"run", "x", "--wait", "sometimes", "--", "true"}).code == 64);
+}
+
+TEST_CASE("run looks the command up in $PATH before it takes the lock", "[cli][promises][run]") {
+    Cli cli = fresh_cli();
+    SECTION("with the lock held by someone else, a missing command fails at once") {
+        sqlock::Locker locker = cli.db.open();
+        auto held = locker.try_lock("typo");
+        REQUIRE(held);
+        // Had sqlock waited for the lock first, --verbose would show the
+        // waiting line and wait() would give up after 20 s.
+        Result r =
+            cli({"run", "typo", "--wait", "60s", "--verbose", "--", "no-such-command-sqlock-test"});
+        CHECK(r.code == 127);
+        CHECK(r.err_lines() == 1);
+        CHECK_THAT(r.err, StartsWith("sqlock: cannot run 'no-such-command-sqlock-test'"));
+        CHECK_THAT(r.err, Contains("(lock 'typo' not taken)"));
+        CHECK(held->held());
+    }
+    SECTION("a missing command never takes the lock, so --min-hold keeps nothing") {
+        Result r = cli({"run", "typo", "--min-hold", "1h", "--", "no-such-command-sqlock-test"});
+        CHECK(r.code == 127);
+        CHECK(cli({"show", "typo"}).code == 1);
+    }
+    SECTION("the search is in $PATH: a program found there runs, one not executable is 126") {
+        std::string dir = make_dir();
+        {
+            std::ofstream(dir + "/sqlock-test-tool") << "#!/bin/sh\necho found in PATH\n";
+            std::ofstream(dir + "/sqlock-test-plain") << "#!/bin/sh\necho must not run\n";
+        }
+        REQUIRE(chmod((dir + "/sqlock-test-tool").c_str(), 0755) == 0);
+        REQUIRE(chmod((dir + "/sqlock-test-plain").c_str(), 0644) == 0);
+        const env_t path = {{"PATH", dir + ":/usr/bin:/bin"}};
+        Result found = cli({"run", "typo", "--", "sqlock-test-tool"}, path);
+        CHECK(found.code == 0);
+        CHECK(found.out == "found in PATH\n");
+        CHECK(cli({"run", "typo", "--", "sqlock-test-tool"}).code == 127);  // not in our PATH
+
+        Result plain = cli({"run", "typo", "--min-hold", "1h", "--", "sqlock-test-plain"}, path);
+        CHECK(plain.code == 126);
+        CHECK(plain.out.empty());
+        CHECK_THAT(plain.err, Contains("(lock 'typo' not taken)"));
+        CHECK(cli({"show", "typo"}).code == 1);
+    }
+}
+
+TEST_CASE("the command's environment has SQLOCK_LOCKSTRING and SQLOCK_ID of its lock",
+          "[cli][promises][run]") {
+    Cli cli = fresh_cli();
+    std::string dir = make_dir();
+    const std::string seen = dir + "/env", go = dir + "/go";
+    const args_t command = {
+        "sh",
+        "-c",
+        "printf '%s|%s|%s|%s\\n' \"$SQLOCK_NAME\" \"$SQLOCK_LOCKSTRING\" \"$SQLOCK_SLOT\" "
+        "\"$SQLOCK_ID\" > \"$1.tmp\"; mv \"$1.tmp\" \"$1\"; "
+        "while [ ! -e \"$2\" ]; do sleep 0.02; done",
+        "sh",
+        seen,
+        go};
+    // Values inherited from a caller's environment must not leak through.
+    const env_t stale = {{"SQLOCK_LOCKSTRING", "stale"}, {"SQLOCK_ID", "999999999"}};
+    sqlock::Locker locker = cli.db.open();
+
+    SECTION("a plain lock") {
+        Process p = cli.start(run_args("env-lock", {}, command), stale);
+        REQUIRE(wait_for_file(seen));
+        nlohmann::json row = show_json(cli, "env-lock");
+        REQUIRE(row.is_object());
+        CHECK(read_file(seen) ==
+              "env-lock|env-lock|0|" + std::to_string(row["id"].get<long long>()) + "\n");
+        touch(go);
+        CHECK(p.wait().code == 0);
+    }
+    SECTION("a semaphore slot: the row name and the slot's own id") {
+        auto first = locker.try_acquire_slot("env-pool", 3);  // slot 1 is taken
+        REQUIRE(first);
+        Process p = cli.start(run_args("env-pool", {"--slots", "3"}, command), stale);
+        REQUIRE(wait_for_file(seen));
+        nlohmann::json row = show_json(cli, "env-pool#2");
+        REQUIRE(row.is_object());
+        CHECK(row["id"].get<long long>() > first->id());
+        CHECK(read_file(seen) ==
+              "env-pool|env-pool#2|2|" + std::to_string(row["id"].get<long long>()) + "\n");
+        touch(go);
+        CHECK(p.wait().code == 0);
+    }
+}
+
+TEST_CASE("run's default lease is one hour", "[cli][promises][run]") {
+    Cli cli = fresh_cli();
+    std::string dir = make_dir();
+    const std::string witness = dir + "/witness", go = dir + "/go";
+    Process p = cli.start(run_args("hour", {}, blocking_command(witness, go)));
+    REQUIRE(wait_for_file(witness));
+    nlohmann::json row = show_json(cli, "hour");
+    touch(go);
+    CHECK(p.wait().code == 0);
+    REQUIRE(row.is_object());
+    // Both ends are the database's: exact, whatever the machine's speed.
+    CHECK(sqlock_test::seconds_between(row["created"], row["expires"]) ==
+          Approx(3600).margin(0.002));
+}
+
+TEST_CASE(
+    "when the command succeeded but the release failed, run exits with the "
+    "release error's code",
+    "[cli][promises][run]") {
+    // The command's status, and what sqlock must exit with once the lock
+    // table has gone while the command ran: 78 (configuration, "run `sqlock
+    // init`") when the command succeeded, the command's own status otherwise.
+    auto [status, expected] = GENERATE(table<int, int>({{0, 78}, {3, 3}}));
+    CAPTURE(status);
+    Cli cli = fresh_cli();
+    std::string dir = make_dir();
+    const std::string ready = dir + "/ready", go = dir + "/go";
+    Process p = cli.start(run_args(
+        "doomed", {},
+        {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.02; done; exit \"$3\"", "sh",
+         ready, go, std::to_string(status)}));
+    REQUIRE(wait_for_file(ready));
+    sqlock_test::exec_sql(cli.db, "DROP TABLE \"" + cli.db.table + "\"");
+    touch(go);
+    Result r = p.wait();
+    CHECK(r.code == expected);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, StartsWith("sqlock: the command has ended, but releasing the lock failed: "));
 }

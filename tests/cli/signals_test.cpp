@@ -1,5 +1,6 @@
-// `sqlock run` and signals: forwarding, release after the command exits,
-// interruption while waiting, and sqlock dying with SIGKILL.
+// `sqlock run` and signals: forwarding (SIGQUIT and SIGUSR2 too), release
+// after the command exits, interruption while waiting, signals ignored at the
+// start staying ignored, and sqlock dying with SIGKILL.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -10,6 +11,21 @@
 
 using namespace cli_test;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+// The mask of ignored signals in /proc/PID/status text ("SigIgn:\t<hex>").
+unsigned long long ignored_mask(const std::string& status_line) {
+    REQUIRE_THAT(status_line, StartsWith("SigIgn:"));
+    return std::stoull(status_line.substr(std::string("SigIgn:").size()), nullptr, 16);
+}
+
+unsigned long long bit(int signo) {
+    return 1ULL << (signo - 1);
+}
+
+}  // namespace
 
 TEST_CASE("run: signals sent to sqlock are forwarded, then the lock is released",
           "[cli][signals]") {
@@ -99,4 +115,61 @@ TEST_CASE("run: killed with SIGKILL, sqlock takes its command along; the lock fr
     CHECK(r.code == 0);
     CHECK(count_lines(witness) == 1);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));  // not the full wait
+}
+
+TEST_CASE("run forwards SIGQUIT and SIGUSR2 to the command, then releases the lock",
+          "[cli][promises][signals]") {
+    auto [signo, name] = GENERATE(table<int, std::string>({{SIGQUIT, "QUIT"}, {SIGUSR2, "USR2"}}));
+    CAPTURE(name);
+    Cli cli = fresh_cli();
+    std::string dir = make_dir();
+    const std::string ready = dir + "/ready", caught = dir + "/caught";
+    Process p = cli.start(run_args("trapped", {}, trapping_command(name, ready, caught)));
+    REQUIRE(wait_for_file(ready));
+    p.signal(signo);
+    Result r = p.wait();
+    CHECK(r.code == 0);  // the trap's status: sqlock was not killed (SIGQUIT would dump core)
+    CHECK(read_file(caught) == name + "\n");
+    CHECK(r.err.empty());
+    CHECK(cli({"show", "trapped"}).code == 1);  // released
+}
+
+TEST_CASE("signals ignored when run starts stay ignored for the command",
+          "[cli][promises][signals]") {
+    Cli cli = fresh_cli();
+    // grep, started by sqlock itself, reports its own signal dispositions.
+    const args_t report = run_args("nohup-job", {}, {"grep", "^SigIgn:", "/proc/self/status"});
+    const unsigned long long all =
+        bit(SIGINT) | bit(SIGTERM) | bit(SIGHUP) | bit(SIGQUIT) | bit(SIGUSR1) | bit(SIGUSR2);
+
+    SECTION("ignored ones stay ignored, the others do not become ignored") {
+        SpawnOptions nohup;
+        nohup.ignored_signals = {SIGHUP, SIGQUIT, SIGUSR1};
+        Result r = cli.start(report, {}, nohup).wait();
+        REQUIRE(r.code == 0);
+        const unsigned long long mask = ignored_mask(r.out);
+        CHECK((mask & all) == (bit(SIGHUP) | bit(SIGQUIT) | bit(SIGUSR1)));
+    }
+    SECTION("nothing ignored at the start, nothing ignored by the command") {
+        Result r = cli(report);
+        REQUIRE(r.code == 0);
+        CHECK((ignored_mask(r.out) & all) == 0);
+    }
+    SECTION("sqlock itself ignores an ignored SIGHUP instead of dying or forwarding it") {
+        SpawnOptions nohup;
+        nohup.ignored_signals = {SIGHUP};
+        std::string dir = make_dir();
+        const std::string ready = dir + "/ready", caught = dir + "/caught";
+        Process p = cli.start(run_args("nohup-job", {}, trapping_command("USR2", ready, caught)),
+                              {}, nohup);
+        REQUIRE(wait_for_file(ready));
+        p.signal(SIGHUP);
+        // A SIGUSR2 after it ends the command: had SIGHUP not been ignored,
+        // sqlock would already have died of it (exit 129).
+        p.signal(SIGUSR2);
+        Result r = p.wait();
+        CHECK(r.code == 0);
+        CHECK(read_file(caught) == "USR2\n");
+        CHECK(cli({"show", "nohup-job"}).code == 1);
+    }
 }

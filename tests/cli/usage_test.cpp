@@ -9,16 +9,6 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-namespace {
-
-void check_one_line_error(const Result& r) {
-    CHECK(r.err_lines() == 1);
-    CHECK_THAT(r.err, StartsWith("sqlock: "));
-    CHECK(r.out.empty());
-}
-
-}  // namespace
-
 TEST_CASE("bad usage exits 64 with one line and leaves the database untouched", "[cli][usage]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "existing"}).code == 0);
@@ -174,4 +164,19 @@ TEST_CASE("help and version", "[cli][usage]") {
         CHECK_THAT(run_help.out, Contains(option));
     CHECK(cli({"run", "--help"}).out == run_help.out);
     CHECK(cli({"help", "nope"}).code == 64);
+}
+
+TEST_CASE("a mistyped command gets a suggestion", "[cli][command][usage]") {
+    Cli cli;
+    for (const auto& [typo, meant] : std::vector<std::pair<std::string, std::string>>{
+             {"rnu", "run"}, {"lsit", "list"}, {"aquire", "acquire"}, {"relase", "release"}}) {
+        INFO(typo);
+        Result r = cli.bare({typo});
+        CHECK(r.code == 64);
+        CHECK(r.err_lines() == 1);
+        CHECK_THAT(r.err, Contains("did you mean `sqlock " + meant + "`?"));
+    }
+    Result far = cli.bare({"frobnicate"});
+    CHECK(far.code == 64);
+    CHECK(far.err.find("did you mean") == std::string::npos);
 }

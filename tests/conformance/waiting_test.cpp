@@ -98,26 +98,22 @@ TEST_CASE("a waiter in another process gets the lock soon after release", "[wait
     WaitTimes* times = shared_wait_times();
     // Forked before this process has any other thread: a child forked while
     // another thread holds an allocator lock (ASan's, for one) deadlocks.
-    std::fflush(nullptr);
-    pid_t child = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-    if (child == 0) {
-        int code = 1;
+    sqlock_test::Process child = sqlock_test::Process::fork([&] {
         try {
             auto waiter = db.open();
-            if (waiter.try_lock("handoff")) _exit(4);  // must be held
+            if (waiter.try_lock("handoff")) return 4;  // must be held
             times->entered = now_ns();
             const auto id = waiter.lock("handoff", {.wait = 20s}).id();
             times->returned = now_ns();
-            code = id > held.id() ? 0 : 2;
+            return id > held.id() ? 0 : 2;
         } catch (...) {
-            code = 3;
+            return 3;
         }
-        _exit(code);
-    }
+    });
     REQUIRE(eventually([&] { return times->entered != 0; }, 20s));
     const std::int64_t released = now_ns();
     held.release();
-    CHECK(sqlock_test::wait_child(child, 30s) == 0);
+    CHECK(child.finish(30s).code == 0);
     CHECK(times->returned > released);
     munmap(times, sizeof(WaitTimes));
 }
@@ -214,4 +210,52 @@ TEST_CASE("another thread of the same process waits instead of failing", "[waiti
     held.release();
     other.join();
     CHECK(got == 1);
+}
+
+TEST_CASE("wait_forever waits past `wait` until the lock frees", "[promises][waiting]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    // Not renewed, so it frees when the lease runs out: the waiter cannot
+    // get it sooner, and gets it in the end.
+    auto held = locker.lock("forever", {.expires = 3s});
+    const std::string elapsed_file =
+        sqlock_test::scratch_dir() + "/forever-" + std::to_string(getpid());
+    // Forked before this process has any other thread (none exists yet: no
+    // wait, no heartbeat).
+    sqlock_test::Process child = sqlock_test::Process::fork([&] {
+        try {
+            auto waiter = db.open();
+            auto start = std::chrono::steady_clock::now();
+            // `wait` is ignored with wait_forever: a wait of 100 ms would
+            // time out long before the lease ends.
+            auto lock = waiter.lock("forever", {.wait = 100ms, .wait_forever = true});
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+            if (FILE* f = std::fopen(elapsed_file.c_str(), "w")) {
+                std::fprintf(f, "%lld\n", static_cast<long long>(ms));
+                std::fclose(f);
+            }
+            const int code = lock.id() > held.id() ? 0 : 11;
+            lock.release();
+            return code;
+        } catch (const sqlock::error& e) {
+            std::fprintf(stderr, "waiter: %s\n", e.what());
+            return 12;
+        }
+    });
+    // The lease is 3 s; 30 s is generous for a machine 3x slower.
+    CHECK(child.finish(30s).code == 0);
+    auto ids = sqlock_test::read_ids(elapsed_file);
+    REQUIRE(ids.size() == 1);
+    // It really waited (and did not merely arrive after the lease): the
+    // child started within moments of the lock being taken, 3 s before its
+    // lease ended; 1 s leaves 2 s for a slow start.
+    CHECK(ids[0] >= 1000);
+    try {
+        held.release();
+        FAIL("the lock was taken over, its release must report it lost");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::lost);
+    }
 }

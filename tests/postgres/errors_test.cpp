@@ -88,7 +88,8 @@ TEST_CASE("insufficient privilege is a configuration error saying so", "[pg]") {
     CHECK(contains(f.message, "privilege"));
     CHECK_FALSE(pg_test::leaks_password(f.message));
     // init() of an existing table creates nothing, and says what this role
-    // lacks instead of calling the table ready (issue 14, defect 4)...
+    // lacks instead of calling the table ready: a role that cannot use the
+    // table would fail on its first lock otherwise...
     f = failure_of([&] { locker.init(); });
     CHECK(f.category == sqlock::errc::configuration);
     CHECK(f.code == "42501");
@@ -164,7 +165,8 @@ TEST_CASE("the password appears in no error message and no URL", "[pg]") {
         CHECK(f.message.find(c.secret) == std::string::npos);
         CHECK(f.message.find(real) == std::string::npos);
         // A login the server refused (password, user, database) is
-        // configuration; tests/cli/defects_test.cpp pins down which is which.
+        // configuration; tests/cli/database_errors_test.cpp pins down which is
+        // which.
         CHECK((f.category == sqlock::errc::connection ||
                f.category == sqlock::errc::configuration ||
                f.category == sqlock::errc::invalid_argument));

@@ -13,9 +13,6 @@
 // never stopped. Each case starts its own two clusters (about 10 s).
 //
 // Needs $SQLOCK_TEST_PG_SCRIPT (the scripts' directory is taken from it).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -62,13 +59,6 @@ std::string run(const std::string& command) {
     return out;
 }
 
-std::string with_port(const std::string& url, const std::string& port) {
-    std::size_t at = url.find('@');
-    std::size_t colon = url.find(':', at);
-    std::size_t slash = url.find('/', colon);
-    return url.substr(0, colon + 1) + port + url.substr(slash);
-}
-
 // A primary and its standby; stopped and removed whatever happens.
 struct Pair {
     std::string primary_dir, standby_dir;
@@ -90,11 +80,9 @@ struct Pair {
             stop();
             throw;
         }
-        standby_url = with_port(primary_url, port);
-        std::size_t at = primary_url.find('@');
-        std::size_t slash = primary_url.find('/', at);
-        std::size_t colon = primary_url.find(':', primary_url.find("://") + 3);
-        password = primary_url.substr(colon + 1, at - colon - 1);
+        standby_url = sqlock_test::with_port(primary_url, std::stoi(port));
+        password = sqlock_test::password_of(primary_url);
+        const std::size_t slash = primary_url.find('/', primary_url.find('@'));
         multi_url = primary_url.substr(0, slash) + ",127.0.0.1:" + port +
                     primary_url.substr(slash) + "?target_session_attrs=read-write";
     }
@@ -282,30 +270,9 @@ TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, noth
         stamps,
         stop,
         term};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // The child only redirects stderr and execs: this process has threads.
-    const pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::execs);
-    if (pid == 0) {
-        const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd >= 0) dup2(fd, 2);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    struct Reap {
-        pid_t pid;
-        ~Reap() {
-            if (pid <= 0) return;
-            kill(pid, SIGKILL);
-            sqlock_test::wait_child(pid, 10s);
-        }
-    } reap{pid};
-    auto file_text = [](const std::string& path) {
-        std::ifstream in(path);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
-    REQUIRE(sqlock_test::eventually([&] { return !file_text(stamps).empty(); }, 20s));
+    // Starting a program is safe from this process, which has threads.
+    sqlock_test::Process job(args, {}, {.stderr_path = err});
+    REQUIRE(sqlock_test::eventually([&] { return !sqlock_test::read_file(stamps).empty(); }, 20s));
     const std::string row_sql =
         "SELECT id || ' ' || expires FROM " + table + " WHERE lockstring = 'job'";
     const std::string before = pg_test::query(pair.primary_url, row_sql);
@@ -337,11 +304,10 @@ TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, noth
          << " ms after the crash (at most; polled)");
     // The job ran on through it all and ends when told.
     { std::ofstream(stop.c_str()); }
-    const auto code = sqlock_test::wait_child(pid, 30s);
-    reap.pid = -1;
-    INFO("sqlock's stderr: " << file_text(err));
-    CHECK(code == 0);
-    CHECK(file_text(term).empty());
+    const sqlock_test::Outcome end = job.finish(30s);
+    INFO("sqlock's stderr: " << sqlock_test::read_file(err));
+    CHECK(end.code == 0);
+    CHECK(sqlock_test::read_file(term).empty());
     CHECK(pg_test::query(pair.standby_url,
                          "SELECT count(*) FROM " + table + " WHERE lockstring = 'job'") == "0");
 }

@@ -31,72 +31,68 @@ std::int64_t now_ns() {
         .count();
 }
 
-// A child process that says when it is about to wait, then runs `wait`,
+// Waiter: a child process that says when it is about to wait, then runs `wait`,
 // which returns the steady-clock time it got the lock (comparable across
 // processes: CLOCK_MONOTONIC) and the lock's id. (Taken inside `wait`: a
 // Locker's destructor may take a moment to stop its listener thread.)
-struct Child {
-    pid_t pid = -1;
-    int ready_fd = -1;
-    int result_fd = -1;
-
+class Waiter {
+  public:
     template <typename Wait>
-    static Child start(Wait wait) {
+    static Waiter start(Wait wait) {
         int ready[2], result[2];
         REQUIRE(pipe(ready) == 0);
         REQUIRE(pipe(result) == 0);
-        pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-        if (pid == 0) {
+        sqlock_test::Process process = sqlock_test::Process::fork([&] {
             close(ready[0]);
             close(result[0]);
             long long out[2] = {0, 0};
             try {
                 char c = 'r';
-                if (write(ready[1], &c, 1) != 1) _exit(3);
+                if (write(ready[1], &c, 1) != 1) return 3;
                 auto [at, id] = wait();
                 out[0] = at;
                 out[1] = id;
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "child: %s\n", e.what());
             }
-            if (write(result[1], out, sizeof out) != sizeof out) _exit(4);
-            _exit(out[1] > 0 ? 0 : 1);
-        }
+            if (write(result[1], out, sizeof out) != sizeof out) return 4;
+            return out[1] > 0 ? 0 : 1;
+        });
         close(ready[1]);
         close(result[1]);
-        return Child(pid, ready[0], result[0]);
+        return Waiter(std::move(process), ready[0], result[0]);
     }
 
-    Child(pid_t p, int ready, int result) : pid(p), ready_fd(ready), result_fd(result) {}
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    Child(Child&& other) noexcept
-        : pid(std::exchange(other.pid, -1)),
-          ready_fd(std::exchange(other.ready_fd, -1)),
-          result_fd(std::exchange(other.result_fd, -1)) {}
-    // A test that failed part-way leaves no child behind.
-    ~Child() {
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            sqlock_test::wait_child(pid, 10s);
-        }
-        if (ready_fd >= 0) close(ready_fd);
-        if (result_fd >= 0) close(result_fd);
+    Waiter(Waiter&& other) noexcept
+        : process_(std::move(other.process_)),
+          ready_fd_(std::exchange(other.ready_fd_, -1)),
+          result_fd_(std::exchange(other.result_fd_, -1)) {}
+    Waiter& operator=(Waiter&&) = delete;
+    // A test that failed part-way leaves no child behind (~Process).
+    ~Waiter() {
+        if (ready_fd_ >= 0) close(ready_fd_);
+        if (result_fd_ >= 0) close(result_fd_);
     }
 
-    void wait_ready() const { REQUIRE(sqlock_test::read_within(ready_fd, 1, 30s) == "r"); }
+    void wait_ready() const { REQUIRE(sqlock_test::read_within(ready_fd_, 1, 30s) == "r"); }
 
     // (time acquired, id); waits for the child to exit.
     std::pair<std::int64_t, std::int64_t> result() {
         long long out[2] = {0, 0};
-        const std::string bytes = sqlock_test::read_within(result_fd, sizeof out, 60s);
+        const std::string bytes = sqlock_test::read_within(result_fd_, sizeof out, 60s);
         REQUIRE(bytes.size() == sizeof out);
         std::memcpy(out, bytes.data(), sizeof out);
-        const auto code = sqlock_test::wait_child(pid, 30s);
-        pid = -1;
-        CHECK(code == 0);
+        CHECK(process_.finish(30s).code == 0);
         return {out[0], out[1]};
     }
+
+  private:
+    Waiter(sqlock_test::Process process, int ready, int result)
+        : process_(std::move(process)), ready_fd_(ready), result_fd_(result) {}
+
+    sqlock_test::Process process_;
+    int ready_fd_ = -1;
+    int result_fd_ = -1;
 };
 
 double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
@@ -227,7 +223,7 @@ TEST_CASE("a waiter in another process acquires within ms of the release, withou
     auto holder = db.open();
     auto held = holder.lock("handoff", {.expires = 1h});
     const std::int64_t held_id = held.id();
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto lock = locker.lock("handoff", {.expires = 1h, .wait = 30s});
         return std::make_pair(now_ns(), lock.id());
@@ -256,9 +252,9 @@ TEST_CASE("every waiter is woken, each in turn, long before the safety net", "[p
     auto db = fresh_database();
     auto holder = db.open();
     auto held = holder.lock("queue", {.expires = 1h});
-    std::vector<Child> children;
+    std::vector<Waiter> children;
     for (int i = 0; i < 3; ++i)
-        children.push_back(Child::start([&] {
+        children.push_back(Waiter::start([&] {
             auto locker = db.open();
             auto lock = locker.lock("queue", {.expires = 1h, .wait = 30s});
             auto at = now_ns();
@@ -286,7 +282,7 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
     auto holder = db.open();
     auto s1 = holder.acquire_slot("sem", 2);
     auto s2 = holder.acquire_slot("sem", 2);
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto slot = locker.acquire_slot("sem", 2, {.wait = 30s});
         return std::make_pair(now_ns(), slot.slot() == 2 ? slot.id() : std::int64_t{-1});
@@ -315,7 +311,7 @@ TEST_CASE("a release kept by min_hold tells waiters the new, nearer expiry", "[p
     auto held = holder.lock("cron", {.expires = 1h, .min_hold = 4s});
     const std::int64_t held_id = held.id();
     const std::int64_t created_at = now_ns();
-    Child child = Child::start([&] {
+    Waiter child = Waiter::start([&] {
         auto locker = db.open();
         auto lock = locker.lock("cron", {.wait = 30s});
         return std::make_pair(now_ns(), lock.id());
@@ -343,24 +339,16 @@ TEST_CASE("releases of names that differ only in their digits do not notify", "[
     auto db = fresh_database();
     ChannelListener channel(db.url, db.table);
     constexpr int processes = 8, cycles = 300;
-    std::vector<pid_t> pids;
-    for (int p = 0; p < processes; ++p) {
-        pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-        if (pid == 0) {
-            int code = 0;
-            try {
-                auto locker = db.open();
-                const std::string name = "job-" + std::to_string(p + 1);
-                for (int i = 0; i < cycles; ++i) locker.lock(name).release();
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "child: %s\n", e.what());
-                code = 1;
-            }
-            _exit(code);
-        }
-        pids.push_back(pid);
-    }
-    for (pid_t pid : pids) CHECK(sqlock_test::wait_child(pid, 120s) == 0);
+    const std::vector<int> codes = sqlock_test::run_children(
+        processes,
+        [&](int p) {
+            auto locker = db.open();
+            const std::string name = "job-" + std::to_string(p + 1);
+            for (int i = 0; i < cycles; ++i) locker.lock(name).release();
+            return 0;
+        },
+        120s);
+    for (int code : codes) CHECK(code == 0);
     const auto heard = channel.heard();
     INFO("notified: " << heard.size() << " of " << processes * cycles << " releases");
     CHECK(heard.empty());

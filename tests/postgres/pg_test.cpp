@@ -19,18 +19,6 @@ std::string env(const char* name) {
     return v ? v : "";
 }
 
-// Positions of the password in a postgresql://user:password@host/... URL.
-void split_userinfo(const std::string& url, std::size_t& user_begin, std::size_t& colon,
-                    std::size_t& at) {
-    user_begin = url.find("://");
-    if (user_begin == std::string::npos) throw std::runtime_error("URL without ://");
-    user_begin += 3;
-    at = url.find('@', user_begin);
-    colon = url.find(':', user_begin);
-    if (at == std::string::npos || colon == std::string::npos || colon > at)
-        throw std::runtime_error("test URL has no user:password@");
-}
-
 }  // namespace
 
 std::string url() {
@@ -38,26 +26,9 @@ std::string url() {
 }
 
 std::string password() {
-    std::string u = url();
-    std::size_t b, c, a;
-    split_userinfo(u, b, c, a);
-    return u.substr(c + 1, a - c - 1);
-}
-
-std::string with_param(const std::string& u, const std::string& key, const std::string& value) {
-    return u + (u.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
-}
-
-std::string with_user(const std::string& u, const std::string& user) {
-    std::size_t b, c, a;
-    split_userinfo(u, b, c, a);
-    return u.substr(0, b) + user + u.substr(c);
-}
-
-std::string with_password(const std::string& u, const std::string& pw) {
-    std::size_t b, c, a;
-    split_userinfo(u, b, c, a);
-    return u.substr(0, c + 1) + pw + u.substr(a);
+    const std::string p = sqlock_test::password_of(url());
+    if (p.empty()) throw std::runtime_error("test URL has no user:password@");
+    return p;
 }
 
 std::string unique(const std::string& prefix) {

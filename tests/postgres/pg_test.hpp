@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "server_url.hpp"
+
 namespace pg_test {
 
 /// $SQLOCK_TEST_PG_URL (the main test will have skipped without it).
@@ -16,12 +18,10 @@ std::string url();
 /// The password in $SQLOCK_TEST_PG_URL.
 std::string password();
 
-/// `url` with libpq parameter `key=value` appended to its query string.
-std::string with_param(const std::string& url, const std::string& key, const std::string& value);
-
-/// `url` with a different user name (same password) or a different password.
-std::string with_user(const std::string& url, const std::string& user);
-std::string with_password(const std::string& url, const std::string& password);
+// URL surgery: tests/support/server_url.hpp.
+using sqlock_test::with_param;
+using sqlock_test::with_password;
+using sqlock_test::with_user;
 
 /// A name unique to this process and call: "<prefix>_<pid>_<n>".
 std::string unique(const std::string& prefix);

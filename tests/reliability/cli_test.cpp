@@ -21,9 +21,10 @@
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
-using reliability::Outcome;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::Outcome;
+using sqlock_test::read_file;
 
 extern char** environ;
 
@@ -37,11 +38,11 @@ struct Case {
     std::vector<std::string> args;  // after `sqlock --db URL --table T` unless `bare`
     int expected;
     bool bare = false;  // no --db/--table prepended
-    std::map<std::string, std::string> env = {};
+    sqlock_test::Env env = {};
 };
 
 std::string show(const Outcome& o) {
-    return "exit " + std::to_string(o.status) + "\nstdout: " + o.out + "\nstderr: " + o.err;
+    return "exit " + std::to_string(o.code) + "\nstdout: " + o.out + "\nstderr: " + o.err;
 }
 
 bool exactly_one_line(const std::string& s) {
@@ -49,19 +50,12 @@ bool exactly_one_line(const std::string& s) {
 }
 
 Outcome sqlock_cmd(const sqlock_test::Database& db, std::vector<std::string> args,
-                   std::map<std::string, std::string> env = {}) {
+                   sqlock_test::Env env = {}) {
     args.insert(args.begin(), {cli, "--db", db.url, "--table", db.table});
     // Keep the user's own SQLOCK_DB / SQLOCK_TOKEN out of it.
-    env.emplace("SQLOCK_DB", "");
-    env.emplace("SQLOCK_TOKEN", "");
-    return reliability::run(args, env, {}, 60s);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    env.emplace("SQLOCK_DB", std::nullopt);
+    env.emplace("SQLOCK_TOKEN", std::nullopt);
+    return sqlock_test::run(args, env, {}, 60s);
 }
 
 using sqlock_test::is_server_backend;
@@ -180,7 +174,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
          {cli, "list"},
          78,
          true,
-         {{"SQLOCK_DB", ""}, {"HOME", ""}, {"XDG_STATE_HOME", ""}}},
+         {{"SQLOCK_DB", std::nullopt}, {"HOME", std::nullopt}, {"XDG_STATE_HOME", std::nullopt}}},
     };
 
     // And the URLs refused only on this backend, as the CLI answers them.
@@ -191,7 +185,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
     } else {
         sqlock_test::skip_test("inputs refused only on this backend: no hostile_inputs hook");
     }
-    const std::string server_password = reliability::password_of(db.url);
+    const std::string server_password = sqlock_test::password_of(db.url);
     int count = 0;
     for (const auto& c : cases) {
         INFO("case: " << c.label);
@@ -199,15 +193,15 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
         if (c.bare) {
             std::vector<std::string> args = c.args;
             if (args.empty() || args[0] != cli) args.insert(args.begin(), cli);
-            std::map<std::string, std::string> env = c.env;
-            env.emplace("SQLOCK_DB", "");
-            env.emplace("SQLOCK_TOKEN", "");
-            o = reliability::run(args, env, {}, 60s);
+            sqlock_test::Env env = c.env;
+            env.emplace("SQLOCK_DB", std::nullopt);
+            env.emplace("SQLOCK_TOKEN", std::nullopt);
+            o = sqlock_test::run(args, env, {}, 60s);
         } else {
             o = sqlock_cmd(db, c.args, c.env);
         }
         INFO(show(o));
-        CHECK(o.status == c.expected);
+        CHECK(o.code == c.expected);
         CHECK(exactly_one_line(o.err));
         CHECK(o.out.empty());
         for (const auto& secret : {planted_password, server_password})
@@ -224,7 +218,7 @@ TEST_CASE("no password in any output of any command, failing or not", "[cli][sec
         return;
     }
     auto db = fresh_database();
-    const std::string password = reliability::password_of(db.url);
+    const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
     std::string wrong = db.url;
     wrong.replace(wrong.find(password), password.size(), password + "X");
@@ -259,20 +253,20 @@ TEST_CASE("no password in any output of any command, failing or not", "[cli][sec
         ++runs;
     }
     // Failures on the way in: wrong password, unreachable, bad options.
-    for (const auto& url : {wrong, reliability::with_user(db.url, "nobody_at_all")}) {
+    for (const auto& url : {wrong, sqlock_test::with_user(db.url, "nobody_at_all")}) {
         for (const auto& args : std::vector<std::vector<std::string>>{
                  {"list"}, {"-v", "acquire", "x"}, {"run", "x", "--", "true"}, {"reap"}}) {
             std::vector<std::string> full = {cli, "--db", url, "--table", db.table};
             full.insert(full.end(), args.begin(), args.end());
-            Outcome o = reliability::run(full, {{"SQLOCK_DB", ""}});
+            Outcome o = sqlock_test::run(full, {{"SQLOCK_DB", std::nullopt}});
             INFO(show(o));
-            CHECK(o.status != 0);
+            CHECK(o.code != 0);
             CHECK((o.out + o.err).find(password) == std::string::npos);
             ++runs;
         }
     }
     // The same URL through the environment.
-    Outcome o = reliability::run({cli, "--table", db.table, "-v", "list"}, {{"SQLOCK_DB", wrong}});
+    Outcome o = sqlock_test::run({cli, "--table", db.table, "-v", "list"}, {{"SQLOCK_DB", wrong}});
     CHECK((o.out + o.err).find(password) == std::string::npos);
     WARN("password checks (CLI): " << runs + 1 << " invocations, none printed the password");
 }
@@ -284,18 +278,19 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
         return;
     }
     auto db = fresh_database();
-    const std::string password = reliability::password_of(db.url);
+    const std::string password = sqlock_test::password_of(db.url);
     // Not inherited from this test process either: every variable of ours
     // that carries the password (the runner's URLs) is left out, so what the
     // check below finds can only come from sqlock.
-    std::map<std::string, std::string> clean{{"SQLOCK_DB", ""}};
+    sqlock_test::Env clean{{"SQLOCK_DB", std::nullopt}};
     for (char** e = environ; *e; ++e) {
         const std::string entry = *e;
-        if (entry.find(password) != std::string::npos) clean[entry.substr(0, entry.find('='))] = "";
+        if (entry.find(password) != std::string::npos)
+            clean[entry.substr(0, entry.find('='))] = std::nullopt;
     }
-    reliability::Child run({cli, "--db", db.url, "--table", db.table, "run", "proc-check", "--",
-                            "sh", "-c", "echo started; read line"},
-                           clean);
+    sqlock_test::Process run({cli, "--db", db.url, "--table", db.table, "run", "proc-check", "--",
+                              "sh", "-c", "echo started; read line"},
+                             clean, {.pipe_stdin = true, .pipe_stdout = true});
     REQUIRE(run.read_line() == "started");
     const std::string cmdline = read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
     INFO("cmdline: " << cmdline);
@@ -314,7 +309,7 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
     }
     CHECK(seen == 1);
     run.write_line("done");
-    CHECK(run.finish().status == 0);
+    CHECK(run.finish().code == 0);
 }
 
 TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][security]") {
@@ -339,7 +334,7 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
 
     Outcome forced = sqlock_cmd(db, {"release", "job", "--force"});
     INFO(show(forced));
-    CHECK(forced.status == 0);
+    CHECK(forced.code == 0);
     CHECK(forced.err.find(std::to_string(job.id())) != std::string::npos);
     CHECK(rows_except({"job"}) == before_force);
     CHECK_FALSE(holder.show("job"));
@@ -349,7 +344,7 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     const std::string table_before = reliability::dump_table(db);
     Outcome absent = sqlock_cmd(db, {"release", "nothing-here", "--force"});
     INFO(show(absent));
-    CHECK(absent.status == 0);
+    CHECK(absent.code == 0);
     CHECK(absent.err.find("not held") != std::string::npos);
     CHECK(reliability::dump_table(db) == table_before);
 
@@ -363,14 +358,14 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     const std::set<std::string> expired = {"job#2", "jo", "old-1"};
     Outcome dry = sqlock_cmd(db, {"reap", "--dry-run", "--json"});
     INFO(show(dry));
-    CHECK(dry.status == 0);
+    CHECK(dry.code == 0);
     CHECK(names_in(dry.out) == expired);
     CHECK(reliability::dump_table(db) == table_before);
     // The real run deletes those three and reports them; live rows stay.
     const auto live = rows_except({"job", "job#2", "jo", "old-1"});
     Outcome reap = sqlock_cmd(db, {"reap", "--json"});
     INFO(show(reap));
-    CHECK(reap.status == 0);
+    CHECK(reap.code == 0);
     CHECK(nlohmann::json::parse(reap.out).at("count") == 3);
     CHECK(names_in(reap.out) == expired);
     CHECK(rows_except({"job", "job#2", "jo", "old-1"}) == live);
@@ -402,19 +397,19 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
     const std::string url = "sqlite://" + dir + "/locks.db";
     auto doctor = [&](const std::string& db, std::vector<std::string> prefix = {}) {
         prefix.insert(prefix.end(), {cli, "--db", db, "doctor"});
-        return reliability::run(prefix, {{"SQLOCK_DB", ""}}, {}, 60s);
+        return sqlock_test::run(prefix, {{"SQLOCK_DB", std::nullopt}}, {}, 60s);
     };
 
     Outcome none = doctor("sqlite://" + dir + "/none.db");
     INFO(show(none));
-    CHECK(none.status == 78);
+    CHECK(none.code == 78);
     CHECK(exactly_one_line(none.err));
     CHECK(none.err.find("problem: no lock database at") != std::string::npos);
 
-    REQUIRE(reliability::run({cli, "--db", url, "init"}, {{"SQLOCK_DB", ""}}).status == 0);
+    REQUIRE(sqlock_test::run({cli, "--db", url, "init"}, {{"SQLOCK_DB", std::nullopt}}).code == 0);
     Outcome fine = doctor(url);
     INFO(show(fine));
-    CHECK(fine.status == 0);
+    CHECK(fine.code == 0);
     CHECK(fine.err.empty());
 
     // Read-only for the user who runs doctor: another user when this is
@@ -424,10 +419,10 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
         chmod((dir + "/" + name).c_str(), 0644);
     if (geteuid() == 0) {
         as_other = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
-        if (reliability::run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+        if (sqlock_test::run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
                               "--clear-groups", "--", cli, "--version"},
                              {})
-                .status != 0) {
+                .code != 0) {
             WARN("the sqlock binary cannot be run by another user here: read-only case not tried");
             return;
         }
@@ -436,7 +431,7 @@ TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a proble
     }
     Outcome read_only = doctor(url, as_other);
     INFO(show(read_only));
-    CHECK(read_only.status == 78);
+    CHECK(read_only.code == 78);
     CHECK(exactly_one_line(read_only.err));
     CHECK(read_only.err.find("is read-only for this user") != std::string::npos);
     CHECK(read_only.out.find("the file is read-only") != std::string::npos);
@@ -446,11 +441,12 @@ TEST_CASE("the CLI's default database is private to the user", "[cli][security]"
     const std::string home = sqlock_test::scratch_dir() + "/cli-home";
     REQUIRE(mkdir(home.c_str(), 0755) == 0);
     mode_t old = umask(0);
-    Outcome o = reliability::run({cli, "acquire", "private", "--expires", "1m"},
-                                 {{"HOME", home}, {"XDG_STATE_HOME", ""}, {"SQLOCK_DB", ""}});
+    Outcome o = sqlock_test::run(
+        {cli, "acquire", "private", "--expires", "1m"},
+        {{"HOME", home}, {"XDG_STATE_HOME", std::nullopt}, {"SQLOCK_DB", std::nullopt}});
     umask(old);
     INFO(show(o));
-    REQUIRE(o.status == 0);
+    REQUIRE(o.code == 0);
     struct stat st {};
     REQUIRE(stat((home + "/.local/state/sqlock").c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0700);
@@ -465,15 +461,15 @@ TEST_CASE("the CLI with a least-privilege server account", "[cli][security][priv
     }
     auto db = fresh_database();
     sqlock_test::grant_table_use(db, "sqlock_noaccess");
-    sqlock_test::Database limited{reliability::with_user(db.url, "sqlock_noaccess"), db.table};
-    CHECK(sqlock_cmd(limited, {"run", "lp", "--", "true"}).status == 0);
-    CHECK(sqlock_cmd(limited, {"acquire", "lp", "--expires", "100ms"}).status == 0);
-    CHECK(sqlock_cmd(limited, {"list"}).status == 0);
+    sqlock_test::Database limited{sqlock_test::with_user(db.url, "sqlock_noaccess"), db.table};
+    CHECK(sqlock_cmd(limited, {"run", "lp", "--", "true"}).code == 0);
+    CHECK(sqlock_cmd(limited, {"acquire", "lp", "--expires", "100ms"}).code == 0);
+    CHECK(sqlock_cmd(limited, {"list"}).code == 0);
     CHECK(eventually(
-        [&] { return sqlock_cmd(limited, {"reap"}).status == 0 && db.open().list().empty(); }));
+        [&] { return sqlock_cmd(limited, {"reap"}).code == 0 && db.open().list().empty(); }));
     sqlock_test::Database fresh{limited.url, db.table + "_new"};
     Outcome init = sqlock_cmd(fresh, {"init"});
     INFO(show(init));
-    CHECK(init.status == 78);
+    CHECK(init.code == 78);
     CHECK(exactly_one_line(init.err));
 }

@@ -26,8 +26,8 @@ struct CutOff {
     bool prepare(const std::string& database_url) {
         db_url = url = database_url;
         if (sqlock_test::is_server_backend()) {
-            relay = std::make_unique<Relay>(port_of(db_url));
-            url = with_port(db_url, relay->port());
+            relay = std::make_unique<Relay>(sqlock_test::port_of(db_url));
+            url = sqlock_test::with_port(db_url, relay->port());
             return true;
         }
         if (sqlock_test::backend_context().hooks.hold_write_lock) return true;

@@ -1,4 +1,4 @@
-// Fencing (issue 10): a holder cut off from its database stops its job
+// Fencing: a holder cut off from its database stops its job
 // before anyone else can start it.
 //
 // Each trial runs holder A (`sqlock run` with a short lease, its job writing
@@ -16,8 +16,6 @@
 // Trials per fault: $SQLOCK_FENCING_TRIALS (default 2). Lease: 3 s.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,9 +43,10 @@ using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
 using reliability::CutOff;
-using reliability::port_of;
 using reliability::Relay;
-using reliability::with_port;
+using sqlock_test::port_of;
+using sqlock_test::read_file;
+using sqlock_test::with_port;
 using std::chrono::milliseconds;
 
 namespace {
@@ -66,69 +65,12 @@ long trials() {
 }
 
 // A process the test started: its own process group, killed with the test
-// (PR_SET_PDEATHSIG) and, in the destructor, the whole group with SIGKILL.
-class Proc {
-  public:
-    Proc(const std::vector<std::string>& argv, const std::string& err_path) {
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        // The child only makes async-signal-safe calls before exec: this
-        // process may have threads (a heartbeat, the PostgreSQL watchdog).
-        pid_ = sqlock_test::fork_child(sqlock_test::child_work::execs);
-        if (pid_ == 0) {
-            setpgid(0, 0);
-            const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-            if (err >= 0) dup2(err, 2);
-            execv(args[0], args.data());
-            _exit(98);
-        }
-        setpgid(pid_, pid_);
-        group_ = pid_;
-    }
-    ~Proc() {
-        if (pid_ > 0) {
-            kill(-pid_, SIGKILL);
-            wait(5s);
-        }
-        // Whatever is left of its group (a job that outlived a failed test).
-        kill(-group_, SIGKILL);
-    }
-    Proc(const Proc&) = delete;
-    Proc& operator=(const Proc&) = delete;
-
-    /// The exit code (128+N for signal N), or nullopt if still running after `limit`.
-    std::optional<int> wait(milliseconds limit) {
-        const auto until = clock_type::now() + limit;
-        for (;;) {
-            int status = 0;
-            pid_t r = waitpid(pid_, &status, WNOHANG);
-            if (r == pid_) {
-                pid_ = -1;
-                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            }
-            if (clock_type::now() >= until) return std::nullopt;
-            std::this_thread::sleep_for(5ms);
-        }
-    }
-    /// The process (and its group's) id.
-    pid_t pid() const { return group_; }
-
-  private:
-    pid_t pid_ = -1;
-    pid_t group_ = 0;
-};
-
-void start(std::unique_ptr<Proc>& slot, const std::vector<std::string>& argv,
+// (PR_SET_PDEATHSIG) and, when it goes out of scope, the whole group with
+// SIGKILL; its stderr goes to `err`.
+void start(std::unique_ptr<sqlock_test::Process>& slot, const std::vector<std::string>& argv,
            const std::string& err) {
-    slot = std::make_unique<Proc>(argv, err);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    slot = std::make_unique<sqlock_test::Process>(
+        argv, sqlock_test::Env{}, sqlock_test::SpawnOptions{.stderr_path = err, .own_group = true});
 }
 
 // The timestamps (ns since the epoch, `date +%s%N`) a job wrote.
@@ -201,7 +143,7 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     for (char& c : wb)
         if (c == ' ') c = '_';
     const std::string lock_name = "fenced-" + std::to_string(n);
-    std::unique_ptr<Proc> a, b;
+    std::unique_ptr<sqlock_test::Process> a, b;
     start(a,
           {cli, "--db", fault.a_url, "--table", table, "run", lock_name, "--expires", "3s", "--",
            "/bin/sh", "-c", job, "job", wa},
@@ -232,7 +174,7 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
                               .count();
     fault.apply();
     if (fault.undo_before_b_acquires) start(b, b_args, wb + ".err");
-    auto a_code = a->wait(exit_bound + 10s);
+    auto a_code = a->wait_for(exit_bound + 10s);
     const double exit_s = std::chrono::duration<double>(clock_type::now() - cut).count();
     undo();
     INFO("A's stderr: " << read_file(wa + ".err"));
@@ -242,7 +184,7 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     CHECK_FALSE(alive(wa + ".pid"));
     if (check_background) CHECK_FALSE(alive(wa + ".bgpid"));
 
-    auto b_code = b->wait(60s);
+    auto b_code = b->wait_for(60s);
     INFO("B's stderr: " << read_file(wb + ".err"));
     REQUIRE(b_code.has_value());
     CHECK(*b_code == 0);
@@ -306,15 +248,15 @@ class PrivateServer {
         REQUIRE(mkdtemp(tmpl));
         dir_ = tmpl;
         auto r =
-            reliability::run({"/bin/sh", "-c", "\"$0\" start \"$1\"", script_, dir_}, {}, {}, 120s);
-        REQUIRE(r.status == 0);
+            sqlock_test::run({"/bin/sh", "-c", "\"$0\" start \"$1\"", script_, dir_}, {}, {}, 120s);
+        REQUIRE(r.code == 0);
         url_ = r.out.substr(0, r.out.find('\n'));
         // The server's main process, asked once: it stays the same until
         // stop, and a fault is applied the moment the trial says.
         auto pid =
-            reliability::run({"/bin/sh", "-c", "\"$0\" pid \"$1\"", script_, dir_}, {}, {}, 30s);
+            sqlock_test::run({"/bin/sh", "-c", "\"$0\" pid \"$1\"", script_, dir_}, {}, {}, 30s);
         std::istringstream in(pid.out);
-        if (pid.status != 0 || !(in >> server_pid_) || server_pid_ <= 0) {
+        if (pid.code != 0 || !(in >> server_pid_) || server_pid_ <= 0) {
             stop();  // the destructor does not run when the constructor throws
             FAIL("no server pid from " << script_ << " pid");
         }
@@ -347,7 +289,7 @@ class PrivateServer {
 
   private:
     void stop() {
-        reliability::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
+        sqlock_test::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
     }
 
     std::string script_, dir_, url_;
@@ -407,7 +349,7 @@ TEST_CASE("the job keeps the lock until its background processes have ended",
     const std::string dir = sqlock_test::scratch_dir();
     const std::string wa = dir + "/bg-a-" + std::to_string(getpid()),
                       wb = dir + "/bg-b-" + std::to_string(getpid());
-    std::unique_ptr<Proc> a, b;
+    std::unique_ptr<sqlock_test::Process> a, b;
     // The command exits after 0.3 s; its background process stamps for 1 s.
     start(a,
           {cli, "--db", db.url, "--table", db.table, "run", "bg", "--", "/bin/sh", "-c",
@@ -418,10 +360,10 @@ TEST_CASE("the job keeps the lock until its background processes have ended",
           {cli, "--db", db.url, "--table", db.table, "run", "bg", "--wait", "30s", "--", "/bin/sh",
            "-c", waiter_job, "job", wb},
           wb + ".err");
-    auto a_code = a->wait(30s);
+    auto a_code = a->wait_for(30s);
     REQUIRE(a_code == std::optional<int>(0));
     CHECK_FALSE(alive(wa + ".bgpid"));
-    REQUIRE(b->wait(30s) == std::optional<int>(0));
+    REQUIRE(b->wait_for(30s) == std::optional<int>(0));
     auto sa = stamps(wa), sb = stamps(wb);
     REQUIRE(sa.size() >= 10);  // the background process ran on after the command
     REQUIRE(!sb.empty());
@@ -435,7 +377,7 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
     Relay relay(port_of(db.url));
     const std::string url = with_port(db.url, relay.port());
     relay.command("freeze");
-    const std::string password = reliability::password_of(db.url);
+    const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(!password.empty());
     const std::vector<std::vector<std::string>> commands = {
         {"acquire", "x"}, {"release", "x", "--force"}, {"list"}, {"show", "x"}, {"reap"}, {"init"}};
@@ -445,12 +387,12 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
         argv.insert(argv.end(), command.begin(), command.end());
         CAPTURE(command.front());
         const auto started = clock_type::now();
-        auto r = reliability::run(argv, {}, {}, 60s);
+        auto r = sqlock_test::run(argv, {}, {}, 60s);
         const double took = std::chrono::duration<double>(clock_type::now() - started).count();
         std::printf("fencing: `%s` against a frozen server: exit %d after %.2f s\n",
-                    command.front().c_str(), r.status, took);
+                    command.front().c_str(), r.code, took);
         CAPTURE(r.err);
-        CHECK(r.status == 69);
+        CHECK(r.code == 69);
         // libpq's connect_timeout is at least 2 s; the pool tries twice.
         CHECK(took <= 8.0);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -470,7 +412,7 @@ TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][out
     const std::string job =
         "trap 'echo TERM >> \"$1.term\"' TERM; i=0; while [ $i -lt 80 ]; do "
         "date +%s%N >> \"$1\"; sleep 0.05; i=$((i+1)); done";
-    std::unique_ptr<Proc> a;
+    std::unique_ptr<sqlock_test::Process> a;
     // Lease 6 s: renewals every 1 s, SIGTERM due 3 s before valid_until,
     // so at least 2 s after the cut; the outage lasts 0.8 s.
     start(a,
@@ -482,7 +424,7 @@ TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][out
     relay.command("freeze");
     std::this_thread::sleep_for(800ms);  // the outage itself, shorter than the renewals' slack
     relay.command("pass");
-    auto code = a->wait(30s);
+    auto code = a->wait_for(30s);
     INFO("stderr: " << read_file(w + ".err"));
     REQUIRE(code == std::optional<int>(0));
     CHECK(read_file(w + ".term").empty());
@@ -491,40 +433,39 @@ TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][out
 
 TEST_CASE("--kill-grace that does not fit the lease is a usage error", "[fencing][usage]") {
     auto db = sqlock_test::fresh_database();
-    auto r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires",
+    auto r = sqlock_test::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires",
                                "3s", "--kill-grace", "2s", "--", "/bin/true"});
-    CHECK(r.status == 64);
+    CHECK(r.code == 64);
     CHECK(r.err.find("--kill-grace 2s does not fit a 3s lease") != std::string::npos);
     CHECK(r.err.find("use --kill-grace 1s300ms or less") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     // What it says fits, does.
-    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires", "3s",
+    r = sqlock_test::run({cli, "--db", db.url, "--table", db.table, "run", "g", "--expires", "3s",
                           "--kill-grace", "1300ms", "--", "/bin/true"});
-    CHECK(r.status == 0);
+    CHECK(r.code == 0);
 }
 
 TEST_CASE("a lease too short to fence is a usage error, not a job stopped at once",
           "[fencing][usage]") {
     auto db = sqlock_test::fresh_database();
-    auto r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short",
+    auto r = sqlock_test::run({cli, "--db", db.url, "--table", db.table, "run", "short",
                                "--expires", "100ms", "--kill-grace", "0", "--", "/bin/true"});
-    CHECK(r.status == 64);
+    CHECK(r.code == 64);
     CHECK(r.err.find("--expires 100ms is too short for run") != std::string::npos);
     CHECK(r.err.find("use --expires 400ms or more") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     // Nothing was taken.
-    CHECK(reliability::run({cli, "--db", db.url, "--table", db.table, "show", "short"}).status ==
-          1);
+    CHECK(sqlock_test::run({cli, "--db", db.url, "--table", db.table, "show", "short"}).code == 1);
     // What it says is enough is not refused (whether so short a lease then
     // survives a loaded machine is another matter: fenced at once, 79, is
     // allowed here); and unfenced runs keep any lease.
-    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
+    r = sqlock_test::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
                           "400ms", "--", "/bin/true"});
-    CHECK((r.status == 0 || r.status == 79));
+    CHECK((r.code == 0 || r.code == 79));
     CHECK(r.err.find("too short") == std::string::npos);
-    r = reliability::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
+    r = sqlock_test::run({cli, "--db", db.url, "--table", db.table, "run", "short", "--expires",
                           "100ms", "--on-lost=ignore", "--", "/bin/true"});
-    CHECK(r.status == 0);
+    CHECK(r.code == 0);
 }
 
 TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fencing][background]") {
@@ -536,14 +477,14 @@ TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fenc
         "sh -c 'trap \"echo TERM > \\\"$1.term\\\"; exit 0\" TERM; "
         "echo $$ > \"$1.bgpid\"; i=0; while [ $i -lt 400 ]; do sleep 0.05; "
         "i=$((i+1)); done' bg \"$1\" &";
-    std::unique_ptr<Proc> a;
+    std::unique_ptr<sqlock_test::Process> a;
     start(a,
           {cli, "--db", db.url, "--table", db.table, "run", "orphan", "--", "/bin/sh", "-c", job,
            "job", w},
           w + ".err");
     REQUIRE(eventually([&] { return alive(w + ".bgpid"); }, 10s));
     ::kill(a->pid(), SIGTERM);
-    auto code = a->wait(10s);
+    auto code = a->wait_for(10s);
     INFO("stderr: " << read_file(w + ".err"));
     REQUIRE(code == std::optional<int>(0));  // the command's own status
     CHECK(read_file(w + ".term") == "TERM\n");
@@ -568,7 +509,7 @@ std::vector<nlohmann::json> json_lines(const std::string& err) {
 
 }  // namespace
 
-// Issue 12: a renewal that gets through after failed ones is a near miss an
+// A renewal that gets through after failed ones is a near miss an
 // operator wants in the logs. `run --log-format json` writes it as an
 // event; the job is not disturbed.
 TEST_CASE("run --log-format json: a late renewal is an event, and nothing is signalled",
@@ -583,7 +524,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     // a failed one is retried 1 s later. SIGTERM would be due 9 s after the
     // last renewal that got through; the fault lasts 4.5 s from it, so the
     // renewal due at 3 s fails and a retry gets through well before.
-    std::unique_ptr<Proc> a;
+    std::unique_ptr<sqlock_test::Process> a;
     start(a,
           {cli, "--db", a_url, "--table", db.table, "--db-timeout", "1s", "run", "late",
            "--expires", "18s", "--log-format", "json", "--", "/bin/sh", "-c",
@@ -600,7 +541,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     REQUIRE(eventually(
         [&] { return read_file(w + ".err").find("renewed_late") != std::string::npos; }, 20s));
     std::ofstream(w + ".go").put('\n');
-    auto code = a->wait(30s);
+    auto code = a->wait_for(30s);
     const std::string err = read_file(w + ".err");
     INFO("stderr: " << err);
     REQUIRE(code == std::optional<int>(0));
@@ -622,7 +563,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
     CHECK(events.back() == "released");
 }
 
-// Issue 12 (docs/history.md, "When recording the end fails"): the job has
+// When recording the end fails (docs/history.md): the job has
 // ended well, but its end cannot be written before the lock is released.
 // sqlock must not report a success it could not record, and the window must
 // be run once or twice, never zero times: either the statement never
@@ -639,7 +580,7 @@ TEST_CASE("--once-per: a run whose end cannot be recorded never leaves its windo
     const std::string job =
         "touch \"$1.ready\"; i=0; while [ ! -e \"$1.go\" ] && [ $i -lt 400 ]; do sleep 0.05; "
         "i=$((i+1)); done; echo ran >> \"$1.ran\"";
-    std::unique_ptr<Proc> a;
+    std::unique_ptr<sqlock_test::Process> a;
     start(a,
           {cli,    "--db",   cut.url,      "--table", db.table,    "--db-timeout", "1s",
            "run",  "window", "--once-per", "300d",    "--expires", "6s",           "--log-format",
@@ -648,7 +589,7 @@ TEST_CASE("--once-per: a run whose end cannot be recorded never leaves its windo
     REQUIRE(eventually([&] { return std::ifstream(w + ".ready").good(); }, 20s));
     cut.apply();
     std::ofstream(w + ".go").put('\n');
-    auto a_code = a->wait(30s);
+    auto a_code = a->wait_for(30s);
     cut.undo();
     const std::string a_err = read_file(w + ".a.err");
     INFO("A's stderr: " << a_err);
@@ -666,17 +607,17 @@ TEST_CASE("--once-per: a run whose end cannot be recorded never leaves its windo
     // The next host, and one after it: the window is run once more if
     // A's end was not recorded, and then it is done.
     for (int host = 0; host < 2; ++host) {
-        auto next = reliability::run(
+        auto next = sqlock_test::run(
             {cli, "--db", db.url, "--table", db.table, "run", "window", "--once-per", "300d",
              "--wait", "30s", "--", "/bin/sh", "-c", job, "job", w},
             {}, {}, 60s);
         INFO("next host's stderr: " << next.err);
-        CHECK(next.status == 0);
+        CHECK(next.code == 0);
     }
     const std::string ran = read_file(w + ".ran");
-    auto h = reliability::run(
+    auto h = sqlock_test::run(
         {cli, "--db", db.url, "--table", db.table, "history", "window", "--json"}, {}, {}, 60s);
-    REQUIRE(h.status == 0);
+    REQUIRE(h.code == 0);
     std::vector<std::string> outcomes;
     for (const auto& run : nlohmann::json::parse(h.out)) outcomes.push_back(run.at("outcome"));
     INFO("ran: " << ran);

@@ -232,7 +232,7 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         sqlock_test::skip_test("inputs refused only on this backend: no hostile_inputs hook");
     }
 
-    const std::string server_password = reliability::password_of(db.url);
+    const std::string server_password = sqlock_test::password_of(db.url);
     const int count = run_battery(cases, {planted_password, server_password});
     CHECK(reliability::dump_table(db) == with_mine);
     held.release();

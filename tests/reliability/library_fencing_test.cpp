@@ -1,4 +1,4 @@
-// Fencing for library users (issue 10): a Lock with a heartbeat whose
+// Fencing for library users: a Lock with a heartbeat whose
 // renewals cannot get through warns (on_expiring) before its row expires by
 // the database's clock, and declares the lock lost once valid_until() has
 // passed. An embedded backend: another connection holds the write lock (its
@@ -131,8 +131,8 @@ TEST_CASE("library: a server that does not answer, or refuses, fails a call with
           "[fencing][library]") {
     if (!sqlock_test::is_server_backend()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(reliability::port_of(db.url));
-    const std::string url = reliability::with_port(db.url, relay.port());
+    reliability::Relay relay(sqlock_test::port_of(db.url));
+    const std::string url = sqlock_test::with_port(db.url, relay.port());
     sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
     // The hot path (acquire, release) and an ordinary statement (list), each
     // through a link that drops everything, then one that refuses.
@@ -163,7 +163,7 @@ TEST_CASE("library: a server that does not answer, or refuses, fails a call with
                 FAIL_CHECK(what << " through a cut-off link returned");
             } catch (const sqlock::error& e) {
                 CHECK(e.category() == sqlock::errc::connection);
-                CHECK(std::string(e.what()).find(reliability::password_of(db.url)) ==
+                CHECK(std::string(e.what()).find(sqlock_test::password_of(db.url)) ==
                       std::string::npos);
             }
             const auto took = steady::now() - started;
@@ -257,8 +257,8 @@ TEST_CASE("library: a release whose reply was lost says lost on the next try, an
           "[fencing][library]") {
     if (!sqlock_test::is_server_backend()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(reliability::port_of(db.url));
-    sqlock::Locker locker(reliability::with_port(db.url, relay.port()),
+    reliability::Relay relay(sqlock_test::port_of(db.url));
+    sqlock::Locker locker(sqlock_test::with_port(db.url, relay.port()),
                           {.table = db.table, .pool_size = 1, .db_timeout = 1s});
     // The pool's one connection has prepared the release statement: what
     // the frozen relay holds back is then the DELETE itself, not its PREPARE.

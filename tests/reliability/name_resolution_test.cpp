@@ -72,7 +72,9 @@ int isolate_resolver() {
     return 0;
 }
 
-struct Outcome {
+// What an attempt in an isolated child ended with, carried back to the test
+// in shared memory.
+struct Attempt {
     int code = -1;        // 0: acquired; 1: threw; else the child's exit code
     char category[32]{};  // of the error thrown
     char message[512]{};
@@ -80,11 +82,10 @@ struct Outcome {
 };
 
 // Runs `attempt` (make a Locker, try a lock) in an isolated child.
-Outcome in_isolation(const std::function<void()>& attempt) {
-    reliability::Shared<Outcome> out;
-    const pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
-    if (pid == 0) {
-        if (const int code = isolate_resolver()) ::_exit(code);
+Attempt in_isolation(const std::function<void()>& attempt) {
+    reliability::Shared<Attempt> out;
+    sqlock_test::Process child = sqlock_test::Process::fork([&] {
+        if (const int code = isolate_resolver()) return code;
         const auto start = std::chrono::steady_clock::now();
         try {
             attempt();
@@ -94,17 +95,18 @@ Outcome in_isolation(const std::function<void()>& attempt) {
             std::strncpy(out->category, sqlock::to_string(e.category()), sizeof out->category - 1);
             std::strncpy(out->message, e.what(), sizeof out->message - 1);
         } catch (...) {
-            ::_exit(3);  // never into Catch from a forked child
+            return 3;
         }
         out->seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        ::_exit(0);
-    }
-    const auto code = sqlock_test::wait_child(pid, 60s);
-    REQUIRE(code.has_value());
+        return 0;
+    });
+    const sqlock_test::Outcome end = child.finish(60s);
+    REQUIRE_FALSE(end.timed_out);
+    const int code = end.code;
     INFO("the child's exit code (78: the silent nameserver could not be bound)");
-    REQUIRE((*code == 0 || *code == cannot_isolate));
-    if (*code == cannot_isolate) out->code = cannot_isolate;
+    REQUIRE((code == 0 || code == cannot_isolate));
+    if (code == cannot_isolate) out->code = cannot_isolate;
     return *out;
 }
 
@@ -160,12 +162,12 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     }
     const auto db = fresh_database();
     sqlock_test::scratch_dir();  // made here, not in a child that does not clean up
-    const std::string password = reliability::password_of(db.url);
-    auto url_at = [&](const std::string& host) { return reliability::with_host(db.url, host); };
+    const std::string password = sqlock_test::password_of(db.url);
+    auto url_at = [&](const std::string& host) { return sqlock_test::with_host(db.url, host); };
 
     // Control: a name the hosts file answers for is looked up, bounded, and
     // connects.
-    Outcome known = in_isolation([&] { try_once(url_at("sqlock-db.test"), db.table, 3s); });
+    Attempt known = in_isolation([&] { try_once(url_at("sqlock-db.test"), db.table, 3s); });
     if (known.code == cannot_isolate) {
         // Not a tool the test command could install: a container without
         // CAP_SYS_ADMIN. Said, not failed (and not skip_test(), which would
@@ -177,21 +179,21 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     CHECK(known.code == 0);
 
     // The doctor says what the name resolved to.
-    Outcome doctor = in_isolation([&] { diagnose_lookup(url_at("sqlock-multi.test"), db.table); });
+    Attempt doctor = in_isolation([&] { diagnose_lookup(url_at("sqlock-multi.test"), db.table); });
     CHECK(doctor.code == 1);
     CHECK_THAT(doctor.message,
                Catch::Matchers::StartsWith("sqlock-multi.test: ::1, 127.0.0.1 (in "));
 
     // A name with two addresses, the first refused: both are tried, in order.
-    Outcome multi = in_isolation([&] {
-        require_nothing_on_ipv6_loopback(reliability::port_of(db.url));
+    Attempt multi = in_isolation([&] {
+        require_nothing_on_ipv6_loopback(sqlock_test::port_of(db.url));
         try_once(url_at("sqlock-multi.test"), db.table, 3s);
     });
     INFO(multi.message);
     CHECK(multi.code == 0);
 
     // A name only DNS could answer: unbounded, getaddrinfo would take 10 s.
-    Outcome stalled = in_isolation([&] { try_once(url_at("sqlock-stalled.test"), db.table, 1s); });
+    Attempt stalled = in_isolation([&] { try_once(url_at("sqlock-stalled.test"), db.table, 1s); });
     INFO(stalled.message);
     REQUIRE(stalled.code == 1);
     CHECK(std::string(stalled.category) == "connection");
@@ -203,8 +205,8 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
     if (sqlock_test::backend() == "postgres") {
         // A list of hosts (libpq's failover list). One that does not answer
         // is left out once its time is up, and the next one is used...
-        const std::string port = ":" + std::to_string(reliability::port_of(db.url));
-        Outcome second = in_isolation([&] {
+        const std::string port = ":" + std::to_string(sqlock_test::port_of(db.url));
+        Attempt second = in_isolation([&] {
             try_once(url_at("sqlock-stalled.test" + port + ",sqlock-db.test"), db.table, 1s);
         });
         INFO(second.message);
@@ -213,7 +215,7 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
         // ...and one after a host that resolved, or after a numeric
         // address, is not waited for...
         for (const char* before : {"sqlock-db.test", "127.0.0.1"}) {
-            Outcome first = in_isolation(
+            Attempt first = in_isolation(
                 [&] { try_once(url_at(before + port + ",sqlock-stalled.test"), db.table, 3s); });
             INFO(before << ": " << first.message);
             CHECK(first.code == 0);
@@ -221,7 +223,7 @@ TEST_CASE("a host name the resolver never answers for fails the connection by db
         }
         // ...unless libpq looks for a primary, and may pass over the first.
         const std::string both = url_at("sqlock-db.test" + port + ",sqlock-stalled.test");
-        Outcome primary = in_isolation([&] {
+        Attempt primary = in_isolation([&] {
             try_once(both + (both.find('?') == std::string::npos ? "?" : "&") +
                          "target_session_attrs=read-write",
                      db.table, 1s);

@@ -15,11 +15,18 @@ namespace reliability {
 class Relay {
   public:
     /// Starts a relay on a free 127.0.0.1 port towards `target_port`.
-    explicit Relay(int target_port) : child_({FAULT_RELAY, std::to_string(target_port)}) {
+    explicit Relay(int target_port)
+        : child_({FAULT_RELAY, std::to_string(target_port)}, {},
+                 {.pipe_stdin = true, .pipe_stdout = true}) {
         auto line = child_.read_line(10s);
         REQUIRE(line);
         port_ = std::stoi(*line);
     }
+    /// Ends the relay as a reader of its commands would: end of file on its
+    /// stdin (killed if it has not ended 5 s later).
+    ~Relay() { child_.finish(5s); }
+    Relay(const Relay&) = delete;
+    Relay& operator=(const Relay&) = delete;
     /// "pass", "freeze", "refuse" or "slow"; returns once the relay obeys.
     void command(const std::string& c) { REQUIRE(obeys(c)); }
     /// The same without an assertion, for a thread other than the test's
@@ -31,7 +38,7 @@ class Relay {
     int port() const { return port_; }
 
   private:
-    Child child_;
+    sqlock_test::Process child_;
     int port_ = 0;
 };
 

@@ -13,7 +13,6 @@
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
-using reliability::Child;
 using sqlock_test::fresh_database;
 
 namespace {
@@ -42,10 +41,13 @@ TEST_CASE("the default SQLite database and its directory are private to the user
             const std::string home = sqlock_test::scratch_dir() + "/home" + std::to_string(++n);
             REQUIRE(mkdir(home.c_str(), 0755) == 0);
             const std::string state = use_xdg ? home + "/xdg-state" : home + "/.local/state";
-            std::map<std::string, std::string> env = {
-                {"HOME", home}, {"XDG_STATE_HOME", use_xdg ? state : ""}, {"SQLOCK_DB", ""}};
+            const sqlock_test::Env env = {
+                {"HOME", home},
+                {"XDG_STATE_HOME", use_xdg ? std::optional<std::string>(state) : std::nullopt},
+                {"SQLOCK_DB", std::nullopt}};
             mode_t old = umask(umask_value);
-            Child holder({helper, "", "sqlock_locks", "hold", "private", "60000"}, env);
+            sqlock_test::Process holder({helper, "", "sqlock_locks", "hold", "private", "60000"},
+                                        env, {.pipe_stdin = true, .pipe_stdout = true});
             umask(old);
             auto line = holder.read_line();
             REQUIRE(line);
@@ -60,7 +62,7 @@ TEST_CASE("the default SQLite database and its directory are private to the user
             if (!use_xdg) CHECK(mode_of(home + "/.local") == 0700);
             holder.write_line("release");
             CHECK(holder.read_line() == "released");
-            CHECK(holder.finish().status == 0);
+            CHECK(holder.finish().code == 0);
         }
     }
 }
@@ -165,7 +167,7 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
     auto db = fresh_database();  // created by the owner role
     // What the README tells an administrator to grant, and nothing more.
     sqlock_test::grant_table_use(db, "sqlock_noaccess");
-    const std::string url = reliability::with_user(db.url, "sqlock_noaccess");
+    const std::string url = sqlock_test::with_user(db.url, "sqlock_noaccess");
     sqlock::Locker locker(url, {.table = db.table});
     sqlock::Locker other(url, {.table = db.table});
     {
@@ -232,7 +234,7 @@ TEST_CASE("no server password in errors for a wrong password or an unreachable s
         return;
     }
     auto db = fresh_database();
-    const std::string password = reliability::password_of(db.url);
+    const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
     std::string wrong = db.url;
     wrong.replace(wrong.find(password), password.size(), password + "Wrong");

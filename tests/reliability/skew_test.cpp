@@ -21,7 +21,6 @@
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
-using reliability::Child;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
 
@@ -42,8 +41,8 @@ const std::string& faketime_lib() {
     return path;
 }
 
-std::map<std::string, std::string> skewed(const std::string& offset) {
-    std::map<std::string, std::string> env = {
+sqlock_test::Env skewed(const std::string& offset) {
+    sqlock_test::Env env = {
         {"LD_PRELOAD", faketime_lib()},
         {"FAKETIME", offset},
         // Timeouts and heartbeats use the monotonic clock: leave it alone,
@@ -80,10 +79,9 @@ int current_year() {
 std::string run_helper(const sqlock_test::Database& db, const std::string& offset,
                        std::vector<std::string> args) {
     args.insert(args.begin(), {helper, db.url, db.table});
-    auto o = reliability::run(
-        args, offset.empty() ? std::map<std::string, std::string>{} : skewed(offset));
+    auto o = sqlock_test::run(args, offset.empty() ? sqlock_test::Env{} : skewed(offset));
     INFO("helper " << args[3] << " under FAKETIME=" << offset << ": " << o.out << o.err);
-    REQUIRE(o.status == 0);
+    REQUIRE(o.code == 0);
     return o.out;
 }
 
@@ -128,7 +126,8 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
         CHECK(held.held());
         // What it takes carries the server's time: a full lease left for us,
         // and this year in the row, not the client's.
-        Child holder({helper, db.url, db.table, "hold", "skew-mine", "60000"}, skewed(offset));
+        sqlock_test::Process holder({helper, db.url, db.table, "hold", "skew-mine", "60000"},
+                                    skewed(offset), {.pipe_stdin = true, .pipe_stdout = true});
         auto line = holder.read_line();
         REQUIRE(line);
         INFO(*line);
@@ -141,7 +140,7 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
         CHECK_FALSE(locker.try_lock("skew-mine"));
         holder.write_line("release");
         CHECK(holder.read_line() == "released");
-        CHECK(holder.finish().status == 0);
+        CHECK(holder.finish().code == 0);
         CHECK_FALSE(locker.show("skew-mine"));
         // Renewal works from the skewed side.
         CHECK(field(run_helper(db, offset, {"renew", "skew-renew", "60000"}), "held") == "1");
@@ -171,7 +170,8 @@ TEST_CASE("SQLite: a skewed process is consistent with itself; its clock is the 
         INFO("FAKETIME=" << offset);
         auto db = fresh_database();
         // Within the skewed process: lease arithmetic is unchanged.
-        Child holder({helper, db.url, db.table, "hold", "self", "60000"}, skewed(offset));
+        sqlock_test::Process holder({helper, db.url, db.table, "hold", "self", "60000"},
+                                    skewed(offset), {.pipe_stdin = true, .pipe_stdout = true});
         auto line = holder.read_line();
         REQUIRE(line);
         INFO(*line);

@@ -94,7 +94,7 @@ struct BackendHooks {
     std::string privilege_denied_code;
 
     /// A server backend: what `sqlock init` run by an account that may not
-    /// use the table says to grant (tests/cli/defects_test.cpp).
+    /// use the table says to grant (tests/cli/database_errors_test.cpp).
     std::string missing_grant_hint;
 
     /// A server backend: the URL query parameter, if its URLs have one, that

@@ -1,17 +1,11 @@
 #include "test_support.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -103,149 +97,16 @@ Database fresh_database() {
     return db;
 }
 
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
 sqlock::Locker Database::open(sqlock::LockerOptions options) const {
     options.table = table;
     return sqlock::Locker(url, options);
-}
-
-namespace {
-
-// The names (comm) of this process's threads, from /proc/self/task.
-std::vector<std::string> thread_names() {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        std::ifstream comm(it->path() / "comm");
-        std::string name;
-        std::getline(comm, name);
-        names.push_back(name);
-    }
-    return names;
-}
-
-}  // namespace
-
-int thread_count() {
-    // The PostgreSQL backend's watchdog thread is safe beside a fork: it
-    // allocates nothing and a child makes its own (postgres_watchdog.cpp).
-    const std::vector<std::string> names = thread_names();
-    return static_cast<int>(std::count_if(
-        names.begin(), names.end(), [](const std::string& n) { return n != "sqlock-watchdog"; }));
-}
-
-bool await_lookups_ended(std::chrono::seconds bound) {
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    for (auto pause = std::chrono::milliseconds(1);;
-         pause = std::min(pause * 2, std::chrono::milliseconds(100))) {
-        const std::vector<std::string> names = thread_names();
-        if (std::find(names.begin(), names.end(), "sqlock-resolve") == names.end()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(pause);
-    }
-}
-
-// ThreadSanitizer's runtime starts a thread of its own with the process's
-// first pthread_create and keeps it; its fork handler takes that thread's
-// locks, so it is not one of the threads a child could deadlock on.
-#if defined(__SANITIZE_THREAD__)
-constexpr int runtime_threads = 1;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr int runtime_threads = 1;
-#else
-constexpr int runtime_threads = 0;
-#endif
-#else
-constexpr int runtime_threads = 0;
-#endif
-
-pid_t fork_child(child_work work) {
-    if (work == child_work::runs_code) {
-        const int threads = thread_count();
-        if (threads > 1 + runtime_threads)
-            throw std::logic_error(
-                "test bug: fork() of a child that runs code, from a process with " +
-                std::to_string(threads) +
-                " threads; fork before starting threads, or exec a helper");
-    }
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(125);  // the parent died before prctl
-    }
-    return pid;
-}
-
-static int decode_status(int status) {
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    int status = 0;
-    // Polled: a child's exit has no descriptor to wait on (pidfd_open needs
-    // a newer libc than the one the tests assume).
-    for (auto pause = std::chrono::microseconds(100);;
-         pause = std::min(pause * 2, std::chrono::microseconds(20000))) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return decode_status(status);
-        if (r < 0 && errno != EINTR) return std::nullopt;
-        if (std::chrono::steady_clock::now() >= deadline) break;
-        std::this_thread::sleep_for(pause);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return std::nullopt;
-}
-
-std::vector<int> run_children(int n, const std::function<int(int)>& body,
-                              std::chrono::milliseconds timeout) {
-    std::vector<pid_t> pids;
-    for (int i = 0; i < n; ++i) {
-        pid_t pid = fork_child(child_work::runs_code);
-        if (pid == 0) {
-            int code = 99;
-            try {
-                code = body(i);
-            } catch (const std::exception& e) {
-                fprintf(stderr, "child %d: %s\n", i, e.what());
-                code = 98;
-            }
-            fflush(nullptr);
-            _exit(code);
-        }
-        pids.push_back(pid);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<int> codes;
-    for (pid_t pid : pids) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        codes.push_back(wait_child(pid, std::max(left, std::chrono::milliseconds(0))).value_or(-1));
-    }
-    return codes;
-}
-
-std::string read_within(int fd, std::size_t n, std::chrono::milliseconds timeout) {
-    std::string data;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (data.size() < n) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        pollfd p{fd, POLLIN, 0};
-        const int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) break;
-        char buf[4096];
-        const ssize_t got = read(fd, buf, std::min(sizeof buf, n - data.size()));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        data.append(buf, static_cast<std::size_t>(got));
-    }
-    return data;
 }
 
 bool have_tool(bool present, const std::string& what) {

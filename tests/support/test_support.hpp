@@ -1,5 +1,5 @@
 // Shared helpers for sqlock's tests: the backend under test, scratch files,
-// child processes.
+// child processes (process.hpp), server URLs (server_url.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "backend_context.hpp"
+#include "process.hpp"
+#include "server_url.hpp"
 #include "sqlock/sqlock.hpp"
 
 namespace sqlock_test {
@@ -44,47 +46,9 @@ Database fresh_database();
 /// A private scratch directory for this test process (removed at exit).
 const std::string& scratch_dir();
 
-/// What a forked child will do.
-enum class child_work {
-    runs_code,  ///< runs test code (allocates, connects): the parent must have one thread
-    execs,      ///< only async-signal-safe calls, then execve: threads are fine
-};
-
-/// Forks a child that dies with this process (PR_SET_PDEATHSIG, SIGKILL).
-///
-/// With `child_work::runs_code` it throws std::logic_error instead if this
-/// process has more than one thread: a child forked from a threaded process
-/// inherits every lock another thread held at that moment (malloc's, the
-/// sanitizer allocator's, libpq's) and can deadlock on the first of them. Fork
-/// such children before any thread starts, or exec a helper program.
-pid_t fork_child(child_work work);
-
-/// Number of threads of this process (from /proc/self/task), not counting
-/// the library's fork-safe PostgreSQL watchdog.
-int thread_count();
-
-/// Waits up to `bound` until no host name lookup of the library's is under
-/// way in this process (no "sqlock-resolve" thread, host_resolution.cpp);
-/// says whether none is. A caller stops waiting for a lookup at its
-/// db_timeout, but the lookup goes on for as long as the resolver's own
-/// timeouts (5 s per try, 2 tries, per nameserver, by default): a test that
-/// makes one waits for it, so that a later fork_child(runs_code) does not
-/// find a second thread.
-bool await_lookups_ended(std::chrono::seconds bound);
-
-/// Waits for `pid` up to `timeout`; returns its exit code (128+s if killed by
-/// signal s), or nullopt if it had to be killed (SIGKILL) at the deadline.
-std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout);
-
-/// Reads from `fd` until `n` bytes, end of file or `timeout`, whichever comes
-/// first (a child that hangs must not hang the test); returns what it read.
-std::string read_within(int fd, std::size_t n, std::chrono::milliseconds timeout);
-
-/// Runs `body(i)` in `n` forked children; returns their exit codes (a child
-/// killed by signal s reports 128+s; one still running after `timeout` is
-/// killed and reports -1). `body`'s return value is the exit code.
-std::vector<int> run_children(int n, const std::function<int(int)>& body,
-                              std::chrono::milliseconds timeout = std::chrono::seconds(180));
+/// The whole content of the file at `path`, as bytes ("" if it cannot be
+/// read).
+std::string read_file(const std::string& path);
 
 /// ScopedThread
 ///
