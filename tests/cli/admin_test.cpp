@@ -256,7 +256,7 @@ TEST_CASE("list pads columns by display width", "[cli][admin]") {
     for (auto column : id_columns) CHECK(column == id_columns.front());
 }
 
-TEST_CASE("renew extends a lock taken with acquire, by its token", "[cli][command][admin]") {
+TEST_CASE("renew extends a lock taken with acquire, by its token", "[cli][admin]") {
     Cli cli = fresh_cli();
     Result taken = cli({"acquire", "window", "--expires", "1m", "--json"});
     REQUIRE(taken.code == 0);

@@ -27,7 +27,7 @@ TEST_CASE("a hostile holder is escaped once, not twice", "[cli][holder]") {
 }
 
 TEST_CASE("list shows the command's argv[0] only, never its arguments",
-          "[cli][promises][list][holder]") {
+          "[cli][list][holder]") {
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string ready = dir + "/ready", go = dir + "/go";
@@ -73,7 +73,7 @@ TEST_CASE("list shows the command's argv[0] only, never its arguments",
     CHECK(values[index] == "sh");
 }
 
-TEST_CASE("list --held and --expired; run --label", "[cli][command][holder]") {
+TEST_CASE("list --held and --expired; run --label", "[cli][holder]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "brief", "--expires", "250ms"}).code == 0);
     REQUIRE(sqlock_test::eventually([&] {
@@ -103,7 +103,7 @@ TEST_CASE("list --held and --expired; run --label", "[cli][command][holder]") {
 }
 
 TEST_CASE("run --label with control characters: stored as given, escaped once where shown",
-          "[cli][command][holder]") {
+          "[cli][holder]") {
     Cli cli = fresh_cli();
     const std::string dir = make_dir();
     const std::string label = "evil\nlabel\x1b[2J\xff";
@@ -127,7 +127,7 @@ TEST_CASE("run --label with control characters: stored as given, escaped once wh
 }
 
 TEST_CASE("a holder whose process is gone, and a job kept by its minimum hold",
-          "[cli][command][holder]") {
+          "[cli][holder]") {
     Cli cli = fresh_cli();
     SECTION("acquire's process has exited: run, show and list say so") {
         REQUIRE(cli({"acquire", "orphan"}).code == 0);

@@ -8,7 +8,7 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-TEST_CASE("release --force of a semaphore's name points at its slots", "[cli][command][messages]") {
+TEST_CASE("release --force of a semaphore's name points at its slots", "[cli][messages]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "pool", "--slots", "3"}).code == 0);
     Result r = cli({"release", "pool", "--force"});

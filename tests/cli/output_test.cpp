@@ -10,7 +10,7 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-TEST_CASE("data on stdout, every notice on stderr", "[cli][command][output]") {
+TEST_CASE("data on stdout, every notice on stderr", "[cli][output]") {
     Cli cli = fresh_cli();
     SECTION("notices") {
         for (const args_t& args : {args_t{"list"}, args_t{"reap"}, args_t{"init"},
@@ -38,7 +38,7 @@ TEST_CASE("data on stdout, every notice on stderr", "[cli][command][output]") {
 }
 
 TEST_CASE("acquire that cannot write the token releases the lock and exits 70",
-          "[cli][promises][acquire][output]") {
+          "[cli][acquire][output]") {
     const bool broken_pipe = GENERATE(false, true);
     const args_t extra = GENERATE(args_t{}, args_t{"--json"}, args_t{"--quiet"});
     CAPTURE(broken_pipe, extra);
@@ -63,7 +63,7 @@ TEST_CASE("acquire that cannot write the token releases the lock and exits 70",
 }
 
 TEST_CASE("data that cannot be written to stdout is an error, not a success",
-          "[cli][promises][output]") {
+          "[cli][output]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "held"}).code == 0);
     SpawnOptions full;

@@ -269,7 +269,7 @@ TEST_CASE("a minimum hold longer than the lease is refused", "[cli][run]") {
     CHECK(cli({"run", "job", "--expires", "5m", "--min-hold", "5m", "--", "true"}).code == 0);
 }
 
-TEST_CASE("flock's option names: -w/--timeout, -n/--nonblock, -E", "[cli][command][run]") {
+TEST_CASE("flock's option names: -w/--timeout, -n/--nonblock, -E", "[cli][run]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "busy"}).code == 0);
     SECTION("-E sets the conflict exit code") {
@@ -294,7 +294,7 @@ TEST_CASE("flock's option names: -w/--timeout, -n/--nonblock, -E", "[cli][comman
     }
 }
 
-TEST_CASE("--wait forever waits until the lock is free", "[cli][command][run]") {
+TEST_CASE("--wait forever waits until the lock is free", "[cli][run]") {
     Cli cli = fresh_cli();
     const std::string dir = make_dir();
     Result taken = cli({"acquire", "slow", "--json"});
@@ -315,7 +315,7 @@ TEST_CASE("--wait forever waits until the lock is free", "[cli][command][run]") 
     CHECK(cli({"run", "x", "--wait", "sometimes", "--", "true"}).code == 64);
 }
 
-TEST_CASE("run looks the command up in $PATH before it takes the lock", "[cli][promises][run]") {
+TEST_CASE("run looks the command up in $PATH before it takes the lock", "[cli][run]") {
     Cli cli = fresh_cli();
     SECTION("with the lock held by someone else, a missing command fails at once") {
         sqlock::Locker locker = cli.db.open();
@@ -359,7 +359,7 @@ TEST_CASE("run looks the command up in $PATH before it takes the lock", "[cli][p
 }
 
 TEST_CASE("the command's environment has SQLOCK_LOCKSTRING and SQLOCK_ID of its lock",
-          "[cli][promises][run]") {
+          "[cli][run]") {
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string seen = dir + "/env", go = dir + "/go";
@@ -401,7 +401,7 @@ TEST_CASE("the command's environment has SQLOCK_LOCKSTRING and SQLOCK_ID of its 
     }
 }
 
-TEST_CASE("run's default lease is one hour", "[cli][promises][run]") {
+TEST_CASE("run's default lease is one hour", "[cli][run]") {
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string witness = dir + "/witness", go = dir + "/go";
@@ -419,7 +419,7 @@ TEST_CASE("run's default lease is one hour", "[cli][promises][run]") {
 TEST_CASE(
     "when the command succeeded but the release failed, run exits with the "
     "release error's code",
-    "[cli][promises][run]") {
+    "[cli][run]") {
     // The command's status, and what sqlock must exit with once the lock
     // table has gone while the command ran: 78 (configuration, "run `sqlock
     // init`") when the command succeeded, the command's own status otherwise.

@@ -118,7 +118,7 @@ TEST_CASE("run: killed with SIGKILL, sqlock takes its command along; the lock fr
 }
 
 TEST_CASE("run forwards SIGQUIT and SIGUSR2 to the command, then releases the lock",
-          "[cli][promises][signals]") {
+          "[cli][signals]") {
     auto [signo, name] = GENERATE(table<int, std::string>({{SIGQUIT, "QUIT"}, {SIGUSR2, "USR2"}}));
     CAPTURE(name);
     Cli cli = fresh_cli();
@@ -135,7 +135,7 @@ TEST_CASE("run forwards SIGQUIT and SIGUSR2 to the command, then releases the lo
 }
 
 TEST_CASE("signals ignored when run starts stay ignored for the command",
-          "[cli][promises][signals]") {
+          "[cli][signals]") {
     Cli cli = fresh_cli();
     // grep, started by sqlock itself, reports its own signal dispositions.
     const args_t report = run_args("nohup-job", {}, {"grep", "^SigIgn:", "/proc/self/status"});

@@ -166,7 +166,7 @@ TEST_CASE("help and version", "[cli][usage]") {
     CHECK(cli({"help", "nope"}).code == 64);
 }
 
-TEST_CASE("a mistyped command gets a suggestion", "[cli][command][usage]") {
+TEST_CASE("a mistyped command gets a suggestion", "[cli][usage]") {
     Cli cli;
     for (const auto& [typo, meant] : std::vector<std::pair<std::string, std::string>>{
              {"rnu", "run"}, {"lsit", "list"}, {"aquire", "acquire"}, {"relase", "release"}}) {

@@ -39,7 +39,7 @@ std::string on_terminal(const Cli& cli, int cols, const args_t& args) {
 
 }  // namespace
 
-TEST_CASE("waiting shows one line on a terminal, rewritten in place", "[cli][promises][waiting]") {
+TEST_CASE("waiting shows one line on a terminal, rewritten in place", "[cli][waiting]") {
     Cli cli = fresh_cli();
     sqlock::Locker locker = cli.db.open();
     auto held = locker.try_lock("tty-job");
@@ -75,7 +75,7 @@ TEST_CASE("waiting shows one line on a terminal, rewritten in place", "[cli][pro
 }
 
 TEST_CASE("the waiting line never shows with --quiet, even on a terminal",
-          "[cli][promises][waiting]") {
+          "[cli][waiting]") {
     Cli cli = fresh_cli();
     sqlock::Locker locker = cli.db.open();
     auto held = locker.try_lock("tty-quiet");
@@ -101,7 +101,7 @@ TEST_CASE("the waiting line never shows with --quiet, even on a terminal",
 }
 
 TEST_CASE("on a narrow terminal the waiting line keeps the holder and the time left",
-          "[cli][command][waiting]") {
+          "[cli][waiting]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "busy", "--expires", "50m"}).code == 0);
     const auto row = nlohmann::json::parse(cli({"show", "busy", "--json"}).out);

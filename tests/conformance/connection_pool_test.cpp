@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
 
-TEST_CASE("the pool hands connections to waiting threads in arrival order", "[promises][pool]") {
+TEST_CASE("the pool hands connections to waiting threads in arrival order", "[pool]") {
     auto db = fresh_database();
     auto backend =
         sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
@@ -45,7 +45,7 @@ TEST_CASE("the pool hands connections to waiting threads in arrival order", "[pr
     CHECK(served == std::vector<int>{0, 1, 2, 3, 4});
 }
 
-TEST_CASE("the pool hands out the most recently used connection first", "[promises][pool]") {
+TEST_CASE("the pool hands out the most recently used connection first", "[pool]") {
     using Handle = sqlock::detail::ConnectionPool::Handle;
     auto db = fresh_database();
     auto backend =

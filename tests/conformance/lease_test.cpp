@@ -8,7 +8,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
 
-TEST_CASE("the default lease is one hour", "[promises][lease]") {
+TEST_CASE("the default lease is one hour", "[lease]") {
     auto db = fresh_database();
     auto locker = db.open();
     CHECK(sqlock::LockOptions{}.expires == std::chrono::hours(1));
@@ -44,7 +44,7 @@ TEST_CASE("the default lease is one hour", "[promises][lease]") {
 // from this attempt's sending: that statement may have been sent before,
 // and valid_until must not outlast the row.
 TEST_CASE("a row of ours found again counts for the time it had left, not a new lease",
-          "[promises][lease]") {
+          "[lease]") {
     auto db = fresh_database();
     auto backend =
         sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);

@@ -212,7 +212,7 @@ TEST_CASE("another thread of the same process waits instead of failing", "[waiti
     CHECK(got == 1);
 }
 
-TEST_CASE("wait_forever waits past `wait` until the lock frees", "[promises][waiting]") {
+TEST_CASE("wait_forever waits past `wait` until the lock frees", "[waiting]") {
     auto db = fresh_database();
     auto locker = db.open();
     // Not renewed, so it frees when the lease runs out: the waiter cannot
