@@ -26,8 +26,7 @@ TEST_CASE("a hostile holder is escaped once, not twice", "[cli][holder]") {
     CHECK(r.out.find("\\x5c") == std::string::npos);  // an escape escaped again
 }
 
-TEST_CASE("list shows the command's argv[0] only, never its arguments",
-          "[cli][list][holder]") {
+TEST_CASE("list shows the command's argv[0] only, never its arguments", "[cli][list][holder]") {
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string ready = dir + "/ready", go = dir + "/go";
@@ -126,8 +125,7 @@ TEST_CASE("run --label with control characters: stored as given, escaped once wh
     CHECK(many.code == 0);
 }
 
-TEST_CASE("a holder whose process is gone, and a job kept by its minimum hold",
-          "[cli][holder]") {
+TEST_CASE("a holder whose process is gone, and a job kept by its minimum hold", "[cli][holder]") {
     Cli cli = fresh_cli();
     SECTION("acquire's process has exited: run, show and list say so") {
         REQUIRE(cli({"acquire", "orphan"}).code == 0);

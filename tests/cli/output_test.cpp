@@ -62,8 +62,7 @@ TEST_CASE("acquire that cannot write the token releases the lock and exits 70",
     CHECK(cli({"acquire", "maintenance"}).code == 0);
 }
 
-TEST_CASE("data that cannot be written to stdout is an error, not a success",
-          "[cli][output]") {
+TEST_CASE("data that cannot be written to stdout is an error, not a success", "[cli][output]") {
     Cli cli = fresh_cli();
     REQUIRE(cli({"acquire", "held"}).code == 0);
     SpawnOptions full;

@@ -134,8 +134,7 @@ TEST_CASE("run forwards SIGQUIT and SIGUSR2 to the command, then releases the lo
     CHECK(cli({"show", "trapped"}).code == 1);  // released
 }
 
-TEST_CASE("signals ignored when run starts stay ignored for the command",
-          "[cli][signals]") {
+TEST_CASE("signals ignored when run starts stay ignored for the command", "[cli][signals]") {
     Cli cli = fresh_cli();
     // grep, started by sqlock itself, reports its own signal dispositions.
     const args_t report = run_args("nohup-job", {}, {"grep", "^SigIgn:", "/proc/self/status"});

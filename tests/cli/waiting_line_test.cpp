@@ -74,8 +74,7 @@ TEST_CASE("waiting shows one line on a terminal, rewritten in place", "[cli][wai
     CHECK(seen.substr(seen.size() - clear.size()) == clear);
 }
 
-TEST_CASE("the waiting line never shows with --quiet, even on a terminal",
-          "[cli][waiting]") {
+TEST_CASE("the waiting line never shows with --quiet, even on a terminal", "[cli][waiting]") {
     Cli cli = fresh_cli();
     sqlock::Locker locker = cli.db.open();
     auto held = locker.try_lock("tty-quiet");

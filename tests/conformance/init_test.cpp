@@ -8,8 +8,7 @@
 
 using sqlock_test::fresh_database;
 
-TEST_CASE("auto_init creates the table only when asked, or for the embedded default",
-          "[init]") {
+TEST_CASE("auto_init creates the table only when asked, or for the embedded default", "[init]") {
     using mode = sqlock::LockerOptions::auto_init_mode;
     auto db = fresh_database();  // the database exists; the table below does not
     const std::string table =

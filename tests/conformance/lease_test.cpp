@@ -43,8 +43,7 @@ TEST_CASE("the default lease is one hour", "[lease]") {
 // counts for the time the database said it had left, not for a new lease
 // from this attempt's sending: that statement may have been sent before,
 // and valid_until must not outlast the row.
-TEST_CASE("a row of ours found again counts for the time it had left, not a new lease",
-          "[lease]") {
+TEST_CASE("a row of ours found again counts for the time it had left, not a new lease", "[lease]") {
     auto db = fresh_database();
     auto backend =
         sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
