@@ -31,13 +31,14 @@ const char* to_string(run_outcome outcome) noexcept {
             return "killed";
         case run_outcome::lost:
             return "lost";
+        case run_outcome::timed_out:
+            return "timed_out";
     }
     return "lost";
 }
 
 std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept {
-    for (run_outcome o : {run_outcome::running, run_outcome::succeeded, run_outcome::failed,
-                          run_outcome::killed, run_outcome::lost})
+    for (run_outcome o : all_run_outcomes)
         if (text == to_string(o)) return o;
     return std::nullopt;
 }

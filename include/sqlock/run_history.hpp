@@ -16,10 +16,19 @@ namespace sqlock {
 /// How a run ended. `running` while its holder is alive; `lost` when the
 /// holder's lease ran out before it recorded an end (it died, hung, or its
 /// lock was taken over or force-released), or when its lock was no longer
-/// held at the moment it recorded its end.
-enum class run_outcome { running, succeeded, failed, killed, lost };
+/// held at the moment it recorded its end; `timed_out` when its holder
+/// stopped it for running longer than it was allowed (`sqlock run
+/// --max-runtime`), whatever its status then was. Stored as the text
+/// to_string() gives; a stored text this library does not know (a newer
+/// version's outcome) reads as `lost`, and run_counts() leaves it out.
+enum class run_outcome { running, succeeded, failed, killed, lost, timed_out };
 
-/// "running", "succeeded", "failed", "killed", "lost".
+/// Every run_outcome, in the enum's order.
+inline constexpr run_outcome all_run_outcomes[] = {run_outcome::running, run_outcome::succeeded,
+                                                   run_outcome::failed,  run_outcome::killed,
+                                                   run_outcome::lost,    run_outcome::timed_out};
+
+/// "running", "succeeded", "failed", "killed", "lost", "timed_out".
 const char* to_string(run_outcome outcome) noexcept;
 /// The inverse of to_string(); nullopt for anything else.
 std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept;

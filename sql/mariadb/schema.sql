@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS ${runs} (
     fencing_id   BIGINT NOT NULL,
     started      DATETIME(3) NOT NULL,
     ended        DATETIME(3) NULL,
-    -- running, succeeded, failed, killed, lost
+    -- running, succeeded, failed, killed, lost, timed_out (no CHECK: a
+    -- newer outcome must not need a schema change; unknown ones read as lost)
     outcome      VARCHAR(16) NOT NULL,
     exit_status  INT NULL,
     exit_signal  INT NULL,

@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS ${runs} (
     fencing_id   bigint NOT NULL,         -- the lock row's id
     started      timestamptz NOT NULL DEFAULT now(),
     ended        timestamptz,
-    -- running, succeeded, failed, killed, lost
+    -- running, succeeded, failed, killed, lost, timed_out (no CHECK: a
+    -- newer outcome must not need a schema change; unknown ones read as lost)
     outcome      varchar(16) NOT NULL,
     exit_status  integer,
     exit_signal  integer

@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS ${runs} (
     fencing_id   INTEGER NOT NULL,        -- the lock row's id
     started      DATETIME NOT NULL,
     ended        DATETIME,
-    -- running, succeeded, failed, killed, lost
+    -- running, succeeded, failed, killed, lost, timed_out (no CHECK: a
+    -- newer outcome must not need a schema change; unknown ones read as lost)
     outcome      VARCHAR(16) NOT NULL,
     exit_status  INTEGER,
     exit_signal  INTEGER

@@ -2,6 +2,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -36,6 +39,32 @@ TEST_CASE("a run is recorded from start to end, with its host and fencing id", "
     REQUIRE(runs[0].duration_seconds);
     CHECK(*runs[0].duration_seconds >= 0.0);
     CHECK(sqlock_test::seconds_between(runs[0].started, *runs[0].ended) >= 0.0);
+}
+
+TEST_CASE("every outcome is stored, read back and counted as it was recorded", "[history]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    for (run_outcome outcome : sqlock::all_run_outcomes) {
+        CHECK(sqlock::parse_run_outcome(sqlock::to_string(outcome)) == outcome);
+        if (outcome == run_outcome::running) continue;
+        const std::string name = std::string("job-") + sqlock::to_string(outcome);
+        auto lock = locker.lock(name);
+        const std::int64_t run = locker.start_run(lock);
+        CHECK(locker.finish_run(lock, run, {outcome, {}, 15}) == outcome);
+        lock.release();
+        auto runs = locker.history({.name = name});
+        REQUIRE(runs.size() == 1);
+        CHECK(runs[0].outcome == outcome);
+        CHECK(runs[0].signal == 15);
+    }
+    CHECK_FALSE(sqlock::parse_run_outcome("timed out"));
+    CHECK_FALSE(sqlock::parse_run_outcome(""));
+    const std::vector<sqlock::RunCount> counts = locker.run_counts();
+    CHECK(counts.size() == std::size(sqlock::all_run_outcomes) - 1);
+    for (const auto& c : counts) {
+        CHECK(c.name == std::string("job-") + sqlock::to_string(c.outcome));
+        CHECK(c.count == 1);
+    }
 }
 
 TEST_CASE("a run whose lock was lost before its end is recorded lost", "[history]") {
