@@ -107,6 +107,23 @@ TEST_CASE("run --log-format json: a run is acquired, started, exited, released",
         CHECK(k.at("signal") == "SIGKILL");
         CHECK(k.at("exit_status").is_null());
     }
+    SECTION("a job stopped at its --max-runtime") {
+        Result r = cli({"run", "logged", "--log-format=json", "--max-runtime", "200ms",
+                        "--kill-grace", "2s", "--", "sleep", "60"});
+        CHECK(r.code == 124);
+        const std::vector<json> events = events_of(r.err);
+        const json timed_out = find_event(events, "timed_out");
+        check_common(timed_out, "logged", cli);
+        CHECK(timed_out.at("level") == "error");
+        CHECK(timed_out.at("max_runtime_seconds") == 0.2);
+        CHECK(timed_out.at("kill_grace_seconds") == 2);
+        CHECK(timed_out.at("id") == find_event(events, "acquired").at("id"));
+        const json exited = find_event(events, "exited");
+        CHECK(exited.at("outcome") == "timed_out");
+        CHECK(exited.at("signal") == "SIGTERM");
+        CHECK(names_of(events) ==
+              std::vector<std::string>{"acquired", "started", "timed_out", "exited", "released"});
+    }
     SECTION("SQLOCK_LOG_FORMAT=json does the same; --log-format text overrides it") {
         Result r = cli({"run", "logged", "--", "true"}, {{"SQLOCK_LOG_FORMAT", "json"}});
         CHECK(r.code == 0);

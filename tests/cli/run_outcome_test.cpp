@@ -144,6 +144,54 @@ TEST_CASE("a job that failed keeps its own code over a failed record or release"
     }
 }
 
+TEST_CASE("a job stopped at its --max-runtime exits 124 whatever its own status") {
+    for (int status :
+         {exited(0), exited(3), killed_by(SIGTERM), killed_by(SIGKILL), stopped_by(SIGSTOP)}) {
+        RunOutcome o = job(status);
+        o.timed_out = true;
+        CHECK(exit_status(o) == exit_code::timed_out);
+        CHECK(exit_code::timed_out == 124);
+    }
+}
+
+TEST_CASE("a timed-out job exits 124 over a failed record or release") {
+    RunOutcome o = job(exited(0));
+    o.timed_out = true;
+    o.record_failure = exit_code::unavailable;
+    CHECK(exit_status(o) == exit_code::timed_out);
+    o.release_failure = exit_code::internal;
+    CHECK(exit_status(o) == exit_code::timed_out);
+    o.record_failure = 0;
+    CHECK(exit_status(o) == exit_code::timed_out);
+}
+
+TEST_CASE("fenced or lost wins over timed out with 79: the lock is gone") {
+    RunOutcome fenced = job(killed_by(SIGKILL));
+    fenced.timed_out = true;
+    fenced.fenced = true;
+    CHECK(exit_status(fenced) == exit_code::lost);
+    for (auto lose : {&RunOutcome::lost_while_running, &RunOutcome::lost_at_record,
+                      &RunOutcome::lost_at_release}) {
+        RunOutcome o = job(exited(0));
+        o.timed_out = true;
+        o.*lose = true;
+        CHECK(exit_status(o) == exit_code::lost);
+        o.record_failure = exit_code::unavailable;
+        CHECK(exit_status(o) == exit_code::lost);
+    }
+}
+
+TEST_CASE("with --on-lost=ignore a lost lock leaves a timed-out job's 124") {
+    for (auto lose : {&RunOutcome::lost_while_running, &RunOutcome::lost_at_record,
+                      &RunOutcome::lost_at_release}) {
+        RunOutcome o = job(exited(0));
+        o.terminate_on_lost = false;
+        o.timed_out = true;
+        o.*lose = true;
+        CHECK(exit_status(o) == exit_code::timed_out);
+    }
+}
+
 TEST_CASE("the run history's end: lost over the job's status, else by how it ended") {
     SuperviseResult r;
     r.status = exited(0);
@@ -175,4 +223,22 @@ TEST_CASE("the run history's end: lost over the job's status, else by how it end
     r.status = exited(0);
     CHECK(run_end(r).outcome == sqlock::run_outcome::lost);
     CHECK(run_end(r).exit_status == 0);
+}
+
+TEST_CASE("the run history's end: timed out over the job's status, lost over timed out") {
+    SuperviseResult r;
+    r.timed_out = true;
+    r.status = exited(0);  // it ended cleanly on its SIGTERM
+    CHECK(run_end(r).outcome == sqlock::run_outcome::timed_out);
+    CHECK(run_end(r).exit_status == 0);
+    r.status = killed_by(SIGKILL);
+    CHECK(run_end(r).outcome == sqlock::run_outcome::timed_out);
+    CHECK(run_end(r).signal == SIGKILL);
+    CHECK(!run_end(r).exit_status);
+
+    r.fenced = true;
+    CHECK(run_end(r).outcome == sqlock::run_outcome::lost);
+    r.fenced = false;
+    r.lost = true;
+    CHECK(run_end(r).outcome == sqlock::run_outcome::lost);
 }

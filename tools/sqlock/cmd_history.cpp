@@ -12,9 +12,10 @@ namespace sqlock_cli {
 
 const char* const history_details =
     "Each run of `sqlock run` is recorded when it starts (outcome running) and when it\n"
-    "ends: succeeded, failed (exit status), killed (signal), or lost. A run whose holder\n"
-    "died, hung or lost its lock shows as lost once its lease has run out, ended at the\n"
-    "lease's end when that is known. Times are UTC, from the database's clock.\n"
+    "ends: succeeded, failed (exit status), killed (signal), lost, or timed_out (stopped\n"
+    "at its --max-runtime; its status after that too). A run whose holder died, hung or\n"
+    "lost its lock shows as lost once its lease has run out, ended at the lease's end\n"
+    "when that is known. Times are UTC, from the database's clock.\n"
     "`sqlock reap` prunes runs older than --history-retention (90 days).\n"
     "\n"
     "Examples:\n"

@@ -29,8 +29,8 @@ const char* const run_details =
     "\n"
     "The job is COMMAND and every process it starts, even in the background: sqlock is\n"
     "their subreaper (Linux) and keeps the lock until all of them have exited.\n"
-    "Self-fencing and a lost lock stop all of them; forwarded signals go to COMMAND\n"
-    "and to any process whose parent has ended.\n"
+    "Self-fencing, a lost lock and --max-runtime stop all of them; forwarded signals\n"
+    "go to COMMAND and to any process whose parent has ended.\n"
     "\n"
     "While the job runs the lease is renewed every sixth of --expires (--no-heartbeat\n"
     "turns that off). If renewals fail (the database is unreachable or does not answer),\n"
@@ -41,6 +41,13 @@ const char* const run_details =
     "is lost outright (force-released, taken over), the job gets SIGTERM, SIGKILL after\n"
     "--kill-grace, and sqlock exits 79. With --on-lost=ignore the job runs on and its\n"
     "status is kept. See docs/fencing.md for the guarantees and bounds.\n"
+    "\n"
+    "--max-runtime DUR bounds the job itself: DUR after COMMAND started, the whole job\n"
+    "gets SIGTERM, SIGKILL after --kill-grace, and sqlock exits 124 (as timeout(1)\n"
+    "does), even if COMMAND then exits 0; a lost or fenced lock still exits 79. The\n"
+    "run is recorded as timed_out. It is independent of the lease: it may be longer\n"
+    "than --expires (the heartbeat renews), and it stops a job that hangs and would\n"
+    "otherwise keep its lock renewed for ever.\n"
     "\n"
     "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to sqlock are forwarded\n"
     "to the job; the lock is released after the job has ended. COMMAND stays in sqlock's\n"
@@ -58,19 +65,20 @@ const char* const run_details =
     "\n"
     "Every run is recorded in the run history beside the lock table (`sqlock\n"
     "history`): host, pid, user, program, fencing id, start, end, outcome (succeeded,\n"
-    "failed, killed, lost) and exit status or signal. The outcome is written before\n"
-    "the lock is released; if that fails, sqlock says so and exits with the error's\n"
-    "code (69, 70, 78) unless COMMAND failed. --no-history turns recording off.\n"
+    "failed, killed, lost, timed_out) and exit status or signal. The outcome is\n"
+    "written before the lock is released; if that fails, sqlock says so and exits\n"
+    "with the error's code (69, 70, 78) unless COMMAND failed (or timed out).\n"
+    "--no-history turns recording off.\n"
     "\n"
     "--once-per DUR runs COMMAND at most once per window of DUR: windows on the\n"
     "database's clock, in UTC, aligned on the Unix epoch (1d is a UTC day), shifted\n"
     "by --once-per-offset (1d with 3h: days that start at 03:00 UTC). Under the lock,\n"
     "sqlock looks for a run of NAME in the current window that succeeded (with\n"
     "--once-per-any-outcome: that ended in any way); if there is one, COMMAND is not\n"
-    "run and sqlock exits 0 (a line with --verbose). A failed, killed or lost run\n"
-    "leaves the window open for the next attempt. Decided under the lock and\n"
-    "recorded before it is released, so hosts never both run one window, whatever\n"
-    "their clocks or cron times.\n"
+    "run and sqlock exits 0 (a line with --verbose). A failed, killed, lost or\n"
+    "timed-out run leaves the window open for the next attempt. Decided under the\n"
+    "lock and recorded before it is released, so hosts never both run one window,\n"
+    "whatever their clocks or cron times.\n"
     "\n"
     "A job paused with `sqlock pause NAME` is not run on any host: after taking the\n"
     "lock (before the --once-per decision) sqlock finds the pause, releases the lock\n"
@@ -80,14 +88,14 @@ const char* const run_details =
     "\n"
     "--log-format json (or SQLOCK_LOG_FORMAT=json) writes one JSON object per line on\n"
     "stderr instead of \"sqlock: \" lines: the events acquired, waiting, started,\n"
-    "renewed_late, fencing, lost, exited, released, skipped (with the reason: busy, timeout, "
-    "paused,\n"
-    "window_done, interrupted) and error, each with time, level, event, message, the\n"
-    "lock name, host, pid and database. COMMAND's own output is left as it is. See\n"
-    "docs/logging.md.\n"
+    "renewed_late, fencing, lost, timed_out, exited, released, skipped (with the\n"
+    "reason: busy, timeout, paused, window_done, interrupted) and error, each with\n"
+    "time, level, event, message, the lock name, host, pid and database. COMMAND's\n"
+    "own output is left as it is. See docs/logging.md.\n"
     "\n"
     "Examples:\n"
     "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
+    "  sqlock run sync --max-runtime 30m -- /usr/local/bin/sync\n"
     "  sqlock run nightly-report --once-per 1d --once-per-offset 3h -- /usr/local/bin/report\n"
     "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
     "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
@@ -110,6 +118,10 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>()->default_value("term"), "ACTION");
     add("label", "What `list` shows for this job instead of the program's name (e.g. for sh -c)",
         cxxopts::value<std::string>(), "TEXT");
+    add("max-runtime",
+        "Stop the job (SIGTERM, --kill-grace, SIGKILL) DUR after it started and exit 124; "
+        "independent of the lease",
+        cxxopts::value<std::string>(), "DUR");
     add("kill-grace",
         "Time between SIGTERM and SIGKILL when the job must stop (default: 10s, or less so "
         "that it fits half the lease)",
@@ -240,6 +252,10 @@ RunSettings parse_settings(const Invocation& inv) {
     s.conflict_code =
         static_cast<int>(integer_option(o, "conflict-exit-code", 0, 255, exit_code::busy));
     fit_grace(o, s);
+    // Any length: the heartbeat renews the lease for as long as it allows.
+    if (o.count("max-runtime"))
+        s.max_runtime = std::chrono::duration_cast<milliseconds>(
+            duration_option(o, "max-runtime", duration_kind::positive));
     s.history = o.count("no-history") == 0;
     if (o.count("once-per")) {
         s.once_per = duration_option(o, "once-per", duration_kind::positive);

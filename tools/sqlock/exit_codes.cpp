@@ -40,6 +40,7 @@ const std::string& exit_code_help() {
         "  79       the lock was lost while held (run: the command was terminated\n"
         "           unless --on-lost=ignore); release, renew: not held by that token\n"
         "  80       run: the job is paused (`sqlock pause`); the command was not run\n"
+        "  124      run: the job ran longer than --max-runtime and was stopped\n"
         "  126/127  run: the command could not be executed / was not found\n"
         "  128+N    run: the command was killed by signal N, or sqlock was\n"
         "           interrupted by signal N while waiting for the lock\n"

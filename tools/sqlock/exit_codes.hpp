@@ -26,6 +26,9 @@ constexpr int lost = 79;
 /// Next to 79, outside sysexits and below the 126+ that shells use, and
 /// not 75: a wrapper that retries "busy" must not retry a pause.
 constexpr int paused = 80;
+/// `run --max-runtime`: the job ran too long and was stopped; what
+/// timeout(1) exits with, so a wrapper reads it the same way.
+constexpr int timed_out = 124;
 constexpr int cannot_execute = 126;  ///< the command exists but could not be run
 constexpr int command_not_found = 127;
 constexpr int signal_base = 128;  ///< 128+N: the command was killed by signal N

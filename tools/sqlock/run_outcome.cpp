@@ -10,6 +10,7 @@ namespace sqlock_cli {
 int exit_status(const RunOutcome& o) noexcept {
     if (o.fenced) return exit_code::lost;
     if (o.lost() && o.terminate_on_lost) return exit_code::lost;
+    if (o.timed_out) return exit_code::timed_out;
     const int code = exit_code_for_status(o.wait_status);
     if (o.record_failure && code == 0) return o.record_failure;
     if (o.release_failure && code == 0) return o.release_failure;
@@ -26,6 +27,8 @@ sqlock::RunEnd run_end(const SuperviseResult& result) {
     sqlock::RunEnd end;
     if (result.lost || result.fenced) {
         end.outcome = sqlock::run_outcome::lost;
+    } else if (result.timed_out) {
+        end.outcome = sqlock::run_outcome::timed_out;
     } else if (WIFEXITED(result.status)) {
         end.outcome = WEXITSTATUS(result.status) == 0 ? sqlock::run_outcome::succeeded
                                                       : sqlock::run_outcome::failed;

@@ -18,6 +18,7 @@ struct SuperviseResult;
 struct RunOutcome {
     int wait_status = 0;              ///< the job's wait status (waitpid)
     bool fenced = false;              ///< stopped because the lease could not be renewed
+    bool timed_out = false;           ///< stopped at its --max-runtime
     bool lost_while_running = false;  ///< the heartbeat found the lock lost
     bool lost_at_record = false;      ///< the end was recorded `lost`: the lease had run out
     bool lost_at_release = false;     ///< the release found the lock no longer ours
@@ -32,12 +33,16 @@ struct RunOutcome {
 /// The exit status of a run that started its job, first that applies:
 ///   1. fenced: 79 (the job was stopped; nothing was recorded or released);
 ///   2. lost, with --on-lost=term: 79;
-///   3. the job's own status when it is not 0 (a failed job keeps its code
+///   3. timed out (--max-runtime): 124, as timeout(1) exits, whatever the
+///      job's status after its SIGTERM (0 included) and over a failed
+///      record or release (those are said in their own lines);
+///   4. the job's own status when it is not 0 (a failed job keeps its code
 ///      over a failed record or release): exit_code_for_status();
-///   4. the failed record's code, then 5. the failed release's code;
-///   6. 0.
-/// With --on-lost=ignore a lost lock leaves the job's status (and 3-6) as
-/// they are.
+///   5. the failed record's code, then 6. the failed release's code;
+///   7. 0.
+/// A lost or fenced lock wins over a timeout: the lock is gone, and that is
+/// what a caller must not miss. With --on-lost=ignore a lost lock leaves 3-7
+/// as they are.
 int exit_status(const RunOutcome& outcome) noexcept;
 
 /// sqlock's exit code for a wait status: the exit status, or 128+N for a
@@ -45,8 +50,9 @@ int exit_status(const RunOutcome& outcome) noexcept;
 int exit_code_for_status(int status) noexcept;
 
 /// How the job ended, for the run history: `lost` when the lock was lost or
-/// fenced while it ran, else by its wait status (succeeded, failed, killed);
-/// its exit status or signal either way.
+/// fenced while it ran, else `timed_out` when it was stopped at its
+/// --max-runtime, else by its wait status (succeeded, failed, killed); its
+/// exit status or signal in every case.
 sqlock::RunEnd run_end(const SuperviseResult& result);
 
 }  // namespace sqlock_cli

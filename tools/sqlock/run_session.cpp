@@ -366,6 +366,8 @@ SuperviseResult RunSession::supervise() {
     policy.grace = s_.grace;
     policy.margin = s_.margin;
     policy.valid_until = [this] { return lock_->valid_until(); };
+    if (s_.max_runtime) policy.deadline = started_ + *s_.max_runtime;
+    bool timed_out = false;  // the fencing event then finds the job stopping
     SuperviseEvents events;
     events.lost = [this] {
         log_.event(event_level::error, "lost",
@@ -377,12 +379,28 @@ SuperviseResult RunSession::supervise() {
                        db_,
                    {{"id", lock_id_}, {"on_lost", lost_on()}});
     };
-    events.fencing = [this] {
+    events.fencing = [this, &timed_out] {
         log_.event(event_level::error, "fencing",
-                   "cannot renew " + what_ + ": the database did not answer in time; stopping " +
-                       job_ + " before its lease can run out (SIGTERM now, SIGKILL after " +
-                       sqlock::format_duration(s_.grace) + ")" + db_,
+                   "cannot renew " + what_ + ": the database did not answer in time; " +
+                       (timed_out ? job_ + ", stopping after its --max-runtime, gets SIGKILL "
+                                           "before its lease can run out"
+                                  : "stopping " + job_ +
+                                        " before its lease can run out (SIGTERM now, SIGKILL "
+                                        "after " +
+                                        sqlock::format_duration(s_.grace) + ")") +
+                       db_,
                    {{"id", lock_id_}, {"kill_grace_seconds", seconds_value(s_.grace)}});
+    };
+    events.timed_out = [this, &timed_out] {
+        timed_out = true;
+        log_.event(event_level::error, "timed_out",
+                   job_ + " has run for its --max-runtime of " +
+                       sqlock::format_duration(*s_.max_runtime) +
+                       "; stopping it and every process it started (SIGTERM now, SIGKILL after " +
+                       sqlock::format_duration(s_.grace) + ")" + db_,
+                   {{"id", lock_id_},
+                    {"max_runtime_seconds", seconds_value(*s_.max_runtime)},
+                    {"kill_grace_seconds", seconds_value(s_.grace)}});
     };
     events.waiting_for = [this](int n) {
         log_.event(event_level::info, "waiting_for_processes",
@@ -414,6 +432,7 @@ int RunSession::finish(const SuperviseResult& result) {
     RunOutcome outcome;
     outcome.wait_status = result.status;
     outcome.fenced = result.fenced;
+    outcome.timed_out = result.timed_out;
     outcome.lost_while_running = result.lost;
     outcome.terminate_on_lost = s_.terminate_on_lost;
     if (result.fenced) {

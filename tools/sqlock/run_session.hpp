@@ -36,6 +36,8 @@ struct RunSettings {
     bool terminate_on_lost = true;
     std::chrono::milliseconds grace{10000};
     std::chrono::milliseconds margin{200};
+    /// --max-runtime: the job is stopped this long after it started.
+    std::optional<std::chrono::milliseconds> max_runtime;
     int conflict_code = exit_code::busy;
     std::vector<std::string> command;
     std::string program;  ///< what the history, the row and the events call it (argv[0])

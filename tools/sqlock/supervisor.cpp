@@ -31,8 +31,16 @@ SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::
     bool termed = false;
     bool announced = false;
     std::optional<clock::time_point> killed_at;
-    std::optional<clock::time_point> lost_kill_at;
+    // SIGKILL `grace` after a loss or the deadline stopped the job.
+    std::optional<clock::time_point> stop_kill_at;
     auto signal_all = [&](int signo) { signal_job(signo, child.pid() > 0 ? child.pid() : -1); };
+    // SIGTERM once (whatever asked first), SIGKILL at the earliest kill time asked for.
+    auto stop = [&](clock::time_point now) {
+        if (!termed) signal_all(SIGTERM);
+        termed = true;
+        const auto at = now + policy.grace;
+        stop_kill_at = stop_kill_at ? std::min(*stop_kill_at, at) : at;
+    };
     for (;;) {
         // Collect whatever ended: the command, or a process it left behind
         // that was re-parented to us (we are its subreaper).
@@ -68,20 +76,26 @@ SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::
         if (!result.lost && lost.load()) {
             result.lost = true;
             if (events.lost) events.lost();
-            if (policy.terminate_on_lost && !killed_at) {
-                if (!termed) signal_all(SIGTERM);
-                termed = true;
-                lost_kill_at = now + policy.grace;
-            }
+            if (policy.terminate_on_lost && !killed_at) stop(now);
         }
-        std::optional<clock::time_point> kill_at = lost_kill_at;
+        // Not when the job is already being stopped (lost, fenced): it ends
+        // as that says. With --on-lost=ignore a lost lock stops nothing, so
+        // the deadline still does.
+        if (policy.deadline && !termed && !killed_at && now >= *policy.deadline) {
+            result.timed_out = true;
+            if (events.timed_out) events.timed_out();
+            stop(now);
+        }
+        std::optional<clock::time_point> kill_at = stop_kill_at;
         if (policy.fence && !killed_at) {
             const auto valid_until = policy.valid_until();
             const auto fence_kill = valid_until - policy.margin;
-            if (!termed && now >= fence_kill - policy.grace) {
+            // Not after a loss: that is its own report. After the deadline,
+            // the job has had its SIGTERM; fencing only brings SIGKILL nearer.
+            if (!result.fenced && !result.lost && now >= fence_kill - policy.grace) {
                 result.fenced = true;
                 if (events.fencing) events.fencing();
-                signal_all(SIGTERM);
+                if (!termed) signal_all(SIGTERM);
                 termed = true;
             }
             if (termed) kill_at = kill_at ? std::min(*kill_at, fence_kill) : fence_kill;
@@ -98,6 +112,11 @@ SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::
             auto until = policy.valid_until() - policy.margin - policy.grace - now;
             wait = std::min(
                 wait, std::max(std::chrono::duration_cast<milliseconds>(until), milliseconds(1)));
+        }
+        if (policy.deadline && !termed) {
+            wait = std::min(
+                wait, std::max(std::chrono::duration_cast<milliseconds>(*policy.deadline - now),
+                               milliseconds(1)));
         }
         if (kill_at) {
             wait = std::min(wait, std::max(std::chrono::duration_cast<milliseconds>(*kill_at - now),

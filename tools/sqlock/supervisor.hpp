@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 
 #include "child_process.hpp"
 #include "signals.hpp"
@@ -24,12 +25,16 @@ struct SupervisePolicy {
     std::chrono::milliseconds grace{10000};
     std::chrono::milliseconds margin{0};
     std::function<clock::time_point()> valid_until;
+    /// --max-runtime: at this point the whole job gets SIGTERM, and SIGKILL
+    /// `grace` later, whatever the lease says. None: no limit.
+    std::optional<clock::time_point> deadline;
 };
 
 /// What the supervisor tells its caller (each called at most once).
 struct SuperviseEvents {
     std::function<void()> lost;            ///< the heartbeat declared the lock lost
-    std::function<void()> fencing;         ///< self-fencing started (SIGTERM sent)
+    std::function<void()> fencing;         ///< self-fencing started (SIGTERM sent, or due)
+    std::function<void()> timed_out;       ///< the deadline came: stopping the job (SIGTERM sent)
     std::function<void(int)> waiting_for;  ///< the command ended; N processes it left still run
 };
 
@@ -37,6 +42,7 @@ struct SuperviseResult {
     int status = 0;          ///< the command's wait status
     bool lost = false;       ///< the lock was reported lost while the job ran
     bool fenced = false;     ///< the job was stopped because the lease could not be renewed
+    bool timed_out = false;  ///< the job was stopped at policy.deadline
     bool leftovers = false;  ///< processes of the job were still alive when we gave up waiting
 };
 
@@ -45,8 +51,11 @@ struct SuperviseResult {
 /// each forwardable signal sent to sqlock alone (not the terminal's, which
 /// the process group got itself; see signals.hpp) to the command and to
 /// every process left behind by a parent that ended (signal_children). When `lost` turns true (set
-/// by the heartbeat's on_lost) and `policy.terminate_on_lost`, or when self-fencing is due, the
-/// whole job is signalled; once it has been sent SIGKILL, at most a few seconds more are spent
+/// by the heartbeat's on_lost) and `policy.terminate_on_lost`, when self-fencing is due, or when
+/// `policy.deadline` has come, the whole job is signalled; the first of these sends SIGTERM, and
+/// SIGKILL follows at the earliest of their kill times. Self-fencing that falls due while the job
+/// is already being stopped for its deadline still counts (`fenced`): the lease could not be
+/// vouched for. Once the job has been sent SIGKILL, at most a few seconds more are spent
 /// collecting it.
 SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::atomic<bool>& lost,
                           const SupervisePolicy& policy, const SuperviseEvents& events);
