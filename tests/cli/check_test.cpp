@@ -91,6 +91,23 @@ TEST_CASE("check: WARNING (1) when the last run failed but a success is within D
         CHECK(r.code == 1);
         CHECK_THAT(first_line(r.out), Contains("last run was killed (SIGKILL)"));
     }
+    SECTION("timed out") {
+        REQUIRE(cli(run_args("backup", {"--max-runtime", "200ms"}, {"sleep", "60"})).code == 124);
+        Result r = check(cli, "backup", "1h");
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK_THAT(first_line(r.out),
+                   StartsWith("SQLOCK WARNING - backup: last run timed out (stopped at its "
+                              "--max-runtime, SIG") &&
+                       Contains("; last success "));
+        auto j = check_json(cli, "backup", "1h");
+        CHECK(j["status"] == "WARNING");
+        CHECK(j["last_finished"]["outcome"] == "timed_out");
+        // Without a success within --max-age it is CRITICAL, and says why.
+        Result critical = check(cli, "backup", "1ms");
+        CHECK(critical.code == 2);
+        CHECK_THAT(first_line(critical.out), Contains("; last run timed out (stopped at its "));
+    }
     SECTION("a later success clears it") {
         REQUIRE(cli({"run", "backup", "--", "false"}).code == 1);
         CHECK(check(cli, "backup", "1h").code == 1);

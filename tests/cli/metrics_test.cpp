@@ -124,6 +124,7 @@ TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks",
     CHECK(runs("backup", "failed") == 1);
     CHECK(runs("backup", "killed") == 1);
     CHECK(runs("backup", "lost") == 0);
+    CHECK(runs("backup", "timed_out") == 0);
     CHECK(runs("backup", "running") == 0);
     CHECK(runs(odd, "succeeded") == 1);  // the parser gives back the exact name
     CHECK(runs("sync", "running") == 1);
@@ -150,6 +151,31 @@ TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks",
     CHECK(value_of(*after, "sqlock_locks_held", {{"table", table}}) == 2);
     CHECK(value_of(*after, "sqlock_job_runs", {{"name", "sync"}, {"outcome", "succeeded"}}) == 1);
     CHECK(value_of(*after, "sqlock_job_running", {{"name", "sync"}}) == 0);
+}
+
+TEST_CASE("metrics: a run stopped at its --max-runtime counts as timed_out", "[cli][metrics]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli(run_args("sync", {}, {"true"})).code == 0);
+    REQUIRE(cli(run_args("sync", {"--max-runtime", "200ms"}, {"sleep", "60"})).code == 124);
+    Result r = cli({"metrics"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("outcome=\"timed_out\""));
+    auto parsed = parse(r.out);
+    if (!parsed) return;
+    const auto& s = *parsed;
+    auto runs = [&](const std::string& outcome) {
+        return value_of(s, "sqlock_job_runs", {{"name", "sync"}, {"outcome", outcome}});
+    };
+    CHECK(runs("timed_out") == 1);
+    CHECK(runs("succeeded") == 1);
+    CHECK(runs("running") == 0);
+    auto last = [&](const std::string& outcome) {
+        return value_of(s, "sqlock_job_last_outcome", {{"name", "sync"}, {"outcome", outcome}});
+    };
+    CHECK(last("timed_out") == 1);
+    CHECK(last("succeeded") == 0);
+    CHECK(last("killed") == 0);
 }
 
 TEST_CASE("metrics: an empty table; bad usage; no history table", "[cli][metrics]") {

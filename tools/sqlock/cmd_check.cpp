@@ -22,8 +22,9 @@ const char* const check_details =
     "age=18000s;;86400 duration=42s\n"
     "Exit status (the plugin convention, not sqlock's usual codes):\n"
     "  0 OK        a run succeeded within --max-age, and no later run failed\n"
-    "  1 WARNING   a run succeeded within --max-age, but the last run failed, was killed\n"
-    "              or was lost; or the job is paused (sqlock pause)\n"
+    "  1 WARNING   a run succeeded within --max-age, but the last run failed, was killed,\n"
+    "              was lost or timed out (run --max-runtime); or the job is paused\n"
+    "              (sqlock pause)\n"
     "  2 CRITICAL  no run succeeded within --max-age (or none is recorded)\n"
     "  3 UNKNOWN   the database cannot be read, there is no history table, bad usage\n"
     "A run in progress is mentioned but changes nothing. The age counts from the end of\n"
@@ -56,7 +57,7 @@ std::string utc_seconds(const std::string& text) {
     return text.substr(0, 19) + " UTC";
 }
 
-// "failed (exit 3)", "was killed (SIGKILL)", "was lost".
+// "failed (exit 3)", "was killed (SIGKILL)", "was lost", "timed out (...)".
 std::string ending_phrase(const sqlock::RunRecord& run) {
     switch (run.outcome) {
         case sqlock::run_outcome::failed:
@@ -65,6 +66,8 @@ std::string ending_phrase(const sqlock::RunRecord& run) {
             return "was killed (" + status_text(run) + ")";
         case sqlock::run_outcome::lost:
             return "was lost (its holder died, hung or lost its lock)";
+        case sqlock::run_outcome::timed_out:
+            return "timed out (stopped at its --max-runtime, " + status_text(run) + ")";
         default:
             return sqlock::to_string(run.outcome);
     }

@@ -76,13 +76,6 @@ std::string number(double value) {
     return buf;
 }
 
-const sqlock::run_outcome finished_outcomes[] = {
-    sqlock::run_outcome::succeeded, sqlock::run_outcome::failed, sqlock::run_outcome::killed,
-    sqlock::run_outcome::lost};
-const sqlock::run_outcome all_outcomes[] = {
-    sqlock::run_outcome::running, sqlock::run_outcome::succeeded, sqlock::run_outcome::failed,
-    sqlock::run_outcome::killed, sqlock::run_outcome::lost};
-
 }  // namespace
 
 int run_metrics(Invocation& inv) {
@@ -123,13 +116,15 @@ int run_metrics(Invocation& inv) {
         if (status.last_finished) {
             if (status.last_finished->duration_seconds)
                 last_duration.sample(job, number(*status.last_finished->duration_seconds));
-            for (sqlock::run_outcome o : finished_outcomes)
-                last_outcome.sample(job + ",outcome=\"" + sqlock::to_string(o) + "\"",
-                                    status.last_finished->outcome == o ? "1" : "0");
+            // Every outcome but running: a finished run never is.
+            for (sqlock::run_outcome o : sqlock::all_run_outcomes)
+                if (o != sqlock::run_outcome::running)
+                    last_outcome.sample(job + ",outcome=\"" + sqlock::to_string(o) + "\"",
+                                        status.last_finished->outcome == o ? "1" : "0");
         }
         auto& by_outcome = runs[name];
         running.sample(job, std::to_string(by_outcome[sqlock::run_outcome::running]));
-        for (sqlock::run_outcome o : all_outcomes)
+        for (sqlock::run_outcome o : sqlock::all_run_outcomes)
             recorded.sample(job + ",outcome=\"" + sqlock::to_string(o) + "\"",
                             std::to_string(by_outcome[o]));
     }
