@@ -35,7 +35,8 @@ _sqlock() {
             return ;;
         --limit)
             return ;;
-        --expires | --min-hold | --kill-grace | --db-timeout | --once-per | --once-per-offset | \
+        --expires | --min-hold | --max-runtime | --kill-grace | --db-timeout | --once-per | \
+            --once-per-offset | \
             --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
@@ -62,7 +63,7 @@ _sqlock() {
     local options=""
     case $command in
         run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
-                      --no-heartbeat --on-lost --kill-grace -E --conflict-exit-code --label
+                      --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
                       --once-per --once-per-offset --once-per-any-outcome --no-history
                       --log-format --" ;;
         acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
