@@ -93,6 +93,21 @@ bool alive(const std::string& pid_file) {
     return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
 }
 
+// The parent of the process whose pid `pid_file` holds; 0 if unknown.
+int parent_of(const std::string& pid_file) {
+    std::istringstream in(read_file(pid_file));
+    int pid = 0;
+    if (!(in >> pid) || pid <= 0) return 0;
+    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) return 0;
+    std::istringstream fields(stat.substr(close + 2));
+    char state = 0;
+    int ppid = 0;
+    fields >> state >> ppid;
+    return ppid;
+}
+
 // Jobs. $1 is the witness file. They stop by themselves after ~20 s at
 // most, so nothing can run on for long even if a test fails badly.
 const std::string stamp_loop =
@@ -482,7 +497,11 @@ TEST_CASE("a signal sent to sqlock reaches what the command left behind", "[fenc
           {cli, "--db", db.url, "--table", db.table, "run", "orphan", "--", "/bin/sh", "-c", job,
            "job", w},
           w + ".err");
-    REQUIRE(eventually([&] { return alive(w + ".bgpid"); }, 10s));
+    // Once the command has ended, sqlock (its subreaper) is the parent of
+    // what it left behind. Before that, a forwarded signal goes to the
+    // command alone, which may die of it without passing it on.
+    REQUIRE(eventually([&] { return alive(w + ".bgpid") && parent_of(w + ".bgpid") == a->pid(); },
+                       10s));
     ::kill(a->pid(), SIGTERM);
     auto code = a->wait_for(10s);
     INFO("stderr: " << read_file(w + ".err"));
