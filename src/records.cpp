@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "backend.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
@@ -29,6 +30,10 @@ const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vect
     if (rows.rows.empty())
         throw error(errc::backend, "the database sent no row while " + describe_query(key, params));
     return rows.rows.front();
+}
+
+std::int64_t query_int64(Connection& c, Query key, const std::vector<Value>& params) {
+    return as_int64(first_row(c.query(key, params), key, params).at(0));
 }
 
 RunRecord read_run(const std::vector<Field>& r) {

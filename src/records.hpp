@@ -13,6 +13,8 @@
 
 namespace sqlock::detail {
 
+class Connection;
+
 /// A field as an integer, a decimal, a boolean (1/0, t/f, true/false) or
 /// text; NULL reads as 0, false or "".
 std::int64_t as_int64(const Field& f);
@@ -23,6 +25,10 @@ const std::string& as_text(const Field& f);
 /// The first row of `rows`; throws errc::backend naming what was done
 /// (describe_query) when the database sent none.
 const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vector<Value>& params);
+
+/// Runs `key` on `c` and reads the first column of its first row as an
+/// integer (a count, an id, a time); errors as first_row().
+std::int64_t query_int64(Connection& c, Query key, const std::vector<Value>& params = {});
 
 /// A run from the run columns (statement_set.hpp).
 RunRecord read_run(const std::vector<Field>& row);

@@ -113,16 +113,9 @@ auto with_history(detail::LockerState& s, F&& f)
         [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f));
 }
 
-// Runs `key` on `c` and reads the first column of its first row as an
-// integer.
-std::int64_t query_int64(detail::Connection& c, detail::Query key,
-                         const std::vector<detail::Value>& params) {
-    return detail::as_int64(detail::first_row(c.query(key, params), key, params).at(0));
-}
-
 // Milliseconds since the Unix epoch by the database's clock.
 std::int64_t now_millis(detail::Connection& c) {
-    return query_int64(c, detail::Query::now_millis, {});
+    return detail::query_int64(c, detail::Query::now_millis, {});
 }
 
 // The runs `key` reads with `params`.
@@ -239,7 +232,7 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
     const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
     return with_history(*state_, [&](detail::Connection& c) {
-        return query_int64(c, detail::Query::start_run, params);
+        return detail::query_int64(c, detail::Query::start_run, params);
     });
 }
 
@@ -253,7 +246,7 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
         // No pauses table: a deployment from before pauses, where nothing
         // is paused (as paused() says).
         if (!c.has_pauses()) {
-            out.run_id = query_int64(c, detail::Query::start_run, params);
+            out.run_id = detail::query_int64(c, detail::Query::start_run, params);
             return out;
         }
         const auto key = detail::Query::start_run_unless_paused;
@@ -370,7 +363,7 @@ std::size_t Locker::count_prunable_history(duration retention) {
         // As prune_history(): no history table, nothing to prune.
         if (!c.has_history()) return 0;
         return static_cast<std::size_t>(
-            query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
+            detail::query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
     });
 }
 
