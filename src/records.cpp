@@ -72,4 +72,17 @@ PauseInfo read_pause(const std::vector<Field>& r, std::size_t first) {
     return p;
 }
 
+RunStartOutcome read_run_start(const std::vector<Field>& row, const std::vector<Value>& params) {
+    RunStartOutcome out;
+    if (row.at(0)) {
+        out.run_id = as_int64(row[0]);
+    } else if (row.at(1)) {
+        out.pause = read_pause(row, 1);
+    } else {
+        throw error(errc::backend, "the database sent neither a run nor a pause while " +
+                                       describe_query(Query::start_run_unless_paused, params));
+    }
+    return out;
+}
+
 }  // namespace sqlock::detail

@@ -37,4 +37,9 @@ std::vector<RunRecord> read_runs(const Rows& rows);
 /// A pause from the pause columns starting at `first`.
 PauseInfo read_pause(const std::vector<Field>& row, std::size_t first = 0);
 
+/// The answer of Query::start_run_unless_paused (`params` its parameters):
+/// the run id, or the pause in force. A row with neither is errc::backend,
+/// never a pause without a name.
+RunStartOutcome read_run_start(const std::vector<Field>& row, const std::vector<Value>& params);
+
 }  // namespace sqlock::detail

@@ -250,13 +250,7 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
             return out;
         }
         const auto key = detail::Query::start_run_unless_paused;
-        const detail::Rows r = c.query(key, params);
-        const auto& row = detail::first_row(r, key, params);
-        if (row.at(0))
-            out.run_id = detail::as_int64(row[0]);
-        else
-            out.pause = detail::read_pause(row, 1);
-        return out;
+        return detail::read_run_start(detail::first_row(c.query(key, params), key, params), params);
     });
 }
 

@@ -226,18 +226,19 @@ StatementSet statement_set(const Tables& tables) {
             "INSERT INTO " + r + run_columns + "VALUES (" + run_values + ") RETURNING id");
 
     // Under the write lock (one transaction): the run is inserted only when
-    // no pause is in force, then the run's id (changes(): whether the
-    // insert wrote a row) or the pause is read, and nothing can change in
-    // between.
+    // no pause is in force, then the run's id or the pause is read. The
+    // second step asks only the first's answer (changes(): whether the
+    // insert wrote a row), never the clock again: 'now' is fixed per step,
+    // so a pause ending between the two would be in force for the insert
+    // and over for a second look. The pause row the insert saw is still
+    // there, as nobody writes meanwhile.
     set.add(Query::start_run_unless_paused,
             "INSERT INTO " + r + run_columns + "SELECT " + run_values +
                 " WHERE NOT EXISTS (SELECT 1 FROM " + p + " WHERE name = ?1 AND " + pause_live +
                 ");\n"
                 "SELECT CASE WHEN changes() > 0 THEN last_insert_rowid() END, x.name,"
                 " x.paused_by, x.reason, x.created, x.paused_until FROM (SELECT 1) LEFT JOIN " +
-                p +
-                " AS x ON x.name = ?1 AND (x.paused_until IS NULL OR"
-                " julianday(x.paused_until) > julianday('now'))",
+                p + " AS x ON x.name = ?1 AND changes() = 0",
             Mode::transaction);
 
     // One statement under SQLite's write lock: nobody takes the lock over
