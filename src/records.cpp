@@ -1,18 +1,25 @@
 #include "records.hpp"
 
-#include <cstdlib>
+#include <charconv>
 
 #include "backend.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
 
+// std::from_chars: the database's digits as they are, whatever locale the
+// program set (strtod would read "12.345" as 12 under a comma locale).
+
 std::int64_t as_int64(const Field& f) {
-    return f ? std::strtoll(f->c_str(), nullptr, 10) : 0;
+    std::int64_t n = 0;
+    if (f) std::from_chars(f->data(), f->data() + f->size(), n);
+    return n;
 }
 
 double as_double(const Field& f) {
-    return f ? std::strtod(f->c_str(), nullptr) : 0.0;
+    double d = 0.0;
+    if (f) std::from_chars(f->data(), f->data() + f->size(), d);
+    return d;
 }
 
 bool as_bool(const Field& f) {
