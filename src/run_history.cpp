@@ -105,13 +105,21 @@ std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::i
 namespace {
 
 // The run history needs its table, which only init() creates on a server.
+// `retry_on_broken` as for ConnectionPool::with(): off for a statement that
+// must not run twice.
 template <typename F>
-auto with_history(detail::LockerState& s, F&& f)
+auto with_history(detail::LockerState& s, F&& f, bool retry_on_broken = true)
     -> decltype(f(std::declval<detail::Connection&>())) {
     return detail::with_side_table(
         s, "run history table", detail::runs_table_name(s.table),
-        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f));
+        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f), retry_on_broken);
 }
+
+// Inserting a run is not idempotent: after a connection broke, the insert
+// may have committed with only its answer lost, and a retry would record a
+// second run, left "running" until it reads lost. The error (errc::connection)
+// goes to the caller, which carries on without a run id as for any other.
+constexpr bool once = false;
 
 // Milliseconds since the Unix epoch by the database's clock.
 std::int64_t now_millis(detail::Connection& c) {
@@ -231,9 +239,12 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
-    return with_history(*state_, [&](detail::Connection& c) {
-        return detail::query_int64(c, detail::Query::start_run, params);
-    });
+    return with_history(
+        *state_,
+        [&](detail::Connection& c) {
+            return detail::query_int64(c, detail::Query::start_run, params);
+        },
+        once);
 }
 
 RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
@@ -241,17 +252,21 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
-    return with_history(*state_, [&](detail::Connection& c) {
-        RunStartOutcome out;
-        // No pauses table: a deployment from before pauses, where nothing
-        // is paused (as paused() says).
-        if (!c.has_pauses()) {
-            out.run_id = detail::query_int64(c, detail::Query::start_run, params);
-            return out;
-        }
-        const auto key = detail::Query::start_run_unless_paused;
-        return detail::read_run_start(detail::first_row(c.query(key, params), key, params), params);
-    });
+    return with_history(
+        *state_,
+        [&](detail::Connection& c) {
+            RunStartOutcome out;
+            // No pauses table: a deployment from before pauses, where nothing
+            // is paused (as paused() says).
+            if (!c.has_pauses()) {
+                out.run_id = detail::query_int64(c, detail::Query::start_run, params);
+                return out;
+            }
+            const auto key = detail::Query::start_run_unless_paused;
+            return detail::read_run_start(detail::first_row(c.query(key, params), key, params),
+                                          params);
+        },
+        once);
 }
 
 run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
