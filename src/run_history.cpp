@@ -132,15 +132,14 @@ std::vector<RunRecord> query_runs(detail::Connection& c, detail::Query key,
     return detail::read_runs(c.query(key, params));
 }
 
-// A century: "since" for all runs.
-constexpr duration all_time = std::chrono::hours(24 * 36600);
-
 // Runs of `name` (all if empty) started within `since` of now (all if
 // zero), newest first, at most `limit`.
 std::vector<RunRecord> history_of(detail::Connection& c, const std::string& name, duration since,
                                   std::size_t limit) {
     using detail::Value;
-    const Value back = Value::millis(since > duration::zero() ? since : all_time);
+    // NULL: all of them, whatever their start time says (another program's
+    // row may have one no arithmetic on the clock reaches).
+    const Value back = since > duration::zero() ? Value::millis(since) : Value::null();
     const Value n = Value::integer(static_cast<std::int64_t>(limit));
     if (name.empty()) return query_runs(c, detail::Query::history_all, {back, n});
     return query_runs(c, detail::Query::history_name, {back, n, Value::text(name)});

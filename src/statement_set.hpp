@@ -56,8 +56,8 @@ enum class Query : std::size_t {
     finish_run,
     /// (name, window_start: UTC text): the runs of that window, oldest first.
     window_runs,
-    /// (since: duration, limit): runs started within `since` of now, newest
-    /// first.
+    /// (since: duration or NULL, limit): runs started within `since` of
+    /// now (all runs for NULL, whatever their start), newest first.
     history_all,
     /// (since: duration, limit, name): the same, of one name.
     history_name,

@@ -361,8 +361,10 @@ StatementSet statement_set(const MariaTarget& t) {
         runs_select(t, "r.name = ?1 AND r.window_start = CAST(?2 AS DATETIME(3))"
                     " AND r.started >= CAST(?2 AS DATETIME(3))", "r.started, r.id"));
 
-    // ?1 since (ms), ?2 limit [, ?3 name].
-    const std::string since = std::string("r.started >= ") + now + " - " + micros_param("?1");
+    // ?1 since (ms; NULL: every run, whatever its start says, a zero
+    // date too), ?2 limit [, ?3 name].
+    const std::string since =
+        std::string("(?1 IS NULL OR r.started >= ") + now + " - " + micros_param("?1") + ")";
     set.add(Query::history_all, runs_select(t, since, "r.started DESC, r.id DESC LIMIT ?2"));
     set.add(Query::history_name,
         runs_select(t, since + " AND r.name = ?3", "r.started DESC, r.id DESC LIMIT ?2"));

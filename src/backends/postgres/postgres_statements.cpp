@@ -381,12 +381,13 @@ StatementSet statement_set(const PgTarget& target) {
         runs_select(target, "r.name = $1::text AND r.window_start = " + utc_param("$2") +
                     " AND r.started >= " + utc_param("$2"), "r.started, r.id"));
 
-    // $1 since (ms), $2 limit [, $3 name].
+    // $1 since (ms; NULL: every run, whatever its start says), $2 limit
+    // [, $3 name].
+    const std::string since = "($1::bigint IS NULL OR r.started >= now() - " + millis("$1") + ")";
     set.add(Query::history_all,
-        runs_select(target, "r.started >= now() - " + millis("$1"),
-                    "r.started DESC, r.id DESC LIMIT $2::bigint"));
+        runs_select(target, since, "r.started DESC, r.id DESC LIMIT $2::bigint"));
     set.add(Query::history_name,
-        runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
+        runs_select(target, "r.name = $3::text AND " + since,
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
 
     // $1 name.

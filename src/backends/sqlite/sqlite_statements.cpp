@@ -253,12 +253,11 @@ StatementSet statement_set(const Tables& tables) {
 
     set.add(Query::window_runs,
             runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
-    set.add(Query::history_all,
-            runs_select(t, r, "r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)", "?2"));
-    set.add(Query::history_name,
-            runs_select(
-                t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)",
-                "?2"));
+    // ?1 NULL: every run, whatever its start says.
+    const std::string since =
+        "(?1 IS NULL OR r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1))";
+    set.add(Query::history_all, runs_select(t, r, since, "?2"));
+    set.add(Query::history_name, runs_select(t, r, "r.name = ?3 AND " + since, "?2"));
     set.add(Query::last_success, runs_select(t, r, "r.name = ?1 AND r.outcome = 'succeeded'", "1"));
 
     set.add(Query::run_counts,
