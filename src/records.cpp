@@ -25,7 +25,11 @@ double as_double(const Field& f) {
 bool as_bool(const Field& f) {
     if (!f) return false;
     const std::string& v = *f;
-    return v == "1" || v == "t" || v == "true";
+    if (v == "t" || v == "true") return true;
+    // Any integer but 0: a count is as good as a flag.
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    return ec == std::errc() && end == v.data() + v.size() && n != 0;
 }
 
 const std::string& as_text(const Field& f) {

@@ -15,9 +15,9 @@ namespace sqlock::detail {
 
 class Connection;
 
-/// A field as an integer, a decimal, a boolean (1/0, t/f, true/false) or
-/// text; NULL reads as 0, false or "". Numbers are read as the databases
-/// write them, whatever the program's locale.
+/// A field as an integer, a decimal, a boolean (an integer, true unless 0;
+/// t/f; true/false) or text; NULL reads as 0, false or "". Numbers are read
+/// as the databases write them, whatever the program's locale.
 std::int64_t as_int64(const Field& f);
 double as_double(const Field& f);
 bool as_bool(const Field& f);

@@ -1,6 +1,6 @@
 // Reading the core's records from query rows (src/records.hpp): numbers as
-// the databases write them, whatever the program's locale; the answer of a
-// combined pause check and run start.
+// the databases write them, whatever the program's locale; booleans in every
+// form a database sends; the answer of a combined pause check and run start.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 #include <clocale>
@@ -62,6 +62,18 @@ TEST_CASE("a decimal reads the same under a locale that writes a comma", "[recor
     }
     CHECK(sqlock::detail::as_double(Field("12.345")) == Approx(12.345));
     CHECK(sqlock::detail::as_double(Field("0.500")) == 0.5);
+}
+
+TEST_CASE("booleans: any integer but zero, t and true are true", "[records]") {
+    for (const char* yes : {"1", "2", "-1", "t", "true"}) {
+        INFO(yes);
+        CHECK(sqlock::detail::as_bool(Field(yes)));
+    }
+    for (const char* no : {"0", "f", "false", "", "x", "1x"}) {
+        INFO(no);
+        CHECK_FALSE(sqlock::detail::as_bool(Field(no)));
+    }
+    CHECK_FALSE(sqlock::detail::as_bool(Field()));
 }
 
 TEST_CASE("a run start reads as a run, as a pause, or as an error", "[records]") {

@@ -304,10 +304,12 @@ StatementSet statement_set(const MariaTarget& t) {
 
     // information_schema lists only the tables this user has a privilege
     // on: MariaConnection probes one it does not list
-    // (unlisted_side_table_exists).
+    // (unlisted_side_table_exists). MAX, not a count: the names match case
+    // insensitively, so one table may be listed twice ("locks_runs",
+    // "Locks_runs"), and the answer is 1 or 0 all the same.
     const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
     set.add(Query::side_tables,
-        "SELECT COALESCE(SUM(" + runs + "), 0), COALESCE(SUM(" + pauses +
+        "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses +
         "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses);
 
     set.add(Query::now_millis,
