@@ -53,9 +53,10 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
-MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target)
+MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target,
+                                 std::shared_ptr<const StatementSet> set)
     : target_(std::move(target)),
-      set_(sql::statement_set(*target_)),
+      set_(std::move(set)),
       link_(*target_, clock::now() + target_->timeout) {}
 
 MariaConnection::clock::time_point MariaConnection::limit() const {
@@ -287,7 +288,7 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
 }
 
 Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
-    const QueryText& text = set_[key];
+    const QueryText& text = (*set_)[key];
     const std::string what = describe_query(key, params);
     const std::string sql = sql::bind(text.sql, params);
     std::vector<StatementResult> rs =

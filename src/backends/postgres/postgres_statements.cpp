@@ -319,6 +319,17 @@ std::string prepared_name(Query key, const std::string& sql) {
     return std::string("sqlock_") + query_name(key) + "/" + text_hash(sql);
 }
 
+std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target) {
+    CoreStatements out{statement_set(target), {}};
+    for (std::size_t i = 0; i < query_count; ++i) {
+        const auto key = static_cast<Query>(i);
+        const QueryText& text = out.set[key];
+        if (text.mode != QueryText::Mode::unprepared)
+            out.prepared[i] = prepared_name(key, text.sql);
+    }
+    return std::make_shared<const CoreStatements>(std::move(out));
+}
+
 StatementSet statement_set(const PgTarget& target) {
     const std::string& T = target.quoted_table;
     const std::string& R = target.quoted_runs;

@@ -55,8 +55,9 @@ void make_private_directory(const std::string& path) {
 
 }  // namespace
 
-SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& table, bool create)
-    : path_(url.path), tables_(table), set_(statement_set(tables_)) {
+SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& table, bool create,
+                                   std::shared_ptr<const StatementSet> set)
+    : path_(url.path), tables_(table), set_(std::move(set)) {
     // Bad parameters are reported before any file is touched.
     busy_timeout_ = busy_timeout(url);
     if (url.is_embedded_default) {
@@ -300,7 +301,7 @@ bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockst
 }
 
 Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
-    const QueryText& text = set_[key];
+    const QueryText& text = (*set_)[key];
     const std::vector<sqlite3_stmt*>& statements = prepare(key);
     std::optional<Transaction> tx;
     if (text.mode == QueryText::Mode::transaction) tx.emplace(*this);
@@ -406,7 +407,7 @@ Prepared SqliteConnection::prepare(Sql kind) {
 const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
     std::vector<sqlite3_stmt*>& statements = set_cache_[static_cast<std::size_t>(key)];
     if (!statements.empty()) return statements;
-    const std::string& sql = set_[key].sql;
+    const std::string& sql = (*set_)[key].sql;
     const char* next = sql.c_str();
     const char* const end = next + sql.size();
     while (next < end) {

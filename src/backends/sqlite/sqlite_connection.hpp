@@ -16,6 +16,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,11 @@ class SqliteConnection final : public Connection {
   public:
     /// `create`: make the file if it is missing (the embedded default, and
     /// Locker::init()); otherwise a missing file is a configuration error, so
-    /// a mistyped path never leaves an empty database behind.
-    SqliteConnection(const SqliteUrl& url, const std::string& table, bool create);
+    /// a mistyped path never leaves an empty database behind. `set`: the
+    /// core's statements for `table` (statement_set()), built once and
+    /// shared by the backend's connections.
+    SqliteConnection(const SqliteUrl& url, const std::string& table, bool create,
+                     std::shared_ptr<const StatementSet> set);
 
     ~SqliteConnection() override { close(); }
 
@@ -133,7 +137,7 @@ class SqliteConnection final : public Connection {
     std::chrono::steady_clock::time_point busy_since_{};
     std::string path_;
     Tables tables_;
-    StatementSet set_;  // the core's statements
+    std::shared_ptr<const StatementSet> set_;  // the core's statements
     sqlite3* db_ = nullptr;
     std::array<sqlite3_stmt*, static_cast<std::size_t>(Sql::count)> cache_{};
     // The core's statements, prepared on first use: one or more each.
