@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "schema.hpp"
+#include "sqlock/error.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -324,6 +325,11 @@ std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target) {
     for (std::size_t i = 0; i < query_count; ++i) {
         const auto key = static_cast<Query>(i);
         const QueryText& text = out.set[key];
+        if (text.mode == QueryText::Mode::transaction)
+            throw error(errc::backend, std::string("the PostgreSQL statement for '") +
+                                           query_name(key) +
+                                           "' asks for a transaction, which PostgreSQL's "
+                                           "statements do not take: make it one statement");
         if (text.mode != QueryText::Mode::unprepared)
             out.prepared[i] = prepared_name(key, text.sql);
     }

@@ -80,7 +80,9 @@ struct CoreStatements {
     std::array<std::string, query_count> prepared;
 };
 
-/// statement_set(target) with its prepared names.
+/// statement_set(target) with its prepared names. Throws errc::backend for
+/// a statement in a mode PgConnection does not run (a transaction: each
+/// of its statements is one statement, atomic by itself).
 std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target);
 
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
