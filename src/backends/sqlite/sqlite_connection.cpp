@@ -302,9 +302,11 @@ bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockst
 
 Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
     const QueryText& text = (*set_)[key];
-    const std::vector<sqlite3_stmt*>& statements = prepare(key);
+    // Every error names what the query was doing (describe_query).
+    const std::string what = describe_query(key, params);
+    const std::vector<sqlite3_stmt*>& statements = prepare(key, what);
     std::optional<Transaction> tx;
-    if (text.mode == QueryText::Mode::transaction) tx.emplace(*this);
+    if (text.mode == QueryText::Mode::transaction) tx.emplace(*this, what);
     Rows out;
     for (sqlite3_stmt* stmt : statements) {
         Prepared st(db_, stmt);
@@ -329,7 +331,7 @@ Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
         }
         const int columns = st.column_count();
         std::vector<std::vector<Field>> rows;
-        while (st.step()) {
+        while (st.step(what)) {
             std::vector<Field> row;
             row.reserve(static_cast<std::size_t>(columns));
             for (int c = 0; c < columns; ++c)
@@ -339,7 +341,7 @@ Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
         if (columns > 0) out.rows = std::move(rows);  // the last statement with rows
         if (!st.read_only()) out.affected += static_cast<std::uint64_t>(sqlite3_changes(db_));
     }
-    if (tx) tx->commit();
+    if (tx) tx->commit(what);
     return out;
 }
 
@@ -404,7 +406,7 @@ Prepared SqliteConnection::prepare(Sql kind) {
     return Prepared(db_, stmt);
 }
 
-const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
+const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key, const std::string& doing) {
     std::vector<sqlite3_stmt*>& statements = set_cache_[static_cast<std::size_t>(key)];
     if (!statements.empty()) return statements;
     const std::string& sql = (*set_)[key].sql;
@@ -418,7 +420,7 @@ const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
         if (rc != SQLITE_OK) {
             for (sqlite3_stmt* s : statements) sqlite3_finalize(s);
             statements.clear();
-            throw_sqlite_error(db_, rc, "preparing a statement");
+            throw_sqlite_error(db_, rc, doing);
         }
         if (stmt) statements.push_back(stmt);  // null: only white space was left
         next = tail;
@@ -426,11 +428,11 @@ const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
     return statements;
 }
 
-void SqliteConnection::exec(const std::string& sql, const char* what) {
+void SqliteConnection::exec(const std::string& sql, const std::string& doing) {
     char* message = nullptr;
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
     sqlite3_free(message);
-    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, what);
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, doing);
 }
 
 void SqliteConnection::close() noexcept {

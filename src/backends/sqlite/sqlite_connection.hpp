@@ -104,11 +104,14 @@ class SqliteConnection final : public Connection {
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
     class Transaction {
       public:
-        explicit Transaction(SqliteConnection& c) : c_(c) {
-            c_.exec("BEGIN IMMEDIATE", "starting a write transaction");
+        /// `doing`: what the transaction is for, as errors say it.
+        explicit Transaction(SqliteConnection& c,
+                             const std::string& doing = "starting a write transaction")
+            : c_(c) {
+            c_.exec("BEGIN IMMEDIATE", doing);
         }
-        void commit() {
-            c_.exec("COMMIT", "committing");
+        void commit(const std::string& doing = "committing") {
+            c_.exec("COMMIT", doing);
             done_ = true;
         }
         ~Transaction() {
@@ -125,10 +128,10 @@ class SqliteConnection final : public Connection {
 
     // Prepared on first use, then reused for the connection's lifetime.
     Prepared prepare(Sql kind);
-    /// The statements of `key`'s text, the same way.
-    const std::vector<sqlite3_stmt*>& prepare(Query key);
+    /// The statements of `key`'s text, the same way; errors say `doing`.
+    const std::vector<sqlite3_stmt*>& prepare(Query key, const std::string& doing);
 
-    void exec(const std::string& sql, const char* what);
+    void exec(const std::string& sql, const std::string& doing);
 
     void close() noexcept;
 
