@@ -99,6 +99,10 @@ constexpr std::size_t query_count = static_cast<std::size_t>(Query::count_pauses
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;
 
+/// How many parameters the core passes with `key`, as listed above: its
+/// SQL may refer to fewer, never to more.
+std::size_t query_parameter_count(Query key) noexcept;
+
 /// One parameter of a query: NULL, an integer, text, or a duration. Each
 /// backend binds a duration its own way (PostgreSQL and MariaDB as whole
 /// milliseconds, SQLite as a date modifier "S.mmm seconds"), so that its

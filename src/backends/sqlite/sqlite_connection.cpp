@@ -310,8 +310,13 @@ Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
     Rows out;
     for (sqlite3_stmt* stmt : statements) {
         Prepared st(db_, stmt);
-        // ?NNN is parameter NNN: each statement binds the ones it has.
-        const int count = std::min<int>(st.parameter_count(), static_cast<int>(params.size()));
+        // ?NNN is parameter NNN: each statement binds the ones it has. One
+        // it lacks is a mistake in the set, never a NULL.
+        const int count = st.parameter_count();
+        if (static_cast<std::size_t>(count) > params.size())
+            throw error(errc::backend, "an SQLite statement refers to parameter ?" +
+                                           std::to_string(count) + " of " +
+                                           std::to_string(params.size()) + " while " + what);
         for (int i = 1; i <= count; ++i) {
             const Value& v = params[static_cast<std::size_t>(i - 1)];
             switch (v.kind()) {
