@@ -116,3 +116,35 @@ TEST_CASE("the scan finds the highest placeholder outside quotes", "[statements]
     CHECK(highest_placeholder("SELECT $2::text || '$7'", '$') == 2);
     CHECK(highest_placeholder("SELECT 1", '?') == 0);
 }
+
+#if SQLOCK_WITH_MARIADB
+TEST_CASE("MariaDB binds every statement of its set, and refuses SQL it cannot scan",
+          "[statements][mariadb]") {
+    using namespace std::chrono_literals;
+    namespace sql = sqlock::detail::mariadb::sql;
+    const sqlock::detail::mariadb::MariaTarget target(
+        sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"), "locks", 10s);
+    const StatementSet set = sql::statement_set(target);
+    for (Query key : every_query()) {
+        INFO(sqlock::detail::query_name(key));
+        const std::vector<Value> params(sqlock::detail::query_parameter_count(key),
+                                        Value::integer(1));
+        CHECK_NOTHROW(sql::bind(set[key].sql, params));
+    }
+
+    CHECK(sql::bind("SELECT ?2, '?1'", {Value::null(), Value::integer(5)}) == "SELECT 5, '?1'");
+    auto refused = [](const std::string& text) {
+        try {
+            sql::bind(text, {Value::integer(1)});
+        } catch (const sqlock::error& e) {
+            return e.category() == sqlock::errc::backend;
+        }
+        return false;
+    };
+    CHECK(refused("SELECT 1 -- ?1"));
+    CHECK(refused("SELECT 1 # ?1"));
+    CHECK(refused("SELECT 1 /* ?1 */"));
+    CHECK(refused("SELECT 'it\\'s ?1'"));
+    CHECK(refused("SELECT ?2"));
+}
+#endif

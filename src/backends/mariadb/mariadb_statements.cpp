@@ -426,6 +426,14 @@ StatementSet statement_set(const MariaTarget& t) {
 // clang-format on
 
 std::string bind(const std::string& sql, const std::vector<Value>& params) {
+    // The scanner below knows quotes, not comments nor backslash escapes
+    // ('it\'s'): text with either could hide a "?1" from it, or show it
+    // one that is not there.
+    for (const char* token : {"--", "#", "/*", "\\"})
+        if (sql.find(token) != std::string::npos)
+            throw error(errc::backend, std::string("a MariaDB statement to bind has \"") + token +
+                                           "\" in it: statements of a StatementSet have no "
+                                           "comments and no backslashes");
     std::string out;
     out.reserve(sql.size() + 64);
     char quote = 0;  // inside '...', "..." or `...`
