@@ -384,14 +384,17 @@ StatementSet statement_set(const PgTarget& target) {
     // $1 run id, $2 fencing id, $3 locked_by, $4 exit status, $5 signal
     // (NULL: none), $6 outcome. The lock row is locked FOR UPDATE while the
     // end is written: a take-over of an expiring lease waits for us, and
-    // then its holder's once-per decision sees this record.
+    // then its holder's once-per decision sees this record. Run once per
+    // `sqlock run`, on the connection it made: sent with its text, so that
+    // no PREPARE's round trip comes just before the release.
     set.add(Query::finish_run,
         "WITH l AS (SELECT id FROM " + T + " WHERE id = $2::bigint AND locked_by = $3::text"
             " AND expires > now() FOR UPDATE)"
         " UPDATE " + R + " AS r SET ended = now(), exit_status = $4::int,"
         " exit_signal = $5::int,"
         " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
-        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text");
+        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text",
+        Mode::unprepared);
 
     // $1 name, $2 window start (UTC text).
     set.add(Query::window_runs,
@@ -446,8 +449,11 @@ StatementSet statement_set(const PgTarget& target) {
     // $1 name.
     set.add(Query::resume,
         "DELETE FROM " + P + " WHERE name = $1::text RETURNING " + pause_live);
+    // `sqlock run` reads it alone about once per connection (when it cannot
+    // start its run with start_run_unless_paused): sent with its text.
     set.add(Query::paused,
-        "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live);
+        "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live,
+        Mode::unprepared);
     set.add(Query::pauses,
         "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
         " ORDER BY name COLLATE \"C\"");
