@@ -4,6 +4,7 @@
 
 #include "sqlock/error.hpp"
 
+#include "fnv1a.hpp"
 #include "schema.hpp"
 
 namespace sqlock::detail {
@@ -64,15 +65,6 @@ std::string unindexed(const std::string& condition) {
 
 std::string owner_is(const std::string& locked_by) {
     return "COALESCE(locked_by, '') = " + literal(locked_by);
-}
-
-std::uint64_t fnv1a64(const std::string& text) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "fnv1a.hpp"
 #include "schema.hpp"
 #include "sqlock/error.hpp"
 #include "validate.hpp"
@@ -115,15 +116,10 @@ std::string in_batch(const std::string& column, const std::string& subquery) {
     return column + " = ANY (ARRAY(" + subquery + "))";
 }
 
-// FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
+// 64 bits of FNV-1a, as hex: names a statement text.
 std::string text_hash(const std::string& text) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
     return buf;
 }
 
@@ -473,15 +469,9 @@ StatementSet statement_set(const PgTarget& target) {
 }
 
 std::string schema_script(const PgTarget& target) {
-    std::string sql = substitute(postgres_schema_sql, "table", target.quoted_table);
-    sql = substitute(sql, "index", target.quoted_index);
-    sql = substitute(sql, "runs", target.quoted_runs);
-    sql = substitute(sql, "pauses", target.quoted_pauses);
-    const std::string runs = runs_table_name(target.table);
-    for (const char* what : {"name", "started", "fencing"})
-        sql = substitute(sql, std::string("runs_") + what + "_idx",
-                         quote_table_name(runs_index_name(runs, what)));
-    return sql;
+    return schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
+                             target.quoted_runs, target.quoted_pauses,
+                             runs_table_name(target.table));
 }
 
 }  // namespace sqlock::detail::postgres

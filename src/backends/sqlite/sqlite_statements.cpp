@@ -302,14 +302,8 @@ StatementSet statement_set(const Tables& tables) {
 }
 
 std::string schema_script(const Tables& tables) {
-    std::string sql = substitute(sqlite_schema_sql, "table", tables.table);
-    sql = substitute(sql, "index", tables.index);
-    sql = substitute(sql, "runs", tables.runs);
-    sql = substitute(sql, "pauses", tables.pauses);
-    for (const char* what : {"name", "started", "fencing"})
-        sql = substitute(sql, std::string("runs_") + what + "_idx",
-                         quote_table_name(runs_index_name(tables.runs_name, what)));
-    return sql;
+    return schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
+                             tables.pauses, tables.runs_name);
 }
 
 }  // namespace sqlock::detail::sqlite
