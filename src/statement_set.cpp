@@ -7,7 +7,8 @@ namespace sqlock::detail {
 namespace {
 
 // What each key does, for messages, and which parameter (if any) names its
-// subject: the words the backends used before the statements were shared.
+// subject: one wording for every backend, so that an error reads the same
+// whichever database it came from, and names the job or lock it concerns.
 struct About {
     const char* name;
     const char* doing;
