@@ -27,12 +27,6 @@ auto with_pauses(detail::LockerState& s, F&& f)
         [](detail::Connection& c) { return c.has_pauses(); }, std::forward<F>(f));
 }
 
-// Runs `key` and reads the first column of its first row as a count.
-std::size_t query_count_of(detail::Connection& c, detail::Query key) {
-    return static_cast<std::size_t>(
-        detail::as_int64(detail::first_row(c.query(key, {}), key, {}).at(0)));
-}
-
 }  // namespace
 
 PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
@@ -108,7 +102,7 @@ std::size_t Locker::count_expired_pauses() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([](detail::Connection& c) -> std::size_t {
         if (!c.has_pauses()) return 0;
-        return query_count_of(c, detail::Query::count_pauses);
+        return static_cast<std::size_t>(detail::query_int64(c, detail::Query::count_pauses));
     });
 }
 

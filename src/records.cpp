@@ -1,23 +1,35 @@
 #include "records.hpp"
 
-#include <cstdlib>
+#include <charconv>
 
+#include "backend.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
 
+// std::from_chars: the database's digits as they are, whatever locale the
+// program set (strtod would read "12.345" as 12 under a comma locale).
+
 std::int64_t as_int64(const Field& f) {
-    return f ? std::strtoll(f->c_str(), nullptr, 10) : 0;
+    std::int64_t n = 0;
+    if (f) std::from_chars(f->data(), f->data() + f->size(), n);
+    return n;
 }
 
 double as_double(const Field& f) {
-    return f ? std::strtod(f->c_str(), nullptr) : 0.0;
+    double d = 0.0;
+    if (f) std::from_chars(f->data(), f->data() + f->size(), d);
+    return d;
 }
 
 bool as_bool(const Field& f) {
     if (!f) return false;
     const std::string& v = *f;
-    return v == "1" || v == "t" || v == "true";
+    if (v == "t" || v == "true") return true;
+    // Any integer but 0: a count is as good as a flag.
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    return ec == std::errc() && end == v.data() + v.size() && n != 0;
 }
 
 const std::string& as_text(const Field& f) {
@@ -29,6 +41,10 @@ const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vect
     if (rows.rows.empty())
         throw error(errc::backend, "the database sent no row while " + describe_query(key, params));
     return rows.rows.front();
+}
+
+std::int64_t query_int64(Connection& c, Query key, const std::vector<Value>& params) {
+    return as_int64(first_row(c.query(key, params), key, params).at(0));
 }
 
 RunRecord read_run(const std::vector<Field>& r) {
@@ -65,6 +81,19 @@ PauseInfo read_pause(const std::vector<Field>& r, std::size_t first) {
     p.created = as_text(r.at(first + 3));
     if (r.at(first + 4)) p.until = *r.at(first + 4);
     return p;
+}
+
+RunStartOutcome read_run_start(const std::vector<Field>& row, const std::vector<Value>& params) {
+    RunStartOutcome out;
+    if (row.at(0)) {
+        out.run_id = as_int64(row[0]);
+    } else if (row.at(1)) {
+        out.pause = read_pause(row, 1);
+    } else {
+        throw error(errc::backend, "the database sent neither a run nor a pause while " +
+                                       describe_query(Query::start_run_unless_paused, params));
+    }
+    return out;
 }
 
 }  // namespace sqlock::detail

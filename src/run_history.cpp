@@ -106,24 +106,25 @@ std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::i
 namespace {
 
 // The run history needs its table, which only init() creates on a server.
+// `retry_on_broken` as for ConnectionPool::with(): off for a statement that
+// must not run twice.
 template <typename F>
-auto with_history(detail::LockerState& s, F&& f)
+auto with_history(detail::LockerState& s, F&& f, bool retry_on_broken = true)
     -> decltype(f(std::declval<detail::Connection&>())) {
     return detail::with_side_table(
         s, "run history table", detail::runs_table_name(s.table),
-        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f));
+        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f), retry_on_broken);
 }
 
-// Runs `key` on `c` and reads the first column of its first row as an
-// integer.
-std::int64_t query_int64(detail::Connection& c, detail::Query key,
-                         const std::vector<detail::Value>& params) {
-    return detail::as_int64(detail::first_row(c.query(key, params), key, params).at(0));
-}
+// Inserting a run is not idempotent: after a connection broke, the insert
+// may have committed with only its answer lost, and a retry would record a
+// second run, left "running" until it reads lost. The error (errc::connection)
+// goes to the caller, which carries on without a run id as for any other.
+constexpr bool once = false;
 
 // Milliseconds since the Unix epoch by the database's clock.
 std::int64_t now_millis(detail::Connection& c) {
-    return query_int64(c, detail::Query::now_millis, {});
+    return detail::query_int64(c, detail::Query::now_millis, {});
 }
 
 // The runs `key` reads with `params`.
@@ -132,15 +133,14 @@ std::vector<RunRecord> query_runs(detail::Connection& c, detail::Query key,
     return detail::read_runs(c.query(key, params));
 }
 
-// A century: "since" for all runs.
-constexpr duration all_time = std::chrono::hours(24 * 36600);
-
 // Runs of `name` (all if empty) started within `since` of now (all if
 // zero), newest first, at most `limit`.
 std::vector<RunRecord> history_of(detail::Connection& c, const std::string& name, duration since,
                                   std::size_t limit) {
     using detail::Value;
-    const Value back = Value::millis(since > duration::zero() ? since : all_time);
+    // NULL: all of them, whatever their start time says (another program's
+    // row may have one no arithmetic on the clock reaches).
+    const Value back = since > duration::zero() ? Value::millis(since) : Value::null();
     const Value n = Value::integer(static_cast<std::int64_t>(limit));
     if (name.empty()) return query_runs(c, detail::Query::history_all, {back, n});
     return query_runs(c, detail::Query::history_name, {back, n, Value::text(name)});
@@ -239,9 +239,12 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
-    return with_history(*state_, [&](detail::Connection& c) {
-        return query_int64(c, detail::Query::start_run, params);
-    });
+    return with_history(
+        *state_,
+        [&](detail::Connection& c) {
+            return detail::query_int64(c, detail::Query::start_run, params);
+        },
+        once);
 }
 
 RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
@@ -249,23 +252,21 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name, held.id, info);
     detail::ensure_initialized(*state_);
-    return with_history(*state_, [&](detail::Connection& c) {
-        RunStartOutcome out;
-        // No pauses table: a deployment from before pauses, where nothing
-        // is paused (as paused() says).
-        if (!c.has_pauses()) {
-            out.run_id = query_int64(c, detail::Query::start_run, params);
-            return out;
-        }
-        const auto key = detail::Query::start_run_unless_paused;
-        const detail::Rows r = c.query(key, params);
-        const auto& row = detail::first_row(r, key, params);
-        if (row.at(0))
-            out.run_id = detail::as_int64(row[0]);
-        else
-            out.pause = detail::read_pause(row, 1);
-        return out;
-    });
+    return with_history(
+        *state_,
+        [&](detail::Connection& c) {
+            RunStartOutcome out;
+            // No pauses table: a deployment from before pauses, where nothing
+            // is paused (as paused() says).
+            if (!c.has_pauses()) {
+                out.run_id = detail::query_int64(c, detail::Query::start_run, params);
+                return out;
+            }
+            const auto key = detail::Query::start_run_unless_paused;
+            return detail::read_run_start(detail::first_row(c.query(key, params), key, params),
+                                          params);
+        },
+        once);
 }
 
 run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
@@ -371,7 +372,7 @@ std::size_t Locker::count_prunable_history(duration retention) {
         // As prune_history(): no history table, nothing to prune.
         if (!c.has_history()) return 0;
         return static_cast<std::size_t>(
-            query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
+            detail::query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
     });
 }
 

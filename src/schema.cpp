@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "fnv1a.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -17,16 +18,24 @@ std::string substitute(std::string sql, const std::string& key, const std::strin
     return sql;
 }
 
+std::string schema_with_names(std::string sql, const std::string& table, const std::string& index,
+                              const std::string& runs, const std::string& pauses,
+                              const std::string& runs_name) {
+    sql = substitute(std::move(sql), "table", table);
+    sql = substitute(std::move(sql), "index", index);
+    sql = substitute(std::move(sql), "runs", runs);
+    sql = substitute(std::move(sql), "pauses", pauses);
+    for (const char* what : {"name", "started", "fencing"})
+        sql = substitute(std::move(sql), std::string("runs_") + what + "_idx",
+                         quote_table_name(runs_index_name(runs_name, what)));
+    return sql;
+}
+
 std::string fit_identifier(const std::string& prefix, const std::string& suffix) {
     constexpr std::size_t max_bytes = 63;
     if (prefix.size() + suffix.size() <= max_bytes) return prefix + suffix;
-    std::uint32_t h = 2166136261u;  // FNV-1a: names a table, not a security measure
-    for (unsigned char c : prefix) {
-        h ^= c;
-        h *= 16777619u;
-    }
     char hash[10];
-    std::snprintf(hash, sizeof hash, "_%08x", static_cast<unsigned>(h));
+    std::snprintf(hash, sizeof hash, "_%08x", static_cast<unsigned>(fnv1a32(prefix)));
     return prefix.substr(0, max_bytes - suffix.size() - 9) + hash + suffix;
 }
 

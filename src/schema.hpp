@@ -10,6 +10,15 @@ namespace sqlock::detail {
 /// Replaces every "${key}" in `sql` with `value`.
 std::string substitute(std::string sql, const std::string& key, const std::string& value);
 
+/// `sql`, a schema file of sql/ for a backend whose identifiers
+/// quote_table_name() quotes, with its names filled in: ${table},
+/// ${index}, ${runs} and ${pauses} by the quoted names given, and
+/// ${runs_<what>_idx} by the indexes of the runs table `runs_name`
+/// (unquoted; runs_index_name()), quoted.
+std::string schema_with_names(std::string sql, const std::string& table, const std::string& index,
+                              const std::string& runs, const std::string& pauses,
+                              const std::string& runs_name);
+
 /// `prefix` + `suffix` if that fits in 63 bytes (PostgreSQL's identifier
 /// limit, MariaDB's is 64), else `prefix` cut short + "_" + a hash of the
 /// whole `prefix` + `suffix`: deterministic and still distinct, where a

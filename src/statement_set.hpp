@@ -56,8 +56,8 @@ enum class Query : std::size_t {
     finish_run,
     /// (name, window_start: UTC text): the runs of that window, oldest first.
     window_runs,
-    /// (since: duration, limit): runs started within `since` of now, newest
-    /// first.
+    /// (since: duration or NULL, limit): runs started within `since` of
+    /// now (all runs for NULL, whatever their start), newest first.
     history_all,
     /// (since: duration, limit, name): the same, of one name.
     history_name,
@@ -98,6 +98,10 @@ constexpr std::size_t query_count = static_cast<std::size_t>(Query::count_pauses
 
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;
+
+/// How many parameters the core passes with `key`, as listed above: its
+/// SQL may refer to fewer, never to more.
+std::size_t query_parameter_count(Query key) noexcept;
 
 /// One parameter of a query: NULL, an integer, text, or a duration. Each
 /// backend binds a duration its own way (PostgreSQL and MariaDB as whole

@@ -258,3 +258,35 @@ TEST_CASE("a lock table without its pauses table: run works, pause asks for init
     CHECK(cli(with_command({"run", "job"}, recorder(ran))).code == 80);
     CHECK(count_lines(ran) == 1);
 }
+
+TEST_CASE("a pause is kept when the run cannot be recorded", "[cli][pause][history]") {
+    Cli cli = fresh_cli();
+    const std::string ran = make_dir() + "/ran";
+    REQUIRE(cli({"pause", "job", "--reason", "upgrade"}).code == 0);
+    // No history table: the start cannot be recorded, so the pause is read
+    // alone, and still stops the job.
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_runs");
+    Result r = cli(with_command({"run", "job"}, recorder(ran)));
+    INFO(r.err);
+    CHECK(r.code == 80);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Contains("'job' is paused by") && Contains("upgrade"));
+    CHECK_FALSE(exists(ran));
+}
+
+TEST_CASE("a pause that cannot be read stops the job, with both errors", "[cli][pause][history]") {
+    Cli cli = fresh_cli();
+    const std::string ran = make_dir() + "/ran";
+    // A pauses table without the columns sqlock reads: neither the
+    // combined start nor the pause alone can be read.
+    sqlock_test::exec_sql(cli.db, "DROP TABLE " + cli.db.table + "_pauses");
+    sqlock_test::exec_sql(
+        cli.db, "CREATE TABLE " + cli.db.table + "_pauses (name VARCHAR(100) PRIMARY KEY)");
+    Result r = cli(with_command({"run", "job"}, recorder(ran)));
+    INFO(r.err);
+    CHECK(r.code != 0);
+    CHECK(r.code != 80);
+    CHECK_THAT(r.err, Contains("checking whether it is paused") && Contains("before that: ") &&
+                          Contains("reading the pause and recording the start of a run of 'job'"));
+    CHECK_FALSE(exists(ran));
+}

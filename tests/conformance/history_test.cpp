@@ -153,6 +153,27 @@ TEST_CASE("once-per and history arguments are checked", "[history][validation]")
     CHECK(invalid([&] { locker.start_run(lock); }));
 }
 
+TEST_CASE("the whole history has every run, however long ago it started", "[history]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    locker.init();
+    // Another program's run from an age no lease reaches (the oldest date
+    // every dialect stores).
+    const std::string ancient = "'1000-01-01 00:00:00.000'";
+    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
+                                  "_runs (name, host, pid, username, program, fencing_id, "
+                                  "started, ended, outcome) VALUES ('old', 'h', 1, 'u', 'p', 1, " +
+                                  ancient + ", " + ancient + ", 'succeeded')");
+    auto lock = locker.lock("job");
+    locker.start_run(lock);
+    const auto all = locker.history();
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].name == "job");
+    CHECK(all[1].name == "old");
+    CHECK(locker.history({.name = "old"}).size() == 1);
+    CHECK(locker.history({.name = "old", .since = 24h}).empty());
+}
+
 TEST_CASE("prune_history deletes old runs only, never a live one", "[history][prune]") {
     auto db = fresh_database();
     auto locker = db.open();

@@ -75,6 +75,31 @@ TEST_CASE("a job that is not paused gets a run id, and the run is in the history
     CHECK(locker.start_run_unless_paused(next).run_id);
 }
 
+TEST_CASE("a pause ending while a run starts gives the pause or a run, never neither",
+          "[history][pause][expiry]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job");
+    // Starts, back to back, across the end of short pauses: one of them
+    // straddles the moment the pause ends.
+    int paused = 0, started = 0;
+    for (int round = 0; round < 20; ++round) {
+        locker.pause("job", 20ms);
+        for (;;) {
+            const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock);
+            REQUIRE(start.run_id.has_value() != start.pause.has_value());
+            if (start.run_id) {
+                ++started;
+                break;
+            }
+            CHECK(start.pause->name == "job");
+            ++paused;
+        }
+    }
+    CHECK(started == 20);
+    CHECK(paused > 0);
+}
+
 TEST_CASE(
     "without a pauses table nothing is paused; without a history table it is "
     "a configuration error",

@@ -393,6 +393,15 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     REQUIRE(started.run_id);
     CHECK_FALSE(started.pause);
 
+    // Its end too, sent with its text: a `sqlock run` connects anew, and a
+    // prepared statement would cost a PREPARE's round trip just before the
+    // release.
+    const std::size_t finish_start = pg_test::server_log_size();
+    CHECK(locker.finish_run(lock, *started.run_id, {}) == sqlock::run_outcome::succeeded);
+    const std::string finish_log = pg_test::server_log(finish_start);
+    CHECK(pg_test::count(finish_log, prefix + "LOG:  execute <unnamed>") == 1);
+    CHECK(pg_test::count(finish_log, prefix + "LOG:  execute sqlock_") == 0);
+
     admin.pause("nightly", std::nullopt, "maintenance");
     sqlock::RunStartOutcome refused;
     CHECK(statements_during([&] { refused = locker.start_run_unless_paused(lock); }) == 1);

@@ -75,6 +75,41 @@ TEST_CASE("release and renew work after the holder's connection was terminated",
     CHECK(locker.list().empty());
 }
 
+TEST_CASE("the start of a run is not sent again after its connection broke", "[pg]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    locker.init();
+    auto lock = locker.lock("job", {.expires = 1h});
+    // Every other insert into the history ends its own session, as a link
+    // lost once the statement had gone out. Sent again on a new connection,
+    // it would pass: had the first committed, that would be a second run.
+    const std::string breaker = db.table + "_breaker";
+    sqlock_test::exec_sql(db, "CREATE SEQUENCE " + breaker);
+    sqlock_test::exec_sql(db, "CREATE FUNCTION " + breaker +
+                                  "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF nextval('" +
+                                  breaker +
+                                  "') % 2 = 1 THEN PERFORM pg_terminate_backend(pg_backend_pid());"
+                                  " END IF; RETURN NEW; END $$");
+    sqlock_test::exec_sql(db, "CREATE TRIGGER sqlock_breaker BEFORE INSERT ON " + db.table +
+                                  "_runs FOR EACH ROW EXECUTE PROCEDURE " + breaker + "()");
+    auto broken = [](auto&& start) {
+        try {
+            start();
+        } catch (const sqlock::error& e) {
+            INFO(e.what());
+            CHECK(e.category() == sqlock::errc::connection);
+            return true;
+        }
+        return false;
+    };
+    CHECK(broken([&] { locker.start_run(lock); }));
+    CHECK(locker.start_run(lock) > 0);
+    CHECK(broken([&] { locker.start_run_unless_paused(lock); }));
+    CHECK(locker.start_run_unless_paused(lock).run_id);
+    CHECK(locker.history().size() == 2);
+    CHECK(lock.held());
+}
+
 TEST_CASE("a terminated listener reconnects and waiters are still woken", "[pg]") {
     auto db = fresh_database();
     const std::string app = pg_test::unique("listener");

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -116,7 +117,11 @@ std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout) {
          pause = std::min(pause * 2, std::chrono::microseconds(20000))) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) return decode_status(status);
-        if (r < 0 && errno != EINTR) return std::nullopt;
+        // ECHILD: not our child, or already reaped by someone else. Not
+        // "had to be killed": a mistake in the test, said as one.
+        if (r < 0 && errno != EINTR)
+            throw std::runtime_error("waiting for process " + std::to_string(pid) +
+                                     " failed: " + std::strerror(errno));
         if (std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(pause);
     }
@@ -209,9 +214,19 @@ Process::Process(const std::vector<std::string>& argv, const Env& env, const Spa
         made_.push_back(err_path_);
     }
     int to_child[2] = {-1, -1}, from_child[2] = {-1, -1};
+    // Closes the pipes' ends still open when setting up fails.
+    auto close_pipes = [&] {
+        for (int* fd : {&to_child[0], &to_child[1], &from_child[0], &from_child[1]})
+            if (*fd >= 0) {
+                close(*fd);
+                *fd = -1;
+            }
+    };
     if (how.pipe_stdin && pipe2(to_child, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    if ((how.pipe_stdout || how.stdout_broken_pipe) && pipe2(from_child, O_CLOEXEC) != 0)
+    if ((how.pipe_stdout || how.stdout_broken_pipe) && pipe2(from_child, O_CLOEXEC) != 0) {
+        close_pipes();
         throw std::runtime_error("pipe failed");
+    }
     if (how.stdout_broken_pipe) {
         close(from_child[0]);
         from_child[0] = -1;
@@ -219,7 +234,12 @@ Process::Process(const std::vector<std::string>& argv, const Env& env, const Spa
 
     // Files, not pipes, by default: nothing can block on a full pipe, and a
     // hung program still leaves what it printed for the failure message.
-    pid_ = fork_child(child_work::execs);
+    try {
+        pid_ = fork_child(child_work::execs);
+    } catch (...) {
+        close_pipes();
+        throw;
+    }
     if (pid_ == 0) {
         if (how.own_group) setpgid(0, 0);
         // O_CLOEXEC: the program gets these as 0, 1 and 2 only.
@@ -299,7 +319,11 @@ Process::Process(Process&& other) noexcept
 Process::~Process() {
     if (pid_ > 0 && !code_) {
         kill_now();
-        wait_child(pid_, std::chrono::seconds(10));
+        try {
+            wait_child(pid_, std::chrono::seconds(10));
+        } catch (const std::exception&) {
+            // Reaped already (by the test itself): nothing left to wait for.
+        }
     }
     // Whatever is left of its group (a job that outlived a failed test).
     if (pid_ > 0 && own_group_) kill(-pid_, SIGKILL);

@@ -47,6 +47,8 @@ bool await_lookups_ended(std::chrono::seconds bound);
 
 /// Waits for `pid` up to `timeout`; returns its exit code (128+s if killed by
 /// signal s), or nullopt if it had to be killed (SIGKILL) at the deadline.
+/// Throws std::runtime_error when it cannot be waited for (ECHILD: not a
+/// child of ours, or reaped already).
 std::optional<int> wait_child(pid_t pid, std::chrono::milliseconds timeout);
 
 /// Reads from `fd` until `n` bytes, end of file or `timeout`, whichever comes

@@ -14,6 +14,9 @@ namespace sqlock_test {
 /// "/sqlock_test?x=y"). str() puts it back together; a part left empty is
 /// left out (with its ':' or '@'). The password is kept as written
 /// (percent-encoded). A host in brackets ("[::1]") keeps its brackets.
+/// A password must have its '/', '?' and '#' percent-encoded, as a URL
+/// requires: written as they are, the first of them ends the authority
+/// and the URL is misread (wrong host, no password).
 ///
 ///   ServerUrl url(db.url);
 ///   url.user = "sqlock_noaccess";  // same password
@@ -32,7 +35,7 @@ int port_of(const std::string& url);
 /// `url` with its user name replaced (same password): to connect as one of
 /// the test server's other accounts (sqlock_noaccess, ...).
 std::string with_user(const std::string& url, const std::string& user);
-/// `url` with its password replaced.
+/// `url` with its password replaced (percent-encoded as ServerUrl says).
 std::string with_password(const std::string& url, const std::string& password);
 /// `url` with its host replaced.
 std::string with_host(const std::string& url, const std::string& host);

@@ -203,7 +203,12 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
             // Which half failed is not known: read the pause alone, so
             // that a failed record does not stop the job (nothing depends
             // on it without --once-per) and a pause is still never missed.
-            if (std::optional<EarlyExit> exit = check_pause()) return exit;
+            if (std::optional<EarlyExit> exit = check_pause()) {
+                // Both failed: the first error may be the one that explains.
+                if (exit->code != exit_code::paused)
+                    exit->message += "; before that: " + std::string(e.what());
+                return exit;
+            }
             Output::error("not recording this run in the history: " + std::string(e.what()));
             return std::nullopt;
         }

@@ -4,6 +4,7 @@
 #include "backend_module.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_doctor.hpp"
+#include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
 #include "validate.hpp"
 
@@ -15,16 +16,18 @@ namespace {
 class MariaBackend final : public Backend {
   public:
     explicit MariaBackend(std::shared_ptr<const mariadb::MariaTarget> target)
-        : target_(std::move(target)) {}
+        : target_(std::move(target)),
+          set_(std::make_shared<const StatementSet>(mariadb::sql::statement_set(*target_))) {}
 
     std::unique_ptr<Connection> connect() override {
-        return std::make_unique<mariadb::MariaConnection>(target_);
+        return std::make_unique<mariadb::MariaConnection>(target_, set_);
     }
     std::string name() const override { return "mariadb"; }
     void diagnose(Diagnosis& out) override { mariadb::diagnose(*target_, out); }
 
   private:
     std::shared_ptr<const mariadb::MariaTarget> target_;
+    std::shared_ptr<const StatementSet> set_;  // the core's statements, for every connection
 };
 
 }  // namespace

@@ -3,36 +3,27 @@
 #include <mysqld_error.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 #include <utility>
 #include <vector>
 
 #include "mariadb_error.hpp"
 #include "mariadb_statements.hpp"
+#include "records.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail::mariadb {
 namespace {
 
-const std::string& text(const Field& v) {
-    static const std::string empty;
-    return v ? *v : empty;
-}
-
-bool is_one(const Field& v) {
-    return v && *v == "1";
-}
-
 // A lock row from the columns starting at `first` (mariadb_statements.hpp).
 Row read_row(const std::vector<Field>& r, std::size_t first) {
     Row row;
-    row.id = std::strtoll(text(r.at(first)).c_str(), nullptr, 10);
-    row.lockstring = text(r.at(first + 1));
-    row.created = text(r.at(first + 2));
-    row.expires = text(r.at(first + 3));
-    row.locked_by = text(r.at(first + 4));
-    row.seconds_left = std::strtod(text(r.at(first + 5)).c_str(), nullptr);
+    row.id = as_int64(r.at(first));
+    row.lockstring = as_text(r.at(first + 1));
+    row.created = as_text(r.at(first + 2));
+    row.expires = as_text(r.at(first + 3));
+    row.locked_by = as_text(r.at(first + 4));
+    row.seconds_left = as_double(r.at(first + 5));
     return row;
 }
 
@@ -53,9 +44,10 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
-MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target)
+MariaConnection::MariaConnection(std::shared_ptr<const MariaTarget> target,
+                                 std::shared_ptr<const StatementSet> set)
     : target_(std::move(target)),
-      set_(sql::statement_set(*target_)),
+      set_(std::move(set)),
       link_(*target_, clock::now() + target_->timeout) {}
 
 MariaConnection::clock::time_point MariaConnection::limit() const {
@@ -87,12 +79,12 @@ void MariaConnection::init_schema() {
     // Nothing to do (and no CREATE privilege needed) when it exists.
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
-    if (!found.rows.empty() && text(found.rows[0].at(0)) != "0" && has_history() && has_pauses())
+    if (!found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() && has_pauses())
         return;
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
-    const std::string collation = names.rows.empty() ? "utf8mb4_bin" : text(names.rows[0].at(0));
+    const std::string collation = names.rows.empty() ? "utf8mb4_bin" : as_text(names.rows[0].at(0));
     Failure f;
     link_.run(sql::schema_script(*target_, collation), limit(), "creating the lock table", &f);
     if (f.code == 0) return;
@@ -215,7 +207,7 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     AcquireResult out;
     if (last.rows.empty()) return out;  // free, but the turn did not come in time
     const auto& r = last.rows[0];
-    if (is_one(r.at(0)))
+    if (as_bool(r.at(0)))
         out.acquired = read_row(r, 2);
     else
         out.holder = read_row(r, 2);
@@ -242,8 +234,8 @@ ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& lock
                   std::to_string(id));
     const auto& last = last_rows(*target_, rs, what);
     if (last.rows.empty()) return ReleaseOutcome::lost;
-    if (is_one(last.rows[0].at(0))) return ReleaseOutcome::released;
-    return is_one(last.rows[0].at(1)) ? ReleaseOutcome::kept : ReleaseOutcome::lost;
+    if (as_bool(last.rows[0].at(0))) return ReleaseOutcome::released;
+    return as_bool(last.rows[0].at(1)) ? ReleaseOutcome::kept : ReleaseOutcome::lost;
 }
 
 std::optional<Row> MariaConnection::renew(std::int64_t id, const std::string& locked_by,
@@ -287,7 +279,7 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
 }
 
 Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
-    const QueryText& text = set_[key];
+    const QueryText& text = (*set_)[key];
     const std::string what = describe_query(key, params);
     const std::string sql = sql::bind(text.sql, params);
     std::vector<StatementResult> rs =

@@ -23,7 +23,10 @@ namespace sqlock::detail::mariadb {
 
 class MariaConnection final : public Connection {
   public:
-    explicit MariaConnection(std::shared_ptr<const MariaTarget> target);
+    /// `set`: the core's statements for the target's table
+    /// (sql::statement_set()), built once and shared by its connections.
+    MariaConnection(std::shared_ptr<const MariaTarget> target,
+                    std::shared_ptr<const StatementSet> set);
 
     void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
 
@@ -78,7 +81,7 @@ class MariaConnection final : public Connection {
 
     std::shared_ptr<const MariaTarget> target_;
     clock::time_point deadline_ = clock::time_point::max();
-    StatementSet set_;  // the core's statements
+    std::shared_ptr<const StatementSet> set_;  // the core's statements
     Link link_;
 };
 

@@ -54,7 +54,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         lookups.fact = "none by sqlock (a numeric address or a socket)";
     else
         lookups = report_lookups({name_to_look_up}, t.timeout);
-    MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}));
+    MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
+                      std::make_shared<const StatementSet>(sql::statement_set(t)));
     const std::size_t dot = t.table.find('.');
     const std::string schema =
         dot == std::string::npos ? "DATABASE()" : sql::literal(t.table.substr(0, dot));

@@ -4,6 +4,7 @@
 
 #include "sqlock/error.hpp"
 
+#include "fnv1a.hpp"
 #include "schema.hpp"
 
 namespace sqlock::detail {
@@ -64,15 +65,6 @@ std::string unindexed(const std::string& condition) {
 
 std::string owner_is(const std::string& locked_by) {
     return "COALESCE(locked_by, '') = " + literal(locked_by);
-}
-
-std::uint64_t fnv1a64(const std::string& text) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 }  // namespace
@@ -304,10 +296,12 @@ StatementSet statement_set(const MariaTarget& t) {
 
     // information_schema lists only the tables this user has a privilege
     // on: MariaConnection probes one it does not list
-    // (unlisted_side_table_exists).
+    // (unlisted_side_table_exists). MAX, not a count: the names match case
+    // insensitively, so one table may be listed twice ("locks_runs",
+    // "Locks_runs"), and the answer is 1 or 0 all the same.
     const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
     set.add(Query::side_tables,
-        "SELECT COALESCE(SUM(" + runs + "), 0), COALESCE(SUM(" + pauses +
+        "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses +
         "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses);
 
     set.add(Query::now_millis,
@@ -361,8 +355,10 @@ StatementSet statement_set(const MariaTarget& t) {
         runs_select(t, "r.name = ?1 AND r.window_start = CAST(?2 AS DATETIME(3))"
                     " AND r.started >= CAST(?2 AS DATETIME(3))", "r.started, r.id"));
 
-    // ?1 since (ms), ?2 limit [, ?3 name].
-    const std::string since = std::string("r.started >= ") + now + " - " + micros_param("?1");
+    // ?1 since (ms; NULL: every run, whatever its start says, a zero
+    // date too), ?2 limit [, ?3 name].
+    const std::string since =
+        std::string("(?1 IS NULL OR r.started >= ") + now + " - " + micros_param("?1") + ")";
     set.add(Query::history_all, runs_select(t, since, "r.started DESC, r.id DESC LIMIT ?2"));
     set.add(Query::history_name,
         runs_select(t, since + " AND r.name = ?3", "r.started DESC, r.id DESC LIMIT ?2"));
@@ -422,6 +418,14 @@ StatementSet statement_set(const MariaTarget& t) {
 // clang-format on
 
 std::string bind(const std::string& sql, const std::vector<Value>& params) {
+    // The scanner below knows quotes, not comments nor backslash escapes
+    // ('it\'s'): text with either could hide a "?1" from it, or show it
+    // one that is not there.
+    for (const char* token : {"--", "#", "/*", "\\"})
+        if (sql.find(token) != std::string::npos)
+            throw error(errc::backend, std::string("a MariaDB statement to bind has \"") + token +
+                                           "\" in it: statements of a StatementSet have no "
+                                           "comments and no backslashes");
     std::string out;
     out.reserve(sql.size() + 64);
     char quote = 0;  // inside '...', "..." or `...`

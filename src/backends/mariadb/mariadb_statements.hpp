@@ -80,7 +80,9 @@ StatementSet statement_set(const MariaTarget& t);
 
 /// `sql` with each ?N (outside quotes) replaced by the literal of params[N-1]:
 /// NULL, a number (a duration: its milliseconds), or text as literal() makes
-/// it. Throws errc::backend for an N beyond `params`.
+/// it. Throws errc::backend for an N beyond `params`. Only for the SQL of a
+/// StatementSet: it knows quotes but not comments nor backslash escapes, so
+/// it refuses (errc::backend) SQL with "--", "#", "/*" or a backslash.
 std::string bind(const std::string& sql, const std::vector<Value>& params);
 
 /// The exact, no-pad binary collations, best first: MariaDB's, MySQL 8's.

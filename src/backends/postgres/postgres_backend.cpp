@@ -6,6 +6,7 @@
 #include "postgres_connection.hpp"
 #include "postgres_doctor.hpp"
 #include "postgres_listener.hpp"
+#include "postgres_statements.hpp"
 #include "postgres_target.hpp"
 #include "validate.hpp"
 
@@ -15,10 +16,10 @@ namespace {
 class PostgresBackend final : public Backend {
   public:
     explicit PostgresBackend(std::shared_ptr<const postgres::PgTarget> target)
-        : target_(std::move(target)) {}
+        : target_(std::move(target)), core_(postgres::core_statements(*target_)) {}
 
     std::unique_ptr<Connection> connect() override {
-        return std::make_unique<postgres::PgConnection>(target_);
+        return std::make_unique<postgres::PgConnection>(target_, core_);
     }
     // LISTEN needs a server session of its own: through a pooler in
     // transaction or statement mode, notifications would reach whichever
@@ -32,6 +33,7 @@ class PostgresBackend final : public Backend {
 
   private:
     std::shared_ptr<const postgres::PgTarget> target_;
+    std::shared_ptr<const postgres::CoreStatements> core_;  // for every connection
 };
 
 }  // namespace

@@ -49,11 +49,12 @@ Row new_row(std::int64_t id, std::string lockstring, std::int64_t created_ms, du
 
 }  // namespace
 
-PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
+PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
+                           std::shared_ptr<const CoreStatements> core)
     : target_(std::move(target)),
       link_(*target_),
       statements_(statements(*target_)),
-      set_(statement_set(*target_)),
+      core_(std::move(core)),
       acquire_{&statements_.at(stmt::acquire), PqFormat::binary},
       acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
       delete_exact_{&statements_.at(stmt::delete_exact)} {
@@ -62,12 +63,9 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target)
     for (const auto& [key, st] : statements_)
         if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
-    for (std::size_t i = 0; i < query_count; ++i) {
-        const QueryText& text = set_[static_cast<Query>(i)];
-        if (text.mode == QueryText::Mode::unprepared) continue;
-        prepared_[i] = prepared_name(static_cast<Query>(i), text.sql);
-        link_.get().prepare(prepared_[i], text.sql);
-    }
+    for (std::size_t i = 0; i < query_count; ++i)
+        if (!core_->prepared[i].empty())
+            link_.get().prepare(core_->prepared[i], core_->set[static_cast<Query>(i)].sql);
 }
 
 namespace {
@@ -364,7 +362,7 @@ std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
 }
 
 Rows PgConnection::query(Query key, const std::vector<Value>& params) {
-    const QueryText& text = set_[key];
+    const QueryText& text = core_->set[key];
     // As text, NULL as a null pointer: libpq's own form of parameters.
     std::vector<std::string> texts;
     std::vector<const char*> values;
@@ -379,7 +377,7 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
         pqxx::nontransaction tx(link_.get());
         return tx.exec_params(text.sql, bound);
     };
-    const std::string& name = prepared_[static_cast<std::size_t>(key)];
+    const std::string& name = core_->prepared[static_cast<std::size_t>(key)];
     auto prepared = [&] {
         pqxx::nontransaction tx(link_.get());
         return tx.exec_prepared(name, bound);

@@ -35,7 +35,10 @@ namespace sqlock::detail::postgres {
 
 class PgConnection final : public Connection {
   public:
-    explicit PgConnection(std::shared_ptr<const PgTarget> target);
+    /// `core`: the core's statements for the target's table
+    /// (core_statements()), built once and shared by its connections.
+    PgConnection(std::shared_ptr<const PgTarget> target,
+                 std::shared_ptr<const CoreStatements> core);
 
     void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
 
@@ -92,9 +95,8 @@ class PgConnection final : public Connection {
 
     std::shared_ptr<const PgTarget> target_;
     Link link_;
-    std::map<std::string, Statement> statements_;    // by key (stmt::...)
-    StatementSet set_;                               // the core's statements
-    std::array<std::string, query_count> prepared_;  // their names, "" if unprepared
+    std::map<std::string, Statement> statements_;  // by key (stmt::...)
+    std::shared_ptr<const CoreStatements> core_;   // the core's statements, shared
     HotStatement acquire_, acquire_slot_, delete_exact_;
     bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "fnv1a.hpp"
 #include "schema.hpp"
+#include "sqlock/error.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -114,15 +116,10 @@ std::string in_batch(const std::string& column, const std::string& subquery) {
     return column + " = ANY (ARRAY(" + subquery + "))";
 }
 
-// FNV-1a, 64 bits, as hex: names a statement text (not a security measure).
+// 64 bits of FNV-1a, as hex: names a statement text.
 std::string text_hash(const std::string& text) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
     return buf;
 }
 
@@ -319,6 +316,22 @@ std::string prepared_name(Query key, const std::string& sql) {
     return std::string("sqlock_") + query_name(key) + "/" + text_hash(sql);
 }
 
+std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target) {
+    CoreStatements out{statement_set(target), {}};
+    for (std::size_t i = 0; i < query_count; ++i) {
+        const auto key = static_cast<Query>(i);
+        const QueryText& text = out.set[key];
+        if (text.mode == QueryText::Mode::transaction)
+            throw error(errc::backend, std::string("the PostgreSQL statement for '") +
+                                           query_name(key) +
+                                           "' asks for a transaction, which PostgreSQL's "
+                                           "statements do not take: make it one statement");
+        if (text.mode != QueryText::Mode::unprepared)
+            out.prepared[i] = prepared_name(key, text.sql);
+    }
+    return std::make_shared<const CoreStatements>(std::move(out));
+}
+
 StatementSet statement_set(const PgTarget& target) {
     const std::string& T = target.quoted_table;
     const std::string& R = target.quoted_runs;
@@ -367,26 +380,30 @@ StatementSet statement_set(const PgTarget& target) {
     // $1 run id, $2 fencing id, $3 locked_by, $4 exit status, $5 signal
     // (NULL: none), $6 outcome. The lock row is locked FOR UPDATE while the
     // end is written: a take-over of an expiring lease waits for us, and
-    // then its holder's once-per decision sees this record.
+    // then its holder's once-per decision sees this record. Run once per
+    // `sqlock run`, on the connection it made: sent with its text, so that
+    // no PREPARE's round trip comes just before the release.
     set.add(Query::finish_run,
         "WITH l AS (SELECT id FROM " + T + " WHERE id = $2::bigint AND locked_by = $3::text"
             " AND expires > now() FOR UPDATE)"
         " UPDATE " + R + " AS r SET ended = now(), exit_status = $4::int,"
         " exit_signal = $5::int,"
         " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
-        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text");
+        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text",
+        Mode::unprepared);
 
     // $1 name, $2 window start (UTC text).
     set.add(Query::window_runs,
         runs_select(target, "r.name = $1::text AND r.window_start = " + utc_param("$2") +
                     " AND r.started >= " + utc_param("$2"), "r.started, r.id"));
 
-    // $1 since (ms), $2 limit [, $3 name].
+    // $1 since (ms; NULL: every run, whatever its start says), $2 limit
+    // [, $3 name].
+    const std::string since = "($1::bigint IS NULL OR r.started >= now() - " + millis("$1") + ")";
     set.add(Query::history_all,
-        runs_select(target, "r.started >= now() - " + millis("$1"),
-                    "r.started DESC, r.id DESC LIMIT $2::bigint"));
+        runs_select(target, since, "r.started DESC, r.id DESC LIMIT $2::bigint"));
     set.add(Query::history_name,
-        runs_select(target, "r.name = $3::text AND r.started >= now() - " + millis("$1"),
+        runs_select(target, "r.name = $3::text AND " + since,
                     "r.started DESC, r.id DESC LIMIT $2::bigint"));
 
     // $1 name.
@@ -428,8 +445,11 @@ StatementSet statement_set(const PgTarget& target) {
     // $1 name.
     set.add(Query::resume,
         "DELETE FROM " + P + " WHERE name = $1::text RETURNING " + pause_live);
+    // `sqlock run` reads it alone about once per connection (when it cannot
+    // start its run with start_run_unless_paused): sent with its text.
     set.add(Query::paused,
-        "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live);
+        "SELECT " + pause_cols + " FROM " + P + " WHERE name = $1::text AND " + pause_live,
+        Mode::unprepared);
     set.add(Query::pauses,
         "SELECT " + pause_cols + " FROM " + P + " WHERE " + pause_live +
         " ORDER BY name COLLATE \"C\"");
@@ -449,15 +469,9 @@ StatementSet statement_set(const PgTarget& target) {
 }
 
 std::string schema_script(const PgTarget& target) {
-    std::string sql = substitute(postgres_schema_sql, "table", target.quoted_table);
-    sql = substitute(sql, "index", target.quoted_index);
-    sql = substitute(sql, "runs", target.quoted_runs);
-    sql = substitute(sql, "pauses", target.quoted_pauses);
-    const std::string runs = runs_table_name(target.table);
-    for (const char* what : {"name", "started", "fencing"})
-        sql = substitute(sql, std::string("runs_") + what + "_idx",
-                         quote_table_name(runs_index_name(runs, what)));
-    return sql;
+    return schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
+                             target.quoted_runs, target.quoted_pauses,
+                             runs_table_name(target.table));
 }
 
 }  // namespace sqlock::detail::postgres

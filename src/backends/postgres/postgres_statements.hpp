@@ -12,7 +12,9 @@
 // seconds_left > 0 exactly when expires > now()).
 #pragma once
 
+#include <array>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "postgres_target.hpp"
@@ -69,6 +71,19 @@ StatementSet statement_set(const PgTarget& target);
 
 /// What `set`'s `key` is prepared as on the server (see Statement).
 std::string prepared_name(Query key, const std::string& sql);
+
+/// The core's statements as PgConnection runs them: the set, and the name
+/// each is prepared as ("" for one sent unprepared). Built once per target
+/// and shared by its connections.
+struct CoreStatements {
+    StatementSet set;
+    std::array<std::string, query_count> prepared;
+};
+
+/// statement_set(target) with its prepared names. Throws errc::backend for
+/// a statement in a mode PgConnection does not run (a transaction: each
+/// of its statements is one statement, atomic by itself).
+std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target);
 
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);

@@ -1,7 +1,6 @@
 #include "postgres_target.hpp"
 
 #include <cstdint>
-#include <cstdio>
 
 #include "postgres_conninfo.hpp"
 #include "schema.hpp"
@@ -9,27 +8,6 @@
 
 namespace sqlock::detail::postgres {
 namespace {
-
-constexpr std::size_t max_identifier_bytes = 63;  // NAMEDATALEN - 1
-
-std::string fnv1a_hex(const std::string& text) {
-    std::uint32_t h = 2166136261u;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 16777619u;
-    }
-    char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(h));
-    return buf;
-}
-
-// `prefix` + `suffix` if it fits, else `prefix` cut short + "_" + a hash of
-// the whole prefix + `suffix`: still deterministic, still distinct.
-std::string fit_identifier(const std::string& prefix, const std::string& suffix) {
-    if (prefix.size() + suffix.size() <= max_identifier_bytes) return prefix + suffix;
-    std::string hash = "_" + fnv1a_hex(prefix);
-    return prefix.substr(0, max_identifier_bytes - suffix.size() - hash.size()) + hash + suffix;
-}
 
 // `url` with sqlock's `pooler` parameter taken out (libpq rejects unknown
 // parameters), its mode in `mode`.

@@ -15,11 +15,18 @@ namespace {
 class SqliteBackend final : public Backend {
   public:
     SqliteBackend(SqliteUrl url, std::string table)
-        : url_(std::move(url)), table_(std::move(table)) {}
-    std::unique_ptr<Connection> connect() override {
-        return std::make_unique<sqlite::SqliteConnection>(url_, table_, url_.is_embedded_default);
+        : url_(std::move(url)),
+          table_(std::move(table)),
+          set_(
+              std::make_shared<const StatementSet>(sqlite::statement_set(sqlite::Tables(table_)))) {
     }
-    void create_database() override { sqlite::SqliteConnection(url_, table_, /*create=*/true); }
+    std::unique_ptr<Connection> connect() override {
+        return std::make_unique<sqlite::SqliteConnection>(url_, table_, url_.is_embedded_default,
+                                                          set_);
+    }
+    void create_database() override {
+        sqlite::SqliteConnection(url_, table_, /*create=*/true, set_);
+    }
     std::string name() const override { return "sqlite"; }
     void diagnose(Diagnosis& out) override {
         Backend::diagnose(out);
@@ -29,6 +36,7 @@ class SqliteBackend final : public Backend {
   private:
     SqliteUrl url_;
     std::string table_;
+    std::shared_ptr<const StatementSet> set_;  // the core's statements, for every connection
 };
 
 }  // namespace

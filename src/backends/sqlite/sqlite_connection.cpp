@@ -55,8 +55,9 @@ void make_private_directory(const std::string& path) {
 
 }  // namespace
 
-SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& table, bool create)
-    : path_(url.path), tables_(table), set_(statement_set(tables_)) {
+SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& table, bool create,
+                                   std::shared_ptr<const StatementSet> set)
+    : path_(url.path), tables_(table), set_(std::move(set)) {
     // Bad parameters are reported before any file is touched.
     busy_timeout_ = busy_timeout(url);
     if (url.is_embedded_default) {
@@ -300,15 +301,22 @@ bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockst
 }
 
 Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
-    const QueryText& text = set_[key];
-    const std::vector<sqlite3_stmt*>& statements = prepare(key);
+    const QueryText& text = (*set_)[key];
+    // Every error names what the query was doing (describe_query).
+    const std::string what = describe_query(key, params);
+    const std::vector<sqlite3_stmt*>& statements = prepare(key, what);
     std::optional<Transaction> tx;
-    if (text.mode == QueryText::Mode::transaction) tx.emplace(*this);
+    if (text.mode == QueryText::Mode::transaction) tx.emplace(*this, what);
     Rows out;
     for (sqlite3_stmt* stmt : statements) {
         Prepared st(db_, stmt);
-        // ?NNN is parameter NNN: each statement binds the ones it has.
-        const int count = std::min<int>(st.parameter_count(), static_cast<int>(params.size()));
+        // ?NNN is parameter NNN: each statement binds the ones it has. One
+        // it lacks is a mistake in the set, never a NULL.
+        const int count = st.parameter_count();
+        if (static_cast<std::size_t>(count) > params.size())
+            throw error(errc::backend, "an SQLite statement refers to parameter ?" +
+                                           std::to_string(count) + " of " +
+                                           std::to_string(params.size()) + " while " + what);
         for (int i = 1; i <= count; ++i) {
             const Value& v = params[static_cast<std::size_t>(i - 1)];
             switch (v.kind()) {
@@ -328,7 +336,7 @@ Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
         }
         const int columns = st.column_count();
         std::vector<std::vector<Field>> rows;
-        while (st.step()) {
+        while (st.step(what)) {
             std::vector<Field> row;
             row.reserve(static_cast<std::size_t>(columns));
             for (int c = 0; c < columns; ++c)
@@ -338,7 +346,7 @@ Rows SqliteConnection::query(Query key, const std::vector<Value>& params) {
         if (columns > 0) out.rows = std::move(rows);  // the last statement with rows
         if (!st.read_only()) out.affected += static_cast<std::uint64_t>(sqlite3_changes(db_));
     }
-    if (tx) tx->commit();
+    if (tx) tx->commit(what);
     return out;
 }
 
@@ -403,10 +411,10 @@ Prepared SqliteConnection::prepare(Sql kind) {
     return Prepared(db_, stmt);
 }
 
-const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
+const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key, const std::string& doing) {
     std::vector<sqlite3_stmt*>& statements = set_cache_[static_cast<std::size_t>(key)];
     if (!statements.empty()) return statements;
-    const std::string& sql = set_[key].sql;
+    const std::string& sql = (*set_)[key].sql;
     const char* next = sql.c_str();
     const char* const end = next + sql.size();
     while (next < end) {
@@ -417,7 +425,7 @@ const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
         if (rc != SQLITE_OK) {
             for (sqlite3_stmt* s : statements) sqlite3_finalize(s);
             statements.clear();
-            throw_sqlite_error(db_, rc, "preparing a statement");
+            throw_sqlite_error(db_, rc, doing);
         }
         if (stmt) statements.push_back(stmt);  // null: only white space was left
         next = tail;
@@ -425,11 +433,11 @@ const std::vector<sqlite3_stmt*>& SqliteConnection::prepare(Query key) {
     return statements;
 }
 
-void SqliteConnection::exec(const std::string& sql, const char* what) {
+void SqliteConnection::exec(const std::string& sql, const std::string& doing) {
     char* message = nullptr;
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
     sqlite3_free(message);
-    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, what);
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, doing);
 }
 
 void SqliteConnection::close() noexcept {

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,11 @@ class SqliteConnection final : public Connection {
   public:
     /// `create`: make the file if it is missing (the embedded default, and
     /// Locker::init()); otherwise a missing file is a configuration error, so
-    /// a mistyped path never leaves an empty database behind.
-    SqliteConnection(const SqliteUrl& url, const std::string& table, bool create);
+    /// a mistyped path never leaves an empty database behind. `set`: the
+    /// core's statements for `table` (statement_set()), built once and
+    /// shared by the backend's connections.
+    SqliteConnection(const SqliteUrl& url, const std::string& table, bool create,
+                     std::shared_ptr<const StatementSet> set);
 
     ~SqliteConnection() override { close(); }
 
@@ -100,11 +104,14 @@ class SqliteConnection final : public Connection {
     // timeout), so nothing inside can fail with an un-waited SQLITE_BUSY.
     class Transaction {
       public:
-        explicit Transaction(SqliteConnection& c) : c_(c) {
-            c_.exec("BEGIN IMMEDIATE", "starting a write transaction");
+        /// `doing`: what the transaction is for, as errors say it.
+        explicit Transaction(SqliteConnection& c,
+                             const std::string& doing = "starting a write transaction")
+            : c_(c) {
+            c_.exec("BEGIN IMMEDIATE", doing);
         }
-        void commit() {
-            c_.exec("COMMIT", "committing");
+        void commit(const std::string& doing = "committing") {
+            c_.exec("COMMIT", doing);
             done_ = true;
         }
         ~Transaction() {
@@ -121,10 +128,10 @@ class SqliteConnection final : public Connection {
 
     // Prepared on first use, then reused for the connection's lifetime.
     Prepared prepare(Sql kind);
-    /// The statements of `key`'s text, the same way.
-    const std::vector<sqlite3_stmt*>& prepare(Query key);
+    /// The statements of `key`'s text, the same way; errors say `doing`.
+    const std::vector<sqlite3_stmt*>& prepare(Query key, const std::string& doing);
 
-    void exec(const std::string& sql, const char* what);
+    void exec(const std::string& sql, const std::string& doing);
 
     void close() noexcept;
 
@@ -133,7 +140,7 @@ class SqliteConnection final : public Connection {
     std::chrono::steady_clock::time_point busy_since_{};
     std::string path_;
     Tables tables_;
-    StatementSet set_;  // the core's statements
+    std::shared_ptr<const StatementSet> set_;  // the core's statements
     sqlite3* db_ = nullptr;
     std::array<sqlite3_stmt*, static_cast<std::size_t>(Sql::count)> cache_{};
     // The core's statements, prepared on first use: one or more each.

@@ -19,7 +19,9 @@ void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
     std::unique_ptr<SqliteConnection> c;
     bool has_lock_table = false;
     try {
-        c = std::make_unique<SqliteConnection>(url, table, /*create=*/false);
+        c = std::make_unique<SqliteConnection>(
+            url, table, /*create=*/false,
+            std::make_shared<const StatementSet>(statement_set(Tables(table))));
         has_lock_table = c->has_table(table);
     } catch (const error& e) {
         if (busy(e)) {

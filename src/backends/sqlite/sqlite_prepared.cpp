@@ -17,11 +17,11 @@ Prepared& Prepared::bind(int index, const std::string& value) {
     return *this;
 }
 
-bool Prepared::step() {
+bool Prepared::step(const std::string& doing) {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw_sqlite_error(db_, rc, "running a statement");
+    throw_sqlite_error(db_, rc, doing);
 }
 
 std::string Prepared::column_text(int col) const {

@@ -30,8 +30,9 @@ class Prepared {
     }
 
     /// Steps once: true if a row is available, false when done. Throws
-    /// sqlock::error (mapped from the SQLite code) on failure.
-    bool step();
+    /// sqlock::error (mapped from the SQLite code) on failure, saying it
+    /// happened while `doing`.
+    bool step(const std::string& doing = "running a statement");
 
     std::int64_t column_int64(int col) const { return sqlite3_column_int64(stmt_, col); }
     double column_double(int col) const { return sqlite3_column_double(stmt_, col); }

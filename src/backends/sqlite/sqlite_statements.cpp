@@ -226,18 +226,19 @@ StatementSet statement_set(const Tables& tables) {
             "INSERT INTO " + r + run_columns + "VALUES (" + run_values + ") RETURNING id");
 
     // Under the write lock (one transaction): the run is inserted only when
-    // no pause is in force, then the run's id (changes(): whether the
-    // insert wrote a row) or the pause is read, and nothing can change in
-    // between.
+    // no pause is in force, then the run's id or the pause is read. The
+    // second step asks only the first's answer (changes(): whether the
+    // insert wrote a row), never the clock again: 'now' is fixed per step,
+    // so a pause ending between the two would be in force for the insert
+    // and over for a second look. The pause row the insert saw is still
+    // there, as nobody writes meanwhile.
     set.add(Query::start_run_unless_paused,
             "INSERT INTO " + r + run_columns + "SELECT " + run_values +
                 " WHERE NOT EXISTS (SELECT 1 FROM " + p + " WHERE name = ?1 AND " + pause_live +
                 ");\n"
                 "SELECT CASE WHEN changes() > 0 THEN last_insert_rowid() END, x.name,"
                 " x.paused_by, x.reason, x.created, x.paused_until FROM (SELECT 1) LEFT JOIN " +
-                p +
-                " AS x ON x.name = ?1 AND (x.paused_until IS NULL OR"
-                " julianday(x.paused_until) > julianday('now'))",
+                p + " AS x ON x.name = ?1 AND changes() = 0",
             Mode::transaction);
 
     // One statement under SQLite's write lock: nobody takes the lock over
@@ -252,12 +253,11 @@ StatementSet statement_set(const Tables& tables) {
 
     set.add(Query::window_runs,
             runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
-    set.add(Query::history_all,
-            runs_select(t, r, "r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)", "?2"));
-    set.add(Query::history_name,
-            runs_select(
-                t, r, "r.name = ?3 AND r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1)",
-                "?2"));
+    // ?1 NULL: every run, whatever its start says.
+    const std::string since =
+        "(?1 IS NULL OR r.started >= strftime('%Y-%m-%d %H:%M:%f','now', '-' || ?1))";
+    set.add(Query::history_all, runs_select(t, r, since, "?2"));
+    set.add(Query::history_name, runs_select(t, r, "r.name = ?3 AND " + since, "?2"));
     set.add(Query::last_success, runs_select(t, r, "r.name = ?1 AND r.outcome = 'succeeded'", "1"));
 
     set.add(Query::run_counts,
@@ -302,14 +302,8 @@ StatementSet statement_set(const Tables& tables) {
 }
 
 std::string schema_script(const Tables& tables) {
-    std::string sql = substitute(sqlite_schema_sql, "table", tables.table);
-    sql = substitute(sql, "index", tables.index);
-    sql = substitute(sql, "runs", tables.runs);
-    sql = substitute(sql, "pauses", tables.pauses);
-    for (const char* what : {"name", "started", "fencing"})
-        sql = substitute(sql, std::string("runs_") + what + "_idx",
-                         quote_table_name(runs_index_name(tables.runs_name, what)));
-    return sql;
+    return schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
+                             tables.pauses, tables.runs_name);
 }
 
 }  // namespace sqlock::detail::sqlite

@@ -1,0 +1,102 @@
+// Reading the core's records from query rows (src/records.hpp): numbers as
+// the databases write them, whatever the program's locale; booleans in every
+// form a database sends; the answer of a combined pause check and run start.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "records.hpp"
+#include "sqlock/error.hpp"
+
+using sqlock::detail::Field;
+using sqlock::detail::Value;
+
+namespace {
+
+// Sets LC_ALL to the first installed locale that writes decimals with a
+// comma, for as long as it lives; none() when there is none.
+class CommaLocale {
+  public:
+    CommaLocale() {
+        for (const char* name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8",
+                                 "nl_NL.UTF-8", "ru_RU.UTF-8"})
+            if (std::setlocale(LC_ALL, name)) {
+                name_ = name;
+                return;
+            }
+    }
+    ~CommaLocale() { std::setlocale(LC_ALL, "C"); }
+    bool none() const { return name_.empty(); }
+
+  private:
+    std::string name_;
+};
+
+}  // namespace
+
+TEST_CASE("numbers are read as the database writes them", "[records]") {
+    CHECK(sqlock::detail::as_double(Field("12.345")) == Approx(12.345));
+    CHECK(sqlock::detail::as_double(Field("-1e+13")) == -1e13);
+    CHECK(sqlock::detail::as_double(Field("0.001")) == Approx(0.001));
+    CHECK(sqlock::detail::as_double(Field()) == 0.0);
+    CHECK(sqlock::detail::as_int64(Field("9007199254740993")) == 9007199254740993);
+    CHECK(sqlock::detail::as_int64(Field("-42")) == -42);
+    CHECK(sqlock::detail::as_int64(Field()) == 0);
+}
+
+TEST_CASE("a decimal reads the same under a locale that writes a comma", "[records][locale]") {
+    CommaLocale comma;
+    if (comma.none()) {
+        std::printf(
+            "not set: no locale with a decimal comma is installed (`locale -a`; one can be "
+            "made with `localedef -i de_DE -f UTF-8 DIR/de_DE.UTF-8` and LOCPATH=DIR); "
+            "the parser is checked in the C locale only\n");
+    } else {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.1f", 1.5);
+        REQUIRE(std::string(buf) == "1,5");  // the locale is in force
+    }
+    CHECK(sqlock::detail::as_double(Field("12.345")) == Approx(12.345));
+    CHECK(sqlock::detail::as_double(Field("0.500")) == 0.5);
+}
+
+TEST_CASE("booleans: any integer but zero, t and true are true", "[records]") {
+    for (const char* yes : {"1", "2", "-1", "t", "true"}) {
+        INFO(yes);
+        CHECK(sqlock::detail::as_bool(Field(yes)));
+    }
+    for (const char* no : {"0", "f", "false", "", "x", "1x"}) {
+        INFO(no);
+        CHECK_FALSE(sqlock::detail::as_bool(Field(no)));
+    }
+    CHECK_FALSE(sqlock::detail::as_bool(Field()));
+}
+
+TEST_CASE("a run start reads as a run, as a pause, or as an error", "[records]") {
+    const std::vector<Value> params = {Value::text("nightly")};
+    const auto run = sqlock::detail::read_run_start({Field("7"), {}, {}, {}, {}, {}}, params);
+    CHECK(run.run_id == 7);
+    CHECK_FALSE(run.pause);
+
+    const auto pause = sqlock::detail::read_run_start(
+        {{}, Field("nightly"), Field("ops@h"), Field(""), Field("2030-01-01 00:00:00.000"), {}},
+        params);
+    CHECK_FALSE(pause.run_id);
+    REQUIRE(pause.pause);
+    CHECK(pause.pause->name == "nightly");
+    CHECK(pause.pause->paused_by == "ops@h");
+    CHECK_FALSE(pause.pause->until);
+
+    try {
+        sqlock::detail::read_run_start({{}, {}, {}, {}, {}, {}}, params);
+        FAIL("a row with neither a run nor a pause was read");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::backend);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("neither a run nor a pause") &&
+                                 Catch::Matchers::Contains("'nightly'"));
+    }
+}

@@ -1,0 +1,150 @@
+// Every built backend's statement set against the contract of
+// src/statement_set.hpp: a statement for every key, referring to no
+// parameter beyond those the core passes. Built from each backend's own
+// code, without a server.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sqlock/config.hpp"
+#include "sqlock/error.hpp"
+#include "statement_set.hpp"
+#include "url.hpp"
+#if SQLOCK_WITH_SQLITE
+#include "sqlite_statements.hpp"
+#endif
+#if SQLOCK_WITH_POSTGRES
+#include "postgres_statements.hpp"
+#include "postgres_target.hpp"
+#endif
+#if SQLOCK_WITH_MARIADB
+#include "mariadb_statements.hpp"
+#include "mariadb_target.hpp"
+#endif
+
+using sqlock::detail::Query;
+using sqlock::detail::StatementSet;
+using sqlock::detail::Value;
+
+namespace {
+
+struct Dialect {
+    std::string name;
+    char sigil;  // of its placeholders: ?N or $N
+    std::function<StatementSet()> make;
+};
+
+std::vector<Dialect> built_dialects() {
+    using namespace std::chrono_literals;
+    std::vector<Dialect> out;
+#if SQLOCK_WITH_SQLITE
+    out.push_back({"SQLite", '?', [] {
+                       return sqlock::detail::sqlite::statement_set(
+                           sqlock::detail::sqlite::Tables("locks"));
+                   }});
+#endif
+#if SQLOCK_WITH_POSTGRES
+    out.push_back({"PostgreSQL", '$', [] {
+                       const sqlock::detail::postgres::PgTarget target(
+                           sqlock::detail::parse_database_url("postgresql://u@127.0.0.1:5432/db"),
+                           "ops.locks", 10s);
+                       return sqlock::detail::postgres::statement_set(target);
+                   }});
+#endif
+#if SQLOCK_WITH_MARIADB
+    out.push_back({"MariaDB", '?', [] {
+                       const sqlock::detail::mariadb::MariaTarget target(
+                           sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"),
+                           "ops.locks", 10s);
+                       return sqlock::detail::mariadb::sql::statement_set(target);
+                   }});
+#endif
+    return out;
+}
+
+// The highest N of the placeholders `sigil`N in `sql` outside quotes
+// ('...', "..." and `...`), 0 for none.
+std::size_t highest_placeholder(const std::string& sql, char sigil) {
+    std::size_t highest = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < sql.size(); ++i) {
+        const char c = sql[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`') {
+            quote = c;
+            continue;
+        }
+        if (c != sigil) continue;
+        std::size_t n = 0, j = i + 1;
+        while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9')
+            n = n * 10 + static_cast<std::size_t>(sql[j++] - '0');
+        if (n > highest) highest = n;
+    }
+    return highest;
+}
+
+std::vector<Query> every_query() {
+    std::vector<Query> all;
+    for (std::size_t i = 0; i < sqlock::detail::query_count; ++i)
+        all.push_back(static_cast<Query>(i));
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("every statement refers only to the parameters the core passes", "[statements]") {
+    const auto dialects = built_dialects();
+    REQUIRE_FALSE(dialects.empty());
+    for (const Dialect& d : dialects) {
+        const StatementSet set = d.make();
+        for (Query key : every_query()) {
+            INFO(d.name << " " << sqlock::detail::query_name(key) << ": " << set[key].sql);
+            CHECK(highest_placeholder(set[key].sql, d.sigil) <=
+                  sqlock::detail::query_parameter_count(key));
+        }
+    }
+}
+
+TEST_CASE("the scan finds the highest placeholder outside quotes", "[statements]") {
+    CHECK(highest_placeholder("SELECT ?1, ?12, '?99', \"?98\", `?97`", '?') == 12);
+    CHECK(highest_placeholder("SELECT $2::text || '$7'", '$') == 2);
+    CHECK(highest_placeholder("SELECT 1", '?') == 0);
+}
+
+#if SQLOCK_WITH_MARIADB
+TEST_CASE("MariaDB binds every statement of its set, and refuses SQL it cannot scan",
+          "[statements][mariadb]") {
+    using namespace std::chrono_literals;
+    namespace sql = sqlock::detail::mariadb::sql;
+    const sqlock::detail::mariadb::MariaTarget target(
+        sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"), "locks", 10s);
+    const StatementSet set = sql::statement_set(target);
+    for (Query key : every_query()) {
+        INFO(sqlock::detail::query_name(key));
+        const std::vector<Value> params(sqlock::detail::query_parameter_count(key),
+                                        Value::integer(1));
+        CHECK_NOTHROW(sql::bind(set[key].sql, params));
+    }
+
+    CHECK(sql::bind("SELECT ?2, '?1'", {Value::null(), Value::integer(5)}) == "SELECT 5, '?1'");
+    auto refused = [](const std::string& text) {
+        try {
+            sql::bind(text, {Value::integer(1)});
+        } catch (const sqlock::error& e) {
+            return e.category() == sqlock::errc::backend;
+        }
+        return false;
+    };
+    CHECK(refused("SELECT 1 -- ?1"));
+    CHECK(refused("SELECT 1 # ?1"));
+    CHECK(refused("SELECT 1 /* ?1 */"));
+    CHECK(refused("SELECT 'it\\'s ?1'"));
+    CHECK(refused("SELECT ?2"));
+}
+#endif
