@@ -188,6 +188,11 @@ lane_tsan_and_fuzz() {
 
 stage "install dependencies" "$root/tools/install-deps.sh" --test
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Paths below the checkout hash as relative ones, and the build directory
+# not at all: a clone at another path (CI's) reuses what an earlier run
+# compiled. Object files of different clones then differ only in the
+# directory their debug information names.
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 
 lanes=(main)
 [[ "${SQLOCK_SKIP_SANITIZERS:-0}" == 1 ]] || lanes+=(asan tsan)
