@@ -48,12 +48,14 @@ duration certain_lease(const Row& row, duration lease) {
 }
 
 AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                           const std::string& locked_by, int* slot_out) {
+                                           const std::string& locked_by, int* slot_out,
+                                           const QueueGate& gate) {
     // Lowest slot first, always in the same order: concurrent callers cannot
     // livelock, and capacity changes only move the upper bound.
     AcquireResult last;
     for (int slot = 1; slot <= capacity; ++slot) {
-        AcquireResult r = try_acquire(slot_lockstring(name, slot), lease, locked_by);
+        AcquireResult r = try_acquire(slot_lockstring(name, slot), lease, locked_by, gate);
+        if (r.queued) return r;  // the same waiters go first for every slot
         // A slot of ours: taking another would leave it held until its
         // lease ends.
         claim_own_holder(r, locked_by);
@@ -78,14 +80,28 @@ bool Connection::has_pauses() {
     return pauses_known_;
 }
 
+bool Connection::has_queue() {
+    if (queue_known_) return true;
+    // Every acquisition asks: a table without a queue (not initialised
+    // since it came) is looked at again only now and then.
+    const auto now = clock::now();
+    if (queue_looked_ != clock::time_point{} && now - queue_looked_ < std::chrono::seconds(30))
+        return false;
+    learn_side_tables();
+    if (!queue_known_) queue_looked_ = now;
+    return queue_known_;
+}
+
 void Connection::learn_side_tables() {
     const Rows found = query(Query::side_tables, {});
-    if (!found.rows.empty() && found.rows[0].size() >= 2) {
+    if (!found.rows.empty() && found.rows[0].size() >= 3) {
         history_known_ = history_known_ || as_bool(found.rows[0][0]);
         pauses_known_ = pauses_known_ || as_bool(found.rows[0][1]);
+        queue_known_ = queue_known_ || as_bool(found.rows[0][2]);
     }
     if (!history_known_) history_known_ = unlisted_side_table_exists(SideTable::history);
     if (!pauses_known_) pauses_known_ = unlisted_side_table_exists(SideTable::pauses);
+    if (!queue_known_) queue_known_ = unlisted_side_table_exists(SideTable::queue);
 }
 
 std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table,

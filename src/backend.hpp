@@ -38,6 +38,23 @@ struct AcquireResult {
     /// `acquired` is a row of ours that an earlier statement wrote, found
     /// again (claim_own_holder), not one this attempt's statement wrote.
     bool claimed = false;
+    /// Not acquired because waiters queued ahead go first (QueueGate),
+    /// whether or not the name was free.
+    bool queued = false;
+};
+
+/// Whom an attempt lets go first: the live waiters queued for `name` (a
+/// lock's name, or a semaphore's without "#N") in `<table>_queue` whose
+/// ticket is below `before`. A caller that does not wait passes
+/// QueueGate::everyone(name): every waiter goes first. An inactive gate
+/// (no queue table) lets nobody first: the attempt is as it always was.
+struct QueueGate {
+    std::string name;
+    std::int64_t before = 0;
+
+    bool active() const noexcept { return before > 0; }
+    static QueueGate none() { return {}; }
+    static QueueGate everyone(std::string name) { return {std::move(name), INT64_MAX}; }
 };
 
 /// An attempt that found the name held by `locked_by` (an owner string
@@ -86,15 +103,19 @@ class Connection {
     virtual void check_access() = 0;
 
     /// Inserts `lockstring`, or takes over its row if expired (new id). One
-    /// atomic step. When held, fills `holder` if it can do so cheaply.
+    /// atomic step. When held, fills `holder` if it can do so cheaply. With
+    /// an active `gate`, does neither while a live waiter it names is
+    /// queued (`queued` then; the check is part of the same step).
     virtual AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                                      const std::string& locked_by) = 0;
+                                      const std::string& locked_by, const QueueGate& gate) = 0;
 
     /// Semaphore: the lowest free (or expired) slot of `name` among
-    /// 1..capacity, each slot a row `slot_lockstring(name, n)`. The default
-    /// tries them in order with try_acquire(); backends may do better.
+    /// 1..capacity, each slot a row `slot_lockstring(name, n)`, behind the
+    /// `gate` as try_acquire(). The default tries them in order with
+    /// try_acquire(); backends may do better.
     virtual AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                           const std::string& locked_by, int* slot_out);
+                                           const std::string& locked_by, int* slot_out,
+                                           const QueueGate& gate);
 
     /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
     /// shortens its expiry to created + min_hold while that is still ahead.
@@ -157,9 +178,11 @@ class Connection {
     bool has_history();
     /// Whether the pauses table exists (Locker::init() creates it).
     bool has_pauses();
+    /// Whether the queue of waiters exists (Locker::init() creates it).
+    bool has_queue();
 
   protected:
-    enum class SideTable { history, pauses };
+    enum class SideTable { history, pauses, queue };
 
     /// Whether `table`, which Query::side_tables did not find, is there all
     /// the same. The default trusts the catalog the statement reads, which
@@ -177,6 +200,8 @@ class Connection {
 
     bool history_known_ = false;
     bool pauses_known_ = false;
+    bool queue_known_ = false;
+    clock::time_point queue_looked_{};  // when a look last found no queue
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL
@@ -184,16 +209,20 @@ class Connection {
 class ReleaseListener {
   public:
     virtual ~ReleaseListener() = default;
-    /// Starts listening; after it returns, every later release is reported.
-    virtual void listen() = 0;
+    /// Starts listening; after it returns, every later release is reported,
+    /// and every wake-up sent to `inbox`: a name (a channel) that this
+    /// process alone listens on, which a waiter leaves in its queue row
+    /// (wait_queue.hpp) so that the one ahead of it, leaving, wakes it.
+    virtual void listen(const std::string& inbox) = 0;
     /// Waits up to `timeout`, or until interrupt(); returns the lockstrings
     /// released meanwhile (empty on timeout). Throws sqlock::error on
     /// connection failure.
     virtual std::vector<std::string> await(duration timeout) = 0;
     /// Says, for as long as this listener lives, that a waiter sleeps on
     /// `name` (`on`), or no longer does. A backend may push only the releases
-    /// of names some listener waits for; once this returns, every release of
-    /// `name` is reported. Throws sqlock::error on connection failure.
+    /// of names some listener waits for, and only to those listeners; once
+    /// this returns, every release of `name` is reported. Throws
+    /// sqlock::error on connection failure.
     virtual void waiting(const std::string& name, bool on) = 0;
     /// Makes the running await() return at once (or the next one, if none
     /// runs). The one call that may come from any thread.

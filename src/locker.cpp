@@ -15,6 +15,7 @@
 #include "owner.hpp"
 #include "records.hpp"
 #include "validate.hpp"
+#include "wait_queue.hpp"
 
 namespace sqlock {
 namespace detail {
@@ -84,6 +85,9 @@ void validate_options(const LockOptions& o) {
                     "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
                         "expires) of " + format_duration(o.expires) +
                         ": make the lease at least as long as the minimum hold");
+    if (o.queue_lease < std::chrono::seconds(1) || o.queue_lease > std::chrono::hours(1))
+        throw error(errc::invalid_argument, "queue_lease must be between 1s and 1h, got " +
+                                                format_duration(o.queue_lease));
     validate_non_negative(o.warn_before, "warn_before");
     if (o.warn_before >= o.expires)
         throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +
@@ -139,6 +143,13 @@ std::string busy_text(const Target& t, const std::optional<LockInfo>& info) {
     return contention_text(t.name, t.capacity) + "'" + printable(info->name) + "', " + kept;
 }
 
+// Free, but callers waiting for it go first: one that does not wait never
+// takes a name from under the line.
+std::string queued_text(const Target& t) {
+    return subject_text(t.name, t.capacity) + (t.capacity > 1 ? " are" : " is") +
+           " promised to the callers waiting for it, who go first";
+}
+
 std::string timeout_text(const Target& t, const std::optional<LockInfo>& info) {
     if (t.capacity != 0 || (info && kept_by_min_hold(*info))) return busy_text(t, info);
     return "lock '" + printable(t.name) + "' still held by " + holder_text(info);
@@ -191,20 +202,31 @@ class Acquirer {
         return std::nullopt;
     }
 
-    // One attempt as `owner`; a waiting caller keeps one owner for all its
-    // attempts.
+    // What a failed attempt found.
+    struct Refusal {
+        std::optional<Row> holder;  // the row in the way, when known
+        bool queued = false;        // waiters ahead went first
+        bool queue_exists = false;  // the table has a queue of waiters
+    };
+
+    // One attempt as `owner`, letting the live waiters queued before ticket
+    // `before` go first (INT64_MAX: all of them, as a caller that does not
+    // wait does); a waiting caller keeps one owner for all its attempts.
     // On success the lock takes `owner`'s strings; otherwise it is left as
     // it was, for the next attempt.
     std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, Owner& owner,
-                                     std::optional<Row>* holder) {
+                                     Refusal* refusal, std::int64_t before = INT64_MAX) {
         ensure_initialized();
         int slot = 0;
         // Before the statement is sent: the row's expiry is later than this
         // plus the lease (see Lock::valid_until).
         const auto sent = clock::now();
         bool tried = false;
+        bool queue_exists = false;
         AcquireResult r = s_->pool->with([&](Connection& c) {
-            if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by);
+            queue_exists = c.has_queue();
+            const QueueGate gate = queue_exists ? QueueGate{t.name, before} : QueueGate::none();
+            if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by, gate);
             // A retry on a fresh connection (the first broke): the first may
             // have taken a slot before its reply was lost. That slot is ours;
             // taking another would leave it held until its lease ends. (A
@@ -217,8 +239,9 @@ class Acquirer {
                 }
             }
             tried = true;
-            return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot);
+            return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot, gate);
         });
+        refusal->queue_exists = queue_exists;
         // A connection that broke after our insert committed, then a retry:
         // the "holder" may be ourselves. Then the lock is ours after all, and
         // a semaphore's slot comes from the row, not from the attempt that
@@ -226,7 +249,8 @@ class Acquirer {
         if (claim_own_holder(r, owner.locked_by)) {
             if (t.capacity > 0) slot = slot_number(r.acquired->lockstring, t.name, t.capacity);
         } else if (!r.acquired) {
-            *holder = std::move(r.holder);
+            refusal->holder = std::move(r.holder);
+            refusal->queued = r.queued;
             return std::nullopt;
         }
         // A row this attempt's statement wrote lasts the whole lease from
@@ -256,7 +280,7 @@ class Acquirer {
         // close or past already. Renew once at once, so the holder starts
         // with a lease it can vouch for.
         if (st->validity.until() - clock::now() < o.expires / 2 && !refresh(*st)) {
-            *holder = std::nullopt;  // it expired meanwhile: not ours after all
+            refusal->holder = std::nullopt;  // it expired meanwhile: not ours after all
             owner.locked_by = std::move(st->locked_by);
             owner.token = std::move(st->token);
             return std::nullopt;
@@ -337,18 +361,37 @@ class Acquirer {
         Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         duration backoff(1);
         std::optional<std::mt19937> jitter;  // seeded only if we poll
-        std::optional<WatchGuard> watch;     // once we wait: releases of t.name are pushed
+        std::optional<WatchGuard> watch;     // while first in line: releases of t.name are pushed
         bool said = false;                   // ... from the attempt after this turned true
+        std::optional<QueuePlace> place;     // our place in line (wait_queue.hpp), once we wait
+        Refusal refusal;
         for (;;) {
             std::uint64_t mark = s_->hub->mark();
-            std::optional<Row> holder;
-            if (auto lock = attempt_once(t, o, owner, &holder)) return std::move(*lock);
+            // Behind others in line, only the place is looked at (and
+            // renewed); first in line, or without a place, the name.
+            if (place && (place->ahead() > 0 || clock::now() >= place->renew_due()) &&
+                !place->poll())
+                place.reset();  // lapsed while we could not renew it: join again
+            if (!place || place->ahead() == 0) {
+                refusal = Refusal{};
+                const std::int64_t before = place ? place->ticket() : INT64_MAX;
+                if (auto lock = attempt_once(t, o, owner, &refusal, before)) {
+                    // At once: the one behind may take the next free slot,
+                    // or starts to watch the name.
+                    if (place) place->leave();
+                    return std::move(*lock);
+                }
+            }
             auto now = clock::now();
             const auto waited = std::chrono::duration_cast<duration>(now - start);
             std::optional<LockInfo> info;
-            if (holder) info = to_info(*holder);
+            if (refusal.holder) info = to_info(*refusal.holder);
             const std::string db = " [" + s_->url.redacted + "]";
-            if (!waits) contention_error(errc::busy, busy_text(t, info) + db, info);
+            if (!waits)
+                contention_error(errc::busy,
+                                 (refusal.queued && !info ? queued_text(t) : busy_text(t, info)) +
+                                     db,
+                                 info);
             if (now >= deadline)
                 contention_error(
                     errc::timeout,
@@ -358,14 +401,38 @@ class Acquirer {
                     errc::timeout,
                     timeout_text(t, info) + "; stopped waiting after " + waited_text(waited) + db,
                     info);
+            if (!place && refusal.queue_exists) {
+                try {
+                    place.emplace(*s_, t.name, owner.locked_by, s_->hub->inbox(), o.queue_lease);
+                } catch (const error&) {
+                    // Wait without a place this time; join on the next look.
+                }
+            }
+            auto until = std::min(deadline, place ? place->renew_due() : deadline);
+            if (place && place->ahead() > 0) {
+                // Behind others: the name is not ours to watch. Woken when
+                // the one ahead leaves (pushed to our inbox), else polled
+                // at the pace of our place.
+                watch.reset();
+                said = false;
+                if (!s_->hub->pushes()) {
+                    const duration pace = poll_pace(place->ahead(), o.queue_lease / 3);
+                    std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
+                                                                       pace.count());
+                    if (!jitter) jitter.emplace(std::random_device{}());
+                    until = std::min(until, now + duration(spread(*jitter)));
+                }
+                if (o.on_waiting) until = std::min(until, now + o.progress_every);
+                s_->hub->wait_after(t.name, mark, until);
+                continue;
+            }
             // Sleep until a release wakes us, the holder's lease runs out, or
             // the deadline. Without push notifications: capped exponential
             // backoff with jitter, so many waiters do not poll in lockstep.
-            auto until = deadline;
-            if (holder && holder->seconds_left > 0) {
+            if (refusal.holder && refusal.holder->seconds_left > 0) {
                 // Capped before converting: a row expiring centuries ahead
                 // (a foreign program's "forever") would overflow the clock.
-                double ms = std::min(holder->seconds_left * 1000.0 + 1.0, 86400000.0);
+                double ms = std::min(refusal.holder->seconds_left * 1000.0 + 1.0, 86400000.0);
                 until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
             }
             if (s_->hub->pushes() && !said) {
@@ -383,11 +450,14 @@ class Acquirer {
                 // Safety net against a missed notification: re-check now and then.
                 until = std::min(until, now + std::chrono::seconds(5));
             } else {
+                // First in line polls quickly: it alone does, so the line
+                // costs the same whatever its length.
+                const duration cap(place ? 25 : 100);
                 std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
                                                                    backoff.count());
                 if (!jitter) jitter.emplace(std::random_device{}());
                 until = std::min(until, now + duration(spread(*jitter)));
-                backoff = std::min(backoff * 2, duration(100));
+                backoff = std::min(backoff * 2, cap);
             }
             // The progress hook runs after every attempt, and at least this often.
             if (o.on_waiting) until = std::min(until, now + o.progress_every);
@@ -449,9 +519,9 @@ std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions&
     detail::validate_options(options);
     Acquirer a(state_);
     if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
-    std::optional<detail::Row> holder;
+    Acquirer::Refusal refusal;
     detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once({name, 0}, options, owner, &holder);
+    return a.attempt_once({name, 0}, options, owner, &refusal);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
@@ -479,9 +549,9 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
     validate_semaphore(name, capacity);
     detail::validate_options(options);
     Acquirer a(state_);
-    std::optional<detail::Row> holder;
+    Acquirer::Refusal refusal;
     detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once({name, capacity}, options, owner, &holder);
+    return a.attempt_once({name, capacity}, options, owner, &refusal);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
@@ -540,6 +610,16 @@ std::optional<LockInfo> Locker::show(const std::string& name) {
     auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
     if (!row) return std::nullopt;
     return detail::to_info(*row);
+}
+
+std::size_t Locker::queue_length(const std::string& name) {
+    detail::validate_lock_name(name);
+    Acquirer(state_).ensure_initialized();
+    return state_->pool->with([&](detail::Connection& c) -> std::size_t {
+        if (!c.has_queue()) return 0;
+        return static_cast<std::size_t>(
+            detail::query_int64(c, detail::Query::queue_length, {detail::Value::text(name)}));
+    });
 }
 
 namespace {

@@ -1,12 +1,13 @@
 // ReleaseHub — wakes waiters when a lock they want may have become free.
 //
 // Two sources of wake-ups: releases made through this process (any backend),
-// and, for backends with push notifications (PostgreSQL LISTEN/NOTIFY), every
-// release made anywhere, received on one listener connection per Locker by a
-// background thread. Every waiter interested in a name is woken, never just
-// one: a single wake-up could strand a waiter whose lock became free while
-// another was woken. Backends without notifications are polled by the waiter
-// with capped exponential backoff and jitter.
+// and, for backends with push notifications (PostgreSQL LISTEN/NOTIFY), the
+// releases of the names this process's waiters watch, made anywhere, and the
+// wake-ups sent to its inbox by waiters leaving the line ahead of its own
+// (wait_queue.hpp), received on one listener connection per Locker by a
+// background thread. Within the process every waiter of a name is woken:
+// the queue, not the hub, decides which one goes first. Backends without
+// notifications are polled by the waiter.
 //
 // A backend may push only the releases of names a listener says it waits for
 // (PostgreSQL: most releases have no waiter, and a NOTIFY costs every
@@ -70,6 +71,11 @@ class ReleaseHub {
     /// True once the listener runs, so waits need no tight polling.
     bool pushes() const noexcept { return listening_.load(); }
 
+    /// Where a waiter of this process is woken by the one ahead of it in
+    /// line (ReleaseListener::listen): the channel this hub's listeners
+    /// listen on, "" while none does (then nobody can push a wake-up).
+    std::string inbox() const { return pushes() ? inbox_ : std::string(); }
+
     /// Starts the listener thread (once) and waits briefly for it to listen.
     void start();
 
@@ -85,6 +91,7 @@ class ReleaseHub {
     bool no_room_for(const std::string& key) const;
 
     std::function<std::unique_ptr<ReleaseListener>()> make_listener_;
+    const std::string inbox_;  // random, fixed for the hub's life
     std::mutex mutex_;
     std::condition_variable cv_;
     std::map<std::string, std::uint64_t> epochs_;  // key -> last release epoch

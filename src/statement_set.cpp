@@ -19,7 +19,7 @@ struct About {
 About about(Query key) noexcept {
     switch (key) {
         case Query::side_tables:
-            return {"side_tables", "looking for the history and pauses tables", -1, 0};
+            return {"side_tables", "looking for the history, pauses and queue tables", -1, 0};
         case Query::now_millis:
             return {"now_millis", "reading the clock", -1, 0};
         case Query::start_run:
@@ -57,6 +57,14 @@ About about(Query key) noexcept {
             return {"purge_pauses", "deleting expired pauses", -1, 1};
         case Query::count_pauses:
             return {"count_pauses", "counting expired pauses", -1, 0};
+        case Query::queue_join:
+            return {"queue_join", "joining the queue of waiters for", 0, 4};
+        case Query::queue_poll:
+            return {"queue_poll", "keeping a place in the queue of waiters for", 3, 4};
+        case Query::queue_leave:
+            return {"queue_leave", "leaving the queue of waiters, ticket", 0, 2};
+        case Query::queue_length:
+            return {"queue_length", "counting the waiters for", 0, 1};
     }
     return {"unknown", "running a statement", -1, 0};
 }

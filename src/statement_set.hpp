@@ -33,7 +33,8 @@ namespace sqlock::detail {
 ///   name, paused_by, reason, created, paused_until (NULL: until resumed)
 /// and is in force while paused_until is NULL or later than now.
 enum class Query : std::size_t {
-    /// (): one row, (history table exists, pauses table exists).
+    /// (): one row, (history table exists, pauses table exists, queue
+    /// table exists).
     side_tables,
     /// (): one row, milliseconds since the Unix epoch by the database's clock.
     now_millis,
@@ -92,9 +93,25 @@ enum class Query : std::size_t {
     purge_pauses,
     /// (): one row, how many pauses have ended.
     count_pauses,
+    /// (name, waiter, inbox, lease: duration): joins the queue of `name`
+    /// (a lock's name, a semaphore's without "#N") at its end, expiring
+    /// lease from now; rows of `name` that expired go first, in the same
+    /// transaction. One row: (the new row's id, its ticket; how many live
+    /// rows of `name` have a smaller one).
+    queue_join,
+    /// (ticket, waiter, lease: duration, name): renews the queue row
+    /// (ticket, waiter) while it is live. One row: (1 when it was, else 0;
+    /// how many live rows of `name` have a smaller ticket).
+    queue_poll,
+    /// (ticket, waiter): deletes the queue row (ticket, waiter). A backend
+    /// with pushes wakes the live waiter right behind it (its inbox, with
+    /// the name as payload). Affected rows: how many.
+    queue_leave,
+    /// (name): one row, how many live waiters are in line for `name`.
+    queue_length,
 };
 
-constexpr std::size_t query_count = static_cast<std::size_t>(Query::count_pauses) + 1;
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::queue_length) + 1;
 
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;

@@ -95,6 +95,11 @@ class Locker {
     /// The row named `name` (a lockstring), if any.
     std::optional<LockInfo> show(const std::string& name);
 
+    /// How many callers wait in line for `name` (a lock's, or a
+    /// semaphore's), served in arrival order (docs/waiting.md); 0 when the
+    /// table has no queue (made by init()).
+    std::size_t queue_length(const std::string& name);
+
     /// Releases `name` if its owner token is `token`; returns the row it
     /// deleted. nullopt if there is no such row. Throws `errc::lost` if the
     /// row belongs to another holder.

@@ -86,6 +86,11 @@ struct LockOptions {
     /// Locker; nested holds are counted and the last release releases.
     /// Without it such an attempt fails fast with `errc::busy`.
     bool reentrant = false;
+    /// While waiting, the caller's place in the queue of waiters (served in
+    /// arrival order; see docs/waiting.md) is a row with a lease of this
+    /// length, renewed every third of it: a waiter that dies leaves the line
+    /// when it runs out. Between 1 s and 1 h.
+    duration queue_lease = std::chrono::seconds(15);
     /// Extra caller metadata stored in `locked_by` under "meta".
     std::map<std::string, std::string> metadata{};
 };

@@ -70,3 +70,21 @@ CREATE TABLE IF NOT EXISTS ${pauses} (
     paused_until DATETIME(3) NULL,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
+-- The queue of waiters (Locker::lock with a wait, `sqlock run --wait`): a
+-- caller that waits for a name joins it and is served in the order it
+-- joined; callers that do not wait let live waiters go first. Each row has
+-- a short lease of its own, renewed while its waiter waits, so a waiter
+-- that dies leaves the line when it runs out. ${queue} is replaced like
+-- ${table}.
+CREATE TABLE IF NOT EXISTS ${queue} (
+    id         BIGINT NOT NULL AUTO_INCREMENT,  -- the ticket: arrival order
+    -- the name waited for (a semaphore's without "#N")
+    lockstring VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    waiter     VARCHAR(1024) NOT NULL,  -- the waiter's locked_by
+    inbox      VARCHAR(64) NOT NULL,    -- where to wake it ('' for none)
+    expires    DATETIME(3) NOT NULL,
+    PRIMARY KEY (id),
+    -- A name's waiters in arrival order.
+    KEY sqlock_queue_name (lockstring, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};

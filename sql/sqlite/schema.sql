@@ -54,3 +54,19 @@ CREATE TABLE IF NOT EXISTS ${pauses} (
     created      DATETIME NOT NULL,
     paused_until DATETIME                            -- NULL: until resumed
 );
+
+-- The queue of waiters (Locker::lock with a wait, `sqlock run --wait`): a
+-- caller that waits for a name joins it and is served in the order it
+-- joined; callers that do not wait let live waiters go first. Each row has
+-- a short lease of its own, renewed while its waiter waits, so a waiter
+-- that dies leaves the line when it runs out. ${queue} and ${queue_idx} are
+-- replaced like ${table}.
+CREATE TABLE IF NOT EXISTS ${queue} (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,  -- the ticket: arrival order
+    lockstring VARCHAR(128) NOT NULL,   -- the name waited for (a semaphore's without "#N")
+    waiter     VARCHAR(1024) NOT NULL,  -- the waiter's locked_by
+    inbox      VARCHAR(64) NOT NULL,    -- where to wake it ('' for none)
+    expires    DATETIME NOT NULL
+);
+-- A name's waiters in arrival order.
+CREATE INDEX IF NOT EXISTS ${queue_idx} ON ${queue} (lockstring, id);

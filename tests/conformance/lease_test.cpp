@@ -49,14 +49,14 @@ TEST_CASE("a row of ours found again counts for the time it had left, not a new 
         sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
     auto c = backend->connect();
     const std::string owner = R"({"by":"test","guid":"00112233445566778899aabbccddeeff"})";
-    auto first = c->try_acquire("found-again", 30s, owner);
+    auto first = c->try_acquire("found-again", 30s, owner, sqlock::detail::QueueGate::none());
     REQUIRE(first.acquired);
     CHECK_FALSE(sqlock::detail::claim_own_holder(first, owner));  // already acquired
     CHECK_FALSE(first.claimed);  // written by this statement: the whole lease
 
     // Asked again by the same owner, for 60 s: the live row is found held
     // by ourselves.
-    auto again = c->try_acquire("found-again", 60s, owner);
+    auto again = c->try_acquire("found-again", 60s, owner, sqlock::detail::QueueGate::none());
     REQUIRE_FALSE(again.acquired);
     REQUIRE(sqlock::detail::claim_own_holder(again, owner));
     CHECK(again.claimed);
@@ -67,7 +67,7 @@ TEST_CASE("a row of ours found again counts for the time it had left, not a new 
     CHECK(certain > 20s);
 
     // Another owner's row is not claimed.
-    auto other = c->try_acquire("found-again", 60s, owner + " ");
+    auto other = c->try_acquire("found-again", 60s, owner + " ", sqlock::detail::QueueGate::none());
     CHECK_FALSE(sqlock::detail::claim_own_holder(other, owner + " "));
     CHECK_FALSE(other.acquired);
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "fnv1a.hpp"
 #include "pg_test.hpp"
 #include "test_support.hpp"
 
@@ -104,13 +105,23 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
 // the two, generous enough for a machine 3x slower under a sanitizer.
 constexpr double pushed_wakeup_ms = 2500.0;
 
-// A session of our own that LISTENs on a lock table's channel.
+// The channel a release of `name` in `table` notifies (the backend's
+// name_channel(), written out: the test checks what goes over the wire).
+std::string name_channel(const std::string& table, const std::string& name) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(sqlock::detail::fnv1a64(table + '\0' + name)));
+    return std::string("sqlock_n_") + hex;
+}
+
+// A session of our own that LISTENs on the channels of the names given.
 class ChannelListener {
   public:
-    ChannelListener(const std::string& url, const std::string& table)
-        : conn_(PQconnectdb(url.c_str())), channel_("sqlock_" + table) {
+    ChannelListener(const std::string& url, const std::string& table,
+                    const std::vector<std::string>& names)
+        : conn_(PQconnectdb(url.c_str())), channel_(name_channel(table, names.at(0))) {
         REQUIRE(PQstatus(conn_) == CONNECTION_OK);
-        run("LISTEN " + channel_);
+        for (const std::string& name : names) run("LISTEN " + name_channel(table, name));
     }
     ~ChannelListener() { PQfinish(conn_); }
     ChannelListener(const ChannelListener&) = delete;
@@ -154,7 +165,7 @@ class ChannelListener {
 
 TEST_CASE("a release notifies only while someone waits for the name", "[pg][notify]") {
     auto db = fresh_database();
-    ChannelListener channel(db.url, db.table);
+    ChannelListener channel(db.url, db.table, {"wanted", "pool", "quiet", "other"});
     auto holder = db.open();
     auto waiter = db.open();
     holder.lock("quiet").release();
@@ -337,8 +348,10 @@ TEST_CASE("releases of names that differ only in their digits do not notify", "[
     // and notify (a tenth of them did, with 8 processes, when names were
     // folded into buckets with their digits stripped).
     auto db = fresh_database();
-    ChannelListener channel(db.url, db.table);
     constexpr int processes = 8, cycles = 300;
+    std::vector<std::string> names;
+    for (int p = 1; p <= processes; ++p) names.push_back("job-" + std::to_string(p));
+    ChannelListener channel(db.url, db.table, names);
     const std::vector<int> codes = sqlock_test::run_children(
         processes,
         [&](int p) {

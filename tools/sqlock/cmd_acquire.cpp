@@ -58,6 +58,7 @@ int run_acquire(Invocation& inv) {
     const WaitOption wait = wait_option(o);
     request.wait = wait.wait;
     request.wait_forever = wait.forever;
+    request.options.queue_lease = wait.queue_lease;
     request.options.expires = duration_option(o, "expires", duration_kind::positive);
     request.options.metadata["command"] = "sqlock acquire";
     const bool json = o.count("json") > 0;

@@ -232,6 +232,7 @@ RunSettings parse_settings(const Invocation& inv) {
     const WaitOption wait = wait_option(o);
     s.request.wait = wait.wait;
     s.request.wait_forever = wait.forever;
+    s.request.options.queue_lease = wait.queue_lease;
     s.request.options.expires = duration_option(o, "expires", duration_kind::positive);
     s.request.options.min_hold = duration_option(o, "min-hold", duration_kind::non_negative);
     // Said here in the command's words (the library names its fields).

@@ -35,6 +35,8 @@ void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero);
 struct WaitOption {
     sqlock::duration wait{};  ///< 0: one attempt
     bool forever = false;     ///< `--wait forever`: no deadline
+    /// `--queue-lease`: LockOptions::queue_lease
+    sqlock::duration queue_lease = std::chrono::seconds(15);
 };
 
 /// Reads what add_wait_options() added. Throws cli_error (64) for a bad

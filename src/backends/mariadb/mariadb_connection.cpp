@@ -168,7 +168,7 @@ std::vector<std::string> MariaConnection::missing_privileges() {
 }
 
 AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
-                                           const std::string& locked_by) {
+                                           const std::string& locked_by, const QueueGate& gate) {
     const std::string what = describe("acquiring lock", lockstring);
     const auto until = limit();
     // The turn is normally held for a fraction of a millisecond; wait for it
@@ -180,7 +180,8 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     std::vector<StatementResult> rs;
     for (;;) {
         f = Failure{};
-        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait), until, what, &f);
+        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait, gate), until, what,
+                       &f);
         // A deadlock rolled the whole transaction back, or (on a server in
         // innodb_autoinc_lock_mode=0, where every insert takes the table's
         // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
@@ -199,8 +200,12 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
         // is contended; the caller waits and tries again. ER_BAD_NULL_ERROR:
         // the turn did not come in time (sql::acquire inserts no name then).
         if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
-            f.code == ER_AUTOINC_READ_FAILED || f.code == ER_BAD_NULL_ERROR)
-            return {};
+            f.code == ER_AUTOINC_READ_FAILED || f.code == ER_BAD_NULL_ERROR) {
+            AcquireResult out;
+            // Behind a gate, mostly that: waiters were queued ahead.
+            out.queued = gate.active() && f.code == ER_BAD_NULL_ERROR;
+            return out;
+        }
         throw_failure(*target_, f, what);
     }
     const StatementResult& last = last_rows(*target_, rs, what);
@@ -297,8 +302,12 @@ Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
 }
 
 bool MariaConnection::unlisted_side_table_exists(SideTable table) {
-    return table_is_there(table == SideTable::history ? target_->quoted_runs
-                                                      : target_->quoted_pauses);
+    switch (table) {
+        case SideTable::history: return table_is_there(target_->quoted_runs);
+        case SideTable::pauses: return table_is_there(target_->quoted_pauses);
+        case SideTable::queue: break;
+    }
+    return table_is_there(target_->quoted_queue);
 }
 
 bool MariaConnection::table_is_there(const std::string& quoted) {

@@ -41,7 +41,7 @@ class MariaConnection final : public Connection {
     /// statement on it says "no such table" only when it is not there.
     bool table_is_there(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                              const std::string& locked_by) override;
+                              const std::string& locked_by, const QueueGate& gate) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,

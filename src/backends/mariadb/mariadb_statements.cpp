@@ -92,7 +92,7 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
 // clang-format off
 
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait) {
+                    const std::string& locked_by, duration wait, const QueueGate& gate) {
     const std::string& T = t.quoted_table;
     const std::string L = literal(lockstring);
     const std::string key = "'" + turn_key(t, lockstring) + "'";
@@ -113,7 +113,13 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // the caller reports "not acquired".
     // (READ COMMITTED, set per session: no gap locks, so acquirers of other
     // names never deadlock with us.)
-    return "SET @sqlock_turn = GET_LOCK(" + key + ", " + seconds(wait) + ");\n"
+    const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
+    const std::string turn =
+        !gate.active() ? take_turn
+                       : "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
+                             literal(gate.name) + " AND id < " + number(gate.before) +
+                             " AND expires > " + now + "), NULL, " + take_turn + ")";
+    return "SET @sqlock_turn = " + turn + ";\n"
            "START TRANSACTION;\n"
            "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + unindexed(std::string("expires <= ") + now) +
            " AND @sqlock_turn = 1;\n"
@@ -214,6 +220,7 @@ std::string schema_script(const MariaTarget& t, const std::string& collation) {
     std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
     sql = substitute(sql, "runs", t.quoted_runs);
     sql = substitute(sql, "pauses", t.quoted_pauses);
+    sql = substitute(sql, "queue", t.quoted_queue);
     return substitute(sql, "collation", collation);
 }
 
@@ -299,10 +306,12 @@ StatementSet statement_set(const MariaTarget& t) {
     // (unlisted_side_table_exists). MAX, not a count: the names match case
     // insensitively, so one table may be listed twice ("locks_runs",
     // "Locks_runs"), and the answer is 1 or 0 all the same.
-    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses);
+    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses),
+                      queue = is_table(t.queue);
     set.add(Query::side_tables,
-        "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses +
-        "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses);
+        "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses + "), 0), COALESCE(MAX(" +
+        queue + "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses + " OR " +
+        queue);
 
     set.add(Query::now_millis,
         std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
@@ -412,6 +421,28 @@ StatementSet statement_set(const MariaTarget& t) {
         " ORDER BY paused_until, name LIMIT ?1");
     set.add(Query::count_pauses,
         "SELECT COUNT(*) FROM " + P + " WHERE paused_until <= " + now);
+
+    // The queue of waiters. Q is the queue table. ?1 name, ?2 waiter, ?3
+    // inbox, ?4 lease (ms).
+    const std::string& Q = t.quoted_queue;
+    set.add(Query::queue_join,
+        "DELETE FROM " + Q + " WHERE lockstring = ?1 AND expires <= " + now + ";\n"
+        "INSERT INTO " + Q + " (lockstring, waiter, inbox, expires) VALUES (?1, ?2, ?3, " + now +
+        " + " + micros_param("?4") + ");\n"
+        "SELECT LAST_INSERT_ID(), (SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND"
+        " id < LAST_INSERT_ID() AND expires > " + now + ")", Mode::transaction);
+    // ?1 ticket, ?2 waiter, ?3 lease (ms), ?4 name. Whether the row is
+    // still there is read, not ROW_COUNT(): an update within the
+    // millisecond of the last one changes nothing.
+    set.add(Query::queue_poll,
+        "UPDATE " + Q + " SET expires = " + now + " + " + micros_param("?3") +
+        " WHERE id = ?1 AND waiter = ?2 AND expires > " + now + ";\n"
+        "SELECT EXISTS(SELECT 1 FROM " + Q + " WHERE id = ?1 AND waiter = ?2 AND expires > " + now +
+        "), (SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?4 AND id < ?1 AND expires > " +
+        now + ")");
+    set.add(Query::queue_leave, "DELETE FROM " + Q + " WHERE id = ?1 AND waiter = ?2");
+    set.add(Query::queue_length,
+        "SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND expires > " + now);
     return set;
 }
 

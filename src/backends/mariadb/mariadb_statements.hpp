@@ -22,6 +22,7 @@
 
 #include <vector>
 
+#include "backend.hpp"
 #include "mariadb_target.hpp"
 #include "sqlock/duration.hpp"
 #include "statement_set.hpp"
@@ -39,9 +40,11 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 /// insert ours and read the row; give the turn back. The one result set has
 /// one row (ours: 1/0, turn: 1/0, row columns...), or none when the name is
 /// free (the turn was not had). `wait`: how long GET_LOCK may wait for the turn
-/// (to the millisecond).
+/// (to the millisecond). Behind an active `gate`, the turn is not taken
+/// while a live waiter it names is queued: the batch then stops as when the
+/// turn does not come.
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait);
+                    const std::string& locked_by, duration wait, const QueueGate& gate);
 
 /// Ends the transaction and gives the turn back after a failed acquire batch.
 std::string release_turn(const MariaTarget& t, const std::string& lockstring);

@@ -32,6 +32,8 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       quoted_runs(quote_identifier_path(runs)),
       pauses(pauses_table_name(table)),
       quoted_pauses(quote_identifier_path(pauses)),
+      queue(queue_table_name(table)),
+      quoted_queue(quote_identifier_path(queue)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
@@ -50,9 +52,13 @@ std::string MariaTarget::grant_hint() const {
     const std::string pauses_on = pauses.find('.') == std::string::npos
                                       ? quote_identifier_path(url.database + "." + pauses)
                                       : quoted_pauses;
+    const std::string queue_on = queue.find('.') == std::string::npos
+                                     ? quote_identifier_path(url.database + "." + queue)
+                                     : quoted_queue;
     const std::string to = " TO '" + text::printable(url.user, 64) + "'";
     return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + to + ", and the same ON " + runs_on +
-           " (its run history) and ON " + pauses_on + " (its pauses)";
+           " (its run history), ON " + pauses_on + " (its pauses) and ON " + queue_on +
+           " (its queue of waiters)";
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

@@ -30,6 +30,8 @@ struct MariaTarget {
     std::string quoted_runs;    // `ops`.`locks_runs`
     std::string pauses;         // the pauses table, as `table`: "ops.locks_pauses"
     std::string quoted_pauses;  // `ops`.`locks_pauses`
+    std::string queue;          // the queue of waiters, as `table`: "ops.locks_queue"
+    std::string quoted_queue;   // `ops`.`locks_queue`
     /// Lower-cased "database.table", the part of every turn key (GET_LOCK
     /// names are server-wide; lower case because lower_case_table_names may
     /// make "Locks" and "locks" one table: sharing a turn only costs a wait).

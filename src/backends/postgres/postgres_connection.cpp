@@ -57,11 +57,14 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
       core_(std::move(core)),
       acquire_{&statements_.at(stmt::acquire), PqFormat::binary},
       acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
+      acquire_queued_{&statements_.at(stmt::acquire_queued), PqFormat::binary},
+      acquire_slot_queued_{&statements_.at(stmt::acquire_slot_queued), PqFormat::binary},
       delete_exact_{&statements_.at(stmt::delete_exact)} {
     // Only registers the definitions; libpqxx prepares each on first use.
     // The hot path's go through libpq and are prepared there (exec_direct).
     for (const auto& [key, st] : statements_)
-        if (&st != acquire_.st && &st != acquire_slot_.st && &st != delete_exact_.st)
+        if (&st != acquire_.st && &st != acquire_slot_.st && &st != acquire_queued_.st &&
+            &st != acquire_slot_queued_.st && &st != delete_exact_.st)
             link_.get().prepare(st.name, st.sql);
     for (std::size_t i = 0; i < query_count; ++i)
         if (!core_->prepared[i].empty())
@@ -278,11 +281,16 @@ void PgConnection::check_access() {
 }
 
 AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration lease,
-                                        const std::string& locked_by) {
+                                        const std::string& locked_by, const QueueGate& gate) {
     const std::string ms = std::to_string(millis(lease));
     const std::string key = turn_name(lockstring);
-    PqResult r = exec_direct("acquiring lock", lockstring, acquire_,
-                             {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
+    const std::string before = std::to_string(gate.before);
+    PqResult r = gate.active()
+                     ? exec_direct("acquiring lock", lockstring, acquire_queued_,
+                                   {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str(),
+                                    gate.name.c_str(), before.c_str()})
+                     : exec_direct("acquiring lock", lockstring, acquire_,
+                                   {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
     AcquireResult out;
     if (!r.empty()) {
         out.acquired = new_row(r.binary_int64(0, 0), lockstring, r.binary_timestamp_ms(0, 1), lease,
@@ -292,19 +300,28 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
     // Held. By whom, read now: nothing (or an expired row) when it was
     // released since, and the caller tries again.
     std::optional<Row> holder = find(lockstring);
-    if (holder && holder->seconds_left > 0) out.holder = std::move(holder);
+    if (holder && holder->seconds_left > 0)
+        out.holder = std::move(holder);
+    else
+        out.queued = gate.active();  // free, but waiters go first
     return out;
 }
 
 AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                             const std::string& locked_by, int* slot_out) {
+                                             const std::string& locked_by, int* slot_out,
+                                             const QueueGate& gate) {
     const std::string cap = std::to_string(capacity);
     const std::string ms = std::to_string(millis(lease));
+    const std::string before = std::to_string(gate.before);
     // Each lost race means another caller took a slot, so this ends; the
     // bound only guards against slots being freed and retaken forever.
     for (int attempt = 0; attempt <= capacity; ++attempt) {
-        PqResult r = exec_direct("acquiring a slot of semaphore", name, acquire_slot_,
-                                 {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()});
+        PqResult r = gate.active()
+                         ? exec_direct("acquiring a slot of semaphore", name, acquire_slot_queued_,
+                                       {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str(),
+                                        before.c_str()})
+                         : exec_direct("acquiring a slot of semaphore", name, acquire_slot_,
+                                       {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()});
         if (!r.empty()) {
             AcquireResult out;
             out.acquired = new_row(r.binary_int64(0, 0), r.text(0, 1), r.binary_timestamp_ms(0, 2),
@@ -321,6 +338,13 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
             out.holder = read_row(h[0], 0);
             return out;
         }
+        // A slot is free: behind the gate, waiters go first (or a slot
+        // was taken concurrently; the caller tries again either way).
+        if (gate.active()) {
+            AcquireResult out;
+            out.queued = true;
+            return out;
+        }
     }
     return {};
 }
@@ -332,8 +356,9 @@ ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& lockstr
     if (min_hold <= duration::zero())
         return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
                                                        : ReleaseOutcome::lost;
+    const std::string turn = turn_name(lockstring);
     pqxx::result r = exec("releasing lock id", std::to_string(id), stmt::release, id, locked_by,
-                          millis(min_hold), turn_name(lockstring));
+                          millis(min_hold), turn, name_channel(*target_, turn));
     if (r.empty()) return ReleaseOutcome::lost;
     return r[0][0].as<bool>() ? ReleaseOutcome::kept : ReleaseOutcome::released;
 }
@@ -417,8 +442,9 @@ bool PgConnection::delete_exact(std::int64_t id, const std::string& lockstring,
                                 const std::string& locked_by) {
     const std::string text = std::to_string(id);
     const std::string turn = turn_name(lockstring);
+    const std::string channel = name_channel(*target_, turn);
     return !exec_direct("deleting lock id", text, delete_exact_,
-                        {text.c_str(), locked_by.c_str(), turn.c_str()})
+                        {text.c_str(), locked_by.c_str(), turn.c_str(), channel.c_str()})
                 .empty();
 }
 

@@ -45,9 +45,10 @@ class PgConnection final : public Connection {
     void init_schema() override;
     void check_access() override;
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                              const std::string& locked_by) override;
+                              const std::string& locked_by, const QueueGate& gate) override;
     AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                   const std::string& locked_by, int* slot_out) override;
+                                   const std::string& locked_by, int* slot_out,
+                                   const QueueGate& gate) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
@@ -97,7 +98,7 @@ class PgConnection final : public Connection {
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
     std::shared_ptr<const CoreStatements> core_;   // the core's statements, shared
-    HotStatement acquire_, acquire_slot_, delete_exact_;
+    HotStatement acquire_, acquire_slot_, acquire_queued_, acquire_slot_queued_, delete_exact_;
     bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();
     PqDeadline limit_;  // the call under way's, set by bounded()

@@ -37,6 +37,8 @@ PgReleaseListener::~PgReleaseListener() {
     // The receiver unregisters from (and UNLISTENs on) the connection, so it
     // must go first. It never throws: libpqxx reports failures as notices.
     // Our waiting keys end with the session.
+    names_.clear();
+    inbox_.reset();
     receiver_.reset();
     link_.reset();
     close(wake_fd_);
@@ -57,13 +59,35 @@ void PgReleaseListener::waiting(const std::string& name, bool on) {
     // The key is the name's turn_name(), as the release computes it from
     // the row: "x" for the semaphore x and each of its slot rows "x#N".
     const std::string turn = turn_name(name);
+    // Listening first, then saying so: a release that sees the key taken
+    // notifies a channel we already listen on.
+    if (on && !names_.count(name))
+        names_[name] = receive(name_channel(*target_, turn), "listening for releases of");
     PqDeadline limit{std::chrono::steady_clock::now() + target_->timeout};
     guarded(*target_, on ? "saying we wait for" : "saying we no longer wait for", name, [&] {
         pq_exec_params(link_->raw(), waiting_sql(*target_, on), {turn.c_str()}, limit);
     });
+    if (!on) names_.erase(name);  // UNLISTEN
 }
 
-void PgReleaseListener::listen() {
+std::unique_ptr<PgReleaseListener::Receiver> PgReleaseListener::receive(const std::string& channel,
+                                                                        const char* doing) {
+    PqDeadline limit{std::chrono::steady_clock::now() + target_->timeout};
+    Armed armed(link_->get().sock(), limit.at);  // libpqxx's LISTEN blocks inside libpq
+    std::unique_ptr<Receiver> out;
+    guarded(*target_, doing, channel, [&] {
+        out = std::make_unique<Receiver>(link_->get(), channel, received_);
+        // libpqxx swallows a broken link during LISTEN; check for it.
+        if (!link_->get().is_open() || armed.fired())
+            throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"
+                                                        : "connection lost while sending LISTEN");
+    });
+    return out;
+}
+
+void PgReleaseListener::listen(const std::string& inbox) {
+    names_.clear();
+    inbox_.reset();
     receiver_.reset();
     link_.reset();
     link_ = std::make_unique<Link>(*target_);
@@ -88,6 +112,7 @@ void PgReleaseListener::listen() {
             throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"
                                                         : "connection lost while sending LISTEN");
     });
+    inbox_ = receive(inbox, "listening on its inbox");
 }
 
 std::vector<std::string> PgReleaseListener::await(duration timeout) {

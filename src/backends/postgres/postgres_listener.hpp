@@ -1,13 +1,16 @@
 // PgReleaseListener — release notifications via LISTEN/NOTIFY.
 //
-// A release calls pg_notify(channel, lockstring) in its own transaction when
-// someone waits for the name, so a notification arrives exactly when a lock
-// row has been freed, from whichever host freed it. "Someone waits" is a
-// session-level shared advisory lock on the name's waiting key, which this
-// listener's session takes for each name a waiter of its Locker sleeps on
-// (waiting()): it lives exactly as long as the LISTEN, on the same session.
-// One dedicated connection per Locker listens; the core's ReleaseHub fans
-// each payload out to every waiter.
+// A release calls pg_notify(name channel, lockstring) in its own transaction
+// when someone waits for the name, so a notification arrives exactly when a
+// lock row has been freed, from whichever host freed it, and only at the
+// sessions that LISTEN on that name's channel (name_channel()): those whose
+// waiter is first in line. "Someone waits" is a session-level shared advisory
+// lock on the name's waiting key, which this listener's session takes for
+// each name a waiter of its Locker sleeps on (waiting()), with the LISTEN:
+// both live exactly as long as the session. The session also listens on its
+// inbox, where a waiter leaving the line wakes the one behind it. One
+// dedicated connection per Locker listens; the core's ReleaseHub fans each
+// payload out to the waiters of its name.
 //
 // A broken listening connection throws errc::connection from await() or
 // waiting(); the hub then makes a new listener, says again which names it
@@ -17,6 +20,7 @@
 // Thread safety: used by one thread (the hub's); interrupt() from any.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +36,7 @@ class PgReleaseListener final : public ReleaseListener {
     explicit PgReleaseListener(std::shared_ptr<const PgTarget> target);
     ~PgReleaseListener() override;
 
-    void listen() override;
+    void listen(const std::string& inbox) override;
     std::vector<std::string> await(duration timeout) override;
     void waiting(const std::string& name, bool on) override;
     void interrupt() noexcept override;
@@ -42,7 +46,13 @@ class PgReleaseListener final : public ReleaseListener {
 
     std::shared_ptr<const PgTarget> target_;
     std::unique_ptr<Link> link_;
+    /// Makes a receiver of `channel`, which LISTENs on it: bounded as every
+    /// round trip.
+    std::unique_ptr<Receiver> receive(const std::string& channel, const char* doing);
+
     std::unique_ptr<Receiver> receiver_;  // must go before link_
+    std::unique_ptr<Receiver> inbox_;     // likewise
+    std::map<std::string, std::unique_ptr<Receiver>> names_;  // likewise: by name
     std::vector<std::string> received_;
     int wake_fd_ = -1;  // an eventfd: interrupt() makes await()'s poll return
 };

@@ -162,6 +162,13 @@ std::string turn_name(const std::string& lockstring) {
     return lockstring.substr(0, slot_suffix_at(lockstring));
 }
 
+std::string name_channel(const PgTarget& target, const std::string& turn) {
+    // The table's last part only: "locks" and "public.locks" name one table
+    // and must agree; tables of that name in two schemas share channels,
+    // which costs a spurious wake-up at most.
+    return "sqlock_n_" + text_hash(table_basename(target.table) + '\0' + turn);
+}
+
 std::string waiting_sql(const PgTarget& target, bool on) {
     return std::string("SELECT pg_advisory_") + (on ? "lock" : "unlock") + "_shared(" +
            waiting_key(target.quoted_table, "$1::text") + ")";
@@ -178,10 +185,12 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // commit, so a waiter cannot say it waits between our look and the
     // delete becoming visible: its own statement waits for that commit, and
     // its next attempt then finds the row gone.
-    // `turn` is the parameter holding the row's turn_name().
-    auto notify = [&](const std::string& turn) {
+    // `turn` is the parameter holding the row's turn_name(), `channel` the
+    // one holding its name_channel(): only the listeners of that name hear
+    // the release.
+    auto notify = [&](const std::string& turn, const std::string& channel) {
         return "CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, turn) +
-               ") THEN NULL ELSE pg_notify('" + target.channel + "', lockstring) END";
+               ") THEN NULL ELSE pg_notify(" + channel + ", lockstring) END";
     };
     const std::string cols = columns("t");
     std::vector<std::pair<std::string, std::string>> out;
@@ -204,6 +213,18 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         "WITH " + turn_cte(T) +
         upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
                " WHERE " + turn_taken("$4::text"), "t.id, t.created"));
+    // The same behind a QueueGate: $5 the name waited for, $6 the ticket
+    // before which live waiters go first. Checked after the turn is taken,
+    // so against the line as it is when the row is written.
+    auto nobody_ahead = [&](const std::string& name, const std::string& before) {
+        return " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q WHERE q.lockstring = " +
+               name + " AND q.id < " + before + " AND q.expires > now())";
+    };
+    out.emplace_back(stmt::acquire_queued,
+        "WITH " + turn_cte(T) +
+        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
+               " WHERE " + turn_taken("$4::text") + nobody_ahead("$5::text", "$6::bigint"),
+               "t.id, t.created"));
 
     // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
     // expired slot in one statement: (id, lockstring, created), in binary
@@ -221,14 +242,18 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         return "NOT EXISTS (SELECT 1 FROM " + T + " AS x WHERE x.lockstring = $1::text || '#' || " +
                n + " AND x.expires > now())";
     };
-    out.emplace_back(stmt::acquire_slot,
-        "WITH RECURSIVE probe(n, free) AS (SELECT 1, " + slot_free("1") +
-        " UNION ALL SELECT p.n + 1, " + slot_free("(p.n + 1)") +
-        " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T) +
-        upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
-               ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand WHERE " +
-               turn_taken("$1::text"),
-               "t.id, t.lockstring::text, t.created"));
+    auto slot_sql = [&](const std::string& gate) {
+        return "WITH RECURSIVE probe(n, free) AS (SELECT 1, " + slot_free("1") +
+               " UNION ALL SELECT p.n + 1, " + slot_free("(p.n + 1)") +
+               " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T) +
+               upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
+                      ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand WHERE " +
+                      turn_taken("$1::text") + gate,
+                      "t.id, t.lockstring::text, t.created");
+    };
+    out.emplace_back(stmt::acquire_slot, slot_sql(""));
+    // $5 the ticket before which live waiters go first.
+    out.emplace_back(stmt::acquire_slot_queued, slot_sql(nobody_ahead("$1::text", "$5::bigint")));
 
     // $1 name, $2 capacity. When every slot is held: the one that frees
     // first. Nothing when a slot is free (or expired): try again. One index
@@ -241,7 +266,7 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         " SELECT " + cols + " FROM live AS t WHERE (SELECT count(*) FROM live) >= $2::int"
         " ORDER BY t.expires LIMIT 1");
 
-    // $1 id, $2 locked_by, $3 min_hold ms, $4 turn name. Keeps the row
+    // $1 id, $2 locked_by, $3 min_hold ms, $4 turn name, $5 its channel. Keeps the row
     // until created + min_hold while that is still ahead, else deletes it;
     // either way tells the listeners (a kept row has a nearer expiry for waiters to re-read).
     // The two modifications touch disjoint rows (keep or not keep), so the
@@ -253,8 +278,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
             " FROM r WHERE t.id = r.id AND r.keep RETURNING t.lockstring)"
         ", d AS (DELETE FROM " + T + " AS t USING r WHERE t.id = r.id AND NOT r.keep"
             " RETURNING t.lockstring)"
-        " SELECT true, " + notify("$4::text") + " FROM k UNION ALL SELECT false, " +
-            notify("$4::text") + " FROM d");
+        " SELECT true, " + notify("$4::text", "$5::text") + " FROM k UNION ALL SELECT false, " +
+            notify("$4::text", "$5::text") + " FROM d");
 
     // $1 id, $2 locked_by, $3 lease ms.
     out.emplace_back(stmt::renew,
@@ -286,11 +311,11 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::find,
         "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = $1::text");
 
-    // $1 id, $2 locked_by, $3 turn name. Deleting frees the lock: tell the
-    // listeners.
+    // $1 id, $2 locked_by, $3 turn name, $4 its channel. Deleting frees the
+    // lock: tell the listeners.
     out.emplace_back(stmt::delete_exact,
         "DELETE FROM " + T + " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
-        " RETURNING " + notify("$3::text"));
+        " RETURNING " + notify("$3::text", "$4::text"));
 
     // The run history. R is the runs table.
     const std::string& R = target.quoted_runs;
@@ -344,7 +369,7 @@ StatementSet statement_set(const PgTarget& target) {
     // a literal.
     set.add(Query::side_tables,
         "SELECT to_regclass('" + R + "') IS NOT NULL, to_regclass('" + target.quoted_pauses +
-        "') IS NOT NULL", Mode::unprepared);
+        "') IS NOT NULL, to_regclass('" + target.quoted_queue + "') IS NOT NULL", Mode::unprepared);
 
     // Pauses. P is the pauses table; a pause is in force while live.
     const std::string& P = target.quoted_pauses;
@@ -464,6 +489,35 @@ StatementSet statement_set(const PgTarget& target) {
     set.add(Query::count_pauses,
         "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
+    // The queue of waiters. Q is the queue table.
+    const std::string& Q = target.quoted_queue;
+    // $1 name, $2 waiter, $3 inbox, $4 lease ms. The data-modifying CTE runs
+    // although nothing reads it: the name's expired rows go in the same
+    // statement.
+    set.add(Query::queue_join,
+        "WITH gone AS (DELETE FROM " + Q + " WHERE lockstring = $1::text AND expires <= now()),"
+        " ins AS (INSERT INTO " + Q + " (lockstring, waiter, inbox, expires)"
+        " VALUES ($1::text, $2::text, $3::text, now() + " + millis("$4") + ") RETURNING id)"
+        " SELECT ins.id, (SELECT count(*) FROM " + Q + " AS x WHERE x.lockstring = $1::text"
+        " AND x.id < ins.id AND x.expires > now()) FROM ins");
+    // $1 ticket, $2 waiter, $3 lease ms, $4 name.
+    set.add(Query::queue_poll,
+        "WITH u AS (UPDATE " + Q + " SET expires = now() + " + millis("$3") +
+        " WHERE id = $1::bigint AND waiter = $2::text AND expires > now() RETURNING id)"
+        " SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM " + Q +
+        " WHERE lockstring = $4::text AND id < $1::bigint AND expires > now())");
+    // $1 ticket, $2 waiter. The live waiter right behind wakes: it may be
+    // first in line now. Only that one: the rest have not moved up to the
+    // front, so waking them would only cost each a round trip.
+    set.add(Query::queue_leave,
+        "WITH d AS (DELETE FROM " + Q + " WHERE id = $1::bigint AND waiter = $2::text"
+        " RETURNING id, lockstring)"
+        " SELECT pg_notify(n.inbox, d.lockstring) FROM d CROSS JOIN LATERAL"
+        " (SELECT x.inbox FROM " + Q + " AS x WHERE x.lockstring = d.lockstring AND x.id > d.id"
+        " AND x.expires > now() ORDER BY x.id LIMIT 1) AS n WHERE n.inbox <> ''");
+    set.add(Query::queue_length,
+        "SELECT count(*) FROM " + Q + " WHERE lockstring = $1::text AND expires > now()");
+
     // clang-format on
     return set;
 }
@@ -471,7 +525,8 @@ StatementSet statement_set(const PgTarget& target) {
 std::string schema_script(const PgTarget& target) {
     return schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
                              target.quoted_runs, target.quoted_pauses,
-                             runs_table_name(target.table));
+                             runs_table_name(target.table), target.quoted_queue,
+                             queue_table_name(target.table));
 }
 
 }  // namespace sqlock::detail::postgres

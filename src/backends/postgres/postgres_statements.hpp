@@ -28,6 +28,10 @@ namespace sqlock::detail::postgres {
 namespace stmt {
 constexpr const char* acquire = "sqlock_acquire";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
+/// acquire and acquire_slot behind a QueueGate: they refer to the queue
+/// table, so they are prepared only once a connection knows it exists.
+constexpr const char* acquire_queued = "sqlock_acquire_queued";
+constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
 constexpr const char* slot_holder = "sqlock_slot_holder";
 constexpr const char* release = "sqlock_release";
 constexpr const char* renew = "sqlock_renew";
@@ -54,6 +58,11 @@ struct Statement {
 /// without a trailing "#N" (N one or more ASCII digits), so that a
 /// semaphore's slots share their semaphore's key.
 std::string turn_name(const std::string& lockstring);
+
+/// The channel a release of `turn` (turn_name()) in `target`'s table
+/// notifies: "sqlock_n_" and a hash of both, so that only the sessions whose
+/// waiters watch that name hear it.
+std::string name_channel(const PgTarget& target, const std::string& turn);
 
 /// What a listening session runs to say that it waits for the name $1
 /// (`on`), or no longer does: a session-level shared advisory lock, which a

@@ -39,6 +39,7 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
       quoted_index(quote_table_name(index_name(table_basename(table)))),
       quoted_runs(quote_table_name(runs_table_name(table))),
       quoted_pauses(quote_table_name(pauses_table_name(table))),
+      quoted_queue(quote_table_name(queue_table_name(table))),
       channel(channel_name(table)),
       redact(url, {parse_conninfo(url).password}),
       timeout(bound),

@@ -156,8 +156,23 @@ void SqliteConnection::check_usable_without_writing() {
     prepare(Sql::is_held);
 }
 
+bool SqliteConnection::waiters_ahead(const QueueGate& gate) {
+    if (!gate.active()) return false;
+    Prepared st = prepare(Sql::waiters_ahead);
+    st.bind(1, gate.name).bind(2, gate.before);
+    return st.step();
+}
+
 AcquireResult SqliteConnection::try_acquire(const std::string& lockstring, duration lease,
-                                            const std::string& locked_by) {
+                                            const std::string& locked_by, const QueueGate& gate) {
+    // A read before the write: a waiter that joins the line in between
+    // joined it after this attempt, which was first.
+    if (waiters_ahead(gate)) {
+        AcquireResult queued;
+        queued.queued = true;
+        if (auto row = find(lockstring); row && row->seconds_left > 0) queued.holder = row;
+        return queued;
+    }
     // Common case: the name is free; one autocommit statement.
     if (auto row = insert(lockstring, lease, locked_by)) return {std::move(row), {}};
     // Held: take it over if expired, atomically, under the write lock.
@@ -175,7 +190,12 @@ AcquireResult SqliteConnection::try_acquire(const std::string& lockstring, durat
 
 AcquireResult SqliteConnection::try_acquire_slot(const std::string& name, int capacity,
                                                  duration lease, const std::string& locked_by,
-                                                 int* slot_out) {
+                                                 int* slot_out, const QueueGate& gate) {
+    if (waiters_ahead(gate)) {
+        AcquireResult queued;
+        queued.queued = true;
+        return queued;
+    }
     // One statement takes the lowest free slot: a write statement holds
     // SQLite's write lock from its first read, so "lowest free" cannot
     // change under it.

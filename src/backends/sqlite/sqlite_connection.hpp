@@ -53,10 +53,11 @@ class SqliteConnection final : public Connection {
     void check_usable_without_writing();
 
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                              const std::string& locked_by) override;
+                              const std::string& locked_by, const QueueGate& gate) override;
 
     AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                   const std::string& locked_by, int* slot_out) override;
+                                   const std::string& locked_by, int* slot_out,
+                                   const QueueGate& gate) override;
 
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
@@ -126,6 +127,8 @@ class SqliteConnection final : public Connection {
     std::optional<Row> insert(const std::string& lockstring, duration lease,
                               const std::string& locked_by);
 
+    /// Whether a live waiter `gate` names is queued (false for an inactive gate).
+    bool waiters_ahead(const QueueGate& gate);
     // Prepared on first use, then reused for the connection's lifetime.
     Prepared prepare(Sql kind);
     /// The statements of `key`'s text, the same way; errors say `doing`.

@@ -91,7 +91,9 @@ Tables::Tables(const std::string& name)
       runs_name(runs_table_name(name)),
       runs(quote_table_name(runs_name)),
       pauses_name(pauses_table_name(name)),
-      pauses(quote_table_name(pauses_name)) {}
+      pauses(quote_table_name(pauses_name)),
+      queue_name(queue_table_name(name)),
+      queue(quote_table_name(queue_name)) {}
 
 std::string seconds_modifier(duration d) {
     return "+" + duration_modifier(d.count());
@@ -191,6 +193,10 @@ std::string sql_text(Sql kind, const Tables& tables) {
                    ".fencing_id) WHERE outcome = 'running' AND"
                    " fencing_id IN (SELECT id FROM " +
                    t + " WHERE expires <= " + now + " LIMIT ?1)";
+        case Sql::waiters_ahead:
+            // ?1 name, ?2 ticket: a live waiter queued before it.
+            return "SELECT 1 FROM " + tables.queue + " WHERE lockstring = ?1 AND id < ?2 AND " +
+                   live + " LIMIT 1";
         case Sql::has_table:
             return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
         case Sql::count:
@@ -211,7 +217,9 @@ StatementSet statement_set(const Tables& tables) {
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
                 literal(table_basename(tables.runs_name)) +
                 "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.pauses_name)) + ")");
+                literal(table_basename(tables.pauses_name)) +
+                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
+                literal(table_basename(tables.queue_name)) + ")");
 
     // 'now' is one instant within the statement: seconds, then its
     // milliseconds ("SS.SSS" from the 4th character).
@@ -298,12 +306,35 @@ StatementSet statement_set(const Tables& tables) {
     set.add(Query::purge_pauses, "DELETE FROM " + p + " WHERE name IN (SELECT name FROM " + p +
                                      " WHERE " + pause_ended + " LIMIT ?1)");
     set.add(Query::count_pauses, "SELECT COUNT(*) FROM " + p + " WHERE " + pause_ended);
+
+    // The queue of waiters, under the write lock: a ticket is drawn, and a
+    // place counted, against one state of the line.
+    const std::string& q = tables.queue;
+    set.add(Query::queue_join,
+            "DELETE FROM " + q + " WHERE lockstring = ?1 AND " + dead +
+                ";\n"
+                "INSERT INTO " +
+                q + " (lockstring, waiter, inbox, expires) VALUES (?1, ?2, ?3, " +
+                "strftime('%Y-%m-%d %H:%M:%f','now', '+' || ?4));\n"
+                "SELECT last_insert_rowid(), (SELECT COUNT(*) FROM " +
+                q + " WHERE lockstring = ?1 AND id < last_insert_rowid() AND " + live + ")",
+            Mode::transaction);
+    set.add(Query::queue_poll,
+            "UPDATE " + q + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', '+' || ?3)" +
+                " WHERE id = ?1 AND waiter = ?2 AND " + live +
+                ";\n"
+                "SELECT changes(), (SELECT COUNT(*) FROM " +
+                q + " WHERE lockstring = ?4 AND id < ?1 AND " + live + ")",
+            Mode::transaction);
+    set.add(Query::queue_leave, "DELETE FROM " + q + " WHERE id = ?1 AND waiter = ?2");
+    set.add(Query::queue_length,
+            "SELECT COUNT(*) FROM " + q + " WHERE lockstring = ?1 AND " + live);
     return set;
 }
 
 std::string schema_script(const Tables& tables) {
     return schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
-                             tables.pauses, tables.runs_name);
+                             tables.pauses, tables.runs_name, tables.queue, tables.queue_name);
 }
 
 }  // namespace sqlock::detail::sqlite

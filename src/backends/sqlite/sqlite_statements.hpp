@@ -24,6 +24,8 @@ struct Tables {
     std::string runs;         // quoted
     std::string pauses_name;  // unquoted
     std::string pauses;       // quoted
+    std::string queue_name;   // unquoted
+    std::string queue;        // quoted
 };
 
 /// The lock's own statements.
@@ -44,6 +46,7 @@ enum class Sql {
     delete_id_if_dead,
     has_table,
     lose_purged_runs,
+    waiters_ahead,
     count
 };
 
