@@ -70,6 +70,17 @@ std::size_t ConnectionPool::waiting() const {
     return waiting_.size();
 }
 
+void ConnectionPool::close_idle() noexcept {
+    std::vector<std::unique_ptr<Connection>> closing;
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        closing.swap(idle_);
+        open_ -= closing.size();
+    }
+    cv_.notify_all();  // room for one more in the line's turn
+    // Closed outside the lock: closing a server connection is a round trip.
+}
+
 void ConnectionPool::give_back(std::unique_ptr<Connection> c) noexcept {
     bool anyone_waits;
     {

@@ -51,6 +51,11 @@ class ConnectionPool {
     /// hand-out order: it is the only way to know a thread has queued.
     std::size_t waiting() const;
 
+    /// Closes every idle connection (the next checkout opens one anew): a
+    /// waiter that will not look at the database for a while holds no
+    /// server connection meanwhile.
+    void close_idle() noexcept;
+
     /// Runs `op` on a pooled connection. If the connection turns out broken
     /// (errc::connection), it is discarded and `op` is retried once on a fresh
     /// one when `retry_on_broken` is set.

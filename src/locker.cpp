@@ -364,14 +364,23 @@ class Acquirer {
         std::optional<WatchGuard> watch;     // while first in line: releases of t.name are pushed
         bool said = false;                   // ... from the attempt after this turned true
         std::optional<QueuePlace> place;     // our place in line (wait_queue.hpp), once we wait
+        clock::time_point next_look{};       // ... behind others: when it looks again
         Refusal refusal;
+        std::uint64_t mark = s_->hub->mark();
         for (;;) {
-            std::uint64_t mark = s_->hub->mark();
+            const std::uint64_t slept_from = mark;
+            mark = s_->hub->mark();
             // Behind others in line, only the place is looked at (and
-            // renewed); first in line, or without a place, the name.
-            if (place && (place->ahead() > 0 || clock::now() >= place->renew_due()) &&
-                !place->poll())
-                place.reset();  // lapsed while we could not renew it: join again
+            // renewed): when due, or when woken (the one ahead left), not
+            // at every progress report. First in line, or without a
+            // place, the name.
+            if (place) {
+                const auto now = clock::now();
+                const bool behind = place->ahead() > 0;
+                const bool due = now >= place->renew_due() ||
+                                 (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
+                if (due && !place->poll()) place.reset();  // lapsed: join again
+            }
             if (!place || place->ahead() == 0) {
                 refusal = Refusal{};
                 const std::int64_t before = place ? place->ticket() : INT64_MAX;
@@ -415,13 +424,19 @@ class Acquirer {
                 // at the pace of our place.
                 watch.reset();
                 said = false;
+                next_look = place->renew_due();
                 if (!s_->hub->pushes()) {
                     const duration pace = poll_pace(place->ahead(), o.queue_lease / 3);
                     std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
                                                                        pace.count());
                     if (!jitter) jitter.emplace(std::random_device{}());
-                    until = std::min(until, now + duration(spread(*jitter)));
+                    next_look = std::min(next_look, now + duration(spread(*jitter)));
                 }
+                until = std::min(until, next_look);
+                // Until the next look, no server connection (but the
+                // listener's): a line of hundreds of processes must not use
+                // up the server's connections. The look opens one anew.
+                if (next_look - now >= std::chrono::seconds(1)) s_->pool->close_idle();
                 if (o.on_waiting) until = std::min(until, now + o.progress_every);
                 s_->hub->wait_after(t.name, mark, until);
                 continue;

@@ -203,14 +203,21 @@ void ReleaseHub::released(const std::string& lockstring) {
     cv_.notify_all();
 }
 
+bool ReleaseHub::woken(const std::string& key, std::uint64_t mark) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return woken_locked(key, mark);
+}
+
+bool ReleaseHub::woken_locked(const std::string& key, std::uint64_t mark) const {
+    if (stopping_ || reset_epoch_ > mark) return true;
+    auto it = epochs_.find(key);
+    return it != epochs_.end() && it->second > mark;
+}
+
 void ReleaseHub::wait_after(const std::string& key, std::uint64_t mark,
                             std::chrono::steady_clock::time_point until) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait_until(lock, until, [&] {
-        if (stopping_ || reset_epoch_ > mark) return true;
-        auto it = epochs_.find(key);
-        return it != epochs_.end() && it->second > mark;
-    });
+    cv_.wait_until(lock, until, [&] { return woken_locked(key, mark); });
 }
 
 }  // namespace sqlock::detail

@@ -47,6 +47,11 @@ class ReleaseHub {
     void wait_after(const std::string& key, std::uint64_t mark,
                     std::chrono::steady_clock::time_point until);
 
+    /// Whether wait_after(key, mark, ...) would return at once: a release of
+    /// `key` (or a wake-up for it) came after `mark`, or every waiter is to
+    /// look again.
+    bool woken(const std::string& key, std::uint64_t mark);
+
     /// Says that a waiter of `key` will sleep on pushes. Every watch() is
     /// matched by one unwatch() (WatchGuard does it).
     void watch(const std::string& key);
@@ -85,6 +90,7 @@ class ReleaseHub {
   private:
     void run();
     void bump(const std::string& key);
+    bool woken_locked(const std::string& key, std::uint64_t mark) const;
     /// Brings what `listener` says is waited for in line with wanted_.
     void say_waiting(ReleaseListener& listener);
     /// True when `key` is not said and cannot be until others are unsaid.

@@ -54,7 +54,7 @@ as_bouncer_user() {
 
 # Server connections per pool: session mode holds one per client for the
 # client's whole life, so it needs the most; all stay well below the test
-# server's max_connections (200), which the direct suites share.
+# server's max_connections (400), which the direct suites share.
 pool_size() {
     case "$1" in
         session) echo 60 ;;

@@ -145,7 +145,9 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 password_encryption = 'scram-sha-256'
-max_connections = 200
+# A waiting process holds one connection (its listener): the crowd test
+# queues 256 of them beside the other suites.
+max_connections = 400
 log_line_prefix = '%m [%p] %q%u@%d app=%a '
 EOF
 }
