@@ -179,7 +179,10 @@ class Connection {
     /// Whether the pauses table exists (Locker::init() creates it).
     bool has_pauses();
     /// Whether the queue of waiters exists (Locker::init() creates it).
+    /// Every acquisition asks, so a look that found none is trusted for 30 s.
     bool has_queue();
+    /// Forgets that a look found no queue: init_schema() may just have made it.
+    void forget_missing_queue() noexcept { queue_looked_ = {}; }
 
   protected:
     enum class SideTable { history, pauses, queue };

@@ -37,6 +37,7 @@ void ensure_initialized(LockerState& s) {
     if (!s.needs_init.load()) return;
     s.pool->with([](Connection& c) {
         c.init_schema();
+        c.forget_missing_queue();
         return 0;
     });
     s.needs_init = false;
@@ -357,7 +358,7 @@ class Acquirer {
         const bool waits = o.wait_forever || o.wait > duration::zero();
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
-        if (waits) s_->hub->start();
+        bool hub_started = false;  // after joining the line: the join keeps arrival order
         Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         duration backoff(1);
         std::optional<std::mt19937> jitter;  // seeded only if we poll
@@ -417,6 +418,20 @@ class Acquirer {
                     // Wait without a place this time; join on the next look.
                 }
             }
+            if (!hub_started) {
+                // The listener connects now (once per Locker), after the
+                // place was taken: arrival order is the order of the joins.
+                // A wake-up sent to our inbox before it listened is caught
+                // by looking again at once.
+                s_->hub->start();
+                hub_started = true;
+                if (place && place->ahead() > 0) {
+                    next_look = clock::now();
+                    continue;
+                }
+                // First in line: the watch below tries again before it sleeps.
+                now = clock::now();
+            }
             auto until = std::min(deadline, place ? place->renew_due() : deadline);
             if (place && place->ahead() > 0) {
                 // Behind others: the name is not ours to watch. Woken when
@@ -426,7 +441,8 @@ class Acquirer {
                 said = false;
                 next_look = place->renew_due();
                 if (!s_->hub->pushes()) {
-                    const duration pace = poll_pace(place->ahead(), o.queue_lease / 3);
+                    const duration pace =
+                        poll_pace(place->ahead(), place->pace_seen(), o.queue_lease / 3);
                     std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
                                                                        pace.count());
                     if (!jitter) jitter.emplace(std::random_device{}());
@@ -523,6 +539,7 @@ void Locker::init() {
     state_->backend->create_database();
     state_->pool->with([](detail::Connection& c) {
         c.init_schema();
+        c.forget_missing_queue();
         c.check_access();
         return 0;
     });

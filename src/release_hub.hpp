@@ -78,8 +78,9 @@ class ReleaseHub {
 
     /// Where a waiter of this process is woken by the one ahead of it in
     /// line (ReleaseListener::listen): the channel this hub's listeners
-    /// listen on, "" while none does (then nobody can push a wake-up).
-    std::string inbox() const { return pushes() ? inbox_ : std::string(); }
+    /// listen on, once one runs (with a backend that cannot push, nobody
+    /// ever sends to it).
+    const std::string& inbox() const noexcept { return inbox_; }
 
     /// Starts the listener thread (once) and waits briefly for it to listen.
     void start();

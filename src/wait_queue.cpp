@@ -31,8 +31,15 @@ bool QueuePlace::poll() {
     const Rows r = s_.pool->with([&](Connection& c) { return c.query(Query::queue_poll, params); });
     const auto& row = first_row(r, Query::queue_poll, params);
     if (!as_bool(row.at(0))) return false;
+    const std::int64_t ahead = as_int64(row.at(1));
+    const double seconds = std::chrono::duration<double>(sent - renewed_).count();
+    if (ahead < ahead_ && seconds > 0) {
+        // Smoothed: one quick hand-off must not make the next look early.
+        const double seen = static_cast<double>(ahead_ - ahead) / seconds;
+        per_second_ = per_second_ > 0 ? 0.5 * per_second_ + 0.5 * seen : seen;
+    }
     renewed_ = sent;
-    ahead_ = as_int64(row.at(1));
+    ahead_ = ahead;
     return true;
 }
 
@@ -47,14 +54,16 @@ void QueuePlace::leave() noexcept {
     }
 }
 
-duration poll_pace(std::int64_t ahead, duration renew) {
-    // 50 ms for the second in line, then the square of the place: a line
-    // of any length polls about 33 times a second in all, besides the
-    // renewals, and the one about to be first looks often enough to see
-    // the front leave within a job of 50 ms.
-    const std::int64_t k = std::max<std::int64_t>(ahead, 1);
-    const std::int64_t ms = k > 1000 ? INT64_MAX / 2 : 50 * k * k;
-    return std::min(duration(ms), renew);
+duration poll_pace(std::int64_t ahead, double per_second, duration renew) {
+    // Until the line has been seen to move, a guess of 50 ms a place. Then
+    // two thirds of the time it should take to reach the front: each look
+    // cuts the distance to a third, so a waiter looks a handful of times
+    // in all, and next to the front it looks within half a hand-off.
+    const double k = static_cast<double>(std::max<std::int64_t>(ahead, 1));
+    const double expected_ms = per_second > 0 ? k / per_second * 1000.0 : 50.0 * k;
+    const double share = ahead <= 1 ? 0.5 : 2.0 / 3.0;
+    const double ms = std::max(2.0, std::min(expected_ms * share, 86400000.0));
+    return std::min(duration(static_cast<std::int64_t>(ms)), renew);
 }
 
 }  // namespace sqlock::detail

@@ -49,6 +49,9 @@ class QueuePlace {
     bool poll();
     /// Live waiters ahead when it joined or last polled.
     std::int64_t ahead() const noexcept { return ahead_; }
+    /// How fast the line moves, in places a second, as this place has seen
+    /// it (0 until it has moved between two looks).
+    double pace_seen() const noexcept { return per_second_; }
     /// When the place must be renewed next: a third of the lease after the
     /// last renewal, so that two renewals may fail before it lapses.
     clock::time_point renew_due() const noexcept { return renewed_ + lease_ / 3; }
@@ -64,13 +67,16 @@ class QueuePlace {
     std::int64_t ticket_ = 0;
     std::int64_t ahead_ = 0;
     clock::time_point renewed_;
+    double per_second_ = 0;
     bool left_ = false;
 };
 
 /// How long a waiter `ahead` places from the front of the line sleeps before
-/// it looks again, when nothing pushes it a wake-up: the further back, the
-/// slower (the sum over a line of any length stays bounded), never longer
-/// than `renew` (its place is renewed by the same look).
-duration poll_pace(std::int64_t ahead, duration renew);
+/// it looks again, when nothing pushes it a wake-up: a part of the time the
+/// line will take to bring it to the front, at `per_second` places a second
+/// as seen so far (0: not seen yet), so that it looks a few times in all,
+/// however long the line; never longer than `renew` (its place is renewed
+/// by the same look).
+duration poll_pace(std::int64_t ahead, double per_second, duration renew);
 
 }  // namespace sqlock::detail

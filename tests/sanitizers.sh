@@ -93,7 +93,7 @@ for mode in "${modes[@]}"; do
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing$skipped_backends" ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends" ||
                 status=1
             ;;
         tsan)

@@ -188,18 +188,22 @@ TEST_CASE(
     std::string log = pg_test::server_log(log_start);
     std::size_t ours = pg_test::count(log, prefix);
     INFO("server log lines of this test's connection: " << ours);
-    // Prepared statements are named "<key>/<hash of their SQL>".
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire/") == 102);
+    // Prepared statements are named "<key>/<hash of their SQL>". The table
+    // has a queue of waiters: each attempt lets queued waiters go first, in
+    // the same statement.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_queued/") == 102);
     // The holder is read only when the attempt failed.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot/") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_queued/") == 1);
     // Releases without a minimum hold run the plain DELETE (+ NOTIFY when
     // someone waits).
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 3);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release/") == 0);
     CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
-    // Nothing else ran: every logged statement was one of those.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 206);
+    // Nothing else ran: every logged statement was one of those, and the
+    // connection's one look for the tables beside the lock table.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: SELECT to_regclass(") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 207);
     // The one connection's set-up (index plans) travelled with the first
     // hot statement's PREPARE, not as a round trip of its own.
     CHECK(pg_test::count(log, prefix + "LOG:  statement: SET enable_seqscan = off; PREPARE ") == 1);

@@ -82,8 +82,11 @@ struct Board {
             const Resource& res = resources[rng() % resource_count];
             // Some holders keep their lease alive with a heartbeat: it must
             // die with them.
-            const sqlock::LockOptions options{
+            // A waiter killed in line holds its place for its queue lease:
+            // the shortest, so the line is clear soon after the leases.
+            sqlock::LockOptions options{
                 .expires = lease, .wait = 30s, .heartbeat = rng() % 4 == 0};
+            options.queue_lease = 1s;
             board.phase[slot] = acquiring;
             sqlock::Lock lock = res.capacity ? locker.acquire_slot(res.name, res.capacity, options)
                                              : locker.lock(res.name, options);
@@ -210,9 +213,12 @@ TEST_CASE("holders SIGKILLed at any point: locks come back after the lease, no s
             if (hash == std::string::npos) CHECK_FALSE(locker.try_lock(name));
         }
     }
-    // ...then expires, and the reaper removes all of it.
+    // ...then expires, and the reaper removes all of it; the places of
+    // waiters killed in line lapse with their queue lease.
     CHECK(eventually([&] { return locker.list_expired().size() == locker.list().size(); },
                      lease + 10s));
+    for (const auto& res : resources)
+        CHECK(eventually([&] { return locker.queue_length(res.name) == 0; }, 10s));
     const std::size_t stale = locker.list().size();
     CHECK(locker.purge_expired() == stale);
     CHECK(locker.list().empty());

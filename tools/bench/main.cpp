@@ -143,6 +143,7 @@ int run(int argc, char** argv) {
         {"contention", bench_contention},   {"growth", bench_growth},
         {"semaphore", bench_semaphore},     {"reaper", bench_reaper},
         {"command", bench_command, true},   {"memory", bench_memory},
+        {"queue", bench_queue},
     };
     Context ctx{options, scale, report, scratch.path()};
     bool interrupted_run = false;

@@ -43,6 +43,10 @@ class RawClient {
     virtual void drop_table() = 0;
     /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)", "MariaDB 10.11.6".
     virtual std::string server_version() = 0;
+    /// The server's own count of the work it has done so far, for every
+    /// client: PostgreSQL's transactions in this database, MariaDB's
+    /// statements (Questions); -1 where there is no server (SQLite).
+    virtual std::int64_t work_done() { return -1; }
 };
 
 /// Connects to `location` (an SQLite file path, a PostgreSQL URL or a

@@ -257,6 +257,17 @@ class RawMariaDB final : public RawClient {
             exec("DROP TABLE IF EXISTS `" + t + "`");
     }
 
+    std::int64_t work_done() override {
+        const std::string sql = "SHOW GLOBAL STATUS LIKE 'Questions'";
+        if (mysql_query(mysql_, sql.c_str()) != 0) return -1;
+        MYSQL_RES* r = mysql_store_result(mysql_);
+        if (!r) return -1;
+        MYSQL_ROW row = mysql_fetch_row(r);
+        const std::int64_t n = row && row[1] ? std::stoll(row[1]) : -1;
+        mysql_free_result(r);
+        return n;
+    }
+
     std::string server_version() override {
         // "10.11.6-MariaDB-0+deb12u1" -> "MariaDB 10.11.6"; MySQL says "8.0.36".
         std::string v = mysql_get_server_info(mysql_);

@@ -29,6 +29,7 @@ void bench_parallel(Context& ctx, const BackendTarget& target);
 /// 3. Eight waiting processes on one name: hand-offs/s and release-to-acquire
 ///    delay, against waiters polling try_lock every 100 ms.
 void bench_contention(Context& ctx, const BackendTarget& target);
+void bench_queue(Context& ctx, const BackendTarget& target);
 /// 4a. Acquire+release with 10^4 and 10^6 other rows, against 10 other rows.
 void bench_growth(Context& ctx, const BackendTarget& target);
 /// 4b. Semaphore acquisition with most of 1, 10, 100 slots taken, against a

@@ -79,7 +79,8 @@ void MariaConnection::init_schema() {
     // Nothing to do (and no CREATE privilege needed) when it exists.
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
-    if (!found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() && has_pauses())
+    if (!found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() && has_pauses() &&
+        has_queue())
         return;
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
@@ -125,7 +126,7 @@ std::vector<std::string> MariaConnection::missing_privileges() {
         {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
     };
-    // The run history and pauses tables beside it need the same. A missing
+    // The run history, pauses and queue tables beside it need the same. A missing
     // one is not a question of privileges: init() creates them before it
     // checks, and `doctor` reports a missing one on its own line.
     const std::pair<const char*, std::string> history_probes[] = {
@@ -154,6 +155,17 @@ std::vector<std::string> MariaConnection::missing_privileges() {
         probes.insert(probes.end(), std::begin(history_probes), std::end(history_probes));
     if (has_pauses())
         probes.insert(probes.end(), std::begin(pauses_probes), std::end(pauses_probes));
+    const std::string& Q = target_->quoted_queue;
+    const std::pair<const char*, std::string> queue_probes[] = {
+        {"SELECT on the queue table", "SELECT id, lockstring, expires FROM " + Q + " WHERE 1 = 0"},
+        {"INSERT on the queue table",
+         "INSERT INTO " + Q + " (lockstring, waiter, inbox, expires) SELECT '', '', '', "
+         "UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
+        {"UPDATE on the queue table", "UPDATE " + Q + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
+        {"DELETE on the queue table", "DELETE FROM " + Q + " WHERE 1 = 0"},
+    };
+    if (has_queue())
+        probes.insert(probes.end(), std::begin(queue_probes), std::end(queue_probes));
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
@@ -307,7 +319,13 @@ bool MariaConnection::unlisted_side_table_exists(SideTable table) {
         case SideTable::pauses: return table_is_there(target_->quoted_pauses);
         case SideTable::queue: break;
     }
-    return table_is_there(target_->quoted_queue);
+    // The queue only when this user may read it: one not granted the queue
+    // of a table made before it waits as before, rather than failing every
+    // acquisition on it.
+    Failure f;
+    link_.run("SELECT id FROM " + target_->quoted_queue + " LIMIT 0", limit(),
+              "looking for table " + target_->quoted_queue, &f);
+    return f.code == 0;
 }
 
 bool MariaConnection::table_is_there(const std::string& quoted) {

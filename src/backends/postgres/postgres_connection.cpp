@@ -204,7 +204,8 @@ void PgConnection::init_schema() {
             pqxx::nontransaction check(link_.get());
             pqxx::result r =
                 check.exec_params(schema_exists_sql, target_->quoted_table, target_->index_regclass,
-                                  target_->quoted_runs, target_->quoted_pauses);
+                                  target_->quoted_runs, target_->quoted_pauses,
+                                  target_->quoted_queue);
             exists = r[0][0].as<bool>();
         }
         if (exists) return;
@@ -219,7 +220,7 @@ void PgConnection::init_schema() {
 }
 
 void PgConnection::check_access() {
-    std::vector<std::string> missing, missing_runs, missing_pauses;
+    std::vector<std::string> missing, missing_runs, missing_pauses, missing_queue;
     bounded("checking the privileges on the lock table", {}, [&] {
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
@@ -240,8 +241,15 @@ void PgConnection::check_access() {
             "has_table_privilege($3::text::regclass, 'SELECT'), "
             "has_table_privilege($3::text::regclass, 'INSERT'), "
             "has_table_privilege($3::text::regclass, 'UPDATE'), "
-            "has_table_privilege($3::text::regclass, 'DELETE')",
-            target_->quoted_table, target_->quoted_runs, target_->quoted_pauses);
+            "has_table_privilege($3::text::regclass, 'DELETE'), "
+            "has_table_privilege($4::text::regclass, 'SELECT'), "
+            "has_table_privilege($4::text::regclass, 'INSERT'), "
+            "has_table_privilege($4::text::regclass, 'UPDATE'), "
+            "has_table_privilege($4::text::regclass, 'DELETE'), "
+            "coalesce(has_sequence_privilege(pg_get_serial_sequence($4::text, 'id'), 'USAGE'), "
+            "true)",
+            target_->quoted_table, target_->quoted_runs, target_->quoted_pauses,
+            target_->quoted_queue);
         const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
         for (int i = 0; i < 4; ++i)
             if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
@@ -253,9 +261,14 @@ void PgConnection::check_access() {
         // And the pauses table (no sequence).
         for (int i = 0; i < 4; ++i)
             if (!r[0][10 + i].as<bool>()) missing_pauses.push_back(table_privileges[i]);
+        // And the queue of waiters.
+        for (int i = 0; i < 4; ++i)
+            if (!r[0][14 + i].as<bool>()) missing_queue.push_back(table_privileges[i]);
+        if (!r[0][18].as<bool>()) missing_queue.push_back("USAGE on its id sequence");
         return 0;
     });
-    if (missing.empty() && missing_runs.empty() && missing_pauses.empty()) return;
+    if (missing.empty() && missing_runs.empty() && missing_pauses.empty() && missing_queue.empty())
+        return;
     auto joined = [](const std::vector<std::string>& items) {
         std::string list;
         for (std::size_t i = 0; i < items.size(); ++i)
@@ -269,12 +282,15 @@ void PgConnection::check_access() {
     if (!missing_pauses.empty())
         list += (list.empty() ? "" : "; and ") + joined(missing_pauses) + " on its pauses table " +
                 target_->quoted_pauses;
+    if (!missing_queue.empty())
+        list += (list.empty() ? "" : "; and ") + joined(missing_queue) + " on its queue table " +
+                target_->quoted_queue;
     throw error(errc::configuration,
                 target_->redact("lock table " + target_->table +
                                 " exists, but this role may not use it: it lacks " + list +
                                 " (a role needs SELECT, INSERT, UPDATE and DELETE on the table "
-                                "and its run history and pauses tables, and USAGE on the id "
-                                "sequences; "
+                                "and its run history, pauses and queue tables, and USAGE on the "
+                                "id sequences; "
                                 "see docs/SECURITY.md) [" +
                                 target_->redact.url() + "]"),
                 "42501");

@@ -151,6 +151,22 @@ std::string runs_select(const PgTarget& target, const std::string& where,
            " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
 }
 
+// Whether the queue table `Q` exists and this role may use it: a role not
+// granted the queue of a table made before it waits as it did before the
+// queue, rather than failing every acquisition. (CASE: the sequence of a
+// table that is not there cannot be looked up.)
+std::string queue_usable(const std::string& Q) {
+    auto may = [&](const char* privilege) {
+        // The name as text: a regclass literal would be looked up (and
+        // fail) when the statement is parsed, whatever the CASE says.
+        return "has_table_privilege('" + Q + "'::text, '" + privilege + "')";
+    };
+    return "CASE WHEN to_regclass('" + Q + "') IS NULL THEN false ELSE " + may("SELECT") +
+           " AND " + may("INSERT") + " AND " + may("UPDATE") + " AND " + may("DELETE") +
+           " AND coalesce(has_sequence_privilege(pg_get_serial_sequence('" + Q +
+           "'::text, 'id'), 'USAGE'), true) END";
+}
+
 // A UTC text parameter as timestamptz.
 std::string utc_param(const char* param) {
     return std::string("(") + param + "::timestamp AT TIME ZONE 'UTC')";
@@ -369,7 +385,7 @@ StatementSet statement_set(const PgTarget& target) {
     // a literal.
     set.add(Query::side_tables,
         "SELECT to_regclass('" + R + "') IS NOT NULL, to_regclass('" + target.quoted_pauses +
-        "') IS NOT NULL, to_regclass('" + target.quoted_queue + "') IS NOT NULL", Mode::unprepared);
+        "') IS NOT NULL, " + queue_usable(target.quoted_queue), Mode::unprepared);
 
     // Pauses. P is the pauses table; a pause is in force while live.
     const std::string& P = target.quoted_pauses;

@@ -1,0 +1,132 @@
+// 4. The queue of waiters: N processes arrive 10 ms apart at one name that
+// the first of them holds, each holds it 30 ms once, then leaves. Measured at
+// 8, 64 and 256 waiters (8 and 32 in quick mode):
+//   - the database's own count of work per hand-off (PostgreSQL: committed
+//     and rolled back transactions of the database, pg_stat_database;
+//     MariaDB: statements, the server's Questions; SQLite has no server to
+//     count), against the same at 8 waiters in the same run;
+//   - the worst waiter's overtakes: how many that arrived later got the name
+//     before it (served strictly in arrival order: 0);
+//   - the hand-off delay, release to the next acquisition (the contention
+//     section measures it with 8 processes taking turns).
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include "bench_database.hpp"
+#include "clock.hpp"
+#include "sections.hpp"
+#include "shared.hpp"
+#include "stats.hpp"
+#include "workers.hpp"
+
+namespace sqlock_bench {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int max_waiters = 256;
+
+struct Ledger {
+    std::atomic<int> next{0};                 // acquisition sequence
+    std::atomic<int> holders{0};              // > 1: a bug
+    std::atomic<int> overlaps{0};
+    std::atomic<std::int64_t> released_at{0};  // ns, just before release()
+    int order[max_waiters];                   // order[seq] = arrival index
+    std::int64_t delay_ns[max_waiters];       // by seq, from the previous release
+};
+
+struct Outcome {
+    double work_per_handoff = -1;  // < 0: not counted
+    int worst_overtaken = 0;
+    std::vector<double> delays_ms;
+    int overlaps = 0;
+};
+
+Outcome line_up(const BenchDatabase& db, int n) {
+    Shared<StartLine> line;
+    Shared<Ledger> ledger;
+    const std::string name = "bench-line";
+    auto raw = db.raw();
+    const std::int64_t work_before = raw->work_done();
+    Workers children(n, [&](int i) {
+        sqlock::Locker locker = db.open();
+        locker.list("bench-warmup");  // connected before the start
+        const std::int64_t start = line->arrive_and_wait();
+        const std::int64_t arrive = start + static_cast<std::int64_t>(i) * 10000000;
+        if (arrive > now_ns()) sleep_ns(arrive - now_ns());
+        sqlock::LockOptions o;
+        o.expires = 5min;
+        o.wait = 10min;
+        sqlock::Lock lock = locker.lock(name, o);
+        const std::int64_t got = now_ns();
+        if (ledger->holders.fetch_add(1) != 0) ledger->overlaps.fetch_add(1);
+        const int seq = ledger->next.fetch_add(1);
+        ledger->order[seq] = i;
+        ledger->delay_ns[seq] = seq == 0 ? 0 : got - ledger->released_at.load();
+        sleep_ns(30'000'000);
+        ledger->holders.fetch_sub(1);
+        ledger->released_at.store(now_ns());
+        lock.release();
+    });
+    children.start_together(*line, 20);
+    children.join();
+    const std::int64_t work_after = raw->work_done();
+
+    Outcome out;
+    out.overlaps = ledger->overlaps.load();
+    const int served = ledger->next.load();
+    if (served != n) throw std::runtime_error("only " + std::to_string(served) + " of " +
+                                              std::to_string(n) + " waiters were served");
+    // Overtaken: for each waiter, the later arrivals served before it.
+    std::vector<int> position(static_cast<std::size_t>(n));
+    for (int seq = 0; seq < n; ++seq) position[static_cast<std::size_t>(ledger->order[seq])] = seq;
+    for (int i = 0; i < n; ++i) {
+        int overtaken = 0;
+        for (int j = i + 1; j < n; ++j)
+            if (position[static_cast<std::size_t>(j)] < position[static_cast<std::size_t>(i)])
+                ++overtaken;
+        out.worst_overtaken = std::max(out.worst_overtaken, overtaken);
+    }
+    for (int seq = 1; seq < n; ++seq) out.delays_ms.push_back(ledger->delay_ns[seq] / 1e6);
+    if (work_before >= 0 && work_after >= 0)
+        out.work_per_handoff = static_cast<double>(work_after - work_before) / n;
+    return out;
+}
+
+}  // namespace
+
+void bench_queue(Context& ctx, const BackendTarget& target) {
+    const std::vector<int> sizes = ctx.options.quick ? std::vector<int>{8, 32}
+                                                     : std::vector<int>{8, 64, 256};
+    std::vector<std::pair<int, Outcome>> runs;
+    for (int n : sizes) {
+        BenchDatabase db(target, "queue");
+        runs.emplace_back(n, line_up(db, n));
+        if (runs.back().second.overlaps)
+            throw std::runtime_error("mutual exclusion violated: two holders at once");
+    }
+    const Outcome& base = runs.front().second;
+    const std::string unit =
+        target.kind == backend_kind::mariadb ? "statements" : "transactions";
+    for (const auto& [n, o] : runs) {
+        const std::string who = std::to_string(n) + " waiters 10 ms apart, 30 ms each";
+        if (o.work_per_handoff >= 0) {
+            Result work = make_row("queue", target, unit + " per hand-off, " + who, unit);
+            work.sqlock = o.work_per_handoff;
+            work.baseline = base.work_per_handoff;
+            work.baseline_name = "the same at " + std::to_string(runs.front().first) + " waiters";
+            if (n != runs.front().first) work.goal = Goal::ratio_at_most(1.5);
+            ctx.report.add(work);
+        }
+        Result fair = make_row("queue", target, "worst waiter overtaken, " + who, "waiters");
+        fair.sqlock = o.worst_overtaken;
+        fair.goal = Goal::below(1.5);  // at most one later arrival
+        fair.note = "hand-off p50 " + format_value(median(o.delays_ms), "ms") + ", p99 " +
+                    format_value(percentile(o.delays_ms, 99), "ms");
+        ctx.report.add(fair);
+    }
+}
+
+}  // namespace sqlock_bench
