@@ -87,8 +87,8 @@ void validate_options(const LockOptions& o) {
                         "expires) of " + format_duration(o.expires) +
                         ": make the lease at least as long as the minimum hold");
     if (o.queue_lease < std::chrono::seconds(1) || o.queue_lease > std::chrono::hours(1))
-        throw error(errc::invalid_argument, "queue_lease must be between 1s and 1h, got " +
-                                                format_duration(o.queue_lease));
+        throw error(errc::invalid_argument,
+                    "queue_lease must be between 1s and 1h, got " + format_duration(o.queue_lease));
     validate_non_negative(o.warn_before, "warn_before");
     if (o.warn_before >= o.expires)
         throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +
@@ -378,8 +378,9 @@ class Acquirer {
             if (place) {
                 const auto now = clock::now();
                 const bool behind = place->ahead() > 0;
-                const bool due = now >= place->renew_due() ||
-                                 (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
+                const bool due =
+                    now >= place->renew_due() ||
+                    (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
                 if (due && !place->poll()) place.reset();  // lapsed: join again
             }
             if (!place || place->ahead() == 0) {
@@ -398,10 +399,9 @@ class Acquirer {
             if (refusal.holder) info = to_info(*refusal.holder);
             const std::string db = " [" + s_->url.redacted + "]";
             if (!waits)
-                contention_error(errc::busy,
-                                 (refusal.queued && !info ? queued_text(t) : busy_text(t, info)) +
-                                     db,
-                                 info);
+                contention_error(
+                    errc::busy,
+                    (refusal.queued && !info ? queued_text(t) : busy_text(t, info)) + db, info);
             if (now >= deadline)
                 contention_error(
                     errc::timeout,

@@ -16,9 +16,8 @@ QueuePlace::QueuePlace(LockerState& s, std::string name, std::string waiter, std
     // Not retried on a broken connection: the first try may have joined,
     // and a second row would stand ahead of this one until its lease ran
     // out. The caller waits without a place, and joins on its next look.
-    const Rows r = s_.pool->with(
-        [&](Connection& c) { return c.query(Query::queue_join, params); },
-        /*retry_on_broken=*/false);
+    const Rows r = s_.pool->with([&](Connection& c) { return c.query(Query::queue_join, params); },
+                                 /*retry_on_broken=*/false);
     const auto& row = first_row(r, Query::queue_join, params);
     ticket_ = as_int64(row.at(0));
     ahead_ = as_int64(row.at(1));

@@ -13,8 +13,7 @@
 using namespace std::chrono_literals;
 using namespace cli_test;
 
-TEST_CASE("256 waiting sqlock runs on one name all run their job, in arrival order",
-          "[.crowd]") {
+TEST_CASE("256 waiting sqlock runs on one name all run their job, in arrival order", "[.crowd]") {
     constexpr int crowd = 256;
     auto cli = fresh_cli();
     auto locker = cli.db.open();
@@ -28,8 +27,7 @@ TEST_CASE("256 waiting sqlock runs on one name all run their job, in arrival ord
                                      "-c", "echo \"$0\" >> " + log, std::to_string(i)}));
         // In line before the next one starts: the arrival order is known.
         REQUIRE(sqlock_test::eventually(
-            [&] { return locker.queue_length("crowd") == static_cast<std::size_t>(i + 1); },
-            60s));
+            [&] { return locker.queue_length("crowd") == static_cast<std::size_t>(i + 1); }, 60s));
     }
     const auto queued = std::chrono::steady_clock::now();
     held.release();

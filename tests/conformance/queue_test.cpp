@@ -118,9 +118,10 @@ TEST_CASE("a waiter killed in the middle of the line stalls it no longer than it
     CHECK(took < 10s);
 }
 
-TEST_CASE("a frozen waiter first in line: callers that do not wait let it go first, and the one "
-          "behind it gets the lock once its place lapses",
-          "[queue]") {
+TEST_CASE(
+    "a frozen waiter first in line: callers that do not wait let it go first, and the one "
+    "behind it gets the lock once its place lapses",
+    "[queue]") {
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("frozen");
@@ -163,9 +164,7 @@ TEST_CASE("a waiter that gives up leaves the line at once", "[queue]") {
     sqlock::LockOptions o;
     o.wait_forever = true;
     o.progress_every = 50ms;
-    o.on_waiting = [&](const sqlock::LockInfo*, sqlock::duration waited) {
-        return waited < 200ms;
-    };
+    o.on_waiting = [&](const sqlock::LockInfo*, sqlock::duration waited) { return waited < 200ms; };
     CHECK_THROWS_AS(waiter.lock("line", o), sqlock::error);
     CHECK(holder.queue_length("line") == 0);
     // Free now, and nobody in line: a caller that does not wait gets it.

@@ -84,8 +84,7 @@ struct Board {
             // die with them.
             // A waiter killed in line holds its place for its queue lease:
             // the shortest, so the line is clear soon after the leases.
-            sqlock::LockOptions options{
-                .expires = lease, .wait = 30s, .heartbeat = rng() % 4 == 0};
+            sqlock::LockOptions options{.expires = lease, .wait = 30s, .heartbeat = rng() % 4 == 0};
             options.queue_lease = 1s;
             board.phase[slot] = acquiring;
             sqlock::Lock lock = res.capacity ? locker.acquire_slot(res.name, res.capacity, options)

@@ -29,12 +29,12 @@ using namespace std::chrono_literals;
 constexpr int max_waiters = 256;
 
 struct Ledger {
-    std::atomic<int> next{0};                 // acquisition sequence
-    std::atomic<int> holders{0};              // > 1: a bug
+    std::atomic<int> next{0};     // acquisition sequence
+    std::atomic<int> holders{0};  // > 1: a bug
     std::atomic<int> overlaps{0};
     std::atomic<std::int64_t> released_at{0};  // ns, just before release()
-    int order[max_waiters];                   // order[seq] = arrival index
-    std::int64_t delay_ns[max_waiters];       // by seq, from the previous release
+    int order[max_waiters];                    // order[seq] = arrival index
+    std::int64_t delay_ns[max_waiters];        // by seq, from the previous release
 };
 
 struct Outcome {
@@ -77,8 +77,9 @@ Outcome line_up(const BenchDatabase& db, int n) {
     Outcome out;
     out.overlaps = ledger->overlaps.load();
     const int served = ledger->next.load();
-    if (served != n) throw std::runtime_error("only " + std::to_string(served) + " of " +
-                                              std::to_string(n) + " waiters were served");
+    if (served != n)
+        throw std::runtime_error("only " + std::to_string(served) + " of " + std::to_string(n) +
+                                 " waiters were served");
     // Overtaken: for each waiter, the later arrivals served before it.
     std::vector<int> position(static_cast<std::size_t>(n));
     for (int seq = 0; seq < n; ++seq) position[static_cast<std::size_t>(ledger->order[seq])] = seq;
@@ -98,8 +99,8 @@ Outcome line_up(const BenchDatabase& db, int n) {
 }  // namespace
 
 void bench_queue(Context& ctx, const BackendTarget& target) {
-    const std::vector<int> sizes = ctx.options.quick ? std::vector<int>{8, 32}
-                                                     : std::vector<int>{8, 64, 256};
+    const std::vector<int> sizes =
+        ctx.options.quick ? std::vector<int>{8, 32} : std::vector<int>{8, 64, 256};
     std::vector<std::pair<int, Outcome>> runs;
     for (int n : sizes) {
         BenchDatabase db(target, "queue");
@@ -108,8 +109,7 @@ void bench_queue(Context& ctx, const BackendTarget& target) {
             throw std::runtime_error("mutual exclusion violated: two holders at once");
     }
     const Outcome& base = runs.front().second;
-    const std::string unit =
-        target.kind == backend_kind::mariadb ? "statements" : "transactions";
+    const std::string unit = target.kind == backend_kind::mariadb ? "statements" : "transactions";
     for (const auto& [n, o] : runs) {
         const std::string who = std::to_string(n) + " waiters 10 ms apart, 30 ms each";
         if (o.work_per_handoff >= 0) {

@@ -159,13 +159,14 @@ std::vector<std::string> MariaConnection::missing_privileges() {
     const std::pair<const char*, std::string> queue_probes[] = {
         {"SELECT on the queue table", "SELECT id, lockstring, expires FROM " + Q + " WHERE 1 = 0"},
         {"INSERT on the queue table",
-         "INSERT INTO " + Q + " (lockstring, waiter, inbox, expires) SELECT '', '', '', "
-         "UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
-        {"UPDATE on the queue table", "UPDATE " + Q + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
+         "INSERT INTO " + Q +
+             " (lockstring, waiter, inbox, expires) SELECT '', '', '', "
+             "UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
+        {"UPDATE on the queue table",
+         "UPDATE " + Q + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE on the queue table", "DELETE FROM " + Q + " WHERE 1 = 0"},
     };
-    if (has_queue())
-        probes.insert(probes.end(), std::begin(queue_probes), std::end(queue_probes));
+    if (has_queue()) probes.insert(probes.end(), std::begin(queue_probes), std::end(queue_probes));
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
@@ -192,8 +193,8 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     std::vector<StatementResult> rs;
     for (;;) {
         f = Failure{};
-        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait, gate), until, what,
-                       &f);
+        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait, gate), until,
+                       what, &f);
         // A deadlock rolled the whole transaction back, or (on a server in
         // innodb_autoinc_lock_mode=0, where every insert takes the table's
         // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
@@ -315,9 +316,12 @@ Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
 
 bool MariaConnection::unlisted_side_table_exists(SideTable table) {
     switch (table) {
-        case SideTable::history: return table_is_there(target_->quoted_runs);
-        case SideTable::pauses: return table_is_there(target_->quoted_pauses);
-        case SideTable::queue: break;
+        case SideTable::history:
+            return table_is_there(target_->quoted_runs);
+        case SideTable::pauses:
+            return table_is_there(target_->quoted_pauses);
+        case SideTable::queue:
+            break;
     }
     // The queue only when this user may read it: one not granted the queue
     // of a table made before it waits as before, rather than failing every

@@ -202,10 +202,9 @@ void PgConnection::init_schema() {
         bool exists;
         {
             pqxx::nontransaction check(link_.get());
-            pqxx::result r =
-                check.exec_params(schema_exists_sql, target_->quoted_table, target_->index_regclass,
-                                  target_->quoted_runs, target_->quoted_pauses,
-                                  target_->quoted_queue);
+            pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
+                                               target_->index_regclass, target_->quoted_runs,
+                                               target_->quoted_pauses, target_->quoted_queue);
             exists = r[0][0].as<bool>();
         }
         if (exists) return;
@@ -301,12 +300,13 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
     const std::string ms = std::to_string(millis(lease));
     const std::string key = turn_name(lockstring);
     const std::string before = std::to_string(gate.before);
-    PqResult r = gate.active()
-                     ? exec_direct("acquiring lock", lockstring, acquire_queued_,
-                                   {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str(),
-                                    gate.name.c_str(), before.c_str()})
-                     : exec_direct("acquiring lock", lockstring, acquire_,
-                                   {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
+    PqResult r =
+        gate.active()
+            ? exec_direct("acquiring lock", lockstring, acquire_queued_,
+                          {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str(),
+                           gate.name.c_str(), before.c_str()})
+            : exec_direct("acquiring lock", lockstring, acquire_,
+                          {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
     AcquireResult out;
     if (!r.empty()) {
         out.acquired = new_row(r.binary_int64(0, 0), lockstring, r.binary_timestamp_ms(0, 1), lease,
@@ -354,9 +354,11 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
             out.holder = read_row(h[0], 0);
             return out;
         }
-        // A slot is free: behind the gate, waiters go first (or a slot
-        // was taken concurrently; the caller tries again either way).
-        if (gate.active()) {
+        // A slot is free, and the one we aimed at was taken concurrently,
+        // or, behind the gate, waiters go first.
+        if (gate.active() && exec("reading the line of semaphore", name, stmt::waiters_ahead, name,
+                                  gate.before)[0][0]
+                                 .as<bool>()) {
             AcquireResult out;
             out.queued = true;
             return out;

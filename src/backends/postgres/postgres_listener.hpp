@@ -50,8 +50,8 @@ class PgReleaseListener final : public ReleaseListener {
     /// round trip.
     std::unique_ptr<Receiver> receive(const std::string& channel, const char* doing);
 
-    std::unique_ptr<Receiver> receiver_;  // must go before link_
-    std::unique_ptr<Receiver> inbox_;     // likewise
+    std::unique_ptr<Receiver> receiver_;                      // must go before link_
+    std::unique_ptr<Receiver> inbox_;                         // likewise
     std::map<std::string, std::unique_ptr<Receiver>> names_;  // likewise: by name
     std::vector<std::string> received_;
     int wake_fd_ = -1;  // an eventfd: interrupt() makes await()'s poll return

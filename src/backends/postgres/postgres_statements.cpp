@@ -161,8 +161,8 @@ std::string queue_usable(const std::string& Q) {
         // fail) when the statement is parsed, whatever the CASE says.
         return "has_table_privilege('" + Q + "'::text, '" + privilege + "')";
     };
-    return "CASE WHEN to_regclass('" + Q + "') IS NULL THEN false ELSE " + may("SELECT") +
-           " AND " + may("INSERT") + " AND " + may("UPDATE") + " AND " + may("DELETE") +
+    return "CASE WHEN to_regclass('" + Q + "') IS NULL THEN false ELSE " + may("SELECT") + " AND " +
+           may("INSERT") + " AND " + may("UPDATE") + " AND " + may("DELETE") +
            " AND coalesce(has_sequence_privilege(pg_get_serial_sequence('" + Q +
            "'::text, 'id'), 'USAGE'), true) END";
 }
@@ -270,6 +270,10 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     out.emplace_back(stmt::acquire_slot, slot_sql(""));
     // $5 the ticket before which live waiters go first.
     out.emplace_back(stmt::acquire_slot_queued, slot_sql(nobody_ahead("$1::text", "$5::bigint")));
+    // $1 name, $2 ticket.
+    out.emplace_back(stmt::waiters_ahead,
+        "SELECT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q WHERE q.lockstring = $1::text"
+        " AND q.id < $2::bigint AND q.expires > now())");
 
     // $1 name, $2 capacity. When every slot is held: the one that frees
     // first. Nothing when a slot is free (or expired): try again. One index

@@ -32,6 +32,8 @@ constexpr const char* acquire_slot = "sqlock_acquire_slot";
 /// table, so they are prepared only once a connection knows it exists.
 constexpr const char* acquire_queued = "sqlock_acquire_queued";
 constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
+/// Whether a live waiter queued before a ticket is in a name's line.
+constexpr const char* waiters_ahead = "sqlock_waiters_ahead";
 constexpr const char* slot_holder = "sqlock_slot_holder";
 constexpr const char* release = "sqlock_release";
 constexpr const char* renew = "sqlock_renew";
