@@ -368,22 +368,28 @@ class Acquirer {
         clock::time_point next_look{};       // ... behind others: when it looks again
         Refusal refusal;
         std::uint64_t mark = s_->hub->mark();
+        // Who tries the name itself: the first in line, and without pushes
+        // the second too. The first leaving the line (it got the name) is
+        // told to the second only by a push; without one, the second would
+        // learn it a look later, and the name would idle meanwhile. Its
+        // attempts find out instead: they succeed once the first is gone
+        // and the name is free.
+        auto tries = [&] { return !place || place->ahead() <= (s_->hub->pushes() ? 0 : 1); };
         for (;;) {
             const std::uint64_t slept_from = mark;
             mark = s_->hub->mark();
-            // Behind others in line, only the place is looked at (and
-            // renewed): when due, or when woken (the one ahead left), not
-            // at every progress report. First in line, or without a
-            // place, the name.
+            // Behind those, only the place is looked at (and renewed): when
+            // due, or when woken (the one ahead left), not at every progress
+            // report.
             if (place) {
                 const auto now = clock::now();
-                const bool behind = place->ahead() > 0;
+                const bool behind = !tries();
                 const bool due =
                     now >= place->renew_due() ||
                     (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
                 if (due && !place->poll()) place.reset();  // lapsed: join again
             }
-            if (!place || place->ahead() == 0) {
+            if (tries()) {
                 refusal = Refusal{};
                 const std::int64_t before = place ? place->ticket() : INT64_MAX;
                 if (auto lock = attempt_once(t, o, owner, &refusal, before)) {
@@ -391,6 +397,13 @@ class Acquirer {
                     // or starts to watch the name.
                     if (place) place->leave();
                     return std::move(*lock);
+                }
+                // Second in line, and nobody ahead any more: first now. Its
+                // polling starts afresh, so that the hand-off after a short
+                // hold is not a whole capped interval late.
+                if (place && place->ahead() > 0 && !refusal.queued) {
+                    place->moved_to_front();
+                    backoff = duration(1);
                 }
             }
             auto now = clock::now();
@@ -425,7 +438,7 @@ class Acquirer {
                 // by looking again at once.
                 s_->hub->start();
                 hub_started = true;
-                if (place && place->ahead() > 0) {
+                if (!tries()) {
                     next_look = clock::now();
                     continue;
                 }
@@ -433,7 +446,7 @@ class Acquirer {
                 now = clock::now();
             }
             auto until = std::min(deadline, place ? place->renew_due() : deadline);
-            if (place && place->ahead() > 0) {
+            if (!tries()) {
                 // Behind others: the name is not ours to watch. Woken when
                 // the one ahead leaves (pushed to our inbox), else polled
                 // at the pace of our place.
@@ -449,10 +462,13 @@ class Acquirer {
                     next_look = std::min(next_look, now + duration(spread(*jitter)));
                 }
                 until = std::min(until, next_look);
-                // Until the next look, no server connection (but the
-                // listener's): a line of hundreds of processes must not use
-                // up the server's connections. The look opens one anew.
-                if (next_look - now >= std::chrono::seconds(1)) s_->pool->close_idle();
+                // Far from the front, no server connection until the next
+                // look (but the listener's): a line of hundreds of processes
+                // must not use up the server's connections. The look opens
+                // one anew; near the front, that would delay the hand-off.
+                if (next_look - now >= std::chrono::seconds(1) &&
+                    place->front_in() >= std::chrono::seconds(1))
+                    s_->pool->close_idle();
                 if (o.on_waiting) until = std::min(until, now + o.progress_every);
                 s_->hub->wait_after(t.name, mark, until);
                 continue;
@@ -466,7 +482,7 @@ class Acquirer {
                 double ms = std::min(refusal.holder->seconds_left * 1000.0 + 1.0, 86400000.0);
                 until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
             }
-            if (s_->hub->pushes() && !said) {
+            if (s_->hub->pushes() && !said && (!place || place->ahead() == 0)) {
                 // A release is pushed only while a listener says someone
                 // waits for it: have ours say so, then try again before
                 // sleeping, so a release in between is not missed.

@@ -31,6 +31,12 @@ struct LockerState {
     std::mutex init_mutex;
     pid_t creator_pid;
 
+    // How fast each name's line of waiters was last seen to move, in
+    // places a second (wait_queue.hpp): a waiter that joins the line again
+    // starts from it rather than from a guess.
+    std::mutex line_speeds_mutex;
+    std::map<std::string, double> line_speeds;
+
     // Locks this Locker holds, by lockstring: for fail-fast and re-entrant
     // acquisition by the thread that already holds one.
     std::mutex holds_mutex;

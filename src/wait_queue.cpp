@@ -21,6 +21,9 @@ QueuePlace::QueuePlace(LockerState& s, std::string name, std::string waiter, std
     const auto& row = first_row(r, Query::queue_join, params);
     ticket_ = as_int64(row.at(0));
     ahead_ = as_int64(row.at(1));
+    std::lock_guard<std::mutex> guard(s_.line_speeds_mutex);
+    auto it = s_.line_speeds.find(name_);
+    if (it != s_.line_speeds.end()) per_second_ = it->second;
 }
 
 bool QueuePlace::poll() {
@@ -36,6 +39,9 @@ bool QueuePlace::poll() {
         // Smoothed: one quick hand-off must not make the next look early.
         const double seen = static_cast<double>(ahead_ - ahead) / seconds;
         per_second_ = per_second_ > 0 ? 0.5 * per_second_ + 0.5 * seen : seen;
+        std::lock_guard<std::mutex> guard(s_.line_speeds_mutex);
+        if (s_.line_speeds.size() > 1000) s_.line_speeds.clear();  // bounded
+        s_.line_speeds[name_] = per_second_;
     }
     renewed_ = sent;
     ahead_ = ahead;
@@ -53,13 +59,21 @@ void QueuePlace::leave() noexcept {
     }
 }
 
+duration QueuePlace::front_in() const noexcept {
+    const double k = static_cast<double>(ahead_);
+    const double ms = per_second_ > 0 ? k / per_second_ * 1000.0 : 10.0 * k;
+    return duration(static_cast<std::int64_t>(std::min(ms, 86400000.0)));
+}
+
 duration poll_pace(std::int64_t ahead, double per_second, duration renew) {
-    // Until the line has been seen to move, a guess of 50 ms a place. Then
-    // two thirds of the time it should take to reach the front: each look
-    // cuts the distance to a third, so a waiter looks a handful of times
-    // in all, and next to the front it looks within half a hand-off.
+    // Until the line has been seen to move, a guess of 10 ms a place (a
+    // slower line costs a few more looks; a faster one, guessed slow, would
+    // idle at its front until the look). Then two thirds of the time it
+    // should take to reach the front: each look cuts the distance to a
+    // third, so a waiter looks a handful of times in all, and next to the
+    // front it looks within half a hand-off.
     const double k = static_cast<double>(std::max<std::int64_t>(ahead, 1));
-    const double expected_ms = per_second > 0 ? k / per_second * 1000.0 : 50.0 * k;
+    const double expected_ms = per_second > 0 ? k / per_second * 1000.0 : 10.0 * k;
     const double share = ahead <= 1 ? 0.5 : 2.0 / 3.0;
     const double ms = std::max(2.0, std::min(expected_ms * share, 86400000.0));
     return std::min(duration(static_cast<std::int64_t>(ms)), renew);

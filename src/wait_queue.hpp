@@ -52,6 +52,11 @@ class QueuePlace {
     /// How fast the line moves, in places a second, as this place has seen
     /// it (0 until it has moved between two looks).
     double pace_seen() const noexcept { return per_second_; }
+    /// An attempt found nobody ahead: this place is first now.
+    void moved_to_front() noexcept { ahead_ = 0; }
+    /// How long the line should take to bring this place to the front: at
+    /// the speed seen, or 10 ms a place until it has been seen to move.
+    duration front_in() const noexcept;
     /// When the place must be renewed next: a third of the lease after the
     /// last renewal, so that two renewals may fail before it lapses.
     clock::time_point renew_due() const noexcept { return renewed_ + lease_ / 3; }

@@ -44,6 +44,19 @@ pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int
     _exit(code);
 }
 
+// `count` waiters for `name`, indexes 0..count-1, each in line before the
+// next one starts: the arrival order is known.
+std::vector<pid_t> line_up(const sqlock_test::Database& db, sqlock::Locker& observer,
+                           const std::string& name, int capacity, int count, const std::string& log,
+                           std::chrono::milliseconds queue_lease) {
+    std::vector<pid_t> pids;
+    for (int i = 0; i < count; ++i) {
+        pids.push_back(spawn_waiter(db, name, capacity, i, log, queue_lease));
+        REQUIRE(sqlock_test::eventually([&] { return observer.queue_length(name) == i + 1u; }));
+    }
+    return pids;
+}
+
 // Waits for every child, each bounded; their exit codes.
 std::vector<int> wait_all(const std::vector<pid_t>& pids) {
     std::vector<int> codes;
@@ -63,12 +76,7 @@ TEST_CASE("waiters are served in the order they started to wait", "[queue]") {
     const std::string log = log_path("order");
     auto held = locker.lock("line", {.expires = 60s});
     constexpr int waiters = 6;
-    std::vector<pid_t> pids;
-    for (int i = 0; i < waiters; ++i) {
-        pids.push_back(spawn_waiter(db, "line", 0, i, log, 15s));
-        // In line before the next one starts: arrival order is known.
-        REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("line") == i + 1u; }));
-    }
+    const std::vector<pid_t> pids = line_up(db, locker, "line", 0, waiters, log, 15s);
     held.release();
     CHECK(wait_all(pids) == std::vector<int>(waiters, 0));
     CHECK(sqlock_test::read_ids(log) == std::vector<long long>{0, 1, 2, 3, 4, 5});
@@ -82,11 +90,7 @@ TEST_CASE("waiters for a semaphore take its free slots in the order they came", 
     auto first = locker.acquire_slot("pool", 2, {.expires = 60s});
     auto second = locker.acquire_slot("pool", 2, {.expires = 60s});
     constexpr int waiters = 5;
-    std::vector<pid_t> pids;
-    for (int i = 0; i < waiters; ++i) {
-        pids.push_back(spawn_waiter(db, "pool", 2, i, log, 15s));
-        REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("pool") == i + 1u; }));
-    }
+    const std::vector<pid_t> pids = line_up(db, locker, "pool", 2, waiters, log, 15s);
     first.release();
     second.release();
     CHECK(wait_all(pids) == std::vector<int>(waiters, 0));
@@ -99,11 +103,7 @@ TEST_CASE("a waiter killed in the middle of the line stalls it no longer than it
     auto locker = db.open();
     const std::string log = log_path("killed");
     auto held = locker.lock("line", {.expires = 60s});
-    std::vector<pid_t> pids;
-    for (int i = 0; i < 3; ++i) {
-        pids.push_back(spawn_waiter(db, "line", 0, i, log, 1s));
-        REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("line") == i + 1u; }));
-    }
+    const std::vector<pid_t> pids = line_up(db, locker, "line", 0, 3, log, 1s);
     kill(pids[1], SIGKILL);
     const auto released = steady::now();
     held.release();

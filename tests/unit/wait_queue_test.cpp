@@ -11,9 +11,10 @@ using namespace std::chrono_literals;
 
 TEST_CASE("a waiter's pace follows the speed its line has been seen to move", "[wait_queue]") {
     const sqlock::duration renew = 5s;
-    // Not seen to move yet: a guess of 50 ms a place, two thirds of it.
-    CHECK(poll_pace(1, 0, renew) == 25ms);
-    CHECK(poll_pace(3, 0, renew) == 100ms);
+    // Not seen to move yet: a guess of 10 ms a place, two thirds of it
+    // (half next to the front).
+    CHECK(poll_pace(1, 0, renew) == 5ms);
+    CHECK(poll_pace(3, 0, renew) == 20ms);
     // 25 places a second: next in line looks within half a hand-off.
     CHECK(poll_pace(1, 25, renew) == 20ms);
     CHECK(poll_pace(10, 25, renew) == 266ms);
