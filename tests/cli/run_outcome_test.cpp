@@ -2,7 +2,6 @@
 // (tools/sqlock/run_outcome.hpp): each precedence, without a process or a
 // database. The end-to-end behaviour is in run_test.cpp and the fencing
 // suite.
-#define CATCH_CONFIG_MAIN
 #include <signal.h>
 #include <sys/wait.h>
 

@@ -8,7 +8,6 @@
 //
 // This binary takes the shared test server down, so ctest runs it alone
 // (RUN_SERIAL). It needs SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR.
-#define CATCH_CONFIG_RUNNER
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include <cstring>
 #include <thread>
 
+#include "catch_session.hpp"
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
@@ -244,5 +244,5 @@ int main(int argc, char* argv[]) {
         }
         return sqlock_test::skip_suite(why);
     }
-    return Catch::Session().run(argc, argv);
+    return sqlock_test::run_catch_session(argc, argv);
 }

@@ -17,11 +17,10 @@
 // SQLOCK_TEST_PG_URL_FROM=SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL, ... and
 // SQLOCK_TEST_REQUIRE_PG_FROM=SQLOCK_TEST_REQUIRE_PGBOUNCER. That URL replaces
 // the backend's for this process and the programs it runs.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 
+#include "catch_session.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -53,7 +52,7 @@ int main(int argc, char* argv[]) {
         // Before any thread exists: setenv is not thread-safe.
         if (url_var != server.url_variable) setenv(server.url_variable.c_str(), url.c_str(), 1);
     }
-    const int failed = Catch::Session().run(argc, argv);
+    const int failed = sqlock_test::run_catch_session(argc, argv);
     // Tests that needed a hook this backend's test context lacks: the run is
     // skipped, not passed, unless something failed.
     const std::vector<std::string> skipped = sqlock_test::skipped_tests();

@@ -1,7 +1,6 @@
 // Reading the core's records from query rows (src/records.hpp): numbers as
 // the databases write them, whatever the program's locale; booleans in every
 // form a database sends; the answer of a combined pause check and run start.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 #include <clocale>
 #include <cstdio>
