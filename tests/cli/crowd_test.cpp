@@ -1,7 +1,8 @@
 // A crowd of waiting `sqlock run` processes on one name: every one runs its
 // job, in the order it started to wait. Hidden from the regular runs
-// ("[.crowd]"): registered on its own (cli_crowd.*, RUN_SERIAL), since it
-// counts on the server's connections.
+// ("[.crowd]"): registered on its own for PostgreSQL, directly and through
+// PgBouncer (cli_crowd.*, RUN_SERIAL), since it counts on the server's
+// connections.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
