@@ -1,9 +1,9 @@
 #include "release_hub.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <random>
 #include <vector>
+
+#include "owner.hpp"
 
 #include "sqlock/error.hpp"
 
@@ -14,22 +14,10 @@ std::string semaphore_key(const std::string& lockstring) {
     return at == std::string::npos ? std::string() : lockstring.substr(0, at);
 }
 
-namespace {
-
-// "sqlock_w_" and 16 random hex digits: an identifier (a PostgreSQL channel)
-// no other process listens on.
-std::string random_inbox() {
-    std::random_device rd;
-    const std::uint64_t bits = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "sqlock_w_%016llx", static_cast<unsigned long long>(bits));
-    return buf;
-}
-
-}  // namespace
-
 ReleaseHub::ReleaseHub(std::function<std::unique_ptr<ReleaseListener>()> make_listener)
-    : make_listener_(std::move(make_listener)), inbox_(random_inbox()) {}
+    // An identifier (a PostgreSQL channel, 41 bytes) no other process
+    // listens on.
+    : make_listener_(std::move(make_listener)), inbox_("sqlock_w_" + random_token()) {}
 
 ReleaseHub::~ReleaseHub() {
     {

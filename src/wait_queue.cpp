@@ -53,7 +53,11 @@ void QueuePlace::leave() noexcept {
     left_ = true;
     try {
         const std::vector<Value> params{Value::integer(ticket_), Value::text(waiter_)};
-        s_.pool->with([&](Connection& c) { return c.query(Query::queue_leave, params); });
+        // Not retried on a broken connection: leaving is also the way out
+        // of a wait that failed because the database cannot be reached,
+        // and the caller's error must not wait twice for it.
+        s_.pool->with([&](Connection& c) { return c.query(Query::queue_leave, params); },
+                      /*retry_on_broken=*/false);
     } catch (...) {
         // The row leaves the line when its lease runs out.
     }

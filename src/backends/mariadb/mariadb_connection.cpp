@@ -326,17 +326,17 @@ bool MariaConnection::unlisted_side_table_exists(SideTable table) {
     // The queue only when this user may read it: one not granted the queue
     // of a table made before it waits as before, rather than failing every
     // acquisition on it.
-    Failure f;
-    link_.run("SELECT id FROM " + target_->quoted_queue + " LIMIT 0", limit(),
-              "looking for table " + target_->quoted_queue, &f);
-    return f.code == 0;
+    return probe_table(target_->quoted_queue) == 0;
 }
 
 bool MariaConnection::table_is_there(const std::string& quoted) {
-    const std::string what = "looking for table " + quoted;
+    return probe_table(quoted) != ER_NO_SUCH_TABLE;
+}
+
+unsigned MariaConnection::probe_table(const std::string& quoted) {
     Failure f;
-    link_.run("SELECT 1 FROM " + quoted + " LIMIT 0", limit(), what, &f);
-    return f.code != ER_NO_SUCH_TABLE;
+    link_.run("SELECT 1 FROM " + quoted + " LIMIT 0", limit(), "looking for table " + quoted, &f);
+    return f.code;
 }
 
 std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {

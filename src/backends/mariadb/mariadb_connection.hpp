@@ -40,6 +40,9 @@ class MariaConnection final : public Connection {
     /// list it (it lists only tables this user has a privilege on): a
     /// statement on it says "no such table" only when it is not there.
     bool table_is_there(const std::string& quoted);
+    /// The error of a statement that reads table `quoted` and changes
+    /// nothing: 0 when this user may read it.
+    unsigned probe_table(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by, const QueueGate& gate) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
