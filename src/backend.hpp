@@ -41,6 +41,9 @@ struct AcquireResult {
     /// Not acquired because waiters queued ahead go first (QueueGate),
     /// whether or not the name was free.
     bool queued = false;
+    /// Acquired, and the statement that took it also left the caller's
+    /// place in line (QueueGate::before) and woke the waiter behind it.
+    bool left_line = false;
 };
 
 /// Whom an attempt lets go first: the live waiters queued for `name` (a

@@ -208,6 +208,7 @@ class Acquirer {
         std::optional<Row> holder;  // the row in the way, when known
         bool queued = false;        // waiters ahead went first
         bool queue_exists = false;  // the table has a queue of waiters
+        bool left_line = false;     // on success: the attempt also left our place in line
     };
 
     // One attempt as `owner`, letting the live waiters queued before ticket
@@ -243,6 +244,7 @@ class Acquirer {
             return c.try_acquire_slot(t.name, t.capacity, o.expires, owner.locked_by, &slot, gate);
         });
         refusal->queue_exists = queue_exists;
+        refusal->left_line = r.left_line;
         // A connection that broke after our insert committed, then a retry:
         // the "holder" may be ourselves. Then the lock is ours after all, and
         // a semaphore's slot comes from the row, not from the attempt that
@@ -375,6 +377,10 @@ class Acquirer {
         // attempts find out instead: they succeed once the first is gone
         // and the name is free.
         auto tries = [&] { return !place || place->ahead() <= (s_->hub->pushes() ? 0 : 1); };
+        // Who listens for pushes: the first three in line, so that the one
+        // woken to the front already listens, and the one behind it too,
+        // in case it looked last when it was third.
+        constexpr std::int64_t listen_within = 2;
         for (;;) {
             const std::uint64_t slept_from = mark;
             mark = s_->hub->mark();
@@ -395,7 +401,10 @@ class Acquirer {
                 if (auto lock = attempt_once(t, o, owner, &refusal, before)) {
                     // At once: the one behind may take the next free slot,
                     // or starts to watch the name.
-                    if (place) place->leave();
+                    if (place && refusal.left_line)
+                        place->forget();
+                    else if (place)
+                        place->leave();
                     return std::move(*lock);
                 }
                 // Second in line, and nobody ahead any more: first now. Its
@@ -431,11 +440,17 @@ class Acquirer {
                     // Wait without a place this time; join on the next look.
                 }
             }
-            if (!hub_started) {
+            if (!hub_started && (!place || place->ahead() <= listen_within)) {
                 // The listener connects now (once per Locker), after the
                 // place was taken: arrival order is the order of the joins.
                 // A wake-up sent to our inbox before it listened is caught
-                // by looking again at once.
+                // by looking again at once. Only near the front: PostgreSQL
+                // (before 19) signals every listening session of the
+                // database on every NOTIFY, and each reads the notification
+                // queue in a transaction of its own, so a line of hundreds
+                // of listeners would cost the server hundreds of
+                // transactions per hand-off. Farther back, the place is
+                // polled at its pace, as without pushes.
                 s_->hub->start();
                 hub_started = true;
                 if (!tries()) {

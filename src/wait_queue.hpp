@@ -63,6 +63,9 @@ class QueuePlace {
 
     /// Leaves the line (at most once); the waiter right behind is woken.
     void leave() noexcept;
+    /// The place was left by the statement that took the name
+    /// (AcquireResult::left_line): nothing is left to do.
+    void forget() noexcept { left_ = true; }
 
   private:
     LockerState& s_;

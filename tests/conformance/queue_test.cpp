@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
@@ -19,8 +20,11 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 // A waiting process: waits for `name` (a lock, or a semaphore of
-// `capacity`), then writes its `index` to `log` (in acquisition order: the
-// write is made while holding) and holds for a 30 ms job.
+// `capacity`), then writes its `index` to `log` and holds for a 30 ms job.
+// A lock's log is in acquisition order (the write is made while holding);
+// a semaphore's holders write concurrently, so each line also carries the
+// row's id, which grows in acquisition order (a fencing token): see
+// by_acquisition().
 pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int capacity,
                    int index, const std::string& log, std::chrono::milliseconds queue_lease) {
     const pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
@@ -34,7 +38,7 @@ pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int
         o.queue_lease = queue_lease;
         sqlock::Lock lock =
             capacity == 0 ? locker.lock(name, o) : locker.acquire_slot(name, capacity, o);
-        sqlock_test::append_id(log, index);
+        sqlock_test::append_id(log, capacity == 0 ? index : lock.id() * 1000 + index);
         std::this_thread::sleep_for(30ms);
         lock.release();
         code = 0;
@@ -62,6 +66,14 @@ std::vector<int> wait_all(const std::vector<pid_t>& pids) {
     std::vector<int> codes;
     for (pid_t pid : pids) codes.push_back(sqlock_test::wait_child(pid, 120s).value_or(-1));
     return codes;
+}
+
+// A semaphore waiters' log (see spawn_waiter) as indexes in the order the
+// slots were taken.
+std::vector<long long> by_acquisition(std::vector<long long> lines) {
+    std::sort(lines.begin(), lines.end());
+    for (long long& line : lines) line %= 1000;
+    return lines;
 }
 
 std::string log_path(const char* what) {
@@ -94,7 +106,7 @@ TEST_CASE("waiters for a semaphore take its free slots in the order they came", 
     first.release();
     second.release();
     CHECK(wait_all(pids) == std::vector<int>(waiters, 0));
-    CHECK(sqlock_test::read_ids(log) == std::vector<long long>{0, 1, 2, 3, 4});
+    CHECK(by_acquisition(sqlock_test::read_ids(log)) == std::vector<long long>{0, 1, 2, 3, 4});
 }
 
 TEST_CASE("a waiter killed in the middle of the line stalls it no longer than its place's lease",

@@ -311,6 +311,7 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
     if (!r.empty()) {
         out.acquired = new_row(r.binary_int64(0, 0), lockstring, r.binary_timestamp_ms(0, 1), lease,
                                locked_by);
+        out.left_line = gate.active();
         return out;
     }
     // Held. By whom, read now: nothing (or an expired row) when it was
@@ -343,6 +344,7 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
             out.acquired = new_row(r.binary_int64(0, 0), r.text(0, 1), r.binary_timestamp_ms(0, 2),
                                    lease, locked_by);
             *slot_out = slot_number(out.acquired->lockstring, name, capacity);
+            out.left_line = gate.active();
             return out;
         }
         // Every slot held (the one that frees first), or the free one we

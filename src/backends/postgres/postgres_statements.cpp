@@ -236,11 +236,28 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         return " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q WHERE q.lockstring = " +
                name + " AND q.id < " + before + " AND q.expires > now())";
     };
+    // Whoever takes the name leaves the line in the same statement, its
+    // place being ticket `ticket` held by `waiter`, and wakes the live
+    // waiter right behind it (as queue_leave does): the hand-off to the
+    // next in line costs no round trip after the acquisition. `won` is the
+    // acquiring INSERT's RETURNING; the caller reads `cols` from it.
+    auto leaving_line = [&](const std::string& won, const std::string& cols,
+                            const std::string& ticket, const std::string& waiter) {
+        return ", won AS (" + won + "), left_line AS (DELETE FROM " + target.quoted_queue +
+               " WHERE id = " + ticket + " AND waiter = " + waiter +
+               " AND EXISTS (SELECT 1 FROM won) RETURNING id, lockstring)"
+               " SELECT " + cols + ", (SELECT count(pg_notify(n.inbox, l.lockstring))"
+               " FROM left_line AS l CROSS JOIN LATERAL (SELECT x.inbox FROM " +
+               target.quoted_queue + " AS x WHERE x.lockstring = l.lockstring AND x.id > l.id"
+               " AND x.expires > now() ORDER BY x.id LIMIT 1) AS n WHERE n.inbox <> '')"
+               " FROM won";
+    };
     out.emplace_back(stmt::acquire_queued,
         "WITH " + turn_cte(T) +
-        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
-               " WHERE " + turn_taken("$4::text") + nobody_ahead("$5::text", "$6::bigint"),
-               "t.id, t.created"));
+        leaving_line(upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") +
+                            ", $3::text FROM turn WHERE " + turn_taken("$4::text") +
+                            nobody_ahead("$5::text", "$6::bigint"), "t.id, t.created"),
+                     "id, created", "$6::bigint", "$3::text"));
 
     // $1 name, $2 capacity, $3 lease ms, $4 locked_by. The lowest free or
     // expired slot in one statement: (id, lockstring, created), in binary
@@ -258,18 +275,23 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         return "NOT EXISTS (SELECT 1 FROM " + T + " AS x WHERE x.lockstring = $1::text || '#' || " +
                n + " AND x.expires > now())";
     };
-    auto slot_sql = [&](const std::string& gate) {
+    auto slot_sql = [&](const std::string& gate, bool leaves_line) {
+        const std::string insert =
+            upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
+                      ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand WHERE " +
+                      turn_taken("$1::text") + gate,
+                   "t.id, t.lockstring::text, t.created");
         return "WITH RECURSIVE probe(n, free) AS (SELECT 1, " + slot_free("1") +
                " UNION ALL SELECT p.n + 1, " + slot_free("(p.n + 1)") +
                " FROM probe AS p WHERE NOT p.free AND p.n < $2::int), " + turn_cte(T) +
-               upsert(T, "SELECT $1::text || '#' || cand.n, now(), now() + " + millis("$3") +
-                      ", $4::text FROM turn, (SELECT n FROM probe WHERE free) AS cand WHERE " +
-                      turn_taken("$1::text") + gate,
-                      "t.id, t.lockstring::text, t.created");
+               (leaves_line ? leaving_line(insert, "id, lockstring, created", "$5::bigint",
+                                           "$4::text")
+                            : insert);
     };
-    out.emplace_back(stmt::acquire_slot, slot_sql(""));
+    out.emplace_back(stmt::acquire_slot, slot_sql("", false));
     // $5 the ticket before which live waiters go first.
-    out.emplace_back(stmt::acquire_slot_queued, slot_sql(nobody_ahead("$1::text", "$5::bigint")));
+    out.emplace_back(stmt::acquire_slot_queued,
+                     slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));
     // $1 name, $2 ticket.
     out.emplace_back(stmt::waiters_ahead,
         "SELECT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q WHERE q.lockstring = $1::text"
