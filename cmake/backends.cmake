@@ -11,7 +11,8 @@
 
 # A backend's folder has a CMakeLists.txt of three parts:
 #
-#   sqlock_backend_declare(NAME TITLE text SCHEMES scheme... BUILD_DEPENDS package...)
+#   sqlock_backend_declare(NAME TITLE text SCHEMES scheme... BUILD_DEPENDS package...
+#                          PACKAGE package)
 #   if(NOT SQLOCK_WITH_<NAME>) return() endif()
 #   sqlock_backend_build(NAME SOURCES file... PKG_CONFIG PREFIX:module-spec...)
 #
@@ -19,18 +20,26 @@
 # schemes it serves, the first the canonical one; BUILD_DEPENDS the Debian
 # packages it builds with, named when the backend is missing. A backend that
 # is switched off is still declared: its URLs then get an error naming what
-# provides it, not "unknown scheme". PKG_CONFIG lists the client libraries,
+# provides it, not "unknown scheme". PACKAGE is the binary package of
+# debian/control that ships the backend's module: with
+# SQLOCK_DISTRO_PACKAGES=ON (the packages' build) a missing module's error
+# names it. PKG_CONFIG lists the client libraries,
 # each as the prefix of its imported target and a pkg-config module spec
 # ("PQXX:libpqxx>=6.4" makes PkgConfig::PQXX): a static libsqlock's package
 # files (sqlockConfig.cmake, sqlock.pc) find them again for consumers.
 function(sqlock_backend_declare name)
-  cmake_parse_arguments(arg "" "TITLE" "SCHEMES;BUILD_DEPENDS" ${ARGN})
-  if(NOT arg_TITLE OR NOT arg_SCHEMES OR NOT arg_BUILD_DEPENDS)
-    message(FATAL_ERROR "sqlock_backend_declare(${name}): TITLE, SCHEMES and BUILD_DEPENDS are required")
+  cmake_parse_arguments(arg "" "TITLE;PACKAGE" "SCHEMES;BUILD_DEPENDS" ${ARGN})
+  if(NOT arg_TITLE OR NOT arg_SCHEMES OR NOT arg_BUILD_DEPENDS OR NOT arg_PACKAGE)
+    message(FATAL_ERROR
+            "sqlock_backend_declare(${name}): TITLE, SCHEMES, BUILD_DEPENDS and PACKAGE are required")
   endif()
   string(TOUPPER ${name} upper)
   string(REPLACE ";" " and " packages "${arg_BUILD_DEPENDS}")
-  set(arg_PROVIDED_BY "a sqlock built with SQLOCK_WITH_${upper}=ON, which needs ${packages}")
+  if(SQLOCK_DISTRO_PACKAGES)
+    set(arg_PROVIDED_BY "the package ${arg_PACKAGE}")
+  else()
+    set(arg_PROVIDED_BY "a sqlock built with SQLOCK_WITH_${upper}=ON, which needs ${packages}")
+  endif()
   set_property(GLOBAL APPEND PROPERTY SQLOCK_DECLARED_BACKENDS ${name})
   set_property(GLOBAL PROPERTY SQLOCK_BACKEND_${name}_TITLE "${arg_TITLE}")
   set_property(GLOBAL PROPERTY SQLOCK_BACKEND_${name}_SCHEMES "${arg_SCHEMES}")

@@ -29,7 +29,10 @@
 #          of the backends whose test.conf says sanitizer_lanes=yes
 #          (PostgreSQL; MariaDB's suites are left out)
 #   tsan   tests/sanitizers.sh tsan: the threaded suites under TSan, likewise,
-#          then the fuzzers (tools/fuzz/run.sh)
+#          then the fuzzers (tools/fuzz/run.sh), then the Debian packages
+#          (tests/packaging/check.sh: built, lintian, installed on this
+#          machine, used, purged; in the main lane when the sanitizers are
+#          skipped)
 #
 # Builds run at a lower priority than tests, so a lane's tests are not
 # starved by another lane's compiler. Each lane's output is printed whole
@@ -172,7 +175,13 @@ lane_main() {
     done
     stage "main: tests (ctest)" ctest_main || status=1
     stage "main: benchmark smoke run (sqlock-bench --quick)" bench_smoke || status=1
+    if [[ "${SQLOCK_SKIP_SANITIZERS:-0}" == 1 ]]; then packages_stage || status=1; fi
     return $status
+}
+
+packages_stage() {
+    stage "Debian packages (build, lintian, install, use, purge)" \
+        "$root/tests/packaging/check.sh"
 }
 
 lane_sanitizer() {  # asan | tsan
@@ -187,6 +196,7 @@ lane_tsan_and_fuzz() {
     local status=0
     lane_sanitizer tsan || status=1
     stage "fuzzers (libFuzzer, bounded time per parser)" "$root/tools/fuzz/run.sh" || status=1
+    packages_stage || status=1
     return $status
 }
 

@@ -34,7 +34,10 @@ if [[ "${1:-}" == "--test" ]]; then
     # allows it (systemd, or no policy-rc.d forbidding it): harmless, the tests
     # start their own servers on free ports with their own option files (each
     # backend's src/backends/<name>/testing/server.sh) and never use it.
+    # debhelper, lintian: tests/packaging/check.sh builds and checks the
+    # Debian packages (debian/), whose Build-Depends are those above.
     packages+=(faketime libfaketime clang procps util-linux groff-base bsdutils gdb ccache)
+    packages+=(debhelper lintian)
 fi
 
 missing=()
