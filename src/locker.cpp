@@ -362,7 +362,11 @@ class Acquirer {
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
         bool hub_started = false;  // after joining the line: the join keeps arrival order
         Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
-        duration backoff(1);
+        // Without pushes the first two in line poll the name, on the
+        // backend's schedule.
+        using micros = std::chrono::microseconds;
+        const PollSchedule schedule = s_->backend->poll_schedule();
+        micros backoff = schedule.first;
         std::optional<std::mt19937> jitter;  // seeded only if we poll
         std::optional<WatchGuard> watch;     // while first in line: releases of t.name are pushed
         bool said = false;                   // ... from the attempt after this turned true
@@ -412,7 +416,7 @@ class Acquirer {
                 // hold is not a whole capped interval late.
                 if (place && place->ahead() > 0 && !refusal.queued) {
                     place->moved_to_front();
-                    backoff = duration(1);
+                    backoff = schedule.first;
                 }
             }
             auto now = clock::now();
@@ -514,12 +518,13 @@ class Acquirer {
             } else {
                 // First in line polls quickly: it alone does, so the line
                 // costs the same whatever its length.
-                const duration cap(place ? 25 : 100);
+                const micros cap(place ? 25'000 : 100'000);
                 std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
                                                                    backoff.count());
                 if (!jitter) jitter.emplace(std::random_device{}());
-                until = std::min(until, now + duration(spread(*jitter)));
-                backoff = std::min(backoff * 2, cap);
+                until = std::min(until, now + micros(spread(*jitter)));
+                backoff = std::min(
+                    micros(static_cast<std::int64_t>(backoff.count() * schedule.growth)), cap);
             }
             // The progress hook runs after every attempt, and at least this often.
             if (o.on_waiting) until = std::min(until, now + o.progress_every);

@@ -254,7 +254,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                                     "transaction)"
                                   : "none, or session pooling");
     fact("wake-ups", pushes ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
-                            : "polled (1 ms doubling to 100 ms, with jitter)");
+                            : "polled by the first in line (1 ms doubling to 25 ms, with jitter)");
     fact("sequential scans", sequential_scans(t, s, moves));
     fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
                                  fixed(s.clock_difference_ms, 1) +

@@ -28,8 +28,15 @@ class SqliteBackend final : public Backend {
         sqlite::SqliteConnection(url_, table_, /*create=*/true, set_);
     }
     std::string name() const override { return "sqlite"; }
+    // A look is a read of a local file, and only the first two in line
+    // look: from 0.25 ms, growing 1.5x, the release of a short hold is seen
+    // within about half a millisecond (8 processes' hand-off p50: 0.55 ms,
+    // against 1.17 ms from 1 ms doubling).
+    PollSchedule poll_schedule() const override { return {std::chrono::microseconds(250), 1.5}; }
     void diagnose(Diagnosis& out) override {
-        Backend::diagnose(out);
+        out.facts.push_back({"wake-ups",
+                             "polled by the first in line (0.25 ms growing 1.5x to 25 ms, with "
+                             "jitter); releases in this process wake at once"});
         sqlite::diagnose(url_, table_, out);
     }
 
