@@ -471,7 +471,7 @@ class Acquirer {
                 // at the pace of our place.
                 watch.reset();
                 said = false;
-                next_look = place->renew_due();
+                next_look = std::min(place->renew_due(), place->ahead_lapses());
                 if (!s_->hub->pushes()) {
                     const duration pace =
                         poll_pace(place->ahead(), place->pace_seen(), o.queue_lease / 3);

@@ -6,6 +6,16 @@
 #include "records.hpp"
 
 namespace sqlock::detail {
+namespace {
+
+// `ms` (< 0: never) after `sent`, plus a millisecond for the rounding of
+// the database's answer, so the look finds the place lapsed.
+QueuePlace::clock::time_point lapse_at(QueuePlace::clock::time_point sent, std::int64_t ms) {
+    if (ms < 0) return QueuePlace::clock::time_point::max();
+    return sent + std::chrono::milliseconds(std::min<std::int64_t>(ms, 86400000) + 1);
+}
+
+}  // namespace
 
 QueuePlace::QueuePlace(LockerState& s, std::string name, std::string waiter, std::string inbox,
                        duration lease)
@@ -21,6 +31,7 @@ QueuePlace::QueuePlace(LockerState& s, std::string name, std::string waiter, std
     const auto& row = first_row(r, Query::queue_join, params);
     ticket_ = as_int64(row.at(0));
     ahead_ = as_int64(row.at(1));
+    ahead_lapses_ = lapse_at(renewed_, as_int64(row.at(2)));
     std::lock_guard<std::mutex> guard(s_.line_speeds_mutex);
     auto it = s_.line_speeds.find(name_);
     if (it != s_.line_speeds.end()) per_second_ = it->second;
@@ -45,6 +56,7 @@ bool QueuePlace::poll() {
     }
     renewed_ = sent;
     ahead_ = ahead;
+    ahead_lapses_ = lapse_at(sent, as_int64(row.at(2)));
     return true;
 }
 

@@ -60,6 +60,11 @@ class QueuePlace {
     /// When the place must be renewed next: a third of the lease after the
     /// last renewal, so that two renewals may fail before it lapses.
     clock::time_point renew_due() const noexcept { return renewed_ + lease_ / 3; }
+    /// When the first place ahead lapses unless its waiter renews it (as
+    /// of the join or the last look; max() when nobody was ahead): a
+    /// waiter ahead that died or was cut off is gone from the line then,
+    /// and nothing else may tell the ones behind.
+    clock::time_point ahead_lapses() const noexcept { return ahead_lapses_; }
 
     /// Leaves the line (at most once); the waiter right behind is woken.
     void leave() noexcept;
@@ -75,6 +80,7 @@ class QueuePlace {
     std::int64_t ticket_ = 0;
     std::int64_t ahead_ = 0;
     clock::time_point renewed_;
+    clock::time_point ahead_lapses_ = clock::time_point::max();
     double per_second_ = 0;
     bool left_ = false;
 };

@@ -434,12 +434,20 @@ StatementSet statement_set(const MariaTarget& t) {
     // The queue of waiters. Q is the queue table. ?1 name, ?2 waiter, ?3
     // inbox, ?4 lease (ms).
     const std::string& Q = t.quoted_queue;
+    // Besides the ticket or whether the place is still held: the live
+    // waiters ahead, and in how many ms the first of their places lapses
+    // unless renewed (-1: nobody ahead), when the waiter looks again.
+    auto ahead = [&](const std::string& name, const std::string& ticket) {
+        const std::string mine = " FROM " + Q + " WHERE lockstring = " + name + " AND id < " +
+                                 ticket + " AND expires > " + now;
+        return "(SELECT COUNT(*)" + mine + "), COALESCE((SELECT TIMESTAMPDIFF(MICROSECOND, " +
+               now + ", MIN(expires)) DIV 1000" + mine + "), -1)";
+    };
     set.add(Query::queue_join,
         "DELETE FROM " + Q + " WHERE lockstring = ?1 AND expires <= " + now + ";\n"
         "INSERT INTO " + Q + " (lockstring, waiter, inbox, expires) VALUES (?1, ?2, ?3, " + now +
         " + " + micros_param("?4") + ");\n"
-        "SELECT LAST_INSERT_ID(), (SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND"
-        " id < LAST_INSERT_ID() AND expires > " + now + ")", Mode::transaction);
+        "SELECT LAST_INSERT_ID(), " + ahead("?1", "LAST_INSERT_ID()"), Mode::transaction);
     // ?1 ticket, ?2 waiter, ?3 lease (ms), ?4 name. Whether the row is
     // still there is read, not ROW_COUNT(): an update within the
     // millisecond of the last one changes nothing.
@@ -447,8 +455,7 @@ StatementSet statement_set(const MariaTarget& t) {
         "UPDATE " + Q + " SET expires = " + now + " + " + micros_param("?3") +
         " WHERE id = ?1 AND waiter = ?2 AND expires > " + now + ";\n"
         "SELECT EXISTS(SELECT 1 FROM " + Q + " WHERE id = ?1 AND waiter = ?2 AND expires > " + now +
-        "), (SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?4 AND id < ?1 AND expires > " +
-        now + ")");
+        "), " + ahead("?4", "?1"));
     set.add(Query::queue_leave, "DELETE FROM " + Q + " WHERE id = ?1 AND waiter = ?2");
     set.add(Query::queue_length,
         "SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND expires > " + now);

@@ -536,18 +536,28 @@ StatementSet statement_set(const PgTarget& target) {
     // $1 name, $2 waiter, $3 inbox, $4 lease ms. The data-modifying CTE runs
     // although nothing reads it: the name's expired rows go in the same
     // statement.
+    // Both answer, besides the place's ticket or whether it is still held,
+    // the live waiters ahead and in how many ms the first of their places
+    // lapses unless renewed (-1: nobody ahead): a waiter looks again then,
+    // so a waiter ahead that died or was cut off stalls the line no longer
+    // than its place's lease.
+    auto ahead = [&](const std::string& name, const std::string& ticket) {
+        return "(SELECT count(*) FROM " + Q + " AS x WHERE x.lockstring = " + name +
+               " AND x.id < " + ticket + " AND x.expires > now()), coalesce((SELECT"
+               " (extract(epoch FROM min(x.expires) - now()) * 1000)::bigint FROM " + Q +
+               " AS x WHERE x.lockstring = " + name + " AND x.id < " + ticket +
+               " AND x.expires > now()), -1)";
+    };
     set.add(Query::queue_join,
         "WITH gone AS (DELETE FROM " + Q + " WHERE lockstring = $1::text AND expires <= now()),"
         " ins AS (INSERT INTO " + Q + " (lockstring, waiter, inbox, expires)"
         " VALUES ($1::text, $2::text, $3::text, now() + " + millis("$4") + ") RETURNING id)"
-        " SELECT ins.id, (SELECT count(*) FROM " + Q + " AS x WHERE x.lockstring = $1::text"
-        " AND x.id < ins.id AND x.expires > now()) FROM ins");
+        " SELECT ins.id, " + ahead("$1::text", "ins.id") + " FROM ins");
     // $1 ticket, $2 waiter, $3 lease ms, $4 name.
     set.add(Query::queue_poll,
         "WITH u AS (UPDATE " + Q + " SET expires = now() + " + millis("$3") +
         " WHERE id = $1::bigint AND waiter = $2::text AND expires > now() RETURNING id)"
-        " SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM " + Q +
-        " WHERE lockstring = $4::text AND id < $1::bigint AND expires > now())");
+        " SELECT (SELECT count(*) FROM u), " + ahead("$4::text", "$1::bigint"));
     // $1 ticket, $2 waiter. The live waiter right behind wakes: it may be
     // first in line now. Only that one: the rest have not moved up to the
     // front, so waking them would only cost each a round trip.

@@ -310,21 +310,32 @@ StatementSet statement_set(const Tables& tables) {
     // The queue of waiters, under the write lock: a ticket is drawn, and a
     // place counted, against one state of the line.
     const std::string& q = tables.queue;
+    // Besides the ticket or whether the place is still held: the live
+    // waiters ahead, and in how many ms the first of their places lapses
+    // unless renewed (-1: nobody ahead), when the waiter looks again.
+    auto ahead = [&](const std::string& name, const std::string& ticket) {
+        const std::string mine =
+            " FROM " + q + " WHERE lockstring = " + name + " AND id < " + ticket + " AND " + live;
+        return "(SELECT COUNT(*)" + mine +
+               "), coalesce((SELECT CAST((julianday(MIN(expires)) - julianday('now')) * "
+               "86400000.0 AS INTEGER)" +
+               mine + "), -1)";
+    };
     set.add(Query::queue_join,
             "DELETE FROM " + q + " WHERE lockstring = ?1 AND " + dead +
                 ";\n"
                 "INSERT INTO " +
                 q + " (lockstring, waiter, inbox, expires) VALUES (?1, ?2, ?3, " +
                 "strftime('%Y-%m-%d %H:%M:%f','now', '+' || ?4));\n"
-                "SELECT last_insert_rowid(), (SELECT COUNT(*) FROM " +
-                q + " WHERE lockstring = ?1 AND id < last_insert_rowid() AND " + live + ")",
+                "SELECT last_insert_rowid(), " +
+                ahead("?1", "last_insert_rowid()"),
             Mode::transaction);
     set.add(Query::queue_poll,
             "UPDATE " + q + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', '+' || ?3)" +
                 " WHERE id = ?1 AND waiter = ?2 AND " + live +
                 ";\n"
-                "SELECT changes(), (SELECT COUNT(*) FROM " +
-                q + " WHERE lockstring = ?4 AND id < ?1 AND " + live + ")",
+                "SELECT changes(), " +
+                ahead("?4", "?1"),
             Mode::transaction);
     set.add(Query::queue_leave, "DELETE FROM " + q + " WHERE id = ?1 AND waiter = ?2");
     set.add(Query::queue_length,
