@@ -262,9 +262,11 @@ class Backend {
     /// Adds what Locker::diagnose() reports about this backend's path to the
     /// database. The default suits a backend without a server or pushes.
     virtual void diagnose(Diagnosis& out) {
-        out.facts.push_back({"wake-ups",
-                             "polled by the first in line (1 ms doubling to 25 ms, with jitter); "
-                             "releases in this process wake at once"});
+        out.facts.push_back(
+            {"wake-ups",
+             "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
+             "without a queue table); "
+             "releases in this process wake at once"});
     }
 };
 

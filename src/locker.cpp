@@ -411,6 +411,13 @@ class Acquirer {
                         place->leave();
                     return std::move(*lock);
                 }
+                // Taken and the line left by the statement, but the row had
+                // expired before it could be vouched for (attempt_once): the
+                // place is gone, and the one behind was told it is first.
+                if (place && refusal.left_line) {
+                    place->forget();
+                    place.reset();
+                }
                 // Second in line, and nobody ahead any more: first now. Its
                 // polling starts afresh, so that the hand-off after a short
                 // hold is not a whole capped interval late.

@@ -35,8 +35,9 @@ fail() {
 [[ $(id -u) -eq 0 ]] || fail "must run as root (it installs the packages with dpkg)"
 packages=$(sed -nE 's/^Package: *(.+)$/\1/p' "$root/debian/control")
 for p in $packages; do
-    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "installed"; then
-        fail "$p is installed on this machine already; purge it first (dpkg --purge $p)"
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    if [[ -n "$status" && "$status" != not-installed ]]; then
+        fail "$p is on this machine already ($status); purge it first (dpkg --purge $p)"
     fi
 done
 
@@ -46,7 +47,9 @@ for backend in $(sqlock_backends); do
     grep -qx "Package: $package" "$root/debian/control" ||
         fail "backend $backend is shipped by $package, which debian/control does not build"
     for dep in $(backend_declared "$backend" BUILD_DEPENDS); do
-        sed -n '/^Build-Depends:/,/^[A-Z]/p' "$root/debian/control" | grep -qw -- "$dep" ||
+        # Each item of the list: the package name, then a version or a comma.
+        sed -n '/^Build-Depends:/,/^[A-Z][a-z-]*: /p' "$root/debian/control" |
+            grep -qE "(^Build-Depends:|^)[[:space:]]*$dep[[:space:]]*(\(|,|$)" ||
             fail "backend $backend builds with $dep, which debian/control's Build-Depends lacks"
     done
 done
@@ -64,8 +67,17 @@ trap cleanup EXIT
 # build directory in the checkout leaks in and the .debs land in $work.
 src=$work/sqlock
 mkdir -p "$src"
+# (A tracked file deleted in the working tree is left out, as a commit of
+# this state would.)
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [[ -e "$f" || -L "$f" ]] && printf '%s\0' "$f"; done |
     tar --null -T - -cf -) | tar -C "$src" -xf -
+# debhelper runs the build with a HOME of its own, inside the tree: the
+# cache's directory is named, or ccache would start an empty one there.
+if command -v ccache >/dev/null; then
+    CCACHE_DIR=${CCACHE_DIR:-$(ccache -k cache_dir)}
+    export CCACHE_DIR
+fi
 export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
 # Debian's flags map the build path away (-ffile-prefix-map=PATH=.), which
 # puts the copy's path into every compiler command line and so into ccache's
@@ -98,8 +110,9 @@ cat "$work/lintian.log"
 [[ $lintian_status -eq 0 ]] || fail "lintian found errors"
 
 # 3. The command alone.
-dpkg -i "$(deb libsqlock0)" "$(deb sqlock)" >/dev/null
+# Listed before dpkg runs: a half-done installation is purged too.
 installed=(sqlock libsqlock0)
+dpkg -i "$(deb libsqlock0)" "$(deb sqlock)" >/dev/null
 [[ $(command -v sqlock) == /usr/bin/sqlock ]] || fail "sqlock is not /usr/bin/sqlock after installing"
 db_dir=$work/db
 mkdir -p "$db_dir"
@@ -132,9 +145,9 @@ expect_missing "postgresql://sqlock@127.0.0.1:1/sqlock" sqlock-backend-postgresq
 expect_missing "mariadb://sqlock@127.0.0.1:1/sqlock" sqlock-backend-mariadb
 
 # 4. The backends and the development files.
+installed=(sqlock libsqlock0 sqlock-backend-postgresql sqlock-backend-mariadb libsqlock-dev)
 dpkg -i "$(deb sqlock-backend-postgresql)" "$(deb sqlock-backend-mariadb)" \
     "$(deb libsqlock-dev)" >/dev/null
-installed=(sqlock libsqlock0 sqlock-backend-postgresql sqlock-backend-mariadb libsqlock-dev)
 expect_unreachable() {  # URL
     local out status=0
     out=$(/usr/bin/sqlock list --db "$1" 2>&1) || status=$?

@@ -125,7 +125,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
          "(innodb_autoinc_lock_mode = " +
              autoinc_mode + ")");
     fact("wake-ups",
-         "polled by the first in line (1 ms doubling to 25 ms, with jitter); releases "
+         "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
+         "without a queue table); releases "
          "in this process "
          "wake at once");
     fact("clock difference", (difference >= 0 ? "+" : "") + fixed(difference, 1) +

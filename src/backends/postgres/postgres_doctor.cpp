@@ -253,8 +253,10 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     fact("pooler detected", moves ? "transaction or statement pooling (server sessions last one "
                                     "transaction)"
                                   : "none, or session pooling");
-    fact("wake-ups", pushes ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
-                            : "polled by the first in line (1 ms doubling to 25 ms, with jitter)");
+    fact("wake-ups", pushes
+                         ? "pushed (LISTEN/NOTIFY, checked just now), re-checked every 5 s"
+                         : "polled by the first in line (1 ms doubling to 25 ms, with jitter; to "
+                           "100 ms without a queue table)");
     fact("sequential scans", sequential_scans(t, s, moves));
     fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
                                  fixed(s.clock_difference_ms, 1) +

@@ -36,7 +36,8 @@ class SqliteBackend final : public Backend {
     void diagnose(Diagnosis& out) override {
         out.facts.push_back({"wake-ups",
                              "polled by the first in line (0.25 ms growing 1.5x to 25 ms, with "
-                             "jitter); releases in this process wake at once"});
+                             "jitter; to 100 ms without a queue table); releases in this "
+                             "process wake at once"});
         sqlite::diagnose(url_, table_, out);
     }
 
