@@ -15,6 +15,13 @@ QueuePlace::clock::time_point lapse_at(QueuePlace::clock::time_point sent, std::
     return sent + std::chrono::milliseconds(std::min<std::int64_t>(ms, 86400000) + 1);
 }
 
+// How long a line moving at `per_second` places a second (0: not seen to
+// move yet, guessed at 10 ms a place) takes to move `places` places, in ms.
+double expected_ms(double places, double per_second) {
+    const double ms = per_second > 0 ? places / per_second * 1000.0 : 10.0 * places;
+    return std::min(ms, 86400000.0);
+}
+
 }  // namespace
 
 QueuePlace::QueuePlace(LockerState& s, std::string name, std::string waiter, std::string inbox,
@@ -76,9 +83,8 @@ void QueuePlace::leave() noexcept {
 }
 
 duration QueuePlace::front_in() const noexcept {
-    const double k = static_cast<double>(ahead_);
-    const double ms = per_second_ > 0 ? k / per_second_ * 1000.0 : 10.0 * k;
-    return duration(static_cast<std::int64_t>(std::min(ms, 86400000.0)));
+    return duration(
+        static_cast<std::int64_t>(expected_ms(static_cast<double>(ahead_), per_second_)));
 }
 
 duration poll_pace(std::int64_t ahead, double per_second, duration renew) {
@@ -88,10 +94,9 @@ duration poll_pace(std::int64_t ahead, double per_second, duration renew) {
     // should take to reach the front: each look cuts the distance to a
     // third, so a waiter looks a handful of times in all, and next to the
     // front it looks within half a hand-off.
-    const double k = static_cast<double>(std::max<std::int64_t>(ahead, 1));
-    const double expected_ms = per_second > 0 ? k / per_second * 1000.0 : 10.0 * k;
+    const double places = static_cast<double>(std::max<std::int64_t>(ahead, 1));
     const double share = ahead <= 1 ? 0.5 : 2.0 / 3.0;
-    const double ms = std::max(2.0, std::min(expected_ms * share, 86400000.0));
+    const double ms = std::max(2.0, expected_ms(places, per_second) * share);
     return std::min(duration(static_cast<std::int64_t>(ms)), renew);
 }
 
