@@ -406,6 +406,20 @@ TEST_CASE("a Locker says at most max_said_keys names; waiters beyond them poll",
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'"
             " AND granted AND objsubid = 2 AND classid::bigint = (hashtext('sqlock waiting ' || '" +
             db.table + "'::regclass::oid::text)::bigint & 4294967295)";
+        // Saying 256 names takes the listener a statement each, which may
+        // outlast the waiters' first looks (they poll meanwhile): await the
+        // bound, then see that it holds while the others poll on.
+        std::string said;
+        CHECK(sqlock_test::eventually(
+            [&] { return (said = pg_test::query(db.url, said_keys)) == "256"; }, 60s));
+        INFO("names said: " << said);
+        const auto looks = [&] {
+            int sum = 0;
+            for (int i = 0; i < names; ++i) sum += attempts[i];
+            return sum;
+        };
+        const int before = looks();  // the unsaid waiters poll on
+        REQUIRE(sqlock_test::eventually([&] { return looks() > before + names; }, 60s));
         CHECK(pg_test::query(db.url, said_keys) == "256");
         held.clear();  // releases every name
     }
