@@ -70,6 +70,23 @@ AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity
     return last;
 }
 
+std::vector<Row> Connection::renew_set(const std::vector<std::int64_t>& ids,
+                                       const std::string& locked_by, duration lease) {
+    std::vector<Row> renewed;
+    for (std::int64_t id : ids)
+        if (auto row = renew(id, locked_by, lease)) renewed.push_back(std::move(*row));
+    return renewed;
+}
+
+std::size_t Connection::release_set(const std::vector<std::int64_t>& ids,
+                                    const std::vector<std::string>& lockstrings,
+                                    const std::string& locked_by, duration min_hold) {
+    std::size_t lost = 0;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (release(ids[i], lockstrings[i], locked_by, min_hold) == ReleaseOutcome::lost) ++lost;
+    return lost;
+}
+
 bool Connection::has_history() {
     if (!history_known_) learn_side_tables();
     return history_known_;

@@ -46,6 +46,18 @@ struct AcquireResult {
     bool left_line = false;
 };
 
+/// Outcome of one attempt at a set of names (Connection::try_acquire_set).
+struct SetAcquireResult {
+    /// Every name's new row, in the order asked, when the set was taken;
+    /// empty when it was not (then nothing was written).
+    std::vector<Row> acquired;
+    /// When not taken: the live rows in the way, by name (those the backend
+    /// could read; a name freed meanwhile has none).
+    std::vector<Row> holders;
+    /// Not taken because a waiter is queued for one of the names.
+    bool queued = false;
+};
+
 /// Whom an attempt lets go first: the live waiters queued for `name` (a
 /// lock's name, or a semaphore's without "#N") in `<table>_queue` whose
 /// ticket is below `before`. A caller that does not wait passes
@@ -119,6 +131,30 @@ class Connection {
     virtual AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
                                            const std::string& locked_by, int* slot_out,
                                            const QueueGate& gate);
+
+    /// Takes every name of `lockstrings` (distinct, in bytewise order) as
+    /// `locked_by`, or none: one transaction inserts each row or takes over
+    /// its expired one (a new id), and when any name is live (or, with
+    /// `yield_to_queue`, has a live waiter in its line) writes nothing, so
+    /// no other client ever sees part of the set. Ids are drawn in the
+    /// order of the names, each after that name's turn, as try_acquire()
+    /// draws them.
+    virtual SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings,
+                                             duration lease, const std::string& locked_by,
+                                             bool yield_to_queue) = 0;
+
+    /// Renews the live rows among `ids` held by `locked_by` to expire
+    /// `lease` from now; returns those it renewed (a set whose rows are not
+    /// all returned is lost). The default renews them one by one.
+    virtual std::vector<Row> renew_set(const std::vector<std::int64_t>& ids,
+                                       const std::string& locked_by, duration lease);
+
+    /// Releases every row (ids[i], lockstrings[i]) held by `locked_by`, as
+    /// release() does each; returns how many were not ours any more. The
+    /// default releases them one by one.
+    virtual std::size_t release_set(const std::vector<std::int64_t>& ids,
+                                    const std::vector<std::string>& lockstrings,
+                                    const std::string& locked_by, duration min_hold);
 
     /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
     /// shortens its expiry to created + min_hold while that is still ahead.

@@ -19,7 +19,9 @@ release_error_handler& handler_slot() {
     return handler;
 }
 
-void report_release_error(const error& e) noexcept {
+}  // namespace
+
+void detail::report_release_error(const error& e) noexcept {
     release_error_handler handler;
     {
         std::lock_guard<std::mutex> guard(handler_mutex);
@@ -35,8 +37,6 @@ void report_release_error(const error& e) noexcept {
         // A handler that throws must not escape a destructor.
     }
 }
-
-}  // namespace
 
 release_error_handler set_release_error_handler(release_error_handler handler) {
     std::lock_guard<std::mutex> guard(handler_mutex);
@@ -119,11 +119,11 @@ void Lock::release_quietly() noexcept {
     try {
         release();
     } catch (const error& e) {
-        report_release_error(e);
+        detail::report_release_error(e);
     } catch (const std::exception& e) {
-        report_release_error(error(errc::backend, e.what()));
+        detail::report_release_error(error(errc::backend, e.what()));
     } catch (...) {
-        report_release_error(error(errc::backend, "unknown failure during release"));
+        detail::report_release_error(error(errc::backend, "unknown failure during release"));
     }
     state_.reset();
 }

@@ -12,9 +12,14 @@
 
 #include "heartbeat.hpp"
 #include "locker_state.hpp"
+#include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
 
 namespace sqlock::detail {
+
+/// Passes a failed release in a destructor to the process's release error
+/// handler (set_release_error_handler). Never throws.
+void report_release_error(const error& e) noexcept;
 
 struct LockState {
     std::shared_ptr<LockerState> locker;

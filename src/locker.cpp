@@ -10,6 +10,7 @@
 
 #include "backend_factory.hpp"
 #include "batch_pacing.hpp"
+#include "contention_text.hpp"
 #include "current_pid.hpp"
 #include "lock_state.hpp"
 #include "owner.hpp"
@@ -46,68 +47,6 @@ void ensure_initialized(LockerState& s) {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-LockInfo to_info(const Row& row) {
-    LockInfo info;
-    info.id = row.id;
-    info.name = row.lockstring;
-    info.created = row.created;
-    info.expires = row.expires;
-    info.locked_by = row.locked_by;
-    info.holder = parse_holder(row.locked_by);
-    info.seconds_left = row.seconds_left;
-    return info;
-}
-
-std::string describe_expiry(double seconds_left) {
-    if (seconds_left <= 0) return "expired";
-    return "expires in " +
-           format_duration(duration(static_cast<std::int64_t>(std::ceil(seconds_left)) * 1000));
-}
-
-std::string holder_text(const std::optional<LockInfo>& info) {
-    if (!info) return "another holder (just taken)";
-    return describe_holder(*info) + ", " + describe_expiry(info->seconds_left) + " (" +
-           info->expires + " UTC)";
-}
-
-void validate_options(const LockOptions& o) {
-    validate_lease(o.expires, "lease (expires)");
-    validate_non_negative(o.wait, "wait");
-    validate_non_negative(o.min_hold, "min_hold");
-    if (o.progress_every <= duration::zero())
-        throw error(errc::invalid_argument,
-                    "progress_every must be positive, got " + format_duration(o.progress_every));
-    // The minimum hold stretches the row's expiry at release; a hold longer
-    // than the lease would keep the lock past anything the caller asked the
-    // lease to be, which is never what someone setting both meant.
-    if (o.min_hold > o.expires)
-        throw error(errc::invalid_argument,
-                    "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
-                        "expires) of " + format_duration(o.expires) +
-                        ": make the lease at least as long as the minimum hold");
-    if (o.queue_lease < std::chrono::seconds(1) || o.queue_lease > std::chrono::hours(1))
-        throw error(errc::invalid_argument,
-                    "queue_lease must be between 1s and 1h, got " + format_duration(o.queue_lease));
-    validate_non_negative(o.warn_before, "warn_before");
-    if (o.warn_before >= o.expires)
-        throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +
-                                                ") must be shorter than the lease (" +
-                                                format_duration(o.expires) + ")");
-}
-
-// "after waiting ..." reads best rounded: 250ms, 2.5s, 10s, 1m30s.
-std::string waited_text(duration waited) {
-    using std::chrono::seconds;
-    if (waited < seconds(1)) return format_duration(waited);
-    if (waited < seconds(60)) {
-        auto tenths = (waited.count() + 50) / 100;
-        std::string text = std::to_string(tenths / 10);
-        if (tenths % 10) text += "." + std::to_string(tenths % 10);
-        return text + "s";
-    }
-    return format_duration(std::chrono::duration_cast<seconds>(waited + duration(500)));
-}
 
 // What is contended: "lock 'x'", "the only slot of semaphore 'x'", "all N
 // slots of semaphore 'x'".
@@ -154,13 +93,6 @@ std::string queued_text(const Target& t) {
 std::string timeout_text(const Target& t, const std::optional<LockInfo>& info) {
     if (t.capacity != 0 || (info && kept_by_min_hold(*info))) return busy_text(t, info);
     return "lock '" + printable(t.name) + "' still held by " + holder_text(info);
-}
-
-// Busy and timeout errors carry the row in the way, when there is one.
-[[noreturn]] void contention_error(errc category, const std::string& message,
-                                   const std::optional<LockInfo>& info) {
-    if (info) throw error(category, message, *info);
-    throw error(category, message);
 }
 
 }  // namespace

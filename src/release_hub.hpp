@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backend.hpp"
 
@@ -46,6 +47,11 @@ class ReleaseHub {
     /// backoff (see Locker's acquire loop), so this never waits past it.
     void wait_after(const std::string& key, std::uint64_t mark,
                     std::chrono::steady_clock::time_point until);
+
+    /// wait_after() for whichever of `keys` is released first (a set's
+    /// names).
+    void wait_after_any(const std::vector<std::string>& keys, std::uint64_t mark,
+                        std::chrono::steady_clock::time_point until);
 
     /// Whether wait_after(key, mark, ...) would return at once: a release of
     /// `key` (or a wake-up for it) came after `mark`, or every waiter is to

@@ -1,5 +1,6 @@
 #include "validate.hpp"
 
+#include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
@@ -77,6 +78,31 @@ std::string quote_table_name(const std::string& table) {
 std::string table_basename(const std::string& table) {
     std::size_t dot = table.find('.');
     return dot == std::string::npos ? table : table.substr(dot + 1);
+}
+
+void validate_options(const LockOptions& o) {
+    validate_lease(o.expires, "lease (expires)");
+    validate_non_negative(o.wait, "wait");
+    validate_non_negative(o.min_hold, "min_hold");
+    if (o.progress_every <= duration::zero())
+        throw error(errc::invalid_argument,
+                    "progress_every must be positive, got " + format_duration(o.progress_every));
+    // The minimum hold stretches the row's expiry at release; a hold longer
+    // than the lease would keep the lock past anything the caller asked the
+    // lease to be, which is never what someone setting both meant.
+    if (o.min_hold > o.expires)
+        throw error(errc::invalid_argument,
+                    "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
+                        "expires) of " + format_duration(o.expires) +
+                        ": make the lease at least as long as the minimum hold");
+    if (o.queue_lease < std::chrono::seconds(1) || o.queue_lease > std::chrono::hours(1))
+        throw error(errc::invalid_argument,
+                    "queue_lease must be between 1s and 1h, got " + format_duration(o.queue_lease));
+    validate_non_negative(o.warn_before, "warn_before");
+    if (o.warn_before >= o.expires)
+        throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +
+                                                ") must be shorter than the lease (" +
+                                                format_duration(o.expires) + ")");
 }
 
 }  // namespace sqlock::detail

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/options.hpp"
 
 namespace sqlock::detail {
 
@@ -20,6 +21,10 @@ void validate_lease(duration lease, const char* what);
 
 /// >= 0 and at most 366 days.
 void validate_non_negative(duration d, const char* what);
+
+/// A lock's options (lease, wait, min_hold, queue_lease, warn_before,
+/// progress_every), each within its bounds and with the others.
+void validate_options(const LockOptions& o);
 
 /// An SQL identifier [A-Za-z_][A-Za-z0-9_]* of at most 63 bytes, or with
 /// `allow_schema` two of them joined by a dot.

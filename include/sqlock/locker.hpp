@@ -10,6 +10,7 @@
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/lock_set.hpp"
 #include "sqlock/options.hpp"
 #include "sqlock/pause.hpp"
 #include "sqlock/run_history.hpp"
@@ -79,6 +80,30 @@ class Locker {
                                          const LockOptions& options = {});
     /// Like try_acquire_slot(), waiting as lock() does.
     Lock acquire_slot(const std::string& name, int capacity, const LockOptions& options = {});
+
+    /// The most names a lock set takes.
+    static constexpr std::size_t max_set_size = 256;
+
+    /// Takes every name of `names` at once, or none: one transaction writes
+    /// a row for each (or takes over its expired one), each with its own
+    /// fencing id, so no other client ever sees part of the set. Repeated
+    /// names count once. Returns nullopt if any name is held, or promised
+    /// to callers waiting in line for it (a set takes no place in lines; it
+    /// lets them go first). `options` apply to the whole set (one lease,
+    /// one heartbeat renewing every row in one statement); `reentrant`
+    /// does not: a set is never re-entrant. Throws `errc::invalid_argument`
+    /// for no names, more than max_set_size, or a bad name or option;
+    /// `errc::busy` if this thread holds one of the names through this
+    /// Locker.
+    std::optional<LockSet> try_lock_all(const std::vector<std::string>& names,
+                                        const LockOptions& options = {});
+
+    /// Like try_lock_all(), waiting up to `options.wait` (or forever) while
+    /// holding nothing, woken by the release of any of the names: sets that
+    /// overlap, in any order, never deadlock. Throws `errc::busy` (a zero
+    /// wait) or `errc::timeout` naming every name in the way and its
+    /// holder; the error's holder() is the first of them.
+    LockSet lock_all(const std::vector<std::string>& names, const LockOptions& options = {});
 
     /// Deletes expired rows in batches of `batch_size` (each its own short
     /// transaction, paced so acquirers get at least half of the time) and

@@ -8,6 +8,7 @@
 #include "sqlock/error.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/lock_set.hpp"
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
 #include "sqlock/run_history.hpp"

@@ -242,6 +242,71 @@ void MariaConnection::give_back_turn(const std::string& lockstring, const std::s
     }
 }
 
+SetAcquireResult MariaConnection::try_acquire_set(const std::vector<std::string>& lockstrings,
+                                                  duration lease, const std::string& locked_by,
+                                                  bool yield_to_queue) {
+    const std::string what = describe("acquiring the lock set of", lockstrings.front());
+    const auto until = limit();
+    // The turns wait up to three quarters of this round trip's bound, as
+    // try_acquire()'s one turn does.
+    const auto left = std::chrono::duration_cast<duration>(until - clock::now());
+    const duration wait = std::max(duration::zero(), left * 3 / 4);
+    Failure f;
+    std::vector<StatementResult> rs =
+        link_.run(sql::acquire_set(*target_, lockstrings, lease, locked_by, wait, yield_to_queue),
+                  until, what, &f);
+    SetAcquireResult out;
+    if (f.code == 0) {
+        for (const auto& r : last_rows(*target_, rs, what).rows)
+            out.acquired.push_back(read_row(r, 0));
+        if (out.acquired.size() == lockstrings.size()) return out;
+        out.acquired.clear();  // cannot be: the transaction wrote all or none
+        throw error(errc::backend, target_->redact("MariaDB wrote part of a lock set while " +
+                                                   what + " [" + target_->redacted_url + "]"));
+    }
+    try {
+        link_.run("ROLLBACK; " + sql::release_set_turns(*target_, lockstrings), limit(), what);
+    } catch (const error&) {
+        // A broken link ends both with the session.
+    }
+    // Not taken (nothing written): a turn that did not come, a name held
+    // or waited for (the NULL name, 1048), another program's row (1062), a
+    // row lock or deadlock the server broke. The holders say by whom.
+    const bool contended = f.code == ER_BAD_NULL_ERROR || f.code == ER_DUP_ENTRY ||
+                           f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
+                           f.code == ER_AUTOINC_READ_FAILED;
+    if (!contended) throw_failure(*target_, f, what);
+    auto hs = run(sql::set_holders(*target_, lockstrings, yield_to_queue),
+                  "reading the holders of the lock set of", lockstrings.front());
+    for (const auto& r : last_rows(*target_, hs, what).rows) {
+        out.queued = out.queued || as_bool(r.at(6));
+        if (as_int64(r.at(0)) != 0) out.holders.push_back(read_row(r, 0));
+    }
+    return out;
+}
+
+std::vector<Row> MariaConnection::renew_set(const std::vector<std::int64_t>& ids,
+                                            const std::string& locked_by, duration lease) {
+    const std::string id = std::to_string(ids.front());
+    auto rs =
+        run(sql::renew_set(*target_, ids, locked_by, lease), "renewing the lock set of id", id);
+    std::vector<Row> rows;
+    for (const auto& r : last_rows(*target_, rs, "renewing the lock set of id " + id).rows)
+        rows.push_back(read_row(r, 0));
+    return rows;
+}
+
+std::size_t MariaConnection::release_set(const std::vector<std::int64_t>& ids,
+                                         const std::vector<std::string>& lockstrings,
+                                         const std::string& locked_by, duration min_hold) {
+    if (min_hold > duration::zero())
+        return Connection::release_set(ids, lockstrings, locked_by, min_hold);
+    auto rs = run(sql::release_set(*target_, ids, locked_by), "releasing the lock set of id",
+                  std::to_string(ids.front()));
+    const auto deleted = rs.empty() ? std::size_t{0} : static_cast<std::size_t>(rs[0].affected);
+    return ids.size() - std::min(deleted, ids.size());
+}
+
 ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& lockstring,
                                         const std::string& locked_by, duration min_hold) {
     if (min_hold <= duration::zero())

@@ -45,6 +45,13 @@ class MariaConnection final : public Connection {
     unsigned probe_table(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by, const QueueGate& gate) override;
+    SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
+                                     const std::string& locked_by, bool yield_to_queue) override;
+    std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                               duration lease) override;
+    std::size_t release_set(const std::vector<std::int64_t>& ids,
+                            const std::vector<std::string>& lockstrings,
+                            const std::string& locked_by, duration min_hold) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,

@@ -1,5 +1,6 @@
 #include "mariadb_statements.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "sqlock/error.hpp"
@@ -131,6 +132,111 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
            columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+}
+
+namespace {
+
+// "(a, b, c)": the lockstrings as literals, for IN.
+std::string in_list(const std::vector<std::string>& lockstrings) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < lockstrings.size(); ++i)
+        out += (i ? ", " : "") + literal(lockstrings[i]);
+    return out + ")";
+}
+
+// The turn keys of a set, each once, in one order for every caller.
+std::vector<std::string> set_turn_keys(const MariaTarget& t,
+                                       const std::vector<std::string>& lockstrings) {
+    std::vector<std::string> keys;
+    for (const std::string& l : lockstrings) keys.push_back(turn_key(t, l));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+}
+
+}  // namespace
+
+std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lockstrings,
+                        duration lease, const std::string& locked_by, duration wait,
+                        bool yield_to_queue) {
+    const std::string& T = t.quoted_table;
+    const std::string names = in_list(lockstrings);
+    const std::vector<std::string> keys = set_turn_keys(t, lockstrings);
+    // Every name's turn, in the keys' order (two sets wait for each other's
+    // turns at most, never in a cycle that only the timeout ends), each
+    // waiting its share of the bound. Then, in one transaction, the set is
+    // written only when every turn came, no name is held live and (with
+    // `yield_to_queue`) nobody waits in line for one: otherwise each
+    // inserted name is NULL, which the column refuses (error 1048), and the
+    // batch stops there with nothing written, as acquire()'s does. A row
+    // another program inserted meanwhile stops it with a duplicate key
+    // (1062). The rows are read inside the transaction; the turns are given
+    // back after the commit.
+    const duration share = wait / static_cast<int>(keys.size());
+    std::string sql = "SET @sqlock_turns = 0;\n";
+    for (const std::string& key : keys)
+        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
+               seconds(share) + ") = 1, 0);\n";
+    const std::string queued =
+        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
+                             names + " AND expires > " + now + ")"
+                       : "0";
+    sql += "START TRANSACTION;\n"
+           "SET @sqlock_ok = @sqlock_turns = " + number(static_cast<std::int64_t>(keys.size())) +
+           " AND NOT EXISTS(SELECT 1 FROM " + T + " WHERE lockstring IN " + names +
+           " AND expires > " + now + ") AND NOT " + queued + ";\n"
+           "DELETE FROM " + T + " WHERE lockstring IN " + names + " AND " +
+           unindexed(std::string("expires <= ") + now) + " AND @sqlock_ok;\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES ";
+    for (std::size_t i = 0; i < lockstrings.size(); ++i)
+        sql += std::string(i ? ", " : "") + "(IF(@sqlock_ok, " + literal(lockstrings[i]) +
+               ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " +
+               literal(locked_by) + ")";
+    sql += ";\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + names +
+           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n"
+           "COMMIT;\n" + release_set_turns(t, lockstrings);
+    return sql;
+}
+
+std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings) {
+    std::string sql = "DO 0";
+    for (const std::string& key : set_turn_keys(t, lockstrings))
+        sql += ", RELEASE_LOCK('" + key + "')";
+    return sql;
+}
+
+std::string set_holders(const MariaTarget& t, const std::vector<std::string>& lockstrings,
+                        bool yield_to_queue) {
+    const std::string names = in_list(lockstrings);
+    // The live rows in the way, by name; and whether anyone waits in line.
+    return "SELECT " + columns() + ", " +
+           (yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
+                                 names + " AND expires > " + now + ")"
+                           : std::string("0")) +
+           " FROM (SELECT 1) AS one LEFT JOIN " + t.quoted_table + " AS t ON t.lockstring IN " +
+           names + " AND t.expires > " + now + " ORDER BY t.lockstring";
+}
+
+std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
+                      const std::string& locked_by, duration lease) {
+    const std::string& T = t.quoted_table;
+    std::string in = "(";
+    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
+    in += ")";
+    const std::string mine = "id IN " + in + " AND locked_by = " + literal(locked_by);
+    // Read back, as renew() does.
+    return "UPDATE " + T + " SET expires = " + now + " + " + micros(lease) + " WHERE " + mine +
+           " AND " + unindexed(std::string("expires > ") + now) + ";\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine + " AND t.expires > " + now;
+}
+
+std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
+                        const std::string& locked_by) {
+    std::string in = "(";
+    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
+    in += ")";
+    return "DELETE FROM " + t.quoted_table + " WHERE id IN " + in + " AND " + owner_is(locked_by);
 }
 
 std::string release_turn(const MariaTarget& t, const std::string& lockstring) {

@@ -46,6 +46,35 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
                     const std::string& locked_by, duration wait, const QueueGate& gate);
 
+/// A lock set, all rows or none (Connection::try_acquire_set): every
+/// name's turn, in one order, each waiting its share of `wait`; then one
+/// transaction that writes every row only when all turns came, no name is
+/// held live and (with `yield_to_queue`) nobody waits in line for one, else
+/// stops at a NULL name (error 1048) with nothing written; the turns given
+/// back after its commit. Last result set: our rows, by id.
+std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lockstrings,
+                        duration lease, const std::string& locked_by, duration wait,
+                        bool yield_to_queue);
+
+/// Gives back the turns of a set's names (after a failed acquire_set, with
+/// a ROLLBACK before it).
+std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings);
+
+/// The live rows of a set's names, by name, each with a last column that
+/// says whether a live waiter is in line for one of them (with
+/// `yield_to_queue`); a single row of NULLs but that column when none is
+/// live.
+std::string set_holders(const MariaTarget& t, const std::vector<std::string>& lockstrings,
+                        bool yield_to_queue);
+
+/// Renews the live rows among `ids` held by `locked_by`, then reads them.
+std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
+                      const std::string& locked_by, duration lease);
+
+/// Deletes the rows among `ids` held by `locked_by` (affected rows: how many).
+std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
+                        const std::string& locked_by);
+
 /// Ends the transaction and gives the turn back after a failed acquire batch.
 std::string release_turn(const MariaTarget& t, const std::string& lockstring);
 

@@ -369,6 +369,96 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
     return {};
 }
 
+namespace {
+
+// A PostgreSQL array literal of `items` (text[] or bigint[] as the
+// statement casts it): each element quoted, '"' and '\\' escaped.
+template <typename T, typename Show>
+std::string array_literal(const std::vector<T>& items, Show show) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ',';
+        out += '"';
+        for (char c : show(items[i])) {
+            if (c == '"' || c == '\\') out += '\\';
+            out += c;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+    return array_literal(items, [](const std::string& s) -> const std::string& { return s; });
+}
+
+std::string id_array(const std::vector<std::int64_t>& ids) {
+    return array_literal(ids, [](std::int64_t id) { return std::to_string(id); });
+}
+
+std::string set_subject(const std::vector<std::string>& names) {
+    return names.size() == 1 ? names.front() : names.front() + ", ...";
+}
+
+}  // namespace
+
+SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& lockstrings,
+                                               duration lease, const std::string& locked_by,
+                                               bool yield_to_queue) {
+    std::vector<std::string> turns;
+    for (const std::string& l : lockstrings) turns.push_back(turn_name(l));
+    const std::string names = text_array(lockstrings);
+    const std::string subject = set_subject(lockstrings);
+    SetAcquireResult out;
+    try {
+        pqxx::result r =
+            exec("acquiring the lock set", subject,
+                 yield_to_queue ? stmt::acquire_set_queued : stmt::acquire_set, names,
+                 millis(lease), locked_by, text_array(turns), static_cast<int>(lockstrings.size()));
+        for (const auto& row : r) out.acquired.push_back(read_row(row, 0));
+        if (!out.acquired.empty()) return out;
+    } catch (const error& e) {
+        // Taken in part, so the statement failed and wrote nothing; or two
+        // sets' turns deadlocked and the server rolled one back. Either
+        // way: not taken; the holders say by whom.
+        const bool partly = e.backend_code() == "22P02" &&
+                            std::string(e.what()).find(set_partly_taken) != std::string::npos;
+        if (!partly && e.backend_code() != "40P01") throw;
+    }
+    pqxx::result h = exec("reading the holders of the lock set", subject, stmt::set_holders, names);
+    for (const auto& row : h) out.holders.push_back(read_row(row, 0));
+    // Nothing in the way: free, but waiters in line went first (or a name
+    // was freed since, and the caller tries again).
+    out.queued = out.holders.empty() && yield_to_queue;
+    return out;
+}
+
+std::vector<Row> PgConnection::renew_set(const std::vector<std::int64_t>& ids,
+                                         const std::string& locked_by, duration lease) {
+    pqxx::result r = exec("renewing the lock set of id", std::to_string(ids.front()),
+                          stmt::renew_set, id_array(ids), locked_by, millis(lease));
+    std::vector<Row> rows;
+    for (const auto& row : r) rows.push_back(read_row(row, 0));
+    return rows;
+}
+
+std::size_t PgConnection::release_set(const std::vector<std::int64_t>& ids,
+                                      const std::vector<std::string>& lockstrings,
+                                      const std::string& locked_by, duration min_hold) {
+    if (min_hold > duration::zero())
+        return Connection::release_set(ids, lockstrings, locked_by, min_hold);
+    std::vector<std::string> turns, channels;
+    for (const std::string& l : lockstrings) {
+        turns.push_back(turn_name(l));
+        channels.push_back(name_channel(*target_, turns.back()));
+    }
+    pqxx::result r =
+        exec("releasing the lock set of id", std::to_string(ids.front()), stmt::release_set,
+             id_array(ids), locked_by, text_array(turns), text_array(channels));
+    const auto deleted = static_cast<std::size_t>(r[0][0].as<std::int64_t>());
+    return ids.size() - std::min(deleted, ids.size());
+}
+
 ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& lockstring,
                                      const std::string& locked_by, duration min_hold) {
     // Without a minimum hold, the plain DELETE (+ NOTIFY) is cheaper than the

@@ -49,6 +49,13 @@ class PgConnection final : public Connection {
     AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
                                    const std::string& locked_by, int* slot_out,
                                    const QueueGate& gate) override;
+    SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
+                                     const std::string& locked_by, bool yield_to_queue) override;
+    std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                               duration lease) override;
+    std::size_t release_set(const std::vector<std::int64_t>& ids,
+                            const std::vector<std::string>& lockstrings,
+                            const std::string& locked_by, duration min_hold) override;
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,

@@ -292,6 +292,59 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // $5 the ticket before which live waiters go first.
     out.emplace_back(stmt::acquire_slot_queued,
                      slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));
+    // A lock set. $1 the names (text[], distinct), $2 lease ms, $3
+    // locked_by, $4 each name's turn name (text[], in the same order), $5
+    // how many names. Every name's turn is taken first, in one order (the
+    // keys sorted), so two sets wait for each other's turns at most, as
+    // two single locks do; then every row is inserted or taken over, its
+    // id drawn after its turn and in the order of the names. Rows of a
+    // name held live are left alone by the upsert's WHERE; when that left
+    // any, the final SELECT fails the statement (an integer that is not
+    // one), so that nothing of the set was ever written: its error names
+    // itself, and the caller reads the holders. (A client's ROLLBACK would
+    // cost two more round trips.) With `yield`, nothing is written either
+    // while a live waiter is queued for one of the names, checked against
+    // one snapshot for all of them.
+    auto set_sql = [&](bool yield) {
+        const std::string queue_clear =
+            yield ? " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q"
+                    " WHERE q.lockstring IN (SELECT k FROM names) AND q.expires > now())"
+                  : "";
+        return "WITH " + turn_cte(T) +
+               ", names AS (SELECT x.n, x.k FROM unnest($1::text[], $4::text[]) AS x(n, k))"
+               ", turns AS (SELECT count(" + turn_taken("s.k") + ") AS c"
+               " FROM turn, (SELECT DISTINCT k FROM names ORDER BY k) AS s)"
+               ", won(id, lockstring, created, expires, locked_by, seconds_left) AS (" +
+               upsert(T, "SELECT names.n, now(), now() + " + millis("$2") + ", $3::text"
+                         " FROM names, turns WHERE turns.c > 0" + queue_clear +
+                         " ORDER BY names.n", cols) +
+               ") SELECT * FROM won WHERE CASE WHEN (SELECT count(*) FROM won) = $5::int"
+               " THEN true ELSE ('" + std::string(set_partly_taken) +
+               "' || (SELECT count(*) FROM won)::text)::int = 0 END";
+    };
+    out.emplace_back(stmt::acquire_set, set_sql(false));
+    out.emplace_back(stmt::acquire_set_queued, set_sql(true));
+    // $1 the names (text[]). Those held live, by name.
+    out.emplace_back(stmt::set_holders,
+        "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = ANY ($1::text[])"
+        " AND t.expires > now() ORDER BY t.lockstring COLLATE \"C\"");
+    // $1 ids (bigint[]), $2 locked_by, $3 lease ms. The rows renewed.
+    out.emplace_back(stmt::renew_set,
+        "UPDATE " + T + " AS t SET expires = now() + " + millis("$3") +
+        " WHERE t.id = ANY ($1::bigint[]) AND t.locked_by = $2::text AND t.expires > now()"
+        " RETURNING " + cols);
+    // $1 ids (bigint[]), $2 locked_by, $3 each id's turn name (text[], in
+    // the same order), $4 each one's channel. Deletes the rows that are
+    // ours and tells the listeners of each name, as delete_exact does. One
+    // row: how many were deleted.
+    out.emplace_back(stmt::release_set,
+        "WITH d AS (DELETE FROM " + T + " WHERE id = ANY ($1::bigint[])"
+        " AND coalesce(locked_by, '') = $2::text RETURNING id, lockstring)"
+        ", w AS (SELECT x.k, x.ch, d.lockstring FROM unnest($1::bigint[], $3::text[], $4::text[])"
+        " AS x(id, k, ch) JOIN d ON d.id = x.id)"
+        " SELECT count(*), count(CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, "w.k") +
+        ") THEN NULL ELSE pg_notify(w.ch, w.lockstring) END) FROM w");
+
     // $1 name, $2 ticket.
     out.emplace_back(stmt::waiters_ahead,
         "SELECT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q WHERE q.lockstring = $1::text"

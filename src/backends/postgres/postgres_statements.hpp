@@ -32,6 +32,14 @@ constexpr const char* acquire_slot = "sqlock_acquire_slot";
 /// table, so they are prepared only once a connection knows it exists.
 constexpr const char* acquire_queued = "sqlock_acquire_queued";
 constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
+/// A lock set, all rows or none; behind the queue (yielding to every live
+/// waiter of its names) in the _queued form.
+constexpr const char* acquire_set = "sqlock_acquire_set";
+constexpr const char* acquire_set_queued = "sqlock_acquire_set_queued";
+/// The live rows among a set's names.
+constexpr const char* set_holders = "sqlock_set_holders";
+constexpr const char* renew_set = "sqlock_renew_set";
+constexpr const char* release_set = "sqlock_release_set";
 /// Whether a live waiter queued before a ticket is in a name's line.
 constexpr const char* waiters_ahead = "sqlock_waiters_ahead";
 constexpr const char* slot_holder = "sqlock_slot_holder";
@@ -45,6 +53,10 @@ constexpr const char* delete_exact = "sqlock_delete_exact";
 /// purge, and the runs of the rows it deletes end with their lease.
 constexpr const char* purge_with_runs = "sqlock_purge_with_runs";
 }  // namespace stmt
+
+/// What the error of acquire_set says when the set could be taken only in
+/// part, and the statement therefore failed (22P02) and wrote nothing.
+constexpr const char* set_partly_taken = "sqlock: a lock set taken in part: ";
 
 /// One statement. `name` is what it is prepared as on the server: its key,
 /// '/', and a hash of its SQL. Through a pooler, one server session serves

@@ -236,6 +236,53 @@ AcquireResult SqliteConnection::try_acquire_slot(const std::string& name, int ca
     return result;
 }
 
+SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string>& lockstrings,
+                                                   duration lease, const std::string& locked_by,
+                                                   bool yield_to_queue) {
+    // Under SQLite's write lock from the first statement: nobody else reads
+    // or writes the table until the commit, so every check holds for the
+    // whole set, and a rollback leaves no trace.
+    Transaction tx(*this, "starting the transaction that takes a set of locks");
+    SetAcquireResult result;
+    for (const std::string& lockstring : lockstrings) {
+        if (yield_to_queue && waiters_ahead(QueueGate::everyone(lockstring))) result.queued = true;
+        Prepared del = prepare(Sql::delete_expired);
+        del.bind(1, lockstring).step();
+        if (auto row = find(lockstring)) result.holders.push_back(std::move(*row));
+    }
+    if (result.queued || !result.holders.empty()) return result;  // rolled back
+    for (const std::string& lockstring : lockstrings) {
+        auto row = insert(lockstring, lease, locked_by);
+        if (!row)  // cannot be: the transaction found every name free
+            throw error(errc::backend, "lock '" + text::printable(lockstring) +
+                                           "' was taken inside the transaction that found it "
+                                           "free in SQLite database '" +
+                                           text::printable(path_) + "'");
+        result.acquired.push_back(std::move(*row));
+    }
+    tx.commit("committing a set of locks");
+    return result;
+}
+
+// A set's rows change together: one transaction, so that no reader sees
+// part of a set renewed or released.
+std::vector<Row> SqliteConnection::renew_set(const std::vector<std::int64_t>& ids,
+                                             const std::string& locked_by, duration lease) {
+    Transaction tx(*this, "starting the transaction that renews a set of locks");
+    std::vector<Row> renewed = Connection::renew_set(ids, locked_by, lease);
+    tx.commit("committing the renewal of a set of locks");
+    return renewed;
+}
+
+std::size_t SqliteConnection::release_set(const std::vector<std::int64_t>& ids,
+                                          const std::vector<std::string>& lockstrings,
+                                          const std::string& locked_by, duration min_hold) {
+    Transaction tx(*this, "starting the transaction that releases a set of locks");
+    const std::size_t lost = Connection::release_set(ids, lockstrings, locked_by, min_hold);
+    tx.commit("committing the release of a set of locks");
+    return lost;
+}
+
 ReleaseOutcome SqliteConnection::release(std::int64_t id, const std::string& lockstring,
                                          const std::string& locked_by, duration min_hold) {
     if (min_hold > duration::zero()) {

@@ -1,0 +1,276 @@
+// Locker::lock_all and try_lock_all: several names taken at once, all or
+// nothing.
+//
+// Each attempt is one transaction of the backend (try_acquire_set) that
+// writes every row or none, so a set never holds part of its names, and
+// holds nothing while it waits: sets that overlap, in any order, cannot
+// deadlock. A waiting set wakes on the release of any of its names (pushed
+// where the backend pushes, else polled on its schedule) and on the expiry
+// of the first holder in its way.
+//
+// A set takes no place in the names' lines (wait_queue.hpp): places in
+// several lines, each drawn at its own moment, could order two sets
+// differently in two lines, each first in one and waiting for the other.
+// It lets the callers waiting in line for any of its names go first, as a
+// caller that does not wait does.
+#include <algorithm>
+#include <random>
+
+#include "contention_text.hpp"
+#include "current_pid.hpp"
+#include "lock_set_state.hpp"
+#include "lock_state.hpp"
+#include "owner.hpp"
+#include "sqlock/lock_set.hpp"
+#include "sqlock/locker.hpp"
+#include "validate.hpp"
+
+namespace sqlock {
+namespace detail {
+
+class SetAcquirer {
+  public:
+    using clock = std::chrono::steady_clock;
+
+    explicit SetAcquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
+
+    /// The names as a set: each valid, each once, in bytewise order.
+    static std::vector<std::string> canonical(const std::vector<std::string>& names) {
+        if (names.empty())
+            throw error(errc::invalid_argument, "a lock set needs at least one name, got none");
+        std::vector<std::string> out(names);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        if (out.size() > Locker::max_set_size)
+            throw error(errc::invalid_argument, "a lock set takes at most " +
+                                                    std::to_string(Locker::max_set_size) +
+                                                    " names, got " + std::to_string(out.size()));
+        for (const std::string& name : out) validate_lock_name(name);
+        return out;
+    }
+
+    /// A set is never re-entrant: a name this thread holds here would be
+    /// waited for by itself.
+    void check_not_held_here(const std::vector<std::string>& names) {
+        std::lock_guard<std::mutex> guard(s_->holds_mutex);
+        for (const std::string& name : names) {
+            auto it = s_->holds.find(name);
+            if (it == s_->holds.end()) continue;
+            auto held = it->second.lock();
+            if (!held || held->depth == 0 || held->lost) continue;
+            if (held->thread != std::this_thread::get_id()) continue;
+            throw error(errc::busy, "lock '" + printable(name) +
+                                        "' of the set is already held by this thread through "
+                                        "this Locker (id " +
+                                        std::to_string(held->id) +
+                                        "); waiting would wait on itself [" + s_->url.redacted +
+                                        "]");
+        }
+    }
+
+    struct Refusal {
+        std::vector<Row> holders;
+        bool queued = false;
+    };
+
+    std::optional<LockSet> attempt_once(const std::vector<std::string>& names, const LockOptions& o,
+                                        Owner& owner, Refusal* refusal) {
+        ensure_initialized(*s_);
+        const auto sent = clock::now();
+        SetAcquireResult r = s_->pool->with([&](Connection& c) {
+            return c.try_acquire_set(names, o.expires, owner.locked_by, c.has_queue());
+        });
+        bool claimed = false;
+        if (r.acquired.empty()) {
+            // A retry after a broken link whose first try took the set: every
+            // name is held by us. Ours after all, for what it has left.
+            claimed = !r.queued && r.holders.size() == names.size() &&
+                      std::all_of(r.holders.begin(), r.holders.end(), [&](const Row& row) {
+                          return row.locked_by == owner.locked_by && row.seconds_left > 0;
+                      });
+            if (!claimed) {
+                refusal->holders = std::move(r.holders);
+                refusal->queued = r.queued;
+                return std::nullopt;
+            }
+            r.acquired = std::move(r.holders);
+        }
+        std::sort(r.acquired.begin(), r.acquired.end(),
+                  [](const Row& a, const Row& b) { return a.lockstring < b.lockstring; });
+        duration certain = o.expires;
+        if (claimed)
+            for (const Row& row : r.acquired)
+                certain = std::min(certain, certain_lease(row, o.expires));
+        auto st = std::make_shared<LockSetState>();
+        st->locker = s_;
+        st->names = names;
+        for (const Row& row : r.acquired) {
+            st->ids.push_back(row.id);
+            if (st->expires.empty() || row.expires < st->expires) st->expires = row.expires;
+        }
+        st->locked_by = std::move(owner.locked_by);
+        st->token = std::move(owner.token);
+        st->lease = o.expires;
+        st->min_hold = o.min_hold;
+        st->pid = current_pid();
+        st->on_lost = o.on_lost;
+        st->validity.granted(sent, certain);
+        // As a single lock: an acquisition that took long counts from its
+        // sending; renew once at once so the holder starts with a lease it
+        // can vouch for.
+        if (st->validity.until() - clock::now() < o.expires / 2) {
+            const auto resent = clock::now();
+            if (!st->renew_rows(o.expires, clock::time_point::max())) {
+                st->released = true;  // expired meanwhile: not ours after all
+                owner.locked_by = std::move(st->locked_by);
+                owner.token = std::move(st->token);
+                return std::nullopt;
+            }
+            st->validity.granted(resent, o.expires);
+        }
+        if (o.heartbeat) start_heartbeat(*st, o);
+        return LockSet(std::move(st));
+    }
+
+    LockSet acquire(const std::vector<std::string>& names, const LockOptions& o) {
+        const bool waits = o.wait_forever || o.wait > duration::zero();
+        const auto start = clock::now();
+        const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
+        Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
+        using micros = std::chrono::microseconds;
+        const PollSchedule schedule = s_->backend->poll_schedule();
+        micros backoff = schedule.first;
+        std::mt19937 jitter(std::random_device{}());
+        std::vector<std::unique_ptr<WatchGuard>> watches;  // while waiting with pushes
+        bool said = false;
+        for (;;) {
+            const std::uint64_t mark = s_->hub->mark();
+            Refusal refusal;
+            if (auto set = attempt_once(names, o, owner, &refusal)) return std::move(*set);
+            auto now = clock::now();
+            const auto waited = std::chrono::duration_cast<duration>(now - start);
+            std::optional<LockInfo> first;
+            if (!refusal.holders.empty()) first = to_info(refusal.holders.front());
+            const std::string db = " [" + s_->url.redacted + "]";
+            if (!waits) contention_error(errc::busy, refused_text(names, refusal) + db, first);
+            if (now >= deadline)
+                contention_error(
+                    errc::timeout,
+                    refused_text(names, refusal) + ", after waiting " + waited_text(waited) + db,
+                    first);
+            if (o.on_waiting && !o.on_waiting(first ? &*first : nullptr, waited))
+                contention_error(errc::timeout,
+                                 refused_text(names, refusal) + "; stopped waiting after " +
+                                     waited_text(waited) + db,
+                                 first);
+            auto until = deadline;
+            // The first holder in the way to run out frees its name then.
+            for (const Row& row : refusal.holders) {
+                if (row.seconds_left <= 0) continue;
+                const double ms = std::min(row.seconds_left * 1000.0 + 1.0, 86400000.0);
+                until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
+            }
+            if (o.on_waiting) until = std::min(until, now + o.progress_every);
+            s_->hub->start();
+            if (s_->hub->pushes() && !said) {
+                // A release is pushed only while a listener says someone
+                // waits for it: have ours say every name, then try again.
+                if (watches.empty())
+                    for (const std::string& name : names)
+                        watches.push_back(std::make_unique<WatchGuard>(*s_->hub, name));
+                bool all = true;
+                const auto limit = std::min(until, now + std::chrono::seconds(2));
+                for (const std::string& name : names) all = s_->hub->watched(name, limit) && all;
+                said = all;
+                if (said) continue;
+                now = clock::now();
+            }
+            if (said && s_->hub->pushes()) {
+                // Safety net against a missed notification.
+                until = std::min(until, now + std::chrono::seconds(5));
+            } else {
+                std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
+                                                                   backoff.count());
+                until = std::min(until, now + micros(spread(jitter)));
+                backoff =
+                    std::min(micros(static_cast<std::int64_t>(backoff.count() * schedule.growth)),
+                             micros(100'000));
+            }
+            s_->hub->wait_after_any(names, mark, until);
+        }
+    }
+
+  private:
+    // Why a set was not taken: every name in the way, with its holder.
+    static std::string refused_text(const std::vector<std::string>& names, const Refusal& refusal) {
+        const std::string set = names.size() == 1
+                                    ? "lock set ('" + printable(names[0]) + "')"
+                                    : "lock set of " + std::to_string(names.size()) + " names";
+        if (refusal.queued && refusal.holders.empty())
+            return set + " is not free: callers waiting in line for its names go first";
+        std::string text = set + " is not free: ";
+        if (refusal.holders.empty()) return text + "a name was just taken by another holder";
+        for (std::size_t i = 0; i < refusal.holders.size(); ++i) {
+            const LockInfo info = to_info(refusal.holders[i]);
+            text += (i ? "; lock '" : "lock '") + printable(info.name) + "' is held by " +
+                    holder_text(info);
+        }
+        if (refusal.queued) text += "; callers waiting in line for its names go first";
+        return text;
+    }
+
+    void start_heartbeat(LockSetState& st, const LockOptions& o) {
+        LockSetState* raw = &st;
+        const duration warn = o.warn_before > duration::zero() ? o.warn_before : o.expires / 4;
+        std::function<void(Heartbeat::clock::time_point)> expiring;
+        if (o.on_expiring)
+            expiring = [raw, handler = o.on_expiring](Heartbeat::clock::time_point until) {
+                try {
+                    handler(raw->names.front(), raw->ids.front(), until);
+                } catch (...) {
+                    // A throwing handler must not end the heartbeat.
+                }
+            };
+        std::function<void(int, duration)> renewed_late;
+        if (o.on_renewed_late)
+            renewed_late = [raw, handler = o.on_renewed_late](int failures, duration left) {
+                try {
+                    handler(raw->names.front(), raw->ids.front(), failures, left);
+                } catch (...) {
+                    // A throwing handler must not end the heartbeat.
+                }
+            };
+        st.heartbeat = std::make_unique<Heartbeat>(
+            Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st.validity,
+            [raw](Heartbeat::clock::time_point deadline) {
+                return raw->renew_rows(raw->lease, deadline);
+            },
+            [raw] { raw->mark_lost(raw->names.front(), raw->ids.front()); }, std::move(expiring),
+            std::move(renewed_late));
+    }
+
+    std::shared_ptr<LockerState> s_;
+};
+
+}  // namespace detail
+
+std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
+                                            const LockOptions& options) {
+    const auto set = detail::SetAcquirer::canonical(names);
+    detail::validate_options(options);
+    detail::SetAcquirer a(state_);
+    a.check_not_held_here(set);
+    detail::SetAcquirer::Refusal refusal;
+    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
+    return a.attempt_once(set, options, owner, &refusal);
+}
+
+LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
+    const auto set = detail::SetAcquirer::canonical(names);
+    detail::validate_options(options);
+    detail::SetAcquirer a(state_);
+    a.check_not_held_here(set);
+    return a.acquire(set, options);
+}
+
+}  // namespace sqlock
