@@ -139,15 +139,11 @@ int run(int argc, char** argv) {
     for (BackendTarget& t : targets) probe(t, report);
 
     const std::vector<Section> sections{
-        {"uncontended", bench_uncontended},
-        {"parallel", bench_parallel},
-        {"contention", bench_contention},
-        {"growth", bench_growth},
-        {"semaphore", bench_semaphore},
-        {"reaper", bench_reaper},
-        {"command", bench_command, true},
-        {"memory", bench_memory},
-        {"queue", bench_queue},
+        {"uncontended", bench_uncontended}, {"parallel", bench_parallel},
+        {"contention", bench_contention},   {"growth", bench_growth},
+        {"semaphore", bench_semaphore},     {"sets", bench_sets},
+        {"reaper", bench_reaper},           {"command", bench_command, true},
+        {"memory", bench_memory},           {"queue", bench_queue},
     };
     Context ctx{options, scale, report, scratch.path()};
     bool interrupted_run = false;

@@ -35,9 +35,9 @@ void check_names(const std::vector<std::string>& given, const std::vector<std::s
 }  // namespace
 
 const std::vector<std::string>& section_names() {
-    static const std::vector<std::string> names{"uncontended", "parallel",  "contention",
-                                                "growth",      "semaphore", "reaper",
-                                                "command",     "memory",    "queue"};
+    static const std::vector<std::string> names{"uncontended", "parallel", "contention", "growth",
+                                                "semaphore",   "reaper",   "command",    "memory",
+                                                "queue",       "sets"};
     return names;
 }
 

@@ -35,6 +35,9 @@ void bench_growth(Context& ctx, const BackendTarget& target);
 /// 4b. Semaphore acquisition with most of 1, 10, 100 slots taken, against a
 ///     one-statement raw slot acquisition.
 void bench_semaphore(Context& ctx, const BackendTarget& target);
+/// 4c. Lock sets of 1, 10, 100 names against the names one by one, and a
+///     set of 10 against one lock.
+void bench_sets(Context& ctx, const BackendTarget& target);
 /// 5. purge_expired() of 10^6 rows and the worst acquire latency meanwhile.
 void bench_reaper(Context& ctx, const BackendTarget& target);
 /// 6. `sqlock run NAME -- true` against `flock -n FILE true` and `true`:

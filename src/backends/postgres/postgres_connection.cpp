@@ -59,12 +59,15 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
       acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
       acquire_queued_{&statements_.at(stmt::acquire_queued), PqFormat::binary},
       acquire_slot_queued_{&statements_.at(stmt::acquire_slot_queued), PqFormat::binary},
-      delete_exact_{&statements_.at(stmt::delete_exact)} {
+      delete_exact_{&statements_.at(stmt::delete_exact)},
+      acquire_set_{&statements_.at(stmt::acquire_set), PqFormat::binary},
+      acquire_set_queued_{&statements_.at(stmt::acquire_set_queued), PqFormat::binary} {
     // Only registers the definitions; libpqxx prepares each on first use.
     // The hot path's go through libpq and are prepared there (exec_direct).
     for (const auto& [key, st] : statements_)
         if (&st != acquire_.st && &st != acquire_slot_.st && &st != acquire_queued_.st &&
-            &st != acquire_slot_queued_.st && &st != delete_exact_.st)
+            &st != acquire_slot_queued_.st && &st != delete_exact_.st && &st != acquire_set_.st &&
+            &st != acquire_set_queued_.st)
             link_.get().prepare(st.name, st.sql);
     for (std::size_t i = 0; i < query_count; ++i)
         if (!core_->prepared[i].empty())
@@ -411,11 +414,15 @@ SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& l
     const std::string subject = set_subject(lockstrings);
     SetAcquireResult out;
     try {
-        pqxx::result r =
-            exec("acquiring the lock set", subject,
-                 yield_to_queue ? stmt::acquire_set_queued : stmt::acquire_set, names,
-                 millis(lease), locked_by, text_array(turns), static_cast<int>(lockstrings.size()));
-        for (const auto& row : r) out.acquired.push_back(read_row(row, 0));
+        const std::string ms = std::to_string(millis(lease));
+        const std::string keys = text_array(turns);
+        const std::string count = std::to_string(lockstrings.size());
+        PqResult r = exec_direct(
+            "acquiring the lock set", subject, yield_to_queue ? acquire_set_queued_ : acquire_set_,
+            {names.c_str(), ms.c_str(), locked_by.c_str(), keys.c_str(), count.c_str()});
+        for (int i = 0; i < r.rows(); ++i)
+            out.acquired.push_back(new_row(r.binary_int64(i, 0), r.text(i, 1),
+                                           r.binary_timestamp_ms(i, 2), lease, locked_by));
         if (!out.acquired.empty()) return out;
     } catch (const error& e) {
         // Taken in part, so the statement failed and wrote nothing; or two

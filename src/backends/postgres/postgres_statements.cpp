@@ -294,7 +294,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
                      slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));
     // A lock set. $1 the names (text[], distinct), $2 lease ms, $3
     // locked_by, $4 each name's turn name (text[], in the same order), $5
-    // how many names. Every name's turn is taken first, in one order (the
+    // how many names. Our rows (id, lockstring, created), in binary format
+    // as acquire's. Every name's turn is taken first, in one order (the
     // keys sorted), so two sets wait for each other's turns at most, as
     // two single locks do; then every row is inserted or taken over, its
     // id drawn after its turn and in the order of the names. Rows of a
@@ -314,10 +315,10 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
                ", names AS (SELECT x.n, x.k FROM unnest($1::text[], $4::text[]) AS x(n, k))"
                ", turns AS (SELECT count(" + turn_taken("s.k") + ") AS c"
                " FROM turn, (SELECT DISTINCT k FROM names ORDER BY k) AS s)"
-               ", won(id, lockstring, created, expires, locked_by, seconds_left) AS (" +
+               ", won(id, lockstring, created) AS (" +
                upsert(T, "SELECT names.n, now(), now() + " + millis("$2") + ", $3::text"
                          " FROM names, turns WHERE turns.c > 0" + queue_clear +
-                         " ORDER BY names.n", cols) +
+                         " ORDER BY names.n", "t.id, t.lockstring::text, t.created") +
                ") SELECT * FROM won WHERE CASE WHEN (SELECT count(*) FROM won) = $5::int"
                " THEN true ELSE ('" + std::string(set_partly_taken) +
                "' || (SELECT count(*) FROM won)::text)::int = 0 END";

@@ -244,21 +244,33 @@ SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string
     // whole set, and a rollback leaves no trace.
     Transaction tx(*this, "starting the transaction that takes a set of locks");
     SetAcquireResult result;
+    for (const std::string& lockstring : lockstrings)
+        if (yield_to_queue && waiters_ahead(QueueGate::everyone(lockstring))) {
+            result.queued = true;
+            break;
+        }
+    // Each name as try_acquire() takes it: the insert first (the common
+    // case, one statement), the take-over of an expired row only when the
+    // name is there. A name held live is read for the caller, and the
+    // others are still looked at, so that the error names every one; the
+    // rollback then undoes whatever was written.
     for (const std::string& lockstring : lockstrings) {
-        if (yield_to_queue && waiters_ahead(QueueGate::everyone(lockstring))) result.queued = true;
-        Prepared del = prepare(Sql::delete_expired);
-        del.bind(1, lockstring).step();
-        if (auto row = find(lockstring)) result.holders.push_back(std::move(*row));
+        if (result.queued) break;
+        std::optional<Row> row = insert(lockstring, lease, locked_by);
+        if (!row) {
+            Prepared del = prepare(Sql::delete_expired);
+            del.bind(1, lockstring).step();
+            if (sqlite3_changes(db_) > 0) row = insert(lockstring, lease, locked_by);
+        }
+        if (row) {
+            result.acquired.push_back(std::move(*row));
+        } else if (auto holder = find(lockstring)) {
+            result.holders.push_back(std::move(*holder));
+        }
     }
-    if (result.queued || !result.holders.empty()) return result;  // rolled back
-    for (const std::string& lockstring : lockstrings) {
-        auto row = insert(lockstring, lease, locked_by);
-        if (!row)  // cannot be: the transaction found every name free
-            throw error(errc::backend, "lock '" + text::printable(lockstring) +
-                                           "' was taken inside the transaction that found it "
-                                           "free in SQLite database '" +
-                                           text::printable(path_) + "'");
-        result.acquired.push_back(std::move(*row));
+    if (result.queued || result.acquired.size() != lockstrings.size()) {
+        result.acquired.clear();
+        return result;  // rolled back
     }
     tx.commit("committing a set of locks");
     return result;

@@ -1,0 +1,77 @@
+// 4c. Lock sets: a set of 1, 10 and 100 names acquired and released, against
+// the same names taken and released one by one (try_lock, in name order) by
+// the same client; and a set of 10 against a single lock, the cost a set
+// adds over one name. Alternating rounds on one table.
+#include <stdexcept>
+
+#include "bench_database.hpp"
+#include "rates.hpp"
+#include "sections.hpp"
+
+namespace sqlock_bench {
+namespace {
+
+std::vector<std::string> set_names(int n) {
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i) names.push_back("bench-set-" + std::to_string(1000 + i));
+    return names;
+}
+
+void take_set(sqlock::Locker& locker, const std::vector<std::string>& names) {
+    auto set = locker.try_lock_all(names);
+    if (!set) throw std::runtime_error("uncontended lock set found held");
+    set->release();
+}
+
+void take_one_by_one(sqlock::Locker& locker, const std::vector<std::string>& names) {
+    std::vector<sqlock::Lock> held;
+    held.reserve(names.size());
+    for (const auto& name : names) {
+        auto lock = locker.try_lock(name);
+        if (!lock) throw std::runtime_error("uncontended lock found held");
+        held.push_back(std::move(*lock));
+    }
+    for (auto& lock : held) lock.release();
+}
+
+}  // namespace
+
+void bench_sets(Context& ctx, const BackendTarget& target) {
+    BenchDatabase db(target, "sets");
+    sqlock::Locker locker = db.open();
+    for (int n : {1, 10, 100}) {
+        const auto names = set_names(n);
+        Comparison c =
+            compare_rates([&] { take_set(locker, names); }, [&] { take_one_by_one(locker, names); },
+                          ctx.scale.rounds, ctx.scale.round_seconds);
+        Result row = make_row("sets", target, "set of " + std::to_string(n) + " acquire+release",
+                              "cycles/s");
+        row.sqlock = c.a;
+        row.baseline = c.b;
+        row.baseline_name = "the names one by one";
+        row.paired_ratio = c.ratio;
+        row.goal = Goal::none();
+        row.note = "try_lock_all()+release() vs try_lock()+release() of each name, in one client";
+        ctx.report.add(row);
+    }
+    const auto ten = set_names(10);
+    Comparison c = compare_rates([&] { take_set(locker, ten); },
+                                 [&] {
+                                     auto lock = locker.try_lock("bench-set-single");
+                                     if (!lock)
+                                         throw std::runtime_error("uncontended lock found held");
+                                     lock->release();
+                                 },
+                                 ctx.scale.rounds, ctx.scale.round_seconds);
+    Result row = make_row("sets", target, "set of 10 against one lock", "cycles/s");
+    row.sqlock = c.a;
+    row.baseline = c.b;
+    row.baseline_name = "one lock";
+    row.paired_ratio = c.ratio;
+    // A set of 10 costs at most twice one lock.
+    row.goal = Goal::ratio_at_least(0.5);
+    row.note = "try_lock_all() of 10 names vs try_lock() of one, each with its release";
+    ctx.report.add(row);
+}
+
+}  // namespace sqlock_bench
