@@ -195,6 +195,13 @@ bool LockSet::active() const noexcept {
     return state_ != nullptr;
 }
 
+void LockSet::detach() {
+    checked(state_);
+    std::shared_ptr<detail::LockSetState> s = std::move(state_);
+    s->released = true;
+    if (s->heartbeat) s->heartbeat->stop();
+}
+
 void LockSet::release() {
     if (!state_) return;  // second call: no-op
     std::shared_ptr<detail::LockSetState> s = std::move(state_);

@@ -81,6 +81,11 @@ class LockSet {
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
+    /// Stops managing the set without releasing it: its rows stay until
+    /// their lease runs out, or until each is released by the owner token
+    /// (`Locker::release(name, owner_token())`) or force-released. Stops
+    /// the heartbeat.
+    void detach();
 
   private:
     friend class detail::SetAcquirer;

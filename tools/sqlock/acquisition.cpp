@@ -127,21 +127,23 @@ std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& r
 
 }  // namespace
 
-sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
-                     const interruption_check& interrupted) {
+namespace {
+
+// Takes what `take` takes with `options`, waiting in the library's own
+// wait loop (woken by releases) while sqlock prints the progress line and
+// stays responsive to signals from its hook. `subject` names what is
+// waited for in the messages.
+template <typename Take>
+auto take_waiting(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
+                  const interruption_check& interrupted, const std::string& subject, Take&& take)
+    -> decltype(take(std::declval<const sqlock::LockOptions&>())) {
     sqlock::LockOptions options = request.options;
     options.wait = request.wait;
     options.wait_forever = request.wait_forever;
     const bool waits = request.wait_forever || request.wait > sqlock::duration::zero();
-    auto take = [&] {
-        if (request.slots > 0) return locker.acquire_slot(request.name, request.slots, options);
-        return locker.lock(request.name, options);
-    };
     // One attempt: the library's busy error names the holder and expiry.
-    if (!waits) return take();
+    if (!waits) return take(options);
 
-    // The library waits (one wait loop, woken by releases); sqlock only
-    // prints the progress line and stays responsive to signals from its hook.
     const std::string db = at_database(locker.url());
     const std::string limit = request.wait_forever
                                   ? "without a time limit"
@@ -155,10 +157,9 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
         }
         if (int signo = interrupted ? interrupted() : 0) {
             progress.clear();
-            throw cli_error(exit_code::signal_base + signo,
-                            "interrupted by " + signal_name(signo) + " while waiting for " +
-                                (request.slots ? "semaphore " : "lock ") + in_quotes(request.name) +
-                                db);
+            throw cli_error(exit_code::signal_base + signo, "interrupted by " +
+                                                                signal_name(signo) +
+                                                                " while waiting for " + subject + db);
         }
         if (progress.due()) {
             std::optional<sqlock::LockInfo> row;
@@ -171,21 +172,46 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
     };
     options.progress_every = slice;
     try {
-        return take();
-    } catch (const sqlock::error& e) {
-        progress.clear();
-        if (e.category() != sqlock::errc::timeout) throw;
-        std::optional<sqlock::LockInfo> row;
-        if (e.holder()) row = *e.holder();
-        const std::string message = "gave up after waiting " +
-                                    sqlock::format_duration(request.wait) + ": " +
-                                    contention_sentence(row, request.name, request.slots) + db;
-        if (row) throw sqlock::error(sqlock::errc::timeout, message, *row);
-        throw sqlock::error(sqlock::errc::timeout, message);
+        return take(options);
     } catch (...) {
         progress.clear();
         throw;
     }
+}
+
+}  // namespace
+
+sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
+                     const interruption_check& interrupted) {
+    const std::string subject = (request.slots ? "semaphore " : "lock ") + in_quotes(request.name);
+    try {
+        return take_waiting(locker, request, out, interrupted, subject,
+                            [&](const sqlock::LockOptions& options) {
+                                if (request.slots > 0)
+                                    return locker.acquire_slot(request.name, request.slots,
+                                                               options);
+                                return locker.lock(request.name, options);
+                            });
+    } catch (const sqlock::error& e) {
+        const bool waited = request.wait_forever || request.wait > sqlock::duration::zero();
+        if (!waited || e.category() != sqlock::errc::timeout) throw;
+        std::optional<sqlock::LockInfo> row;
+        if (e.holder()) row = *e.holder();
+        const std::string message = "gave up after waiting " +
+                                    sqlock::format_duration(request.wait) + ": " +
+                                    contention_sentence(row, request.name, request.slots) +
+                                    at_database(locker.url());
+        if (row) throw sqlock::error(sqlock::errc::timeout, message, *row);
+        throw sqlock::error(sqlock::errc::timeout, message);
+    }
+}
+
+sqlock::LockSet acquire_set(sqlock::Locker& locker, const AcquireRequest& request,
+                            const Output& out, const interruption_check& interrupted) {
+    return take_waiting(
+        locker, request, out, interrupted,
+        "the lock set of " + std::to_string(request.set.size()) + " names",
+        [&](const sqlock::LockOptions& options) { return locker.lock_all(request.set, options); });
 }
 
 }  // namespace sqlock_cli

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "output.hpp"
 #include "sqlock/locker.hpp"
@@ -12,7 +13,9 @@ namespace sqlock_cli {
 
 /// What to acquire.
 struct AcquireRequest {
-    std::string name;
+    std::string name;  ///< with a set, its first name as given
+    /// Two or more names: taken as one set, all or nothing (lock_all).
+    std::vector<std::string> set{};
     int slots = 0;                ///< > 0: a slot of a counting semaphore
     sqlock::LockOptions options;  ///< lease, min_hold, heartbeat, ...; wait is ignored
     sqlock::duration wait{};      ///< 0: one attempt
@@ -37,5 +40,10 @@ using interruption_check = std::function<int()>;
 /// the library throws for other failures.
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted = {});
+
+/// acquire() for a set (`request.set`): every name or none, waiting the
+/// same way. A timeout is the library's, naming every name in the way.
+sqlock::LockSet acquire_set(sqlock::Locker& locker, const AcquireRequest& request,
+                            const Output& out, const interruption_check& interrupted = {});
 
 }  // namespace sqlock_cli

@@ -44,12 +44,55 @@ std::string shell_quoted(const std::string& text) {
     return out + "'";
 }
 
+// A reader that went away (`sqlock acquire x | true`) must make the write
+// fail with EPIPE, not kill sqlock with SIGPIPE before it can release: the
+// lock would stay held for its whole lease with nobody knowing its token.
+void ignore_sigpipe() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+// Several names: one set, all or nothing, under one owner token.
+int acquire_set_and_leave(Invocation& inv, const AcquireRequest& request, bool json) {
+    sqlock::Locker locker = open_locker(inv.global);
+    const std::string db = at_database(locker.url());
+    sqlock::LockSet set = acquire_set(locker, request, inv.out);
+    ignore_sigpipe();
+    nlohmann::ordered_json ids = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < set.size(); ++i) ids[set.names()[i]] = set.ids()[i];
+    std::string names;
+    for (const auto& name : set.names()) names += " " + pasteable(name);
+    if (json) {
+        Output::data(json_text(
+            {{"names", set.names()}, {"ids", ids}, {"token", set.owner_token()},
+             {"expires", set.expires()}},
+            false));
+    } else {
+        Output::data("export SQLOCK_LOCKS=" + shell_quoted(ids.dump()) + "\n" +
+                     "export SQLOCK_TOKEN=" + set.owner_token() + "\n" +
+                     "export SQLOCK_EXPIRES=" + shell_quoted(set.expires()) + "\n");
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::clearerr(stdout);
+        set.release();
+        throw cli_error(exit_code::internal,
+                        "could not write the lock set's token to stdout; released it again" + db);
+    }
+    inv.out.note("acquired the lock set of " + std::to_string(set.size()) + " names until " +
+                 set.expires() + " UTC; release it with `sqlock release" + names + " --token " +
+                 set.owner_token() + "`" + db);
+    set.detach();
+    return exit_code::ok;
+}
+
 }  // namespace
 
 int run_acquire(Invocation& inv) {
-    if (inv.args.size() != 1)
+    if (inv.args.empty())
         throw usage_error(
-            "acquire needs exactly one lock name; usage: sqlock acquire NAME "
+            "acquire needs a lock name; usage: sqlock acquire NAME [NAME...] "
             "[--expires DUR] [--wait DUR] [--slots N] [--json]");
     const auto& o = inv.options;
     AcquireRequest request;
@@ -63,18 +106,19 @@ int run_acquire(Invocation& inv) {
     request.options.metadata["command"] = "sqlock acquire";
     const bool json = o.count("json") > 0;
 
+    if (inv.args.size() > 1) {
+        if (request.slots)
+            throw usage_error("--slots takes one semaphore name, got " +
+                              std::to_string(inv.args.size()) + " names");
+        request.set = inv.args;
+        return acquire_set_and_leave(inv, request, json);
+    }
+
     sqlock::Locker locker = open_locker(inv.global);
     const std::string db = at_database(locker.url());
     sqlock::Lock lock = acquire(locker, request, inv.out);
 
-    // A reader that went away (`sqlock acquire x | true`) must make the write
-    // fail with EPIPE, not kill sqlock with SIGPIPE before it can release:
-    // the lock would stay held for its whole lease with nobody knowing its
-    // token.
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    ::sigaction(SIGPIPE, &ignore, nullptr);
+    ignore_sigpipe();
 
     if (json) {
         Output::data(json_text({{"name", lock.name()},

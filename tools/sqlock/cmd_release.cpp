@@ -14,7 +14,9 @@ const char* const release_details =
     "$SQLOCK_TOKEN): exits 79 if someone else holds it or nobody does (it ran out and\n"
     "was reaped or taken over). With --force, releases NAME whoever holds it and says\n"
     "whose it was; a lock that is not held is not an error then. NAME is the row's name:\n"
-    "\"name#N\" for slot N of a semaphore.\n";
+    "\"name#N\" for slot N of a semaphore. Several names (a set taken by `sqlock\n"
+    "acquire A B`, one token for all) are each released, even when one fails; the\n"
+    "first failure decides the exit status.\n";
 
 void add_release_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
@@ -23,11 +25,10 @@ void add_release_options(cxxopts::Options& options, const std::string& group) {
 }
 
 int run_release(Invocation& inv) {
-    if (inv.args.size() != 1)
+    if (inv.args.empty())
         throw usage_error(
-            "release needs exactly one lock name; usage: sqlock release NAME "
+            "release needs a lock name; usage: sqlock release NAME [NAME...] "
             "[--token TOKEN | --force]");
-    const std::string& name = inv.args[0];
     const bool force = inv.options.count("force") > 0;
     if (force && inv.options.count("token"))
         throw usage_error("use either --token or --force, not both");
@@ -36,34 +37,65 @@ int run_release(Invocation& inv) {
         throw usage_error(
             "release needs the owner token (--token TOKEN or $SQLOCK_TOKEN), or "
             "--force to release whoever holds " +
-            in_quotes(name));
+            in_quotes(inv.args[0]));
 
     sqlock::Locker locker = open_locker(inv.global);
     const std::string db = at_database(locker.url());
-    if (force) {
-        auto row = locker.force_release(name);
-        if (!row) {
-            // A semaphore's rows are "name#N": say which to release, as `show` does.
-            auto slots = locker.list(name + "#");
-            if (!slots.empty())
-                inv.out.result("no lock named " + in_quotes(name) + ", but " +
-                               count_of(slots.size(), "row") + " of semaphore " + in_quotes(name) +
-                               ": release one with `sqlock release " +
-                               pasteable(slots.front().name) + " --force`" + db);
-            else
-                inv.out.result("lock " + in_quotes(name) + " was not held" + db);
-        } else {
-            inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
-                           "), which was held by " + describe_holder(*row) +
-                           (row->expired() ? " (its lease had run out)" : "") + db);
+    auto release_one = [&](const std::string& name) {
+        if (force) {
+            auto row = locker.force_release(name);
+            if (!row) {
+                // A semaphore's rows are "name#N": say which to release, as `show` does.
+                auto slots = locker.list(name + "#");
+                if (!slots.empty())
+                    inv.out.result("no lock named " + in_quotes(name) + ", but " +
+                                   count_of(slots.size(), "row") + " of semaphore " +
+                                   in_quotes(name) + ": release one with `sqlock release " +
+                                   pasteable(slots.front().name) + " --force`" + db);
+                else
+                    inv.out.result("lock " + in_quotes(name) + " was not held" + db);
+            } else {
+                inv.out.result("released lock " + in_quotes(name) + " (id " +
+                               std::to_string(row->id) + "), which was held by " +
+                               describe_holder(*row) +
+                               (row->expired() ? " (its lease had run out)" : "") + db);
+            }
+            return;
         }
+        // Throws errc::lost (79) when another holder has it.
+        auto row = locker.release(name, token);
+        if (!row) throw not_held_by_anyone(name, db);
+        inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
+                       ")" + db);
+    };
+    if (inv.args.size() == 1) {
+        release_one(inv.args[0]);
         return exit_code::ok;
     }
-    // Throws errc::lost (79) when another holder has it.
-    auto row = locker.release(name, token);
-    if (!row) throw not_held_by_anyone(name, db);
-    inv.out.result("released lock " + in_quotes(name) + " (id " + std::to_string(row->id) + ")" +
-                   db);
+    // Several names (a set taken by `sqlock acquire A B`): each is released
+    // even when another fails, each failure said in turn; the first one's
+    // code is the exit status.
+    int first_code = 0;
+    std::size_t failed = 0;
+    for (const std::string& name : inv.args) {
+        int code = 0;
+        try {
+            release_one(name);
+        } catch (const sqlock::error& e) {
+            code = exit_code_for(e.category());
+            Output::error(e.what());
+        } catch (const cli_error& e) {
+            code = e.code();
+            Output::error(e.what());
+        }
+        if (code == 0) continue;
+        ++failed;
+        if (first_code == 0) first_code = code;
+    }
+    if (failed)
+        throw cli_error(first_code, std::to_string(failed) + " of the " +
+                                        std::to_string(inv.args.size()) +
+                                        " locks were not released (said above)" + db);
     return exit_code::ok;
 }
 

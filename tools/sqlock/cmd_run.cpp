@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -55,9 +56,16 @@ const char* const run_details =
     "second time). If sqlock itself is killed (SIGKILL), COMMAND gets SIGTERM (Linux)\n"
     "and the lock frees when its lease ends.\n"
     "\n"
+    "Several names (`run A B C -- COMMAND`) are taken as one set, all or nothing, in\n"
+    "one transaction; a set that waits holds none of them (docs/lock-sets.md). Each\n"
+    "name keeps its own fencing id. A set's runs are not recorded in the history, and\n"
+    "it takes neither --slots nor --once-per; a pause of any of its names skips it.\n"
+    "\n"
     "COMMAND's environment also has SQLOCK_NAME, SQLOCK_LOCKSTRING (\"name#N\" for a\n"
-    "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing;\n"
-    "with --once-per, SQLOCK_WINDOW_START: the window's start (UTC).\n"
+    "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing\n"
+    "(of a set: its first name's, in bytewise order); SQLOCK_LOCKS, a JSON object of\n"
+    "every name held and its fencing id; with --once-per, SQLOCK_WINDOW_START: the\n"
+    "window's start (UTC).\n"
     "\n"
     "--min-hold keeps the lock at least that long after it was taken, even when COMMAND\n"
     "ends sooner: a redundant host whose cron fires a few seconds later then finds it\n"
@@ -215,11 +223,8 @@ void fit_grace(const cxxopts::ParseResult& o, RunSettings& s) {
 
 RunSettings parse_settings(const Invocation& inv) {
     const auto& o = inv.options;
-    const std::string usage = "usage: sqlock run NAME [OPTIONS] -- COMMAND [ARGS...]";
+    const std::string usage = "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]";
     if (inv.args.empty()) throw usage_error("run needs a lock name; " + usage);
-    if (inv.args.size() > 1)
-        throw usage_error("unexpected argument " + in_quotes(inv.args[1]) +
-                          " before `--`: put the command after `--`; " + usage);
     if (!inv.has_separator || inv.exec_argv.empty())
         throw usage_error("run needs a command after `--`; " + usage);
     if (o.count("heartbeat") && o.count("no-heartbeat"))
@@ -229,6 +234,26 @@ RunSettings parse_settings(const Invocation& inv) {
     s.command = inv.exec_argv;
     s.request.name = inv.args[0];
     s.request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
+    if (inv.args.size() > 1) {
+        // Several names: one set, all or nothing.
+        const std::set<std::string> distinct(inv.args.begin(), inv.args.end());
+        if (distinct.size() != inv.args.size())
+            for (std::size_t i = 1; i < inv.args.size(); ++i)
+                if (std::count(inv.args.begin(), inv.args.begin() + static_cast<long>(i),
+                               inv.args[i]))
+                    throw usage_error("lock name " + in_quotes(inv.args[i]) +
+                                      " is given twice; " + usage);
+        if (inv.args.size() > sqlock::Locker::max_set_size)
+            throw usage_error("run takes at most " + std::to_string(sqlock::Locker::max_set_size) +
+                              " lock names, got " + std::to_string(inv.args.size()));
+        if (s.request.slots)
+            throw usage_error("--slots takes one semaphore name, got " +
+                              std::to_string(inv.args.size()) + " names");
+        if (o.count("once-per"))
+            throw usage_error("--once-per takes one lock name, got " +
+                              std::to_string(inv.args.size()) + " names");
+        s.request.set = inv.args;
+    }
     const WaitOption wait = wait_option(o);
     s.request.wait = wait.wait;
     s.request.wait_forever = wait.forever;

@@ -12,12 +12,13 @@ const std::vector<Command>& commands() {
     static const std::vector<Command> list = [] {
         std::vector<Command> c;
         c.push_back(
-            {"run", "NAME [OPTIONS] -- COMMAND [ARGS...]", "run COMMAND while holding lock NAME",
+            {"run", "NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]",
+             "run COMMAND while holding lock NAME (several: all at once)",
              std::string(run_details) + "\n" + exit_code_help(), add_run_options, run_run, true});
-        c.push_back({"acquire", "NAME [--expires DUR] [--wait DUR] [--slots N] [--json]",
+        c.push_back({"acquire", "NAME [NAME...] [--expires DUR] [--wait DUR] [--slots N] [--json]",
                      "take lock NAME and leave it held (maintenance windows)", acquire_details,
                      add_acquire_options, run_acquire, false});
-        c.push_back({"release", "NAME [--token TOKEN | --force]",
+        c.push_back({"release", "NAME [NAME...] [--token TOKEN | --force]",
                      "release a lock by its owner token, or anyone's with --force", release_details,
                      add_release_options, run_release, false});
         c.push_back({"renew", "NAME [--token TOKEN] [--expires DUR]",

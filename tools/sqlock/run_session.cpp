@@ -15,10 +15,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string describe(const sqlock::Lock& lock) {
-    return "lock " + in_quotes(lock.lockstring()) + " (id " + std::to_string(lock.id()) + ")";
-}
-
 nlohmann::ordered_json run_end_json(const sqlock::RunEnd& end) {
     nlohmann::ordered_json j = {{"outcome", sqlock::to_string(end.outcome)}};
     j["exit_status"] = end.exit_status ? nlohmann::ordered_json(*end.exit_status) : nullptr;
@@ -117,8 +113,11 @@ void RunSession::acquire() {
                    fields);
     };
     try {
-        lock_.emplace(sqlock_cli::acquire(locker_, s_.request, acquire_out,
-                                          [this] { return signals_.take_pending(); }));
+        const interruption_check interrupted = [this] { return signals_.take_pending(); };
+        if (s_.request.set.empty())
+            lock_.emplace(sqlock_cli::acquire(locker_, s_.request, acquire_out, interrupted));
+        else
+            lock_.emplace(sqlock_cli::acquire_set(locker_, s_.request, acquire_out, interrupted));
     } catch (const sqlock::error& e) {
         if (e.category() != sqlock::errc::busy && e.category() != sqlock::errc::timeout) throw;
         nlohmann::ordered_json fields = {
@@ -133,17 +132,25 @@ void RunSession::acquire() {
                            {"signal", signal_name(e.code() - exit_code::signal_base)}});
     }
     // Computed now: a released Lock no longer answers questions.
-    what_ = describe(*lock_);
+    what_ = lock_->describe();
     lock_id_ = lock_->id();
+    nlohmann::ordered_json fields;
+    const std::vector<std::string> rows = lock_->lockstrings();
+    fields["lockstring"] = sqlock::text::printable(rows.front());
+    fields["id"] = lock_->id();
+    fields["slot"] = lock_->single() ? lock_->single()->slot() : 0;
+    if (!lock_->single()) {
+        nlohmann::ordered_json names = nlohmann::ordered_json::array();
+        for (const auto& name : rows) names.push_back(sqlock::text::printable(name));
+        fields["lockstrings"] = names;
+    }
+    fields["expires"] = lock_->expires();
+    fields["lease_seconds"] = seconds_value(s_.request.options.expires);
     log_.event(event_level::info, "acquired",
                "acquired " + what_ + ", lease " +
                    sqlock::format_duration(s_.request.options.expires) + " until " +
                    lock_->expires() + " UTC" + db_,
-               {{"lockstring", sqlock::text::printable(lock_->lockstring())},
-                {"id", lock_->id()},
-                {"slot", lock_->slot()},
-                {"expires", lock_->expires()},
-                {"lease_seconds", seconds_value(s_.request.options.expires)}});
+               fields);
 }
 
 // --- gate ------------------------------------------------------------------
@@ -192,9 +199,12 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     // Without --once-per the pause is read and the start recorded in one
     // round trip. With it, the window is decided between the two (after the
     // pause, before the record), so they stay apart.
-    if (s_.history && !s_.once_per) {
+    // A set's run is not recorded (the history records one lock's runs);
+    // the pause of each of its names is read.
+    const sqlock::Lock* single = lock_->single();
+    if (s_.history && !s_.once_per && single) {
         try {
-            sqlock::RunStartOutcome started = locker_.start_run_unless_paused(*lock_, run_start());
+            sqlock::RunStartOutcome started = locker_.start_run_unless_paused(*single, run_start());
             if (started.pause) return paused(*started.pause);
             run_id_ = started.run_id;
             said_recording();
@@ -217,9 +227,9 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     if (std::optional<EarlyExit> exit = check_pause()) return exit;
     if (std::optional<EarlyExit> exit = decide_window()) return exit;
 
-    if (!s_.history) return std::nullopt;
+    if (!s_.history || !single) return std::nullopt;
     try {
-        run_id_ = locker_.start_run(*lock_, run_start());
+        run_id_ = locker_.start_run(*single, run_start());
         said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
@@ -236,7 +246,9 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
 std::optional<RunSession::EarlyExit> RunSession::check_pause() {
     std::optional<sqlock::PauseInfo> pause;
     try {
-        pause = locker_.paused(s_.request.name);
+        for (const std::string& name : lock_->single() ? std::vector<std::string>{s_.request.name}
+                                                       : s_.request.set)
+            if ((pause = locker_.paused(name))) break;
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
                                 std::string(e.what()) + " (checking whether it is paused; " + job_ +
@@ -276,7 +288,7 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
     // counts was recorded (before its lock was released) by whoever held it.
     if (!s_.once_per) return std::nullopt;
     try {
-        window_ = locker_.once_per_window(*lock_, *s_.once_per, s_.once_per_offset,
+        window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
                                           s_.once_per_any_outcome);
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
@@ -333,12 +345,7 @@ int RunSession::leave_early(const EarlyExit& exit) {
 // --- supervise -------------------------------------------------------------
 
 std::optional<RunSession::EarlyExit> RunSession::start() {
-    std::vector<std::string> extra_env = {
-        "SQLOCK_NAME=" + lock_->name(),
-        "SQLOCK_LOCKSTRING=" + lock_->lockstring(),
-        "SQLOCK_SLOT=" + std::to_string(lock_->slot()),
-        "SQLOCK_ID=" + std::to_string(lock_->id()),
-    };
+    std::vector<std::string> extra_env = lock_->environment();
     if (window_) extra_env.push_back("SQLOCK_WINDOW_START=" + window_->start);
     const std::vector<std::string> env = command_environment(extra_env);
     // The job's background processes stay ours (see process_tree.hpp).
@@ -460,7 +467,7 @@ void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                             std::string& record_error) {
     if (!run_id_) return;
     try {
-        const sqlock::run_outcome recorded = locker_.finish_run(*lock_, *run_id_, end);
+        const sqlock::run_outcome recorded = locker_.finish_run(*lock_->single(), *run_id_, end);
         outcome.lost_at_record = recorded != end.outcome;
         // A lock lost unnoticed (no heartbeat) is recorded lost; the
         // release below finds the loss too and says so.

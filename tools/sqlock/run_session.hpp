@@ -23,6 +23,7 @@
 #include "command_line.hpp"
 #include "event_log.hpp"
 #include "exit_codes.hpp"
+#include "held_lock.hpp"
 #include "run_outcome.hpp"
 #include "signals.hpp"
 #include "sqlock/locker.hpp"
@@ -96,8 +97,8 @@ class RunSession {
     std::string db_;    // " at <database>", for the messages
     std::string path_;  // the command's executable, resolved before the lock is taken
     std::shared_ptr<std::atomic<bool>> lost_ = std::make_shared<std::atomic<bool>>(false);
-    std::optional<sqlock::Lock> lock_;
-    std::string what_;  // "lock "name" (id N)": a released Lock no longer answers
+    std::optional<HeldLock> lock_;
+    std::string what_;  // "lock "name" (id N)": a released lock no longer answers
     std::int64_t lock_id_ = 0;
     std::string job_;  // the command's name in quotes, for the messages
     std::optional<sqlock::OncePerWindow> window_;
