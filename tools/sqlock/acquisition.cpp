@@ -157,9 +157,9 @@ auto take_waiting(sqlock::Locker& locker, const AcquireRequest& request, const O
         }
         if (int signo = interrupted ? interrupted() : 0) {
             progress.clear();
-            throw cli_error(exit_code::signal_base + signo, "interrupted by " +
-                                                                signal_name(signo) +
-                                                                " while waiting for " + subject + db);
+            throw cli_error(
+                exit_code::signal_base + signo,
+                "interrupted by " + signal_name(signo) + " while waiting for " + subject + db);
         }
         if (progress.due()) {
             std::optional<sqlock::LockInfo> row;
@@ -185,22 +185,20 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
                      const interruption_check& interrupted) {
     const std::string subject = (request.slots ? "semaphore " : "lock ") + in_quotes(request.name);
     try {
-        return take_waiting(locker, request, out, interrupted, subject,
-                            [&](const sqlock::LockOptions& options) {
-                                if (request.slots > 0)
-                                    return locker.acquire_slot(request.name, request.slots,
-                                                               options);
-                                return locker.lock(request.name, options);
-                            });
+        return take_waiting(
+            locker, request, out, interrupted, subject, [&](const sqlock::LockOptions& options) {
+                if (request.slots > 0)
+                    return locker.acquire_slot(request.name, request.slots, options);
+                return locker.lock(request.name, options);
+            });
     } catch (const sqlock::error& e) {
         const bool waited = request.wait_forever || request.wait > sqlock::duration::zero();
         if (!waited || e.category() != sqlock::errc::timeout) throw;
         std::optional<sqlock::LockInfo> row;
         if (e.holder()) row = *e.holder();
-        const std::string message = "gave up after waiting " +
-                                    sqlock::format_duration(request.wait) + ": " +
-                                    contention_sentence(row, request.name, request.slots) +
-                                    at_database(locker.url());
+        const std::string message =
+            "gave up after waiting " + sqlock::format_duration(request.wait) + ": " +
+            contention_sentence(row, request.name, request.slots) + at_database(locker.url());
         if (row) throw sqlock::error(sqlock::errc::timeout, message, *row);
         throw sqlock::error(sqlock::errc::timeout, message);
     }

@@ -65,10 +65,11 @@ int acquire_set_and_leave(Invocation& inv, const AcquireRequest& request, bool j
     std::string names;
     for (const auto& name : set.names()) names += " " + pasteable(name);
     if (json) {
-        Output::data(json_text(
-            {{"names", set.names()}, {"ids", ids}, {"token", set.owner_token()},
-             {"expires", set.expires()}},
-            false));
+        Output::data(json_text({{"names", set.names()},
+                                {"ids", ids},
+                                {"token", set.owner_token()},
+                                {"expires", set.expires()}},
+                               false));
     } else {
         Output::data("export SQLOCK_LOCKS=" + shell_quoted(ids.dump()) + "\n" +
                      "export SQLOCK_TOKEN=" + set.owner_token() + "\n" +

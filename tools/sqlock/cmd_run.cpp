@@ -241,8 +241,8 @@ RunSettings parse_settings(const Invocation& inv) {
             for (std::size_t i = 1; i < inv.args.size(); ++i)
                 if (std::count(inv.args.begin(), inv.args.begin() + static_cast<long>(i),
                                inv.args[i]))
-                    throw usage_error("lock name " + in_quotes(inv.args[i]) +
-                                      " is given twice; " + usage);
+                    throw usage_error("lock name " + in_quotes(inv.args[i]) + " is given twice; " +
+                                      usage);
         if (inv.args.size() > sqlock::Locker::max_set_size)
             throw usage_error("run takes at most " + std::to_string(sqlock::Locker::max_set_size) +
                               " lock names, got " + std::to_string(inv.args.size()));

@@ -11,10 +11,10 @@ namespace sqlock_cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> list = [] {
         std::vector<Command> c;
-        c.push_back(
-            {"run", "NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]",
-             "run COMMAND while holding lock NAME (several: all at once)",
-             std::string(run_details) + "\n" + exit_code_help(), add_run_options, run_run, true});
+        c.push_back({"run", "NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]",
+                     "run COMMAND while holding lock NAME (several: all at once)",
+                     std::string(run_details) + "\n" + exit_code_help(), add_run_options, run_run,
+                     true});
         c.push_back({"acquire", "NAME [NAME...] [--expires DUR] [--wait DUR] [--slots N] [--json]",
                      "take lock NAME and leave it held (maintenance windows)", acquire_details,
                      add_acquire_options, run_acquire, false});

@@ -68,11 +68,9 @@ std::vector<std::string> HeldLock::environment() const {
                "SQLOCK_SLOT=" + std::to_string(lock_->slot()),
                "SQLOCK_ID=" + std::to_string(lock_->id())};
     } else {
-        for (std::size_t i = 0; i < set_->size(); ++i)
-            locks[set_->names()[i]] = set_->ids()[i];
-        env = {"SQLOCK_NAME=" + set_->names().front(),
-               "SQLOCK_LOCKSTRING=" + set_->names().front(), "SQLOCK_SLOT=0",
-               "SQLOCK_ID=" + std::to_string(set_->ids().front())};
+        for (std::size_t i = 0; i < set_->size(); ++i) locks[set_->names()[i]] = set_->ids()[i];
+        env = {"SQLOCK_NAME=" + set_->names().front(), "SQLOCK_LOCKSTRING=" + set_->names().front(),
+               "SQLOCK_SLOT=0", "SQLOCK_ID=" + std::to_string(set_->ids().front())};
     }
     env.push_back("SQLOCK_LOCKS=" + locks.dump());
     return env;

@@ -246,8 +246,8 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
 std::optional<RunSession::EarlyExit> RunSession::check_pause() {
     std::optional<sqlock::PauseInfo> pause;
     try {
-        for (const std::string& name : lock_->single() ? std::vector<std::string>{s_.request.name}
-                                                       : s_.request.set)
+        for (const std::string& name :
+             lock_->single() ? std::vector<std::string>{s_.request.name} : s_.request.set)
             if ((pause = locker_.paused(name))) break;
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
