@@ -21,7 +21,9 @@ release_error_handler& handler_slot() {
 
 }  // namespace
 
-void detail::report_release_error(const error& e) noexcept {
+namespace {
+
+void report_release_error(const error& e) noexcept {
     release_error_handler handler;
     {
         std::lock_guard<std::mutex> guard(handler_mutex);
@@ -36,6 +38,29 @@ void detail::report_release_error(const error& e) noexcept {
     } catch (...) {
         // A handler that throws must not escape a destructor.
     }
+}
+
+}  // namespace
+
+void detail::release_reporting_failure(const std::function<void()>& release) noexcept {
+    try {
+        release();
+    } catch (const error& e) {
+        report_release_error(e);
+    } catch (const std::exception& e) {
+        report_release_error(error(errc::backend, e.what()));
+    } catch (...) {
+        report_release_error(error(errc::backend, "unknown failure during release"));
+    }
+}
+
+void detail::end_heartbeat(Heartbeat* heartbeat, pid_t owner) noexcept {
+    if (!heartbeat) return;
+    // In a forked child the heartbeat's threads do not exist: forget them.
+    if (current_pid() != owner)
+        heartbeat->abandon();
+    else
+        heartbeat->stop();
 }
 
 release_error_handler set_release_error_handler(release_error_handler handler) {
@@ -89,12 +114,7 @@ void LockState::release_row() {
 }
 
 LockState::~LockState() {
-    if (heartbeat) {
-        if (current_pid() != pid)
-            heartbeat->abandon();
-        else
-            heartbeat->stop();
-    }
+    end_heartbeat(heartbeat.get(), pid);
 }
 
 }  // namespace detail
@@ -116,15 +136,7 @@ Lock::~Lock() {
 
 void Lock::release_quietly() noexcept {
     if (!state_) return;
-    try {
-        release();
-    } catch (const error& e) {
-        detail::report_release_error(e);
-    } catch (const std::exception& e) {
-        detail::report_release_error(error(errc::backend, e.what()));
-    } catch (...) {
-        detail::report_release_error(error(errc::backend, "unknown failure during release"));
-    }
+    detail::release_reporting_failure([this] { release(); });
     state_.reset();
 }
 

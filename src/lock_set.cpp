@@ -73,12 +73,7 @@ std::string LockSetState::describe() const {
 }
 
 LockSetState::~LockSetState() {
-    if (heartbeat) {
-        if (current_pid() != pid)
-            heartbeat->abandon();
-        else
-            heartbeat->stop();
-    }
+    end_heartbeat(heartbeat.get(), pid);
 }
 
 }  // namespace detail
@@ -100,15 +95,7 @@ LockSet::~LockSet() {
 
 void LockSet::release_quietly() noexcept {
     if (!state_) return;
-    try {
-        release();
-    } catch (const error& e) {
-        detail::report_release_error(e);
-    } catch (const std::exception& e) {
-        detail::report_release_error(error(errc::backend, e.what()));
-    } catch (...) {
-        detail::report_release_error(error(errc::backend, "unknown failure during release"));
-    }
+    detail::release_reporting_failure([this] { release(); });
     state_.reset();
 }
 

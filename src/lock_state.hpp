@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,9 +18,13 @@
 
 namespace sqlock::detail {
 
-/// Passes a failed release in a destructor to the process's release error
-/// handler (set_release_error_handler). Never throws.
-void report_release_error(const error& e) noexcept;
+/// Runs `release` for a destructor: a failure goes to the process's release
+/// error handler (set_release_error_handler). Never throws.
+void release_reporting_failure(const std::function<void()>& release) noexcept;
+
+/// Stops a held lock's heartbeat (if any) at its end; in a forked child
+/// (not `owner`), whose copy of its threads does not exist, forgets it.
+void end_heartbeat(Heartbeat* heartbeat, pid_t owner) noexcept;
 
 struct LockState {
     std::shared_ptr<LockerState> locker;

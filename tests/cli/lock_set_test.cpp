@@ -86,7 +86,7 @@ TEST_CASE("run: bad sets are usage errors and write nothing", "[cli][run][set][v
     for (int i = 0; i < 257; ++i) many.push_back("n" + std::to_string(i));
     Result too_many = cli(with_command(many, {"true"}));
     CHECK(too_many.code == 64);
-    CHECK_THAT(too_many.err, Contains("at most 256 lock names"));
+    CHECK_THAT(too_many.err, Contains("at most 256 lock names are taken at once"));
     Result bad_name = cli({"run", "ok", "", "--", "true"});
     CHECK(bad_name.code == 64);
     check_one_line_error(bad_name);

@@ -16,19 +16,10 @@
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
+using sqlock_test::category_of;
 using sqlock_test::fresh_database;
 
 namespace {
-
-sqlock::errc category_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sqlock::error& e) {
-        return e.category();
-    }
-    FAIL("no sqlock::error thrown");
-    return sqlock::errc::backend;
-}
 
 std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows) {
     std::vector<std::string> names;

@@ -4,19 +4,8 @@
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
+using sqlock_test::category_of;
 using sqlock_test::fresh_database;
-
-namespace {
-sqlock::errc category_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sqlock::error& e) {
-        return e.category();
-    }
-    FAIL("no sqlock::error thrown");
-    return sqlock::errc::backend;
-}
-}  // namespace
 
 TEST_CASE("bad lock names are rejected and nothing is written", "[validation]") {
     auto db = fresh_database();

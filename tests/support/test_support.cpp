@@ -71,6 +71,16 @@ static std::string server_url() {
     return url;
 }
 
+sqlock::errc category_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sqlock::error& e) {
+        return e.category();
+    }
+    FAIL("no sqlock::error thrown");
+    return sqlock::errc::backend;
+}
+
 Database fresh_database() {
     static std::atomic<int> counter{0};
     int n = ++counter;

@@ -94,6 +94,10 @@ void skip_test(const std::string& why);
 /// The reasons skip_test() was given so far in this process, in order.
 std::vector<std::string> skipped_tests();
 
+/// The category of the sqlock::error that `f` throws; fails the test if it
+/// throws none.
+sqlock::errc category_of(const std::function<void()>& f);
+
 /// Waits for `condition` up to `timeout`, re-checking every few ms.
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));

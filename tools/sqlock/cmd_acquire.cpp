@@ -111,6 +111,9 @@ int run_acquire(Invocation& inv) {
         if (request.slots)
             throw usage_error("--slots takes one semaphore name, got " +
                               std::to_string(inv.args.size()) + " names");
+        check_set_names(inv.args,
+                        "usage: sqlock acquire NAME [NAME...] [--expires DUR] "
+                        "[--wait DUR] [--json]");
         request.set = inv.args;
         return acquire_set_and_leave(inv, request, json);
     }

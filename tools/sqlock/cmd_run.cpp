@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <set>
 
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -236,16 +235,7 @@ RunSettings parse_settings(const Invocation& inv) {
     s.request.slots = static_cast<int>(integer_option(o, "slots", 1, 10000, 0));
     if (inv.args.size() > 1) {
         // Several names: one set, all or nothing.
-        const std::set<std::string> distinct(inv.args.begin(), inv.args.end());
-        if (distinct.size() != inv.args.size())
-            for (std::size_t i = 1; i < inv.args.size(); ++i)
-                if (std::count(inv.args.begin(), inv.args.begin() + static_cast<long>(i),
-                               inv.args[i]))
-                    throw usage_error("lock name " + in_quotes(inv.args[i]) + " is given twice; " +
-                                      usage);
-        if (inv.args.size() > sqlock::Locker::max_set_size)
-            throw usage_error("run takes at most " + std::to_string(sqlock::Locker::max_set_size) +
-                              " lock names, got " + std::to_string(inv.args.size()));
+        check_set_names(inv.args, usage);
         if (s.request.slots)
             throw usage_error("--slots takes one semaphore name, got " +
                               std::to_string(inv.args.size()) + " names");

@@ -1,5 +1,6 @@
 #include "option_values.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include "exit_codes.hpp"
 #include "output.hpp"
 #include "sqlock/error.hpp"
+#include "sqlock/locker.hpp"
 
 namespace sqlock_cli {
 
@@ -92,6 +94,16 @@ std::string token_option(const cxxopts::ParseResult& result) {
 std::string string_option(const cxxopts::ParseResult& result, const std::string& name,
                           const std::string& fallback) {
     return result.count(name) ? result[name].as<std::string>() : fallback;
+}
+
+void check_set_names(const std::vector<std::string>& names, const std::string& usage) {
+    for (std::size_t i = 1; i < names.size(); ++i)
+        if (std::find(names.begin(), names.begin() + static_cast<long>(i), names[i]) !=
+            names.begin() + static_cast<long>(i))
+            throw usage_error("lock name " + in_quotes(names[i]) + " is given twice; " + usage);
+    if (names.size() > sqlock::Locker::max_set_size)
+        throw usage_error("at most " + std::to_string(sqlock::Locker::max_set_size) +
+                          " lock names are taken at once, got " + std::to_string(names.size()));
 }
 
 }  // namespace sqlock_cli

@@ -5,6 +5,7 @@
 
 #include <cxxopts.hpp>
 #include <string>
+#include <vector>
 
 #include "sqlock/duration.hpp"
 
@@ -51,6 +52,11 @@ long integer_option(const cxxopts::ParseResult& result, const std::string& name,
 /// The owner token for `release` and `renew`: --token, else $SQLOCK_TOKEN
 /// (what `eval "$(sqlock acquire ...)"` sets), else "".
 std::string token_option(const cxxopts::ParseResult& result);
+
+/// The lock names of a command that takes several as one set (`run A B C`,
+/// `acquire A B`): each at most once, at most Locker::max_set_size of them.
+/// Throws cli_error (64) naming a repeated name, ending in `usage`.
+void check_set_names(const std::vector<std::string>& names, const std::string& usage);
 
 /// The value of string option `name`, or `fallback` when not given.
 std::string string_option(const cxxopts::ParseResult& result, const std::string& name,
