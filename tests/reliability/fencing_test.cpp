@@ -147,9 +147,10 @@ void await_renewal(const std::string& url, const std::string& table, const std::
         10s));
 }
 
-// One trial: A holds, the fault cuts it off, B waits for the lock.
+// One trial: A holds, the fault cuts it off, B waits for the lock. With
+// `as_set`, A holds a set of two names and B waits for the second alone.
 void trial(const Fault& fault, const std::string& job, const std::string& table, int n,
-           bool check_background = false) {
+           bool check_background = false, bool as_set = false) {
     const std::string dir = sqlock_test::scratch_dir();
     const std::string tag = fault.name + "-" + std::to_string(getpid()) + "-" + std::to_string(n);
     std::string wa = dir + "/a-" + tag, wb = dir + "/b-" + tag;
@@ -158,17 +159,20 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     for (char& c : wb)
         if (c == ' ') c = '_';
     const std::string lock_name = "fenced-" + std::to_string(n);
+    const std::string b_name = as_set ? lock_name + "-second" : lock_name;
     std::unique_ptr<sqlock_test::Process> a, b;
-    start(a,
-          {cli, "--db", fault.a_url, "--table", table, "run", lock_name, "--expires", "3s", "--",
-           "/bin/sh", "-c", job, "job", wa},
-          wa + ".err");
+    std::vector<std::string> a_args = {cli,   "--db", fault.a_url, "--table",
+                                       table, "run",  lock_name};
+    if (as_set) a_args.push_back(b_name);
+    for (const std::string& x : {"--expires", "3s", "--", "/bin/sh", "-c"}) a_args.push_back(x);
+    for (const std::string& x : {job, std::string("job"), wa}) a_args.push_back(x);
+    start(a, a_args, wa + ".err");
     REQUIRE(eventually([&] { return !stamps(wa).empty(); }, 10s));
     await_renewal(fault.b_url, table, lock_name);
     std::vector<std::string> b_args = {cli, "--db", fault.b_url, "--table", table};
     b_args.insert(b_args.end(), fault.b_extra.begin(), fault.b_extra.end());
     for (const char* x : {"run", "", "--expires", "3s", "--wait", "60s", "--", "/bin/sh", "-c"})
-        b_args.push_back(*x ? x : lock_name);
+        b_args.push_back(*x ? x : b_name);
     b_args.push_back(waiter_job);
     b_args.push_back("job");
     b_args.push_back(wb);
@@ -218,24 +222,25 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
 }
 
 // fault_relay, controlled through its stdin.
-void relay_trials(const std::string& mode, const std::string& job, bool background = false) {
+void relay_trials(const std::string& mode, const std::string& job, bool background = false,
+                  bool as_set = false) {
     auto db = sqlock_test::fresh_database();
     Relay relay(port_of(db.url));
     Fault f;
     f.name = "relay " + mode + (job == stubborn_job ? " +TERM ignored" : "") +
-             (background ? " +background" : "");
+             (background ? " +background" : "") + (as_set ? " +set" : "");
     f.a_url = with_port(db.url, relay.port());
     f.b_url = db.url;
     // Slow: every packet takes twice as long as a renewal may.
     f.apply = [&] { relay.command(mode == "slow" ? "slow 1500" : mode); };
     f.undo = [&] { relay.command("pass"); };
-    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, as_set);
 }
 
 // An embedded backend: another connection holds the database's write lock
 // for as long as the fault lasts (the backend's hold_write_lock hook): A's
 // renewals cannot write.
-void write_lock_trials(const std::string& job, bool background = false) {
+void write_lock_trials(const std::string& job, bool background = false, bool as_set = false) {
     const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
     if (!hooks.hold_write_lock || !hooks.patient_url) {
         sqlock_test::skip_test("a write lock held: no hold_write_lock or patient_url hook");
@@ -245,13 +250,13 @@ void write_lock_trials(const std::string& job, bool background = false) {
     std::shared_ptr<void> holder;
     Fault f;
     f.name = std::string("write lock held") + (job == stubborn_job ? " +TERM ignored" : "") +
-             (background ? " +background" : "");
+             (background ? " +background" : "") + (as_set ? " +set" : "");
     f.a_url = db.url;
     // B's attempts wait out the write lock instead of failing busy.
     f.b_url = hooks.patient_url(db.url);
     f.apply = [&] { REQUIRE_NOTHROW(holder = hooks.hold_write_lock(db.url)); };
     f.undo = [&] { holder.reset(); };
-    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background);
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, as_set);
 }
 
 // A server of this test's own (the backend's testing/server.sh), so that
@@ -318,6 +323,14 @@ TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
     relay_trials("freeze", holder_job);
     relay_trials("refuse", holder_job);
     relay_trials("slow", holder_job);
+}
+
+TEST_CASE("fencing: a set of locks cut off stops its job before another holder of one starts",
+          "[fencing][set]") {
+    if (sqlock_test::is_server_backend())
+        relay_trials("freeze", holder_job, false, /*as_set=*/true);
+    else
+        write_lock_trials(holder_job, false, /*as_set=*/true);
 }
 
 TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {
