@@ -309,3 +309,61 @@ TEST_CASE("sets in random order from several processes never overlap or show in 
     CHECK(codes == std::vector<int>(workers + 1, 0));
     CHECK(db.open().list("p-").empty());
 }
+
+TEST_CASE("a set of names with quotes, backslashes and control characters", "[set]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    const std::vector<std::string> names{"q\"uote",  "back\\slash",       "tab\tname",
+                                         "brace{,}", "\xc3\xa9t\xc3\xa9", "x#shared"};
+    auto set = locker.try_lock_all(names);
+    REQUIRE(set);
+    CHECK(locker.list().size() == names.size());
+    for (const auto& name : names) CHECK(locker.show(name));
+    // Each of them excludes a set that shares it, and is freed by release.
+    CHECK_FALSE(db.open().try_lock_all({"back\\slash", "other"}));
+    set->release();
+    CHECK(locker.list().empty());
+    CHECK(db.open().try_lock_all(names));
+}
+
+TEST_CASE("a set lets the callers waiting in line for its names go first", "[set][queue]") {
+    auto db = fresh_database();
+    auto holder = db.open();
+    auto held = std::make_optional(holder.lock("line-b"));
+    auto waiter_locker = db.open();
+    std::atomic<bool> in_line{false}, go_on{false};
+    std::optional<sqlock::Lock> waiter_got;
+    sqlock_test::ScopedThread waiter([&] {
+        sqlock::LockOptions o;
+        o.wait = 60s;
+        o.progress_every = 10ms;
+        int calls = 0;
+        o.on_waiting = [&](const sqlock::LockInfo*, sqlock::duration) {
+            // From its second look on, it has a place in line: hold still
+            // there until the test has looked.
+            if (++calls >= 2) {
+                in_line = true;
+                while (!go_on) std::this_thread::sleep_for(1ms);
+            }
+            return true;
+        };
+        waiter_got.emplace(waiter_locker.lock("line-b", o));
+    });
+    REQUIRE(sqlock_test::eventually([&] { return in_line.load(); }));
+    REQUIRE(holder.queue_length("line-b") == 1);
+    held.reset();  // free, but promised to the waiter
+    auto other = db.open();
+    CHECK_FALSE(other.try_lock_all({"line-a", "line-b"}));
+    try {
+        other.lock_all({"line-a", "line-b"});
+        FAIL("taken from under the line");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        CHECK_THAT(std::string(e.what()), Catch::Contains("waiting in line"));
+    }
+    CHECK(other.list("line-").empty());
+    go_on = true;
+    waiter.join();
+    REQUIRE(waiter_got);
+    CHECK(waiter_got->name() == "line-b");
+}

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 
@@ -15,6 +16,34 @@
 
 namespace sqlock::detail::sqlite {
 namespace {
+
+// A JSON array of `items` for json_each(): strings quoted and escaped, or,
+// with `quoted` false, numbers as they are.
+std::string json_array(const std::vector<std::string>& items, bool quoted = true) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ',';
+        if (!quoted) {
+            out += items[i];
+            continue;
+        }
+        out += '"';
+        for (unsigned char c : items[i]) {
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += static_cast<char>(c);
+            } else if (c < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out += buf;
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+        out += '"';
+    }
+    return out + "]";
+}
 
 Row read_row(const Prepared& st) {
     Row r;
@@ -244,11 +273,11 @@ SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string
     // whole set, and a rollback leaves no trace.
     Transaction tx(*this, "starting the transaction that takes a set of locks");
     SetAcquireResult result;
-    for (const std::string& lockstring : lockstrings)
-        if (yield_to_queue && waiters_ahead(QueueGate::everyone(lockstring))) {
-            result.queued = true;
-            break;
-        }
+    if (yield_to_queue) {
+        Prepared waiting = prepare(Sql::set_waiters);
+        waiting.bind(1, json_array(lockstrings));
+        result.queued = waiting.step();
+    }
     // Each name as try_acquire() takes it: the insert first (the common
     // case, one statement), the take-over of an expired row only when the
     // name is there. A name held live is read for the caller, and the
@@ -289,6 +318,15 @@ std::vector<Row> SqliteConnection::renew_set(const std::vector<std::int64_t>& id
 std::size_t SqliteConnection::release_set(const std::vector<std::int64_t>& ids,
                                           const std::vector<std::string>& lockstrings,
                                           const std::string& locked_by, duration min_hold) {
+    if (min_hold <= duration::zero()) {
+        // One statement, one implicit transaction.
+        std::vector<std::string> texts;
+        for (std::int64_t id : ids) texts.push_back(std::to_string(id));
+        Prepared del = prepare(Sql::delete_set);
+        del.bind(1, json_array(texts, /*quoted=*/false)).bind(2, locked_by).step();
+        const auto deleted = static_cast<std::size_t>(sqlite3_changes(db_));
+        return ids.size() - std::min(deleted, ids.size());
+    }
     Transaction tx(*this, "starting the transaction that releases a set of locks");
     const std::size_t lost = Connection::release_set(ids, lockstrings, locked_by, min_hold);
     tx.commit("committing the release of a set of locks");

@@ -197,6 +197,14 @@ std::string sql_text(Sql kind, const Tables& tables) {
             // ?1 name, ?2 ticket: a live waiter queued before it.
             return "SELECT 1 FROM " + tables.queue + " WHERE lockstring = ?1 AND id < ?2 AND " +
                    live + " LIMIT 1";
+        case Sql::set_waiters:
+            return "SELECT 1 FROM " + tables.queue +
+                   " WHERE lockstring IN (SELECT value FROM json_each(?1)) AND " + live +
+                   " LIMIT 1";
+        case Sql::delete_set:
+            return "DELETE FROM " + t +
+                   " WHERE id IN (SELECT value FROM json_each(?1)) AND coalesce(locked_by, '') = "
+                   "?2";
         case Sql::has_table:
             return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
         case Sql::count:

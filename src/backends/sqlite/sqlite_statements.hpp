@@ -47,6 +47,10 @@ enum class Sql {
     has_table,
     lose_purged_runs,
     waiters_ahead,
+    /// ?1 a JSON array of names: a live waiter queued for any of them.
+    set_waiters,
+    /// ?1 a JSON array of ids, ?2 locked_by: deletes those rows held by it.
+    delete_set,
     count
 };
 
