@@ -278,26 +278,40 @@ SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string
         waiting.bind(1, json_array(lockstrings));
         result.queued = waiting.step();
     }
-    // Each name as try_acquire() takes it: the insert first (the common
-    // case, one statement), the take-over of an expired row only when the
-    // name is there. A name held live is read for the caller, and the
-    // others are still looked at, so that the error names every one; the
-    // rollback then undoes whatever was written.
-    for (const std::string& lockstring : lockstrings) {
-        if (result.queued) break;
-        std::optional<Row> row = insert(lockstring, lease, locked_by);
-        if (!row) {
-            Prepared del = prepare(Sql::delete_expired);
-            del.bind(1, lockstring).step();
-            if (sqlite3_changes(db_) > 0) row = insert(lockstring, lease, locked_by);
+    // As try_acquire() takes one name: the free names first, in one
+    // statement (the common case), then the take-over of expired rows only
+    // when some name was there. A name held live is read for the caller;
+    // the rollback undoes whatever was written.
+    const std::string names = json_array(lockstrings);
+    auto insert_free = [&] {
+        Prepared st = prepare(Sql::insert_set);
+        st.bind(1, names).bind(2, seconds_modifier(lease)).bind(3, locked_by);
+        while (st.step()) {
+            Row row;
+            row.id = st.column_int64(0);
+            row.lockstring = st.column_text(1);
+            row.created = st.column_text(2);
+            row.expires = st.column_text(3);
+            row.locked_by = locked_by;
+            row.seconds_left = static_cast<double>(lease.count()) / 1000.0;
+            result.acquired.push_back(std::move(row));
         }
-        if (row) {
-            result.acquired.push_back(std::move(*row));
-        } else if (auto holder = find(lockstring)) {
-            result.holders.push_back(std::move(*holder));
-        }
+    };
+    if (!result.queued) insert_free();
+    if (!result.queued && result.acquired.size() < lockstrings.size()) {
+        Prepared del = prepare(Sql::delete_expired_set);
+        del.bind(1, names).step();
+        if (sqlite3_changes(db_) > 0) insert_free();
     }
     if (result.queued || result.acquired.size() != lockstrings.size()) {
+        if (!result.queued)
+            for (const std::string& lockstring : lockstrings) {
+                const bool ours =
+                    std::any_of(result.acquired.begin(), result.acquired.end(),
+                                [&](const Row& r) { return r.lockstring == lockstring; });
+                if (ours) continue;
+                if (auto holder = find(lockstring)) result.holders.push_back(std::move(*holder));
+            }
         result.acquired.clear();
         return result;  // rolled back
     }

@@ -205,6 +205,17 @@ std::string sql_text(Sql kind, const Tables& tables) {
             return "DELETE FROM " + t +
                    " WHERE id IN (SELECT value FROM json_each(?1)) AND coalesce(locked_by, '') = "
                    "?2";
+        case Sql::insert_set:
+            // "WHERE true": an INSERT ... SELECT with ON CONFLICT needs a
+            // WHERE, or SQLite reads ON as a join's.
+            return "INSERT INTO " + t +
+                   " (lockstring, created, expires, locked_by) SELECT value, " + now +
+                   ", strftime('%Y-%m-%d %H:%M:%f','now', ?2), ?3 FROM json_each(?1)" +
+                   " WHERE true ORDER BY key ON CONFLICT (lockstring) DO NOTHING" +
+                   " RETURNING id, lockstring, created, expires";
+        case Sql::delete_expired_set:
+            return "DELETE FROM " + t +
+                   " WHERE lockstring IN (SELECT value FROM json_each(?1)) AND " + dead;
         case Sql::has_table:
             return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
         case Sql::count:

@@ -51,6 +51,12 @@ enum class Sql {
     set_waiters,
     /// ?1 a JSON array of ids, ?2 locked_by: deletes those rows held by it.
     delete_set,
+    /// ?1 a JSON array of names, ?2 lease modifier, ?3 locked_by: inserts
+    /// the free ones, in the array's order; returns (id, lockstring,
+    /// created, expires) of each.
+    insert_set,
+    /// ?1 a JSON array of names: deletes their expired rows.
+    delete_expired_set,
     count
 };
 
