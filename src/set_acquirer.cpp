@@ -143,6 +143,7 @@ class SetAcquirer {
         std::mt19937 jitter(std::random_device{}());
         std::vector<std::unique_ptr<WatchGuard>> watches;  // while waiting with pushes
         bool said = false;
+        bool hub_started = false;
         for (;;) {
             const std::uint64_t mark = s_->hub->mark();
             Refusal refusal;
@@ -171,7 +172,14 @@ class SetAcquirer {
                 until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
             }
             if (o.on_waiting) until = std::min(until, now + o.progress_every);
-            s_->hub->start();
+            // Once per wait, as a single lock's: start() waits up to 2 s for
+            // a listener that cannot connect (a refused or frozen link), which
+            // must not be paid again at every look.
+            if (!hub_started) {
+                s_->hub->start();
+                hub_started = true;
+                now = clock::now();
+            }
             if (s_->hub->pushes() && !said) {
                 // A release is pushed only while a listener says someone
                 // waits for it: have ours say every name, then try again.
