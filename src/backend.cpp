@@ -16,6 +16,17 @@ std::string slot_lockstring(const std::string& name, int slot) {
     return name + "#" + std::to_string(slot);
 }
 
+const std::string shared_marker_owner =
+    R"({"sqlock":"shared","see":"the rows named <name>#shared-*"})";
+
+std::string shared_prefix(const std::string& name) {
+    return name + "#shared-";
+}
+
+std::string shared_lockstring(const std::string& name, const std::string& token) {
+    return shared_prefix(name) + token.substr(0, 16);
+}
+
 std::size_t slot_suffix_at(const std::string& lockstring) {
     std::size_t i = lockstring.size();
     while (i > 0 && lockstring[i - 1] >= '0' && lockstring[i - 1] <= '9') --i;

@@ -156,6 +156,38 @@ class Connection {
                                     const std::vector<std::string>& lockstrings,
                                     const std::string& locked_by, duration min_hold);
 
+    // Shared holds (LockOptions::mode = shared). A name held shared has its
+    // marker row: lockstring the name, locked_by shared_marker_owner, expiring
+    // no earlier than any of its holders' rows. The marker keeps exclusive
+    // holders (and DBIx::Locker programs) out through the unique constraint,
+    // with the exclusive statements unchanged. Each holder has a row of its
+    // own, shared_lockstring(name, token), which carries its id and lease.
+    // All three calls take the name's turn (the one exclusive acquisitions
+    // take), so that the marker always agrees with the holders' rows.
+
+    /// Takes `name` shared as `locked_by`, its row named `own`: inserts the
+    /// marker, or takes over an expired row of the name, or extends the live
+    /// marker to cover the new lease; then inserts `own`. When the name is
+    /// held exclusively (live), writes nothing and fills `holder`; behind an
+    /// active `gate`, as try_acquire(). One atomic step.
+    virtual AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
+                                             duration lease, const std::string& locked_by,
+                                             const QueueGate& gate) = 0;
+
+    /// Renews the shared holder's live row (id, locked_by) of `name` and
+    /// extends the marker to cover it; nullopt when the row or the marker is
+    /// gone or expired (the hold is lost).
+    virtual std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
+                                            const std::string& locked_by, duration lease) = 0;
+
+    /// Releases the shared holder's row as release() does (`own` its
+    /// lockstring), then shrinks the marker to the latest of the other live
+    /// holders' expiries, or deletes it when none is left (and wakes the
+    /// waiters of `name`). The outcome is the holder row's.
+    virtual ReleaseOutcome release_shared(std::int64_t id, const std::string& own,
+                                          const std::string& name, const std::string& locked_by,
+                                          duration min_hold) = 0;
+
     /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
     /// shortens its expiry to created + min_hold while that is still ahead.
     /// `lockstring` is the row's (the caller read it with the row): a backend
@@ -305,6 +337,20 @@ class Backend {
              "releases in this process wake at once"});
     }
 };
+
+/// The locked_by of a shared marker row: what every statement compares.
+extern const std::string shared_marker_owner;
+
+/// "name#shared-" + the first 16 characters of `token`: the row of one
+/// shared holder of `name`.
+std::string shared_lockstring(const std::string& name, const std::string& token);
+
+/// The prefix every shared holder row of `name` starts with.
+std::string shared_prefix(const std::string& name);
+
+/// How many bytes a name may have to be held shared: its holders' rows must
+/// fit the lockstring column.
+constexpr std::size_t max_shared_name_bytes = 104;
 
 /// "name#N": the row of slot N of semaphore `name`.
 std::string slot_lockstring(const std::string& name, int slot);

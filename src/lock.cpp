@@ -72,6 +72,11 @@ release_error_handler set_release_error_handler(release_error_handler handler) {
 
 namespace detail {
 
+std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease) {
+    if (st.shared) return c.renew_shared(st.id, st.name, st.locked_by, lease);
+    return c.renew(st.id, st.locked_by, lease);
+}
+
 void LockState::mark_lost() noexcept {
     if (lost.exchange(true)) return;
     if (on_lost) {
@@ -101,9 +106,12 @@ void LockState::release_row() {
     // Not even "the retry was answered before valid_until" rules that out:
     // a crash failover to an asynchronous standby can lose the row itself,
     // and the link breaks exactly then.
-    ReleaseOutcome outcome = locker->pool->with(
-        [&](Connection& c) { return c.release(id, lockstring, locked_by, min_hold); });
-    if (outcome == ReleaseOutcome::released) locker->hub->released(lockstring);
+    ReleaseOutcome outcome = locker->pool->with([&](Connection& c) {
+        if (shared) return c.release_shared(id, lockstring, name, locked_by, min_hold);
+        return c.release(id, lockstring, locked_by, min_hold);
+    });
+    // A shared release may have freed the name (its last holder left).
+    if (outcome == ReleaseOutcome::released) locker->hub->released(shared ? name : lockstring);
     if (outcome == ReleaseOutcome::lost) {
         lost = true;
         throw error(errc::lost, "lock '" + printable(lockstring) + "' (id " + std::to_string(id) +
@@ -154,6 +162,9 @@ const std::string& Lock::lockstring() const {
 int Lock::slot() const {
     return checked(state_).slot;
 }
+lock_mode Lock::mode() const {
+    return checked(state_).shared ? lock_mode::shared : lock_mode::exclusive;
+}
 std::int64_t Lock::id() const {
     return checked(state_).id;
 }
@@ -197,8 +208,8 @@ void Lock::renew(duration lease) {
     detail::validate_lease(lease, "lease");
     auto& s = *state_;
     const auto sent = std::chrono::steady_clock::now();
-    auto row = s.locker->pool->with(
-        [&](detail::Connection& c) { return c.renew(s.id, s.locked_by, lease); });
+    auto row =
+        s.locker->pool->with([&](detail::Connection& c) { return detail::renew_row(c, s, lease); });
     if (!row) {
         s.mark_lost();
         throw error(errc::lost,

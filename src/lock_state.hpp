@@ -8,9 +8,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "backend.hpp"
 #include "heartbeat.hpp"
 #include "locker_state.hpp"
 #include "sqlock/error.hpp"
@@ -26,11 +28,18 @@ void release_reporting_failure(const std::function<void()>& release) noexcept;
 /// (not `owner`), whose copy of its threads does not exist, forgets it.
 void end_heartbeat(Heartbeat* heartbeat, pid_t owner) noexcept;
 
+struct LockState;
+
+/// Renews the row of `st` (and, for a shared hold, its marker) to `lease`
+/// from now; nullopt when it is lost.
+std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease);
+
 struct LockState {
     std::shared_ptr<LockerState> locker;
     std::string name;
     std::string lockstring;
     int slot = 0;
+    bool shared = false;  // a shared hold: lockstring is its own row, name the marker's
     std::int64_t id = 0;
     std::string locked_by;
     std::string token;

@@ -52,6 +52,7 @@ using clock = std::chrono::steady_clock;
 // slots of semaphore 'x'".
 std::string subject_text(const std::string& name, int capacity) {
     if (capacity == 0) return "lock '" + printable(name) + "'";
+    if (capacity < 0) return "a shared hold of lock '" + printable(name) + "'";
     if (capacity == 1) return "the only slot of semaphore '" + printable(name) + "'";
     return "all " + std::to_string(capacity) + " slots of semaphore '" + printable(name) + "'";
 }
@@ -66,6 +67,7 @@ std::string contention_text(const std::string& name, int capacity) {
 struct Target {
     std::string name;  // as asked for; also the ReleaseHub key waiters wait on
     int capacity = 0;  // 0: plain lock
+    bool shared = false;
 };
 
 // A row kept only by a minimum hold: its job finished. Saying "held by" a
@@ -105,8 +107,26 @@ class Acquirer {
 
     // Re-entrancy: the same thread asking again for a lock it holds through
     // this Locker would wait on itself. Returns a nested hold when allowed.
-    std::shared_ptr<LockState> check_reentry(const std::string& lockstring, const LockOptions& o) {
+    std::shared_ptr<LockState> check_reentry(const Target& t, const LockOptions& o) {
+        const std::string& lockstring = t.name;
         std::lock_guard<std::mutex> guard(s_->holds_mutex);
+        // Held shared by this thread: an exclusive request would wait for
+        // itself. (Another shared hold is a row of its own, and may be had.)
+        if (!t.shared) {
+            const std::string prefix = shared_prefix(t.name);
+            for (auto at = s_->holds.lower_bound(prefix);
+                 at != s_->holds.end() && at->first.compare(0, prefix.size(), prefix) == 0; ++at) {
+                auto held = at->second.lock();
+                if (!held || held->depth == 0 || held->lost || !held->shared) continue;
+                if (held->thread != std::this_thread::get_id()) continue;
+                throw error(errc::busy, "lock '" + printable(t.name) +
+                                            "' is held shared by this thread through this "
+                                            "Locker (id " +
+                                            std::to_string(held->id) +
+                                            "); an exclusive request would wait on itself [" +
+                                            s_->url.redacted + "]");
+            }
+        }
         auto it = s_->holds.find(lockstring);
         if (it == s_->holds.end()) return nullptr;
         auto held = it->second.lock();
@@ -160,6 +180,9 @@ class Acquirer {
         AcquireResult r = s_->pool->with([&](Connection& c) {
             queue_exists = c.has_queue();
             const QueueGate gate = queue_exists ? QueueGate{t.name, before} : QueueGate::none();
+            if (t.shared)
+                return c.try_acquire_shared(t.name, shared_lockstring(t.name, owner.token),
+                                            o.expires, owner.locked_by, gate);
             if (t.capacity == 0) return c.try_acquire(t.name, o.expires, owner.locked_by, gate);
             // A retry on a fresh connection (the first broke): the first may
             // have taken a slot before its reply was lost. That slot is ours;
@@ -196,6 +219,7 @@ class Acquirer {
         st->name = t.name;
         st->lockstring = std::move(r.acquired->lockstring);
         st->slot = slot;
+        st->shared = t.shared;
         st->id = r.acquired->id;
         st->locked_by = std::move(owner.locked_by);
         st->token = std::move(owner.token);
@@ -256,7 +280,7 @@ class Acquirer {
                             ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
                         } reset{c};
                         c.set_deadline(deadline);
-                        return c.renew(raw->id, raw->locked_by, raw->lease);
+                        return renew_row(c, *raw, raw->lease);
                     });
                     if (!row) return false;
                     std::lock_guard<std::mutex> guard(raw->mutex);
@@ -276,8 +300,7 @@ class Acquirer {
         const auto resent = clock::now();
         std::optional<Row> row;
         try {
-            row = s_->pool->with(
-                [&](Connection& c) { return c.renew(st.id, st.locked_by, st.lease); });
+            row = s_->pool->with([&](Connection& c) { return renew_row(c, st, st.lease); });
         } catch (const error&) {
             if (clock::now() >= st.validity.until()) throw;
             return true;
@@ -521,22 +544,46 @@ void Locker::init() {
     state_->needs_init = false;
 }
 
-std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions& options) {
+namespace {
+
+// A plain lock's target, its name checked for its mode.
+detail::Target lock_target(const std::string& name, const LockOptions& options) {
     detail::validate_lock_name(name);
     detail::validate_options(options);
+    const bool shared = options.mode == lock_mode::shared;
+    if (shared && name.size() > detail::max_shared_name_bytes)
+        throw error(errc::invalid_argument,
+                    "lock name too long to be held shared: " + std::to_string(name.size()) +
+                        " bytes; each shared holder's row is named '<name>#shared-<16 hex "
+                        "digits>', so the limit is " +
+                        std::to_string(detail::max_shared_name_bytes) + " bytes: '" +
+                        detail::printable(name) + "'");
+    return {name, 0, shared};
+}
+
+// Semaphores have no shared mode: every slot is one holder's.
+void refuse_shared_mode(const LockOptions& options, const char* what) {
+    if (options.mode == lock_mode::shared)
+        throw error(errc::invalid_argument,
+                    std::string(what) + " cannot be taken in shared mode: only a plain lock can");
+}
+
+}  // namespace
+
+std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions& options) {
+    const detail::Target target = lock_target(name, options);
     Acquirer a(state_);
-    if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
+    if (auto nested = a.check_reentry(target, options)) return Lock(std::move(nested));
     Acquirer::Refusal refusal;
     detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once({name, 0}, options, owner, &refusal);
+    return a.attempt_once(target, options, owner, &refusal);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
-    detail::validate_lock_name(name);
-    detail::validate_options(options);
+    const detail::Target target = lock_target(name, options);
     Acquirer a(state_);
-    if (auto nested = a.check_reentry(name, options)) return Lock(std::move(nested));
-    return a.acquire({name, 0}, options);
+    if (auto nested = a.check_reentry(target, options)) return Lock(std::move(nested));
+    return a.acquire(target, options);
 }
 
 static void validate_semaphore(const std::string& name, int capacity) {
@@ -555,6 +602,7 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
                                              const LockOptions& options) {
     validate_semaphore(name, capacity);
     detail::validate_options(options);
+    refuse_shared_mode(options, "a semaphore slot");
     Acquirer a(state_);
     Acquirer::Refusal refusal;
     detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
@@ -564,6 +612,7 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
     validate_semaphore(name, capacity);
     detail::validate_options(options);
+    refuse_shared_mode(options, "a semaphore slot");
     return Acquirer(state_).acquire({name, capacity}, options);
 }
 
@@ -639,6 +688,12 @@ std::optional<LockInfo> row_held_by(const std::shared_ptr<detail::LockerState>& 
     if (token.empty()) throw error(errc::invalid_argument, "owner token is empty");
     auto row = state->pool->with([&](detail::Connection& c) { return c.find(name); });
     if (!row) return std::nullopt;
+    // Held shared: the token's own row, if it is one of the holders.
+    if (row->locked_by == detail::shared_marker_owner) {
+        auto own = state->pool->with(
+            [&](detail::Connection& c) { return c.find(detail::shared_lockstring(name, token)); });
+        if (own) row = std::move(own);
+    }
     LockInfo info = detail::to_info(*row);
     if (info.holder.guid != token)
         throw error(errc::lost, "lock '" + detail::printable(name) + "' is held by " +
@@ -655,8 +710,12 @@ std::optional<LockInfo> Locker::release(const std::string& name, const std::stri
     if (!held) return std::nullopt;
     const LockInfo& info = *held;
     // Delete exactly that row: if it changed hands meanwhile, nothing happens.
-    bool deleted = state_->pool->with(
-        [&](detail::Connection& c) { return c.delete_exact(info.id, name, info.locked_by); });
+    bool deleted = state_->pool->with([&](detail::Connection& c) {
+        if (info.name != name)  // a shared holder's own row
+            return c.release_shared(info.id, info.name, name, info.locked_by, duration::zero()) !=
+                   detail::ReleaseOutcome::lost;
+        return c.delete_exact(info.id, name, info.locked_by);
+    });
     if (!deleted)
         throw error(errc::lost, "lock '" + detail::printable(name) +
                                     "' changed hands while being released [" +
@@ -673,8 +732,10 @@ std::optional<LockInfo> Locker::renew(const std::string& name, const std::string
     if (!held) return std::nullopt;
     const LockInfo& info = *held;
     // Renews exactly that row, and only while it has not expired.
-    auto renewed = state_->pool->with(
-        [&](detail::Connection& c) { return c.renew(info.id, info.locked_by, lease); });
+    auto renewed = state_->pool->with([&](detail::Connection& c) {
+        if (info.name != name) return c.renew_shared(info.id, name, info.locked_by, lease);
+        return c.renew(info.id, info.locked_by, lease);
+    });
     if (!renewed)
         throw error(errc::lost, "lock '" + detail::printable(name) +
                                     "' ran out before it could be renewed (or changed hands) [" +
@@ -692,6 +753,14 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
             return c.delete_exact(row->id, row->lockstring, row->locked_by);
         });
         if (deleted) {
+            // A shared marker: its holders' rows go too, so that each of
+            // them finds its hold lost at its next renewal or look.
+            if (row->locked_by == detail::shared_marker_owner)
+                state_->pool->with([&](detail::Connection& c) {
+                    for (const auto& holder : c.list(detail::shared_prefix(name), false))
+                        c.delete_exact(holder.id, holder.lockstring, holder.locked_by);
+                    return 0;
+                });
             state_->hub->released(name);
             return detail::to_info(*row);
         }

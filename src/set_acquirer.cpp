@@ -260,12 +260,20 @@ class SetAcquirer {
     std::shared_ptr<LockerState> s_;
 };
 
+static void refuse_shared_set(const LockOptions& options) {
+    if (options.mode == lock_mode::shared)
+        throw error(errc::invalid_argument,
+                    "a lock set is taken exclusively: shared mode is for one name at a time "
+                    "(lock(name) with mode shared)");
+}
+
 }  // namespace detail
 
 std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
                                             const LockOptions& options) {
     const auto set = detail::SetAcquirer::canonical(names);
     detail::validate_options(options);
+    detail::refuse_shared_set(options);
     detail::SetAcquirer a(state_);
     a.check_not_held_here(set);
     detail::SetAcquirer::Refusal refusal;
@@ -276,6 +284,7 @@ std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& name
 LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
     const auto set = detail::SetAcquirer::canonical(names);
     detail::validate_options(options);
+    detail::refuse_shared_set(options);
     detail::SetAcquirer a(state_);
     a.check_not_held_here(set);
     return a.acquire(set, options);

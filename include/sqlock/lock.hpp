@@ -10,6 +10,7 @@
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/options.hpp"
 
 namespace sqlock {
 
@@ -52,6 +53,9 @@ class Lock {
     const std::string& lockstring() const;
     /// Semaphore slot number, 1-based; 0 for a plain lock.
     int slot() const;
+    /// How the name is held: exclusive, or shared with other shared holders
+    /// (then lockstring() is this holder's own row, "name#shared-...").
+    lock_mode mode() const;
     /// Fencing token: the row id, strictly increasing and never reused within
     /// a table. Pass it to the resource you protect and have it reject
     /// requests carrying a smaller token than the largest it has seen.

@@ -42,6 +42,10 @@ using expiring_handler = std::function<void(const std::string& name, std::int64_
 using renewed_late_handler = std::function<void(const std::string& name, std::int64_t id,
                                                 int failed_attempts, duration left)>;
 
+/// How a name is held: by one holder alone, or by any number of shared
+/// holders at once (readers), never both.
+enum class lock_mode { exclusive, shared };
+
 /// LockOptions
 ///
 /// How to acquire one lock. An aggregate whose every member has a default,
@@ -91,6 +95,11 @@ struct LockOptions {
     /// length, renewed every third of it: a waiter that dies leaves the line
     /// when it runs out. Between 1 s and 1 h.
     duration queue_lease = std::chrono::seconds(15);
+    /// `shared`: hold the name together with other shared holders, never
+    /// with an exclusive one. A waiting exclusive request is not starved:
+    /// shared requests that come after it wait behind it (docs/shared-locks.md).
+    /// Plain locks only, names of at most 104 bytes.
+    lock_mode mode = lock_mode::exclusive;
     /// Extra caller metadata stored in `locked_by` under "meta".
     std::map<std::string, std::string> metadata{};
 };

@@ -11,6 +11,7 @@
 #include "mariadb_statements.hpp"
 #include "records.hpp"
 #include "sqlock/error.hpp"
+#include "validate.hpp"
 
 namespace sqlock::detail::mariadb {
 namespace {
@@ -230,6 +231,104 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     else
         out.holder = read_row(r, 2);
     return out;
+}
+
+duration MariaConnection::turn_wait() const {
+    const auto left = std::chrono::duration_cast<duration>(limit() - clock::now());
+    return std::max(duration::zero(), left * 3 / 4);
+}
+
+AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const std::string& own,
+                                                  duration lease, const std::string& locked_by,
+                                                  const QueueGate& gate) {
+    const std::string what = describe("acquiring a shared lock", name);
+    const auto until = limit();
+    const duration wait = turn_wait();
+    Failure f;
+    std::vector<StatementResult> rs;
+    for (;;) {
+        f = Failure{};
+        rs = link_.run(sql::acquire_shared(*target_, name, own, lease, locked_by, wait, gate),
+                       until, what, &f);
+        // As try_acquire(): a deadlock or an id not drawn rolled it all back.
+        const bool retryable = f.code == ER_LOCK_DEADLOCK || f.code == ER_AUTOINC_READ_FAILED;
+        if (!retryable || clock::now() >= until) break;
+        give_back_turn(name, what);
+    }
+    AcquireResult out;
+    if (f.code == 0) {
+        const StatementResult& last = last_rows(*target_, rs, what);
+        if (!last.rows.empty()) out.acquired = read_row(last.rows[0], 0);
+        return out;
+    }
+    give_back_turn(name, what);
+    // Not taken, nothing written: the turn did not come or waiters went
+    // first (the marker's NULL name), the name is held exclusively (our
+    // row's NULL name), or our row is there already (a retry after a lost
+    // answer: claimed by the caller).
+    const bool contended = f.code == ER_BAD_NULL_ERROR || f.code == ER_DUP_ENTRY ||
+                           f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
+                           f.code == ER_AUTOINC_READ_FAILED;
+    if (!contended) throw_failure(*target_, f, what);
+    auto found = run(sql::shared_refusal(*target_, name, own), "reading the holder of", name);
+    bool first = true;
+    for (const StatementResult& r : found) {
+        if (!r.has_rows) continue;
+        if (first) {
+            out.queued = !r.rows.empty() && as_bool(r.rows[0].at(0));
+            first = false;
+            continue;
+        }
+        for (const auto& row : r.rows) {
+            Row read = read_row(row, 0);
+            // Ours (claim_own_holder takes it) before anyone else's.
+            if (!out.holder || read.lockstring == own) out.holder = std::move(read);
+        }
+    }
+    return out;
+}
+
+std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
+                                                         const std::string& name, const char* doing,
+                                                         const std::string& subject) {
+    const std::string what = describe(doing, subject);
+    Failure f;
+    std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
+    if (f.code != 0) {
+        give_back_turn(name, what);
+        throw_failure(*target_, f, what);
+    }
+    for (const StatementResult& r : rs) {
+        if (!r.has_rows) continue;
+        if (r.rows.empty() || !as_bool(r.rows[0].at(0)))
+            throw error(errc::busy, target_->redact("the turn of lock '" + printable(name) +
+                                                    "' did not come in time while " + what + " [" +
+                                                    target_->redacted_url + "]"));
+        break;
+    }
+    return rs;
+}
+
+std::optional<Row> MariaConnection::renew_shared(std::int64_t id, const std::string& name,
+                                                 const std::string& locked_by, duration lease) {
+    const std::string subject = std::to_string(id);
+    auto rs = run_turned(sql::renew_shared(*target_, id, name, locked_by, lease, turn_wait()), name,
+                         "renewing shared lock id", subject);
+    const auto& last = last_rows(*target_, rs, describe("renewing shared lock id", subject));
+    if (last.rows.empty()) return std::nullopt;
+    return read_row(last.rows[0], 0);
+}
+
+ReleaseOutcome MariaConnection::release_shared(std::int64_t id, const std::string& /*own*/,
+                                               const std::string& name,
+                                               const std::string& locked_by, duration min_hold) {
+    const std::string subject = std::to_string(id);
+    auto rs = run_turned(sql::release_shared(*target_, id, name, locked_by, min_hold, turn_wait()),
+                         name, "releasing shared lock id", subject);
+    const auto& last = last_rows(*target_, rs, describe("releasing shared lock id", subject));
+    if (last.rows.empty()) return ReleaseOutcome::lost;
+    if (as_int64(last.rows[0].at(0)) > 0) return ReleaseOutcome::kept;
+    return as_int64(last.rows[0].at(1)) > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }
 
 void MariaConnection::give_back_turn(const std::string& lockstring, const std::string& what) {

@@ -56,6 +56,13 @@ class MariaConnection final : public Connection {
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
                              duration lease) override;
+    AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
+                                     duration lease, const std::string& locked_by,
+                                     const QueueGate& gate) override;
+    std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
+                                    const std::string& locked_by, duration lease) override;
+    ReleaseOutcome release_shared(std::int64_t id, const std::string& own, const std::string& name,
+                                  const std::string& locked_by, duration min_hold) override;
     bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
@@ -82,6 +89,14 @@ class MariaConnection final : public Connection {
     /// server broke a deadlock by rolling it back.
     std::vector<StatementResult> run(const std::string& sql, const char* doing,
                                      const std::string& subject);
+    /// How long a batch may wait for a name's turn: three quarters of the
+    /// round trip's bound (the rest is for its statements).
+    duration turn_wait() const;
+    /// A shared hold's renewal or release batch: the turn's answer (its
+    /// first result set) must be yes, else errc::busy; rolled back and the
+    /// turn given back when it fails part-way.
+    std::vector<StatementResult> run_turned(const std::string& sql, const std::string& name,
+                                            const char* doing, const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
     void give_back_turn(const std::string& lockstring, const std::string& what);
     /// run() for a batch with a transaction in it: rolled back if it fails

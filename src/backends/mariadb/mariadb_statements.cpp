@@ -5,6 +5,7 @@
 
 #include "sqlock/error.hpp"
 
+#include "backend.hpp"
 #include "fnv1a.hpp"
 #include "schema.hpp"
 
@@ -239,6 +240,113 @@ std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& i
     return "DELETE FROM " + t.quoted_table + " WHERE id IN " + in + " AND " + owner_is(locked_by);
 }
 
+namespace {
+
+// The turn of a shared hold's name: the key exclusive acquisitions of the
+// name take.
+std::string shared_turn(const MariaTarget& t, const std::string& name, duration wait) {
+    return "SET @sqlock_turn = GET_LOCK('" + turn_key(t, name) + "', " + seconds(wait) + ");\n";
+}
+
+std::string give_back_shared_turn(const MariaTarget& t, const std::string& name) {
+    return "DO IF(@sqlock_turn = 1, RELEASE_LOCK('" + turn_key(t, name) + "'), 0)";
+}
+
+}  // namespace
+
+// clang-format off
+std::string acquire_shared(const MariaTarget& t, const std::string& name, const std::string& own,
+                           duration lease, const std::string& locked_by, duration wait,
+                           const QueueGate& gate) {
+    const std::string& T = t.quoted_table;
+    const std::string N = literal(name);
+    const std::string M = literal(shared_marker_owner);
+    const std::string queued =
+        !gate.active() ? "0"
+                       : "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
+                             literal(gate.name) + " AND id < " + number(gate.before) +
+                             " AND expires > " + now + ")";
+    return "SET @sqlock_queued = " + queued + ";\n"
+           "SET @sqlock_turn = IF(@sqlock_queued, NULL, GET_LOCK('" + turn_key(t, name) + "', " +
+           seconds(wait) + "));\n"
+           "START TRANSACTION;\n"
+           "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n"
+           "DELETE FROM " + T + " WHERE lockstring = " + N + " AND " +
+           unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
+           N + ", NULL), " + now + ", @sqlock_until, " + M + ") ON DUPLICATE KEY UPDATE"
+           " expires = IF(locked_by = " + M + ", GREATEST(expires, VALUES(expires)), expires);\n"
+           "SET @sqlock_shared = (SELECT COUNT(*) FROM " + T + " WHERE lockstring = " + N +
+           " AND locked_by = " + M + ");\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_shared = 1, " +
+           literal(own) + ", NULL), " + now + ", @sqlock_until, " + literal(locked_by) + ");\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring = " + literal(own) + ";\n"
+           "COMMIT;\n" + give_back_shared_turn(t, name);
+}
+
+std::string shared_refusal(const MariaTarget& t, const std::string& name, const std::string& own) {
+    return "SELECT COALESCE(@sqlock_queued, 0);\n"
+           "SELECT " + columns() + " FROM " + t.quoted_table + " AS t WHERE t.lockstring IN (" +
+           literal(name) + ", " + literal(own) + ") AND t.expires > " + now +
+           " AND COALESCE(t.locked_by, '') <> " + literal(shared_marker_owner);
+}
+
+std::string renew_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
+                         const std::string& locked_by, duration lease, duration wait) {
+    const std::string& T = t.quoted_table;
+    const std::string M = literal(shared_marker_owner);
+    const std::string mine = "id = " + number(id) + " AND locked_by = " + literal(locked_by);
+    return shared_turn(t, name, wait) +
+           "SELECT COALESCE(@sqlock_turn = 1, 0);\n"
+           "START TRANSACTION;\n"
+           "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n"
+           "SET @sqlock_marker = (SELECT COUNT(*) FROM " + T + " WHERE lockstring = " +
+           literal(name) + " AND locked_by = " + M + " AND expires > " + now + ") = 1"
+           " AND @sqlock_turn = 1;\n"
+           "UPDATE " + T + " SET expires = @sqlock_until WHERE " + mine + " AND " +
+           unindexed(std::string("expires > ") + now) + " AND @sqlock_marker;\n"
+           "UPDATE " + T + " SET expires = GREATEST(expires, @sqlock_until) WHERE lockstring = " +
+           literal(name) + " AND locked_by = " + M + " AND @sqlock_marker;\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine + " AND t.expires > " +
+           now + " AND @sqlock_marker;\n"
+           "COMMIT;\n" + give_back_shared_turn(t, name);
+}
+
+std::string release_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
+                           const std::string& locked_by, duration min_hold, duration wait) {
+    const std::string& T = t.quoted_table;
+    const std::string M = literal(shared_marker_owner);
+    const std::string N = literal(name);
+    const std::string mine = "id = " + number(id) + " AND " + owner_is(locked_by) +
+                             " AND @sqlock_turn = 1";
+    const std::string until = "created + " + micros(min_hold);
+    const std::string prefix = shared_prefix(name);
+    std::string upper = prefix;
+    upper.back() = static_cast<char>(upper.back() + 1);
+    // The holders' rows by a range of the unique index (the column's
+    // collation compares code points, as bytes), checked exactly by LEFT.
+    const std::string holders = "lockstring >= " + literal(prefix) + " AND lockstring < " +
+                                literal(upper) + " AND LEFT(lockstring, " +
+                                std::to_string(prefix.size()) + ") = " + literal(prefix);
+    return shared_turn(t, name, wait) +
+           "SELECT COALESCE(@sqlock_turn = 1, 0);\n"
+           "START TRANSACTION;\n"
+           "UPDATE " + T + " SET expires = " + until + " WHERE " + mine + " AND " +
+           (min_hold > duration::zero() ? "1" : "0") + " = 1 AND " + until + " > " + now + ";\n"
+           "SET @sqlock_kept = ROW_COUNT();\n"
+           "DELETE FROM " + T + " WHERE " + mine + " AND @sqlock_kept = 0;\n"
+           "SET @sqlock_deleted = ROW_COUNT();\n"
+           "SET @sqlock_until = (SELECT MAX(expires) FROM " + T + " WHERE " + holders +
+           " AND expires > " + now + ");\n"
+           "DELETE FROM " + T + " WHERE lockstring = " + N + " AND locked_by = " + M +
+           " AND @sqlock_until IS NULL AND @sqlock_turn = 1;\n"
+           "UPDATE " + T + " SET expires = @sqlock_until WHERE lockstring = " + N +
+           " AND locked_by = " + M + " AND @sqlock_until IS NOT NULL AND @sqlock_turn = 1;\n"
+           "SELECT @sqlock_kept, @sqlock_deleted;\n"
+           "COMMIT;\n" + give_back_shared_turn(t, name);
+}
+// clang-format on
+
 std::string release_turn(const MariaTarget& t, const std::string& lockstring) {
     return "ROLLBACK; DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
 }
@@ -256,11 +364,14 @@ std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::st
     // Only we (id and owner) change this row, so the two halves cannot
     // interleave with another holder's; a take-over meanwhile leaves
     // nothing for either, and the last statement says "lost".
-    return "DELETE FROM " + T + " WHERE " + mine + " AND " + until + " <= " + now + ";\n"
+    return "DELETE FROM " + T + " WHERE " + mine + " AND " + until + " <= " + now +
+           ";\n"
            "SET @sqlock_released = ROW_COUNT();\n"
-           "UPDATE " + T + " SET expires = " + until + " WHERE " + mine +
+           "UPDATE " +
+           T + " SET expires = " + until + " WHERE " + mine +
            " AND @sqlock_released = 0;\n"
-           "SELECT @sqlock_released, EXISTS(SELECT 1 FROM " + T + " WHERE " + mine + ")";
+           "SELECT @sqlock_released, EXISTS(SELECT 1 FROM " +
+           T + " WHERE " + mine + ")";
 }
 
 std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
@@ -270,9 +381,10 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
     // Read back rather than counting changed rows: an update to the value
     // the row already has changes nothing and would read as "lost".
     return "UPDATE " + T + " SET expires = " + now + " + " + micros(lease) + " WHERE " + mine +
-           " AND " + unindexed(std::string("expires > ") + now) + ";\n"
-           "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine +
-           " AND t.expires > " + now;
+           " AND " + unindexed(std::string("expires > ") + now) +
+           ";\n"
+           "SELECT " +
+           columns() + " FROM " + T + " AS t WHERE t." + mine + " AND t.expires > " + now;
 }
 
 std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
@@ -289,7 +401,9 @@ std::string purge(const MariaTarget& t, std::size_t batch) {
 
 std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only) {
     std::string where;
-    auto add = [&](const std::string& cond) { where += (where.empty() ? " WHERE " : " AND ") + cond; };
+    auto add = [&](const std::string& cond) {
+        where += (where.empty() ? " WHERE " : " AND ") + cond;
+    };
     if (!prefix.empty()) {
         // The range lets the unique index find the prefix; LEFT() compares
         // it exactly (no LIKE wildcards to escape). With a binary no-pad

@@ -75,6 +75,35 @@ std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids
 std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
                         const std::string& locked_by);
 
+/// A shared hold (Connection::try_acquire_shared): the name's turn (as
+/// acquire's, not taken behind an active `gate` while a live waiter it
+/// names is queued: @sqlock_queued), then one transaction that takes over
+/// an expired row of the name, inserts or extends the marker, and inserts
+/// our row `own` only when the name's row is a marker: else that INSERT
+/// stops the batch at a NULL name (error 1048) and the caller rolls back.
+/// Both rows expire at one moment. Last result set: our row.
+std::string acquire_shared(const MariaTarget& t, const std::string& name, const std::string& own,
+                           duration lease, const std::string& locked_by, duration wait,
+                           const QueueGate& gate);
+
+/// After a failed acquire_shared (rolled back): whether waiters went first
+/// (one row, 1/0), then the live exclusive row of `name` and our `own`
+/// row, if any.
+std::string shared_refusal(const MariaTarget& t, const std::string& name, const std::string& own);
+
+/// Renews a shared holder's live row and extends the marker to match,
+/// under the name's turn. Result sets: (turn came: 1/0), then our row as
+/// renewed (none: lost).
+std::string renew_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
+                         const std::string& locked_by, duration lease, duration wait);
+
+/// Releases a shared holder's row (kept to created + min_hold while that is
+/// ahead), then shrinks the marker to the other live holders' latest expiry
+/// or deletes it, under the name's turn. Result sets: (turn came: 1/0),
+/// then (kept, deleted).
+std::string release_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
+                           const std::string& locked_by, duration min_hold, duration wait);
+
 /// Ends the transaction and gives the turn back after a failed acquire batch.
 std::string release_turn(const MariaTarget& t, const std::string& lockstring);
 

@@ -327,6 +327,72 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
     return out;
 }
 
+SharedValues PgConnection::shared_values(const std::string& name, const std::string& locked_by) {
+    auto literal = [&](const std::string& text) { return "'" + link_.get().esc(text) + "'"; };
+    SharedValues v;
+    v.name = literal(name);
+    v.turn = literal(turn_name(name));
+    v.locked_by = literal(locked_by);
+    v.marker = literal(shared_marker_owner);
+    v.prefix = literal(shared_prefix(name));
+    v.channel = literal(name_channel(*target_, turn_name(name)));
+    return v;
+}
+
+pqxx::result PgConnection::exec_simple(const char* doing, const std::string& subject,
+                                       const std::string& sql) {
+    auto run = [&] {
+        pqxx::nontransaction tx(link_.get());
+        return tx.exec(sql);
+    };
+    return send(doing, subject, run, run);
+}
+
+AcquireResult PgConnection::try_acquire_shared(const std::string& name, const std::string& own,
+                                               duration lease, const std::string& locked_by,
+                                               const QueueGate& gate) {
+    SharedValues v = shared_values(name, locked_by);
+    v.own = "'" + link_.get().esc(own) + "'";
+    v.lease_ms = std::to_string(millis(lease));
+    if (gate.active()) v.queue_before = std::to_string(gate.before);
+    const pqxx::result r =
+        exec_simple("acquiring a shared lock", name, shared_acquire_sql(*target_, v));
+    AcquireResult out;
+    for (const auto& row : r) {
+        const std::string kind = row[0].as<std::string>();
+        if (kind == "own")
+            out.acquired = read_row(row, 1);
+        else if (kind == "mine" || kind == "holder")
+            out.holder = read_row(row, 1);  // ours (claim_own_holder), or in the way
+        else if (kind == "queued")
+            out.queued = true;
+    }
+    return out;
+}
+
+std::optional<Row> PgConnection::renew_shared(std::int64_t id, const std::string& name,
+                                              const std::string& locked_by, duration lease) {
+    SharedValues v = shared_values(name, locked_by);
+    v.id = std::to_string(id);
+    v.lease_ms = std::to_string(millis(lease));
+    const pqxx::result r =
+        exec_simple("renewing a shared lock", name, shared_renew_sql(*target_, v));
+    if (r.empty()) return std::nullopt;
+    return read_row(r[0], 0);
+}
+
+ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& /*own*/,
+                                            const std::string& name, const std::string& locked_by,
+                                            duration min_hold) {
+    SharedValues v = shared_values(name, locked_by);
+    v.id = std::to_string(id);
+    v.min_hold_ms = std::to_string(std::max<std::int64_t>(0, millis(min_hold)));
+    const pqxx::result r =
+        exec_simple("releasing a shared lock", name, shared_release_sql(*target_, v));
+    if (r[0][0].as<std::int64_t>() > 0) return ReleaseOutcome::kept;
+    return r[0][1].as<std::int64_t>() > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
+}
+
 AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capacity, duration lease,
                                              const std::string& locked_by, int* slot_out,
                                              const QueueGate& gate) {

@@ -60,6 +60,13 @@ class PgConnection final : public Connection {
                            const std::string& locked_by, duration min_hold) override;
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
                              duration lease) override;
+    AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
+                                     duration lease, const std::string& locked_by,
+                                     const QueueGate& gate) override;
+    std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
+                                    const std::string& locked_by, duration lease) override;
+    ReleaseOutcome release_shared(std::int64_t id, const std::string& own, const std::string& name,
+                                  const std::string& locked_by, duration min_hold) override;
     bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
@@ -90,6 +97,11 @@ class PgConnection final : public Connection {
     /// A hot statement through libpq, the same way.
     PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                          PqParams params);
+    /// A shared hold's values for its statements, quoted for this link.
+    SharedValues shared_values(const std::string& name, const std::string& locked_by);
+    /// One simple query of several statements (shared holds): its last
+    /// result.
+    pqxx::result exec_simple(const char* doing, const std::string& subject, const std::string& sql);
     /// Whether the server is a standby or read-only; false if that cannot
     /// be told. Only asked on the error path.
     bool read_only();

@@ -185,6 +185,91 @@ std::string name_channel(const PgTarget& target, const std::string& turn) {
     return "sqlock_n_" + text_hash(table_basename(target.table) + '\0' + turn);
 }
 
+namespace {
+
+// The first statement of each: the name's turn.
+std::string shared_turn(const PgTarget& target, const SharedValues& v) {
+    return "SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
+           "'::regclass::oid::text), hashtext(" + v.turn + "));\n";
+}
+
+// The live marker of the name is there.
+std::string marker_live(const PgTarget& target, const SharedValues& v) {
+    return "EXISTS (SELECT 1 FROM " + target.quoted_table + " AS m WHERE m.lockstring = " + v.name +
+           " AND m.locked_by = " + v.marker + " AND m.expires > now())";
+}
+
+}  // namespace
+
+// clang-format off
+std::string shared_acquire_sql(const PgTarget& target, const SharedValues& v) {
+    const std::string& T = target.quoted_table;
+    const std::string lease = millis(v.lease_ms.c_str());
+    const std::string queued = v.queue_before.empty() ? "false" :
+        "EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS x WHERE x.lockstring = " + v.name +
+        " AND x.id < " + v.queue_before + " AND x.expires > now())";
+    // The marker: inserted, taken over when expired (a new id, as any take-
+    // over), or extended when live; a live exclusive row is left alone.
+    return shared_turn(target, v) +
+        "WITH q AS (SELECT " + queued + " AS queued),"
+        " m AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
+        " SELECT " + v.name + ", now(), now() + " + lease + ", " + v.marker + " FROM q WHERE NOT q.queued"
+        " ON CONFLICT (lockstring) DO UPDATE SET"
+        " id = CASE WHEN t.expires <= now() THEN excluded.id ELSE t.id END,"
+        " created = CASE WHEN t.expires <= now() THEN excluded.created ELSE t.created END,"
+        " expires = greatest(t.expires, excluded.expires), locked_by = excluded.locked_by"
+        " WHERE t.expires <= now() OR t.locked_by = " + v.marker + " RETURNING t.id),"
+        " o AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
+        " SELECT " + v.own + ", now(), now() + " + lease + ", " + v.locked_by + " FROM m"
+        " ON CONFLICT (lockstring) DO NOTHING RETURNING " + columns("t") + ")"
+        " SELECT 'own', o.* FROM o"
+        " UNION ALL SELECT 'mine', " + columns("h") + " FROM " + T + " AS h WHERE h.lockstring = " +
+        v.own + " AND EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM o)"
+        " UNION ALL SELECT 'holder', " + columns("h") + " FROM " + T + " AS h WHERE h.lockstring = " +
+        v.name + " AND h.expires > now() AND h.locked_by IS DISTINCT FROM " + v.marker +
+        " AND NOT EXISTS (SELECT 1 FROM m)"
+        " UNION ALL SELECT 'queued', NULL, NULL, NULL, NULL, NULL, NULL FROM q WHERE q.queued";
+}
+
+std::string shared_renew_sql(const PgTarget& target, const SharedValues& v) {
+    const std::string& T = target.quoted_table;
+    return shared_turn(target, v) +
+        "WITH o(id, lockstring, created, expires, locked_by, seconds_left, until) AS"
+        " (UPDATE " + T + " AS t SET expires = now() + " + millis(v.lease_ms.c_str()) +
+        " WHERE t.id = " + v.id + " AND t.locked_by = " + v.locked_by + " AND t.expires > now()"
+        " AND " + marker_live(target, v) + " RETURNING " + columns("t") + ", t.expires),"
+        " m AS (UPDATE " + T + " AS t SET expires = greatest(t.expires, (SELECT until FROM o))"
+        " WHERE t.lockstring = " + v.name + " AND t.locked_by = " + v.marker +
+        " AND EXISTS (SELECT 1 FROM o) RETURNING 1)"
+        " SELECT o.id, o.lockstring, o.created, o.expires, o.locked_by, o.seconds_left"
+        " FROM o, (SELECT count(*) FROM m) AS extended";
+}
+
+std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
+    const std::string& T = target.quoted_table;
+    const std::string min_hold = millis(v.min_hold_ms.c_str());
+    // The other live holders' latest expiry, and ours when min_hold keeps
+    // our row: the marker's new expiry, or NULL when it goes.
+    return shared_turn(target, v) +
+        "WITH k AS (UPDATE " + T + " SET expires = created + " + min_hold +
+        " WHERE id = " + v.id + " AND locked_by = " + v.locked_by + " AND " + v.min_hold_ms +
+        " > 0 AND created + " + min_hold + " > now() RETURNING expires),"
+        " d AS (DELETE FROM " + T + " WHERE id = " + v.id + " AND locked_by = " + v.locked_by +
+        " AND NOT EXISTS (SELECT 1 FROM k) RETURNING id),"
+        " s AS (SELECT max(x.e) AS e FROM (SELECT h.expires AS e FROM " + T + " AS h"
+        " WHERE left(h.lockstring, length(" + v.prefix + ")) = " + v.prefix +
+        " AND h.id <> " + v.id + " AND h.expires > now() UNION ALL SELECT expires FROM k) AS x),"
+        " dm AS (DELETE FROM " + T + " WHERE lockstring = " + v.name + " AND locked_by = " +
+        v.marker + " AND (SELECT e FROM s) IS NULL RETURNING lockstring),"
+        " um AS (UPDATE " + T + " SET expires = (SELECT e FROM s) WHERE lockstring = " + v.name +
+        " AND locked_by = " + v.marker + " AND (SELECT e FROM s) IS NOT NULL RETURNING 1)"
+        " SELECT (SELECT count(*) FROM k), (SELECT count(*) FROM d),"
+        " (SELECT count(CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, v.turn) +
+        ") THEN NULL ELSE pg_notify(" + v.channel + ", dm.lockstring) END) FROM dm),"
+        " (SELECT count(*) FROM um)";
+}
+// clang-format on
+
 std::string waiting_sql(const PgTarget& target, bool on) {
     return std::string("SELECT pg_advisory_") + (on ? "lock" : "unlock") + "_shared(" +
            waiting_key(target.quoted_table, "$1::text") + ")";

@@ -73,6 +73,39 @@ struct Statement {
 /// semaphore's slots share their semaphore's key.
 std::string turn_name(const std::string& lockstring);
 
+/// The values of a shared hold's statements, each an SQL literal the
+/// caller quoted (text) or wrote (numbers).
+struct SharedValues {
+    std::string name;       // the name held shared (the marker's lockstring)
+    std::string turn;       // its turn_name()
+    std::string own;        // this holder's row
+    std::string locked_by;  // this holder's
+    std::string marker;     // shared_marker_owner
+    std::string lease_ms;   // the lease, whole milliseconds
+    std::string id;         // this holder's row id (renew, release)
+    std::string min_hold_ms;
+    std::string prefix;        // shared_prefix(name) (release)
+    std::string channel;       // name_channel() of the name (release)
+    std::string queue_before;  // the QueueGate's ticket; empty: no gate
+};
+
+/// A shared hold's statements: each one simple query of two statements,
+/// sent as it is (values spliced in as literals, for the simple protocol
+/// takes no parameters). The first takes the name's turn, the advisory
+/// lock exclusive acquisitions take; the second does the work in a
+/// snapshot taken after that, so it sees what every earlier turn
+/// committed. Both run as one implicit transaction, which holds the turn
+/// until it ends, also through a pooler in transaction mode.
+///
+/// acquire: rows (kind, then a lock row): 'own' our new row; 'mine' our row
+/// found already there; 'holder' the live exclusive row in the way;
+/// 'queued' (no row) when waiters queued before us go first.
+std::string shared_acquire_sql(const PgTarget& target, const SharedValues& v);
+/// renew: our row as renewed, or nothing when it or the marker is gone.
+std::string shared_renew_sql(const PgTarget& target, const SharedValues& v);
+/// release: one row (rows kept by min_hold, rows deleted).
+std::string shared_release_sql(const PgTarget& target, const SharedValues& v);
+
 /// The channel a release of `turn` (turn_name()) in `target`'s table
 /// notifies: "sqlock_n_" and a hash of both, so that only the sessions whose
 /// waiters watch that name hear it.

@@ -358,6 +358,75 @@ ReleaseOutcome SqliteConnection::release(std::int64_t id, const std::string& loc
                                                    : ReleaseOutcome::lost;
 }
 
+// Shared holds: every step in one transaction under SQLite's write lock,
+// which is the name's turn: nobody reads or writes between the look at the
+// marker and the writes that follow from it.
+AcquireResult SqliteConnection::try_acquire_shared(const std::string& name, const std::string& own,
+                                                   duration lease, const std::string& locked_by,
+                                                   const QueueGate& gate) {
+    Transaction tx(*this, "starting the transaction that takes a shared lock");
+    AcquireResult result;
+    std::optional<Row> marker = find(name);
+    const bool live = marker && marker->seconds_left > 0;
+    if (waiters_ahead(gate)) {
+        result.queued = true;
+        if (live && marker->locked_by != shared_marker_owner) result.holder = std::move(marker);
+        return result;
+    }
+    if (!live || marker->locked_by != shared_marker_owner) {
+        if (marker) {
+            Prepared del = prepare(Sql::delete_expired);
+            del.bind(1, name).step();
+        }
+        if (!insert(name, lease, shared_marker_owner)) {
+            result.holder = find(name);  // held exclusively (or live by a hair)
+            return result;
+        }
+    }
+    result.acquired = insert(own, lease, locked_by);
+    if (!result.acquired)  // our token's row is there: 64 random bits met
+        throw error(errc::backend,
+                    "the shared holder row '" + printable(own) + "' exists already; try again");
+    // After our row, from its expiry: 'now' moved on since the marker's.
+    if (!extend_marker(name, result.acquired->expires)) {
+        result.acquired.reset();  // the marker expired this very moment: rolled back
+        return result;
+    }
+    tx.commit("committing a shared lock");
+    return result;
+}
+
+bool SqliteConnection::extend_marker(const std::string& name, const std::string& until) {
+    Prepared extend = prepare(Sql::shared_marker_extend);
+    extend.bind(1, name).bind(2, until).bind(3, shared_marker_owner).step();
+    return sqlite3_changes(db_) > 0;
+}
+
+std::optional<Row> SqliteConnection::renew_shared(std::int64_t id, const std::string& name,
+                                                  const std::string& locked_by, duration lease) {
+    Transaction tx(*this, "starting the transaction that renews a shared lock");
+    std::optional<Row> row = renew(id, locked_by, lease);
+    if (!row || !extend_marker(name, row->expires)) return std::nullopt;  // rolled back
+    tx.commit("committing the renewal of a shared lock");
+    return row;
+}
+
+ReleaseOutcome SqliteConnection::release_shared(std::int64_t id, const std::string& own,
+                                                const std::string& name,
+                                                const std::string& locked_by, duration min_hold) {
+    Transaction tx(*this, "starting the transaction that releases a shared lock");
+    const ReleaseOutcome outcome = release(id, own, locked_by, min_hold);
+    const std::string prefix = shared_prefix(name);
+    std::string upper = prefix;
+    upper.back() = static_cast<char>(upper.back() + 1);
+    for (Sql step : {Sql::shared_marker_drop, Sql::shared_marker_shrink}) {
+        Prepared st = prepare(step);
+        st.bind(1, name).bind(2, prefix).bind(3, upper).bind(4, shared_marker_owner).step();
+    }
+    tx.commit("committing the release of a shared lock");
+    return outcome;
+}
+
 std::optional<Row> SqliteConnection::renew(std::int64_t id, const std::string& locked_by,
                                            duration lease) {
     Prepared st = prepare(Sql::renew);

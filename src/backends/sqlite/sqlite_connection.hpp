@@ -69,6 +69,14 @@ class SqliteConnection final : public Connection {
     ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
                            const std::string& locked_by, duration min_hold) override;
 
+    AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
+                                     duration lease, const std::string& locked_by,
+                                     const QueueGate& gate) override;
+    std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
+                                    const std::string& locked_by, duration lease) override;
+    ReleaseOutcome release_shared(std::int64_t id, const std::string& own, const std::string& name,
+                                  const std::string& locked_by, duration min_hold) override;
+
     std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
                              duration lease) override;
 
@@ -133,6 +141,10 @@ class SqliteConnection final : public Connection {
 
     std::optional<Row> insert(const std::string& lockstring, duration lease,
                               const std::string& locked_by);
+
+    /// Extends the live shared marker of `name` to at least `until` (a
+    /// holder row's expiry); false when there is none.
+    bool extend_marker(const std::string& name, const std::string& until);
 
     /// Whether a live waiter `gate` names is queued (false for an inactive gate).
     bool waiters_ahead(const QueueGate& gate);

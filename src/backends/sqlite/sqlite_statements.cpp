@@ -216,6 +216,21 @@ std::string sql_text(Sql kind, const Tables& tables) {
         case Sql::delete_expired_set:
             return "DELETE FROM " + t +
                    " WHERE lockstring IN (SELECT value FROM json_each(?1)) AND " + dead;
+        case Sql::shared_marker_extend:
+            return "UPDATE " + t + " SET expires = max(expires, ?2)" +
+                   " WHERE lockstring = ?1 AND locked_by = ?3 AND " + live;
+        // Holder rows are found by a range of the unique index: lockstrings
+        // compare bytewise (BINARY), so [prefix, upper) is exactly the names
+        // starting with the prefix.
+        case Sql::shared_marker_drop:
+            return "DELETE FROM " + t + " WHERE lockstring = ?1 AND locked_by = ?4 AND NOT EXISTS" +
+                   " (SELECT 1 FROM " + t + " AS h WHERE h.lockstring >= ?2 AND h.lockstring < ?3" +
+                   " AND julianday(h.expires) > julianday('now'))";
+        case Sql::shared_marker_shrink:
+            return "UPDATE " + t + " SET expires = (SELECT max(h.expires) FROM " + t +
+                   " AS h WHERE h.lockstring >= ?2 AND h.lockstring < ?3" +
+                   " AND julianday(h.expires) > julianday('now'))" +
+                   " WHERE lockstring = ?1 AND locked_by = ?4";
         case Sql::has_table:
             return "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
         case Sql::count:

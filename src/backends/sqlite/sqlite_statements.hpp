@@ -57,6 +57,15 @@ enum class Sql {
     insert_set,
     /// ?1 a JSON array of names: deletes their expired rows.
     delete_expired_set,
+    /// ?1 name, ?2 a holder row's expiry, ?3 marker owner: extends the live
+    /// shared marker of the name to at least that.
+    shared_marker_extend,
+    /// ?1 name, ?2 holders' prefix, ?3 the prefix's upper bound, ?4 marker
+    /// owner: deletes the marker when no live holder row is left.
+    shared_marker_drop,
+    /// The same parameters: sets the marker's expiry to the latest of the
+    /// live holder rows'.
+    shared_marker_shrink,
     count
 };
 
