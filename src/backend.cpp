@@ -1,6 +1,7 @@
 #include "backend.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 
@@ -25,6 +26,17 @@ std::string shared_prefix(const std::string& name) {
 
 std::string shared_lockstring(const std::string& name, const std::string& token) {
     return shared_prefix(name) + token.substr(0, 16);
+}
+
+std::optional<std::string> shared_name_of(const std::string& lockstring) {
+    static const std::string infix = shared_prefix("");
+    const std::size_t token_bytes = 16;
+    if (lockstring.size() < infix.size() + token_bytes) return std::nullopt;
+    const std::size_t at = lockstring.size() - token_bytes - infix.size();
+    if (lockstring.compare(at, infix.size(), infix) != 0) return std::nullopt;
+    for (std::size_t i = at + infix.size(); i < lockstring.size(); ++i)
+        if (!std::isxdigit(static_cast<unsigned char>(lockstring[i]))) return std::nullopt;
+    return lockstring.substr(0, at);
 }
 
 std::size_t slot_suffix_at(const std::string& lockstring) {

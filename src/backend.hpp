@@ -345,6 +345,10 @@ extern const std::string shared_marker_owner;
 /// shared holder of `name`.
 std::string shared_lockstring(const std::string& name, const std::string& token);
 
+/// The name a shared holder row (shared_lockstring()) belongs to; nullopt
+/// for any other lockstring.
+std::optional<std::string> shared_name_of(const std::string& lockstring);
+
 /// The prefix every shared holder row of `name` starts with.
 std::string shared_prefix(const std::string& name);
 

@@ -1,5 +1,7 @@
 #include "sqlock/lock_info.hpp"
 
+#include "backend.hpp"
+
 #include <signal.h>
 #include <sys/types.h>
 
@@ -18,6 +20,8 @@ namespace sqlock {
 
 std::string describe_holder(const LockInfo& info) {
     const Holder& h = info.holder;
+    if (info.shared_marker())
+        return "shared holders (`sqlock show " + detail::printable(info.name) + "` lists them)";
     if (h.host.empty() && h.pid == 0) {
         if (info.locked_by.empty()) return "unknown holder";
         return "'" + detail::printable(info.locked_by, 80) + "'";
@@ -103,6 +107,10 @@ std::chrono::system_clock::time_point LockInfo::created_time() const noexcept {
 
 std::chrono::system_clock::time_point LockInfo::expires_time() const noexcept {
     return detail::parse_utc(expires);
+}
+
+bool LockInfo::shared_marker() const {
+    return locked_by == detail::shared_marker_owner;
 }
 
 }  // namespace sqlock

@@ -668,6 +668,15 @@ std::optional<LockInfo> Locker::show(const std::string& name) {
     return detail::to_info(*row);
 }
 
+std::vector<LockInfo> Locker::shared_holders(const std::string& name) {
+    detail::validate_lock_name(name);
+    std::vector<LockInfo> live;
+    for (LockInfo& info : read_rows(state_, detail::shared_prefix(name), false))
+        if (!info.expired() && detail::shared_name_of(info.name) == name)
+            live.push_back(std::move(info));
+    return live;
+}
+
 std::size_t Locker::queue_length(const std::string& name) {
     detail::validate_lock_name(name);
     Acquirer(state_).ensure_initialized();
@@ -710,17 +719,18 @@ std::optional<LockInfo> Locker::release(const std::string& name, const std::stri
     if (!held) return std::nullopt;
     const LockInfo& info = *held;
     // Delete exactly that row: if it changed hands meanwhile, nothing happens.
+    const auto shared_name = detail::shared_name_of(info.name);
     bool deleted = state_->pool->with([&](detail::Connection& c) {
-        if (info.name != name)  // a shared holder's own row
-            return c.release_shared(info.id, info.name, name, info.locked_by, duration::zero()) !=
-                   detail::ReleaseOutcome::lost;
+        if (shared_name)  // a shared holder's own row
+            return c.release_shared(info.id, info.name, *shared_name, info.locked_by,
+                                    duration::zero()) != detail::ReleaseOutcome::lost;
         return c.delete_exact(info.id, name, info.locked_by);
     });
     if (!deleted)
         throw error(errc::lost, "lock '" + detail::printable(name) +
                                     "' changed hands while being released [" +
                                     state_->url.redacted + "]");
-    state_->hub->released(name);
+    state_->hub->released(shared_name ? *shared_name : name);
     return info;
 }
 
@@ -732,8 +742,9 @@ std::optional<LockInfo> Locker::renew(const std::string& name, const std::string
     if (!held) return std::nullopt;
     const LockInfo& info = *held;
     // Renews exactly that row, and only while it has not expired.
+    const auto shared_name = detail::shared_name_of(info.name);
     auto renewed = state_->pool->with([&](detail::Connection& c) {
-        if (info.name != name) return c.renew_shared(info.id, name, info.locked_by, lease);
+        if (shared_name) return c.renew_shared(info.id, *shared_name, info.locked_by, lease);
         return c.renew(info.id, info.locked_by, lease);
     });
     if (!renewed)
@@ -749,7 +760,13 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
         auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
         if (!row) return std::nullopt;
         // Delete exactly the row we looked at, so we can say whose it was.
+        // One shared holder's row: released as it releases itself, so that
+        // the name's marker follows.
+        const auto shared_name = detail::shared_name_of(name);
         bool deleted = state_->pool->with([&](detail::Connection& c) {
+            if (shared_name)
+                return c.release_shared(row->id, row->lockstring, *shared_name, row->locked_by,
+                                        duration::zero()) != detail::ReleaseOutcome::lost;
             return c.delete_exact(row->id, row->lockstring, row->locked_by);
         });
         if (deleted) {

@@ -34,6 +34,9 @@ struct LockInfo {
     double seconds_left = 0.0;  ///< expires minus the database's now; <= 0 once expired
 
     bool expired() const noexcept { return seconds_left <= 0.0; }
+    /// The row is a name's shared marker: the name is held shared, by the
+    /// holders Locker::shared_holders() lists, each a row of its own.
+    bool shared_marker() const;
     /// `created` and `expires` as time points (UTC, the database's clock);
     /// the epoch for a value that is not a time (rows of other programs).
     std::chrono::system_clock::time_point created_time() const noexcept;

@@ -119,6 +119,9 @@ class Locker {
     LockCounts lock_counts();
     /// The row named `name` (a lockstring), if any.
     std::optional<LockInfo> show(const std::string& name);
+    /// The live shared holders of `name`, each its own row (by lockstring);
+    /// empty when the name is not held shared.
+    std::vector<LockInfo> shared_holders(const std::string& name);
 
     /// How many callers wait in line for `name` (a lock's, or a
     /// semaphore's), served in arrival order (docs/waiting.md); 0 when the

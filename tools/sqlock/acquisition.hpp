@@ -2,6 +2,7 @@
 // a progress line and staying responsive to signals while waiting.
 #pragma once
 
+#include <cxxopts.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,14 @@ struct AcquireRequest {
     /// taken), with the row in the way (null if it was just released).
     std::function<void(const sqlock::LockInfo* holder)> on_wait_start{};
 };
+
+/// `--shared`: `request` takes its one name shared. A usage error (64) with
+/// --slots or with several names (`names`: how many were given).
+void apply_shared_option(const cxxopts::ParseResult& options, AcquireRequest& request,
+                         std::size_t names);
+
+/// "exclusive" or "shared", as the command prints a mode.
+const char* mode_name(sqlock::lock_mode mode);
 
 /// Called while waiting (at least every half second); returns a signal
 /// number that should end the wait, or 0.

@@ -32,6 +32,7 @@ void add_acquire_options(cxxopts::Options& options, const std::string& group) {
     add_wait_options(add, "fails at once");
     add("slots", "Counting semaphore: take one of N slots of NAME", cxxopts::value<std::string>(),
         "N");
+    add("shared", "Take NAME shared: beside other shared holders, never beside an exclusive one");
     add("json", "Print JSON instead of shell assignments");
 }
 
@@ -94,7 +95,7 @@ int run_acquire(Invocation& inv) {
     if (inv.args.empty())
         throw usage_error(
             "acquire needs a lock name; usage: sqlock acquire NAME [NAME...] "
-            "[--expires DUR] [--wait DUR] [--slots N] [--json]");
+            "[--expires DUR] [--wait DUR] [--slots N] [--shared] [--json]");
     const auto& o = inv.options;
     AcquireRequest request;
     request.name = inv.args[0];
@@ -106,6 +107,7 @@ int run_acquire(Invocation& inv) {
     request.options.expires = duration_option(o, "expires", duration_kind::positive);
     request.options.metadata["command"] = "sqlock acquire";
     const bool json = o.count("json") > 0;
+    apply_shared_option(o, request, inv.args.size());
 
     if (inv.args.size() > 1) {
         if (request.slots)
@@ -127,6 +129,7 @@ int run_acquire(Invocation& inv) {
     if (json) {
         Output::data(json_text({{"name", lock.name()},
                                 {"lockstring", lock.lockstring()},
+                                {"mode", mode_name(lock.mode())},
                                 {"slot", lock.slot()},
                                 {"id", lock.id()},
                                 {"token", lock.owner_token()},

@@ -94,6 +94,22 @@ int run_show(Invocation& inv) {
             inv.out.note("lock " + in_quotes(name) + " is not held" + db);
         return exit_code::not_held;
     }
+    if (row->shared_marker() && !row->expired()) {
+        // Held shared: every holder, each its own row.
+        const auto holders = locker.shared_holders(name);
+        if (inv.options.count("json")) {
+            nlohmann::ordered_json list = nlohmann::ordered_json::array();
+            for (const auto& h : holders) list.push_back(lock_json(h));
+            Output::data(json_text(
+                {{"name", name}, {"mode", "shared"}, {"expires", row->expires}, {"holders", list}},
+                true));
+        } else {
+            Output::data("lock " + in_quotes(name) + " is held shared by " +
+                         count_of(holders.size(), "holder") + " (mode shared), until " +
+                         row->expires + " UTC at the latest:\n" + lock_table(holders));
+        }
+        return exit_code::ok;
+    }
     if (inv.options.count("json"))
         Output::data(json_text(lock_json(*row), true));
     else

@@ -115,6 +115,8 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
     add_wait_options(add, "skips at once");
     add("slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
         cxxopts::value<std::string>(), "N");
+    add("shared",
+        "Take NAME shared: run beside other --shared runs of NAME, never beside an exclusive one");
     add("min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
         cxxopts::value<std::string>()->default_value("0"), "DUR");
     add("heartbeat", "Renew the lease while COMMAND runs (the default)");
@@ -244,6 +246,9 @@ RunSettings parse_settings(const Invocation& inv) {
                               std::to_string(inv.args.size()) + " names");
         s.request.set = inv.args;
     }
+    apply_shared_option(o, s.request, inv.args.size());
+    if (s.request.options.mode == sqlock::lock_mode::shared && o.count("once-per"))
+        throw usage_error("--once-per runs one job per window; it does not go with --shared");
     const WaitOption wait = wait_option(o);
     s.request.wait = wait.wait;
     s.request.wait_forever = wait.forever;

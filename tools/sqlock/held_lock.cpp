@@ -63,14 +63,18 @@ std::vector<std::string> HeldLock::environment() const {
     nlohmann::ordered_json locks = nlohmann::ordered_json::object();
     std::vector<std::string> env;
     if (lock_) {
-        locks[lock_->lockstring()] = lock_->id();
+        const bool shared = lock_->mode() == sqlock::lock_mode::shared;
+        // A shared hold's row is its own; the job knows the name it asked for.
+        locks[shared ? lock_->name() : lock_->lockstring()] = lock_->id();
         env = {"SQLOCK_NAME=" + lock_->name(), "SQLOCK_LOCKSTRING=" + lock_->lockstring(),
                "SQLOCK_SLOT=" + std::to_string(lock_->slot()),
-               "SQLOCK_ID=" + std::to_string(lock_->id())};
+               "SQLOCK_ID=" + std::to_string(lock_->id()),
+               std::string("SQLOCK_MODE=") + (shared ? "shared" : "exclusive")};
     } else {
         for (std::size_t i = 0; i < set_->size(); ++i) locks[set_->names()[i]] = set_->ids()[i];
         env = {"SQLOCK_NAME=" + set_->names().front(), "SQLOCK_LOCKSTRING=" + set_->names().front(),
-               "SQLOCK_SLOT=0", "SQLOCK_ID=" + std::to_string(set_->ids().front())};
+               "SQLOCK_SLOT=0", "SQLOCK_ID=" + std::to_string(set_->ids().front()),
+               "SQLOCK_MODE=exclusive"};
     }
     env.push_back("SQLOCK_LOCKS=" + locks.dump());
     return env;
