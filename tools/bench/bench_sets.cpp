@@ -1,7 +1,8 @@
 // 4c. Lock sets: a set of 1, 10 and 100 names acquired and released, against
 // the same names taken and released one by one (try_lock, in name order) by
 // the same client; and a set of 10 against a single lock, the cost a set
-// adds over one name. Alternating rounds on one table.
+// adds over one name; and a shared hold against an exclusive one, each
+// acquired and released alone. Alternating rounds on one table.
 #include <stdexcept>
 
 #include "bench_database.hpp"
@@ -72,6 +73,27 @@ void bench_sets(Context& ctx, const BackendTarget& target) {
     row.goal = Goal::ratio_at_least(0.5);
     row.note = "try_lock_all() of 10 names vs try_lock() of one, each with its release";
     ctx.report.add(row);
+
+    // A shared hold writes the marker and its own row under the name's
+    // turn, and its release shrinks or deletes the marker.
+    sqlock::LockOptions shared;
+    shared.mode = sqlock::lock_mode::shared;
+    auto take = [&](const std::string& name, const sqlock::LockOptions& o) {
+        auto lock = locker.try_lock(name, o);
+        if (!lock) throw std::runtime_error("uncontended lock found held");
+        lock->release();
+    };
+    Comparison s =
+        compare_rates([&] { take("bench-shared", shared); }, [&] { take("bench-exclusive", {}); },
+                      ctx.scale.rounds, ctx.scale.round_seconds);
+    Result shared_row = make_row("sets", target, "shared against exclusive", "cycles/s");
+    shared_row.sqlock = s.a;
+    shared_row.baseline = s.b;
+    shared_row.baseline_name = "exclusive";
+    shared_row.paired_ratio = s.ratio;
+    shared_row.goal = Goal::none();
+    shared_row.note = "try_lock() shared vs exclusive, each with its release, uncontended";
+    ctx.report.add(shared_row);
 }
 
 }  // namespace sqlock_bench
