@@ -17,9 +17,6 @@ std::string slot_lockstring(const std::string& name, int slot) {
     return name + "#" + std::to_string(slot);
 }
 
-const std::string shared_marker_owner =
-    R"({"sqlock":"shared","see":"the rows named <name>#shared-*"})";
-
 std::string shared_prefix(const std::string& name) {
     return name + "#shared-";
 }

@@ -326,3 +326,24 @@ TEST_CASE("an exclusive request gets in while shared holders keep coming",
     std::ofstream(stop).put('\n');
     for (pid_t pid : pids) CHECK(sqlock_test::wait_child(pid, 60s) == 0);
 }
+
+TEST_CASE("names held shared with quotes, backslashes, control characters and UTF-8", "[shared]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto other = db.open();
+    for (const std::string name :
+         {"q'uote", "d\"quote", "back\\slash", "tab\tname", "per%cent_", "\xc3\xa9t\xc3\xa9"}) {
+        INFO(name);
+        auto a = locker.try_lock(name, shared());
+        REQUIRE(a);
+        auto b = other.try_lock(name, shared());
+        REQUIRE(b);
+        CHECK(a->name() == name);
+        CHECK(locker.shared_holders(name).size() == 2);
+        CHECK_FALSE(db.open().try_lock(name));
+        a->release();
+        b->release();
+        CHECK(locker.list(name).empty());
+        CHECK(other.try_lock(name));
+    }
+}

@@ -147,10 +147,18 @@ void await_renewal(const std::string& url, const std::string& table, const std::
         10s));
 }
 
-// One trial: A holds, the fault cuts it off, B waits for the lock. With
-// `as_set`, A holds a set of two names and B waits for the second alone.
+// What A holds: one lock, a set of two names (B waits for the second
+// alone), or a lock taken shared (B waits for it exclusively).
+enum class Shape { lock, set, shared };
+
+const char* shape_tag(Shape shape) {
+    return shape == Shape::set ? " +set" : shape == Shape::shared ? " +shared" : "";
+}
+
+// One trial: A holds, the fault cuts it off, B waits for the lock.
 void trial(const Fault& fault, const std::string& job, const std::string& table, int n,
-           bool check_background = false, bool as_set = false) {
+           bool check_background = false, Shape shape = Shape::lock) {
+    const bool as_set = shape == Shape::set;
     const std::string dir = sqlock_test::scratch_dir();
     const std::string tag = fault.name + "-" + std::to_string(getpid()) + "-" + std::to_string(n);
     std::string wa = dir + "/a-" + tag, wb = dir + "/b-" + tag;
@@ -164,6 +172,7 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     std::vector<std::string> a_args = {cli,   "--db", fault.a_url, "--table",
                                        table, "run",  lock_name};
     if (as_set) a_args.push_back(b_name);
+    if (shape == Shape::shared) a_args.push_back("--shared");
     for (const std::string& x : {"--expires", "3s", "--", "/bin/sh", "-c"}) a_args.push_back(x);
     for (const std::string& x : {job, std::string("job"), wa}) a_args.push_back(x);
     start(a, a_args, wa + ".err");
@@ -223,24 +232,24 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
 
 // fault_relay, controlled through its stdin.
 void relay_trials(const std::string& mode, const std::string& job, bool background = false,
-                  bool as_set = false) {
+                  Shape shape = Shape::lock) {
     auto db = sqlock_test::fresh_database();
     Relay relay(port_of(db.url));
     Fault f;
     f.name = "relay " + mode + (job == stubborn_job ? " +TERM ignored" : "") +
-             (background ? " +background" : "") + (as_set ? " +set" : "");
+             (background ? " +background" : "") + shape_tag(shape);
     f.a_url = with_port(db.url, relay.port());
     f.b_url = db.url;
     // Slow: every packet takes twice as long as a renewal may.
     f.apply = [&] { relay.command(mode == "slow" ? "slow 1500" : mode); };
     f.undo = [&] { relay.command("pass"); };
-    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, as_set);
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, shape);
 }
 
 // An embedded backend: another connection holds the database's write lock
 // for as long as the fault lasts (the backend's hold_write_lock hook): A's
 // renewals cannot write.
-void write_lock_trials(const std::string& job, bool background = false, bool as_set = false) {
+void write_lock_trials(const std::string& job, bool background = false, Shape shape = Shape::lock) {
     const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
     if (!hooks.hold_write_lock || !hooks.patient_url) {
         sqlock_test::skip_test("a write lock held: no hold_write_lock or patient_url hook");
@@ -250,13 +259,13 @@ void write_lock_trials(const std::string& job, bool background = false, bool as_
     std::shared_ptr<void> holder;
     Fault f;
     f.name = std::string("write lock held") + (job == stubborn_job ? " +TERM ignored" : "") +
-             (background ? " +background" : "") + (as_set ? " +set" : "");
+             (background ? " +background" : "") + shape_tag(shape);
     f.a_url = db.url;
     // B's attempts wait out the write lock instead of failing busy.
     f.b_url = hooks.patient_url(db.url);
     f.apply = [&] { REQUIRE_NOTHROW(holder = hooks.hold_write_lock(db.url)); };
     f.undo = [&] { holder.reset(); };
-    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, as_set);
+    for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, shape);
 }
 
 // A server of this test's own (the backend's testing/server.sh), so that
@@ -328,9 +337,17 @@ TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
 TEST_CASE("fencing: a set of locks cut off stops its job before another holder of one starts",
           "[fencing][set]") {
     if (sqlock_test::is_server_backend())
-        relay_trials("freeze", holder_job, false, /*as_set=*/true);
+        relay_trials("freeze", holder_job, false, Shape::set);
     else
-        write_lock_trials(holder_job, false, /*as_set=*/true);
+        write_lock_trials(holder_job, false, Shape::set);
+}
+
+TEST_CASE("fencing: a shared holder cut off stops its job before an exclusive holder starts",
+          "[fencing][shared]") {
+    if (sqlock_test::is_server_backend())
+        relay_trials("freeze", holder_job, false, Shape::shared);
+    else
+        write_lock_trials(holder_job, false, Shape::shared);
 }
 
 TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {

@@ -3,6 +3,7 @@
 // the same client; and a set of 10 against a single lock, the cost a set
 // adds over one name; and a shared hold against an exclusive one, each
 // acquired and released alone. Alternating rounds on one table.
+#include <functional>
 #include <stdexcept>
 
 #include "bench_database.hpp"
@@ -40,60 +41,47 @@ void take_one_by_one(sqlock::Locker& locker, const std::vector<std::string>& nam
 void bench_sets(Context& ctx, const BackendTarget& target) {
     BenchDatabase db(target, "sets");
     sqlock::Locker locker = db.open();
-    for (int n : {1, 10, 100}) {
-        const auto names = set_names(n);
-        Comparison c =
-            compare_rates([&] { take_set(locker, names); }, [&] { take_one_by_one(locker, names); },
-                          ctx.scale.rounds, ctx.scale.round_seconds);
-        Result row = make_row("sets", target, "set of " + std::to_string(n) + " acquire+release",
-                              "cycles/s");
+    // One row: `ours` against `baseline`, alternating rounds.
+    auto add_row = [&](const std::string& operation, const std::function<void()>& ours,
+                       const std::function<void()>& baseline, const std::string& baseline_name,
+                       Goal goal, const std::string& note) {
+        Comparison c = compare_rates(ours, baseline, ctx.scale.rounds, ctx.scale.round_seconds);
+        Result row = make_row("sets", target, operation, "cycles/s");
         row.sqlock = c.a;
         row.baseline = c.b;
-        row.baseline_name = "the names one by one";
+        row.baseline_name = baseline_name;
         row.paired_ratio = c.ratio;
-        row.goal = Goal::none();
-        row.note = "try_lock_all()+release() vs try_lock()+release() of each name, in one client";
+        row.goal = goal;
+        row.note = note;
         ctx.report.add(row);
-    }
-    const auto ten = set_names(10);
-    Comparison c = compare_rates([&] { take_set(locker, ten); },
-                                 [&] {
-                                     auto lock = locker.try_lock("bench-set-single");
-                                     if (!lock)
-                                         throw std::runtime_error("uncontended lock found held");
-                                     lock->release();
-                                 },
-                                 ctx.scale.rounds, ctx.scale.round_seconds);
-    Result row = make_row("sets", target, "set of 10 against one lock", "cycles/s");
-    row.sqlock = c.a;
-    row.baseline = c.b;
-    row.baseline_name = "one lock";
-    row.paired_ratio = c.ratio;
-    // A set of 10 costs at most twice one lock.
-    row.goal = Goal::ratio_at_least(0.5);
-    row.note = "try_lock_all() of 10 names vs try_lock() of one, each with its release";
-    ctx.report.add(row);
-
-    // A shared hold writes the marker and its own row under the name's
-    // turn, and its release shrinks or deletes the marker.
-    sqlock::LockOptions shared;
-    shared.mode = sqlock::lock_mode::shared;
+    };
     auto take = [&](const std::string& name, const sqlock::LockOptions& o) {
         auto lock = locker.try_lock(name, o);
         if (!lock) throw std::runtime_error("uncontended lock found held");
         lock->release();
     };
-    Comparison s =
-        compare_rates([&] { take("bench-shared", shared); }, [&] { take("bench-exclusive", {}); },
-                      ctx.scale.rounds, ctx.scale.round_seconds);
-    Result shared_row = make_row("sets", target, "shared against exclusive", "cycles/s");
-    shared_row.sqlock = s.a;
-    shared_row.baseline = s.b;
-    shared_row.baseline_name = "exclusive";
-    shared_row.paired_ratio = s.ratio;
-    shared_row.goal = Goal::none();
-    shared_row.note = "try_lock() shared vs exclusive, each with its release, uncontended";
-    ctx.report.add(shared_row);
+    for (int n : {1, 10, 100}) {
+        const auto names = set_names(n);
+        add_row(
+            "set of " + std::to_string(n) + " acquire+release", [&] { take_set(locker, names); },
+            [&] { take_one_by_one(locker, names); }, "the names one by one", Goal::none(),
+            "try_lock_all()+release() vs try_lock()+release() of each name, in one client");
+    }
+    const auto ten = set_names(10);
+    // A set of 10 costs at most twice one lock.
+    add_row(
+        "set of 10 against one lock", [&] { take_set(locker, ten); },
+        [&] { take("bench-set-single", {}); }, "one lock", Goal::ratio_at_least(0.5),
+        "try_lock_all() of 10 names vs try_lock() of one, each with its release");
+
+    // A shared hold writes the marker and its own row under the name's
+    // turn, and its release shrinks or deletes the marker.
+    sqlock::LockOptions shared;
+    shared.mode = sqlock::lock_mode::shared;
+    add_row(
+        "shared against exclusive", [&] { take("bench-shared", shared); },
+        [&] { take("bench-exclusive", {}); }, "exclusive", Goal::none(),
+        "try_lock() shared vs exclusive, each with its release, uncontended");
 }
 
 }  // namespace sqlock_bench

@@ -60,6 +60,10 @@ const char* const run_details =
     "name keeps its own fencing id. A set's runs are not recorded in the history, and\n"
     "it takes neither --slots nor --once-per; a pause of any of its names skips it.\n"
     "\n"
+    "--shared takes NAME shared: the job runs beside other --shared runs of NAME, never\n"
+    "beside an exclusive one, and an exclusive run that waits goes before the shared\n"
+    "runs that come after it (docs/shared-locks.md). SQLOCK_MODE says which.\n"
+    "\n"
     "COMMAND's environment also has SQLOCK_NAME, SQLOCK_LOCKSTRING (\"name#N\" for a\n"
     "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing\n"
     "(of a set: its first name's, in bytewise order); SQLOCK_LOCKS, a JSON object of\n"
@@ -106,7 +110,8 @@ const char* const run_details =
     "  sqlock run nightly-report --once-per 1d --once-per-offset 3h -- /usr/local/bin/report\n"
     "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
     "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
-    "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n";
+    "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n"
+    "  sqlock run orders-db --shared --wait 10m -- ./report.sh\n";
 
 void add_run_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);

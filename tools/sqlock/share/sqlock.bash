@@ -62,11 +62,11 @@ _sqlock() {
 
     local options=""
     case $command in
-        run) options="--expires -w --wait --timeout -n --nonblock --slots --min-hold --heartbeat
+        run) options="--expires -w --wait --timeout -n --nonblock --slots --shared --min-hold --heartbeat
                       --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
                       --once-per --once-per-offset --once-per-any-outcome --no-history
                       --log-format --" ;;
-        acquire) options="--expires -w --wait --timeout -n --nonblock --slots --json" ;;
+        acquire) options="--expires -w --wait --timeout -n --nonblock --slots --shared --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
         list) options="--held --expired --json" ;;
