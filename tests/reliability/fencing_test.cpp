@@ -593,8 +593,7 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
         std::this_thread::sleep_until(renewed + 4500ms);  // the fault's length, not a guess
         cut.undo();
         late = eventually(
-            [&] { return read_file(w + ".err").find("renewed_late") != std::string::npos; },
-            10s);
+            [&] { return read_file(w + ".err").find("renewed_late") != std::string::npos; }, 10s);
     }
     REQUIRE(late);
     std::ofstream(w + ".go").put('\n');
