@@ -351,12 +351,13 @@ pqxx::result PgConnection::exec_simple(const char* doing, const std::string& sub
 AcquireResult PgConnection::try_acquire_shared(const std::string& name, const std::string& own,
                                                duration lease, const std::string& locked_by,
                                                const QueueGate& gate) {
-    SharedValues v = shared_values(name, locked_by);
-    v.own = "'" + link_.get().esc(own) + "'";
-    v.lease_ms = std::to_string(millis(lease));
-    if (gate.active()) v.queue_before = std::to_string(gate.before);
+    const std::string ms = std::to_string(millis(lease));
+    const std::string turn = turn_name(name);
     const pqxx::result r =
-        exec_simple("acquiring a shared lock", name, shared_acquire_sql(*target_, v));
+        gate.active() ? exec("acquiring a shared lock", name, stmt::acquire_shared_queued, name,
+                             own, ms, locked_by, shared_marker_owner, turn, gate.before)
+                      : exec("acquiring a shared lock", name, stmt::acquire_shared, name, own, ms,
+                             locked_by, shared_marker_owner, turn);
     AcquireResult out;
     for (const auto& row : r) {
         const std::string kind = row[0].as<std::string>();

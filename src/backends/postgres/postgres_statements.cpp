@@ -202,35 +202,6 @@ std::string marker_live(const PgTarget& target, const SharedValues& v) {
 }  // namespace
 
 // clang-format off
-std::string shared_acquire_sql(const PgTarget& target, const SharedValues& v) {
-    const std::string& T = target.quoted_table;
-    const std::string lease = millis(v.lease_ms.c_str());
-    const std::string queued = v.queue_before.empty() ? "false" :
-        "EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS x WHERE x.lockstring = " + v.name +
-        " AND x.id < " + v.queue_before + " AND x.expires > now())";
-    // The marker: inserted, taken over when expired (a new id, as any take-
-    // over), or extended when live; a live exclusive row is left alone.
-    return shared_turn(target, v) +
-        "WITH q AS (SELECT " + queued + " AS queued),"
-        " m AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
-        " SELECT " + v.name + ", now(), now() + " + lease + ", " + v.marker + " FROM q WHERE NOT q.queued"
-        " ON CONFLICT (lockstring) DO UPDATE SET"
-        " id = CASE WHEN t.expires <= now() THEN excluded.id ELSE t.id END,"
-        " created = CASE WHEN t.expires <= now() THEN excluded.created ELSE t.created END,"
-        " expires = greatest(t.expires, excluded.expires), locked_by = excluded.locked_by"
-        " WHERE t.expires <= now() OR t.locked_by = " + v.marker + " RETURNING t.id),"
-        " o AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
-        " SELECT " + v.own + ", now(), now() + " + lease + ", " + v.locked_by + " FROM m"
-        " ON CONFLICT (lockstring) DO NOTHING RETURNING " + columns("t") + ")"
-        " SELECT 'own', o.* FROM o"
-        " UNION ALL SELECT 'mine', " + columns("h") + " FROM " + T + " AS h WHERE h.lockstring = " +
-        v.own + " AND EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM o)"
-        " UNION ALL SELECT 'holder', " + columns("h") + " FROM " + T + " AS h WHERE h.lockstring = " +
-        v.name + " AND h.expires > now() AND h.locked_by IS DISTINCT FROM " + v.marker +
-        " AND NOT EXISTS (SELECT 1 FROM m)"
-        " UNION ALL SELECT 'queued', NULL, NULL, NULL, NULL, NULL, NULL FROM q WHERE q.queued";
-}
-
 std::string shared_renew_sql(const PgTarget& target, const SharedValues& v) {
     const std::string& T = target.quoted_table;
     return shared_turn(target, v) +
@@ -416,6 +387,44 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     };
     out.emplace_back(stmt::acquire_set, set_sql(false));
     out.emplace_back(stmt::acquire_set_queued, set_sql(true));
+    // A shared hold (Connection::try_acquire_shared). $1 name, $2 our row's
+    // lockstring, $3 lease ms, $4 locked_by, $5 the marker's locked_by, $6
+    // the name's turn name; _queued: $7 the ticket before which live waiters
+    // go first. One statement, its turn taken in the marker's row source as
+    // the exclusive acquire takes it: the marker is inserted, taken over when
+    // expired (a new id) or extended when live, a live exclusive row left
+    // alone; our row goes in only after it. Both upserts act on the latest
+    // committed rows whatever the statement's snapshot, so nothing here needs
+    // a snapshot taken after the turn (the release does: shared_release_sql).
+    // Rows (kind, lock row) as shared_acquire_sql() describes.
+    auto shared_sql = [&](bool queued) {
+        const std::string waiting = queued
+            ? "EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS x WHERE x.lockstring = $1::text"
+              " AND x.id < $7::bigint AND x.expires > now())"
+            : "false";
+        return "WITH " + turn_cte(T) + ", q AS (SELECT " + waiting + " AS queued),"
+               " m AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
+               " SELECT $1::text, now(), now() + " + millis("$3") + ", $5::text FROM turn, q"
+               " WHERE NOT q.queued AND " + turn_taken("$6::text") +
+               " ON CONFLICT (lockstring) DO UPDATE SET"
+               " id = CASE WHEN t.expires <= now() THEN excluded.id ELSE t.id END,"
+               " created = CASE WHEN t.expires <= now() THEN excluded.created ELSE t.created END,"
+               " expires = greatest(t.expires, excluded.expires), locked_by = excluded.locked_by"
+               " WHERE t.expires <= now() OR t.locked_by = $5::text RETURNING t.id),"
+               " o AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
+               " SELECT $2::text, now(), now() + " + millis("$3") + ", $4::text FROM m"
+               " ON CONFLICT (lockstring) DO NOTHING RETURNING " + columns("t") + ")"
+               " SELECT 'own', o.* FROM o"
+               " UNION ALL SELECT 'mine', " + columns("h") + " FROM " + T + " AS h"
+               " WHERE h.lockstring = $2::text AND EXISTS (SELECT 1 FROM m)"
+               " AND NOT EXISTS (SELECT 1 FROM o)"
+               " UNION ALL SELECT 'holder', " + columns("h") + " FROM " + T + " AS h"
+               " WHERE h.lockstring = $1::text AND h.expires > now()"
+               " AND h.locked_by IS DISTINCT FROM $5::text AND NOT EXISTS (SELECT 1 FROM m)"
+               " UNION ALL SELECT 'queued', NULL, NULL, NULL, NULL, NULL, NULL FROM q WHERE q.queued";
+    };
+    out.emplace_back(stmt::acquire_shared, shared_sql(false));
+    out.emplace_back(stmt::acquire_shared_queued, shared_sql(true));
     // $1 the names (text[]). Those held live, by name.
     out.emplace_back(stmt::set_holders,
         "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = ANY ($1::text[])"

@@ -36,6 +36,10 @@ constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
 /// waiter of its names) in the _queued form.
 constexpr const char* acquire_set = "sqlock_acquire_set";
 constexpr const char* acquire_set_queued = "sqlock_acquire_set_queued";
+/// A shared hold: the marker, then our row (try_acquire_shared); behind
+/// the queue in the _queued form.
+constexpr const char* acquire_shared = "sqlock_acquire_shared";
+constexpr const char* acquire_shared_queued = "sqlock_acquire_shared_queued";
 /// The live rows among a set's names.
 constexpr const char* set_holders = "sqlock_set_holders";
 constexpr const char* renew_set = "sqlock_renew_set";
@@ -78,29 +82,24 @@ std::string turn_name(const std::string& lockstring);
 struct SharedValues {
     std::string name;       // the name held shared (the marker's lockstring)
     std::string turn;       // its turn_name()
-    std::string own;        // this holder's row
     std::string locked_by;  // this holder's
     std::string marker;     // shared_marker_owner
     std::string lease_ms;   // the lease, whole milliseconds
     std::string id;         // this holder's row id (renew, release)
     std::string min_hold_ms;
-    std::string prefix;        // shared_prefix(name) (release)
-    std::string channel;       // name_channel() of the name (release)
-    std::string queue_before;  // the QueueGate's ticket; empty: no gate
+    std::string prefix;   // shared_prefix(name) (release)
+    std::string channel;  // name_channel() of the name (release)
 };
 
-/// A shared hold's statements: each one simple query of two statements,
-/// sent as it is (values spliced in as literals, for the simple protocol
-/// takes no parameters). The first takes the name's turn, the advisory
-/// lock exclusive acquisitions take; the second does the work in a
-/// snapshot taken after that, so it sees what every earlier turn
-/// committed. Both run as one implicit transaction, which holds the turn
-/// until it ends, also through a pooler in transaction mode.
+/// The renewal and release of a shared hold: each one simple query of two
+/// statements, sent as it is (values spliced in as literals, for the simple
+/// protocol takes no parameters). The first takes the name's turn, the
+/// advisory lock every acquisition of the name takes; the second does the
+/// work in a snapshot taken after that, so it sees what every earlier turn
+/// committed (the release counts the other holders, which a snapshot taken
+/// before the turn could miss). Both run as one implicit transaction, which
+/// holds the turn until it ends, also through a pooler in transaction mode.
 ///
-/// acquire: rows (kind, then a lock row): 'own' our new row; 'mine' our row
-/// found already there; 'holder' the live exclusive row in the way;
-/// 'queued' (no row) when waiters queued before us go first.
-std::string shared_acquire_sql(const PgTarget& target, const SharedValues& v);
 /// renew: our row as renewed, or nothing when it or the marker is gone.
 std::string shared_renew_sql(const PgTarget& target, const SharedValues& v);
 /// release: one row (rows kept by min_hold, rows deleted).
