@@ -200,7 +200,10 @@ TEST_CASE("a set's heartbeat renews every row; losing one is losing the set", "[
     std::atomic<int> lost_calls{0};
     std::string lost_name;
     sqlock::LockOptions o;
-    o.expires = 2s;
+    // Renewed every second: a sanitizer build on a loaded machine must not
+    // let the lease lapse (which would lose the set on its first name)
+    // before the row is deleted.
+    o.expires = 6s;
     o.heartbeat = true;
     o.on_lost = [&](const std::string& name, std::int64_t) {
         lost_name = name;
