@@ -21,6 +21,12 @@ std::string shared_prefix(const std::string& name) {
     return name + "#shared-";
 }
 
+std::string shared_prefix_end(const std::string& name) {
+    std::string end = shared_prefix(name);
+    end.back() = static_cast<char>(end.back() + 1);  // '-' + 1: '.'
+    return end;
+}
+
 std::string shared_lockstring(const std::string& name, const std::string& token) {
     return shared_prefix(name) + token.substr(0, 16);
 }

@@ -352,6 +352,11 @@ std::optional<std::string> shared_name_of(const std::string& lockstring);
 /// The prefix every shared holder row of `name` starts with.
 std::string shared_prefix(const std::string& name);
 
+/// The first text after every one that starts with shared_prefix(name),
+/// bytewise: [shared_prefix(name), shared_prefix_end(name)) is exactly the
+/// holders' rows, as a range of an index that orders bytes.
+std::string shared_prefix_end(const std::string& name);
+
 /// How many bytes a name may have to be held shared: its holders' rows must
 /// fit the lockstring column.
 constexpr std::size_t max_shared_name_bytes = 104;

@@ -321,8 +321,7 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
                              " AND @sqlock_turn = 1";
     const std::string until = "created + " + micros(min_hold);
     const std::string prefix = shared_prefix(name);
-    std::string upper = prefix;
-    upper.back() = static_cast<char>(upper.back() + 1);
+    const std::string upper = shared_prefix_end(name);
     // The holders' rows by a range of the unique index (the column's
     // collation compares code points, as bytes), checked exactly by LEFT.
     const std::string holders = "lockstring >= " + literal(prefix) + " AND lockstring < " +

@@ -417,8 +417,7 @@ ReleaseOutcome SqliteConnection::release_shared(std::int64_t id, const std::stri
     Transaction tx(*this, "starting the transaction that releases a shared lock");
     const ReleaseOutcome outcome = release(id, own, locked_by, min_hold);
     const std::string prefix = shared_prefix(name);
-    std::string upper = prefix;
-    upper.back() = static_cast<char>(upper.back() + 1);
+    const std::string upper = shared_prefix_end(name);
     for (Sql step : {Sql::shared_marker_drop, Sql::shared_marker_shrink}) {
         Prepared st = prepare(step);
         st.bind(1, name).bind(2, prefix).bind(3, upper).bind(4, shared_marker_owner).step();
