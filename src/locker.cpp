@@ -327,6 +327,11 @@ class Acquirer {
         bool said = false;                   // ... from the attempt after this turned true
         std::optional<QueuePlace> place;     // our place in line (wait_queue.hpp), once we wait
         clock::time_point next_look{};       // ... behind others: when it looks again
+        // ... and, without pushes, when its pace says to: set after each
+        // look, not at every wake-up (the progress hook wakes a waiter more
+        // often than a slow line's pace, and would put the look off each
+        // time). min(): to be worked out.
+        clock::time_point paced_look = clock::time_point::min();
         Refusal refusal;
         std::uint64_t mark = s_->hub->mark();
         // Who tries the name itself: the first in line, and without pushes
@@ -352,7 +357,10 @@ class Acquirer {
                 const bool due =
                     now >= place->renew_due() ||
                     (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
-                if (due && !place->poll()) place.reset();  // lapsed: join again
+                if (due) {
+                    paced_look = clock::time_point::min();
+                    if (!place->poll()) place.reset();  // lapsed: join again
+                }
             }
             if (tries()) {
                 refusal = Refusal{};
@@ -435,12 +443,15 @@ class Acquirer {
                 said = false;
                 next_look = std::min(place->renew_due(), place->ahead_lapses());
                 if (!s_->hub->pushes()) {
-                    const duration pace =
-                        poll_pace(place->ahead(), place->pace_seen(), o.queue_lease / 3);
-                    std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
-                                                                       pace.count());
-                    if (!jitter) jitter.emplace(std::random_device{}());
-                    next_look = std::min(next_look, now + duration(spread(*jitter)));
+                    if (paced_look == clock::time_point::min()) {
+                        const duration pace =
+                            poll_pace(place->ahead(), place->pace_seen(), o.queue_lease / 3);
+                        std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
+                                                                           pace.count());
+                        if (!jitter) jitter.emplace(std::random_device{}());
+                        paced_look = now + duration(spread(*jitter));
+                    }
+                    next_look = std::min(next_look, paced_look);
                 }
                 until = std::min(until, next_look);
                 // Far from the front, no server connection until the next

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -25,8 +26,10 @@ using steady = std::chrono::steady_clock;
 // a semaphore's holders write concurrently, so each line also carries the
 // row's id, which grows in acquisition order (a fencing token): see
 // by_acquisition().
+// `progress_every`, when given, has an on_waiting hook called that often.
 pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int capacity,
-                   int index, const std::string& log, std::chrono::milliseconds queue_lease) {
+                   int index, const std::string& log, std::chrono::milliseconds queue_lease,
+                   std::optional<std::chrono::milliseconds> progress_every = std::nullopt) {
     const pid_t pid = sqlock_test::fork_child(sqlock_test::child_work::runs_code);
     if (pid != 0) return pid;
     int code = 2;
@@ -36,6 +39,10 @@ pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int
         o.expires = 60s;
         o.wait = 120s;
         o.queue_lease = queue_lease;
+        if (progress_every) {
+            o.progress_every = *progress_every;
+            o.on_waiting = [](const sqlock::LockInfo*, sqlock::duration) { return true; };
+        }
         sqlock::Lock lock =
             capacity == 0 ? locker.lock(name, o) : locker.acquire_slot(name, capacity, o);
         sqlock_test::append_id(log, capacity == 0 ? index : lock.id() * 1000 + index);
@@ -52,10 +59,11 @@ pid_t spawn_waiter(const sqlock_test::Database& db, const std::string& name, int
 // next one starts: the arrival order is known.
 std::vector<pid_t> line_up(const sqlock_test::Database& db, sqlock::Locker& observer,
                            const std::string& name, int capacity, int count, const std::string& log,
-                           std::chrono::milliseconds queue_lease) {
+                           std::chrono::milliseconds queue_lease,
+                           std::optional<std::chrono::milliseconds> progress_every = std::nullopt) {
     std::vector<pid_t> pids;
     for (int i = 0; i < count; ++i) {
-        pids.push_back(spawn_waiter(db, name, capacity, i, log, queue_lease));
+        pids.push_back(spawn_waiter(db, name, capacity, i, log, queue_lease, progress_every));
         REQUIRE(sqlock_test::eventually([&] { return observer.queue_length(name) == i + 1u; }));
     }
     return pids;
@@ -116,6 +124,30 @@ TEST_CASE("waiters are served in the order they started to wait", "[queue]") {
     CHECK(wait_all(pids) == std::vector<int>(waiters, 0));
     CHECK(sqlock_test::read_ids(log) == std::vector<long long>{0, 1, 2, 3, 4, 5});
     CHECK(locker.queue_length("line") == 0);
+}
+
+TEST_CASE("waiters woken often by their progress hook still look at their place in time",
+          "[queue]") {
+    // A waiter behind others looks at its place at the line's pace. The
+    // hook wakes it every 10 ms, more often than that pace: each wake-up
+    // must not put the look off again, or the waiter learns it is next only
+    // when its place is renewed, a third of its 120 s lease later, and the
+    // line idles until then.
+    auto db = fresh_database();
+    auto locker = db.open();
+    const std::string log = log_path("hooked");
+    auto held = locker.lock("hooked", {.expires = 60s});
+    constexpr int waiters = 8;
+    const std::vector<pid_t> pids = line_up(db, locker, "hooked", 0, waiters, log, 120s, 10ms);
+    const auto released = steady::now();
+    held.release();
+    CHECK(wait_all(pids) == std::vector<int>(waiters, 0));
+    const auto drained =
+        std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - released);
+    // Eight 30 ms jobs and their hand-offs (under a second), against idle
+    // spells of up to 40 s (17 s in all, measured without the pace kept).
+    CHECK(drained < 10s);
+    CHECK(sqlock_test::read_ids(log) == std::vector<long long>{0, 1, 2, 3, 4, 5, 6, 7});
 }
 
 TEST_CASE("waiters for a semaphore take its free slots in the order they came", "[queue]") {
