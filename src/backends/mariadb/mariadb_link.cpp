@@ -5,9 +5,15 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <mysqld_error.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
+
+#include "mariadb_abandoned.hpp"
 
 #include "host_resolution.hpp"
 #include "sqlock/error.hpp"
@@ -103,6 +109,8 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
                 throw;
         }
     }
+    thread_ = mysql_thread_id(mysql_);
+    opened_ = clock::now();
     try {
         const MariaUrl& u = target_.url;
         server_version_ = mysql_get_server_info(mysql_);
@@ -191,6 +199,8 @@ void Link::abandon(clock::time_point began, const std::string& doing) {
     broken_ = true;
     const int fd = mysql_get_socket(mysql_);
     if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    // Connected, so the server may run on with what it was sent.
+    if (thread_ != 0) record_abandoned({target_.redacted_url, thread_, opened_});
     const auto waited = std::chrono::duration_cast<duration>(clock::now() - began);
     throw error(
         errc::connection,
@@ -252,6 +262,7 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
                     target_.redact("the connection to MariaDB broke earlier; not " + doing + " [" +
                                    target_.redacted_url + "]"),
                     std::to_string(CR_SERVER_GONE_ERROR) + "/HY000");
+    if (any_abandoned() && !ending_abandoned_) end_abandoned(deadline);
     std::vector<StatementResult> results;
     auto server_error = [&]() -> std::vector<StatementResult> {
         Failure f = last_failure();
@@ -293,6 +304,63 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
         if (more < 0) return results;
         if (more > 0) return server_error();
     }
+}
+
+void Link::end_abandoned(clock::time_point deadline) {
+    std::vector<AbandonedSession> left = take_abandoned(target_.redacted_url);
+    if (left.empty()) return;
+    ending_abandoned_ = true;
+    try {
+        const std::string doing = "ending a session abandoned earlier";
+        // Connection ids start again when the server restarts: a session
+        // opened before the server's start is gone with the old server, and
+        // its id may now be another program's.
+        const auto status = run("SHOW GLOBAL STATUS LIKE 'Uptime'", deadline, doing);
+        double uptime = 0;
+        if (!status.empty() && !status.back().rows.empty() && status.back().rows[0].size() > 1 &&
+            status.back().rows[0][1])
+            uptime = std::strtod(status.back().rows[0][1]->c_str(), nullptr);
+        while (!left.empty()) {
+            const AbandonedSession& s = left.back();
+            const double age = std::chrono::duration<double>(clock::now() - s.opened).count();
+            const std::string id = std::to_string(s.thread);
+            // Uptime is in whole seconds: a second's grace.
+            if (uptime + 1 >= age) {
+                Failure f;
+                run("KILL CONNECTION " + id, deadline, doing, &f);
+                // Gone already, or not ours (the account's own sessions may
+                // always be killed): nothing to wait for.
+                if (f.code == ER_NO_SUCH_THREAD || f.code == ER_KILL_DENIED_ERROR) {
+                    left.pop_back();
+                    continue;
+                }
+                if (f.code != 0) throw_failure(target_, f, doing);
+                // KILL only flags the session; it is over (its transaction
+                // committed or rolled back, its GET_LOCKs released) when it
+                // has left the process list.
+                for (;;) {
+                    const auto rs =
+                        run("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " + id,
+                            deadline, doing);
+                    if (!rs.empty() && !rs.back().rows.empty() && rs.back().rows[0][0] &&
+                        *rs.back().rows[0][0] == "0")
+                        break;
+                    if (clock::now() >= deadline)
+                        throw error(errc::connection,
+                                    target_.redact("MariaDB did not end connection " + id +
+                                                   ", abandoned earlier, in time [" +
+                                                   target_.redacted_url + "]"));
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                }
+            }
+            left.pop_back();
+        }
+    } catch (...) {
+        ending_abandoned_ = false;
+        for (AbandonedSession& s : left) record_abandoned(std::move(s));
+        throw;
+    }
+    ending_abandoned_ = false;
 }
 
 }  // namespace sqlock::detail::mariadb

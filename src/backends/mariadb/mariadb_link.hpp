@@ -78,11 +78,18 @@ class Link {
     template <typename Start, typename Cont>
     void drive(Start&& start, Cont&& cont, clock::time_point deadline, const std::string& doing);
     [[noreturn]] void abandon(clock::time_point began, const std::string& doing);
+    /// Ends the sessions this process abandoned on this server (KILL, then
+    /// waits until they are gone), before a statement of ours could miss
+    /// what they are still writing (mariadb_abandoned.hpp).
+    void end_abandoned(clock::time_point deadline);
     [[noreturn]] void fail(const std::string& doing);
 
     const MariaTarget& target_;
     st_mysql* mysql_ = nullptr;
     bool broken_ = false;
+    bool ending_abandoned_ = false;
+    unsigned long thread_ = 0;  // the server's id of this connection, once connected
+    clock::time_point opened_{};
     std::string server_version_;
 };
 
