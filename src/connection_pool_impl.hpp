@@ -15,6 +15,9 @@ auto ConnectionPool::with(Op&& op, bool retry_on_broken)
         } catch (const error& e) {
             if (e.category() != errc::connection) throw;
             handle.discard();
+            // The idle ones went to the same server, and are likely broken
+            // too (it restarted, or failed over): the retry opens a fresh one.
+            close_idle();
             if (!retry_on_broken || attempt > 0) throw;
         }
     }

@@ -73,3 +73,33 @@ TEST_CASE("the pool hands out the most recently used connection first", "[pool]"
     x.emplace(pool.checkout());
     CHECK(&**x == b);
 }
+
+TEST_CASE("after a broken connection the pool retries on a newly opened one", "[pool]") {
+    using Handle = sqlock::detail::ConnectionPool::Handle;
+    auto db = fresh_database();
+    auto backend =
+        sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
+    int opened = 0;
+    sqlock::detail::ConnectionPool pool(
+        [&] {
+            ++opened;
+            return backend->connect();
+        },
+        2, 20s);
+    {
+        std::optional<Handle> x, y;  // two idle connections once they go back
+        x.emplace(pool.checkout());
+        y.emplace(pool.checkout());
+    }
+    REQUIRE(opened == 2);
+    // The first attempt finds its connection broken (as after a server
+    // restart, when the idle ones are broken too): the retry must not take
+    // the other idle connection.
+    int attempts = 0;
+    pool.with([&](sqlock::detail::Connection& c) {
+        if (++attempts == 1) throw sqlock::error(sqlock::errc::connection, "the server went away");
+        return c.find("probe");
+    });
+    CHECK(attempts == 2);
+    CHECK(opened == 3);
+}
