@@ -10,6 +10,7 @@
 #include "backend_loader.hpp"
 #include "records.hpp"
 #include "sqlock/error.hpp"
+#include "validate.hpp"
 
 namespace sqlock::detail {
 
@@ -57,6 +58,24 @@ int slot_number(const std::string& lockstring, const std::string& name, int capa
     if (digits.size() > std::to_string(capacity).size()) return 0;
     const int n = std::stoi(digits);
     return n >= 1 && n <= capacity ? n : 0;
+}
+
+void validate_shared_name(const std::string& name) {
+    if (name.size() > max_shared_name_bytes)
+        throw error(errc::invalid_argument,
+                    "lock name too long to be held shared: " + std::to_string(name.size()) +
+                        " bytes; each shared holder's row is named '<name>#shared-<16 hex "
+                        "digits>', so the limit is " +
+                        std::to_string(max_shared_name_bytes) + " bytes: '" + printable(name) +
+                        "'");
+}
+
+bool in_the_way(const Row& row, const std::vector<SetEntry>& entries,
+                const std::string& locked_by) {
+    if (row.locked_by == locked_by) return false;
+    if (row.locked_by != shared_marker_owner) return true;
+    return std::none_of(entries.begin(), entries.end(),
+                        [&](const SetEntry& e) { return e.shared() && e.name == row.lockstring; });
 }
 
 bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {

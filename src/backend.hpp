@@ -58,6 +58,23 @@ struct SetAcquireResult {
     bool queued = false;
 };
 
+/// One name of a lock set that mixes modes (Connection::try_acquire_mixed_set):
+/// taken exclusively when `shared_row` is empty, else shared, its holder row
+/// named `shared_row` (shared_lockstring(name, the owner's token)).
+struct SetEntry {
+    std::string name;
+    std::string shared_row;
+
+    bool shared() const noexcept { return !shared_row.empty(); }
+    /// The row the entry holds: the name's own, or its holder row.
+    const std::string& row() const noexcept { return shared() ? shared_row : name; }
+};
+
+/// Whether a live `row` among those a mixed set read (its names and holder
+/// rows) keeps the set of `entries` from being taken by `locked_by`: any
+/// row but a shared entry's marker and a row of its own.
+bool in_the_way(const Row& row, const std::vector<SetEntry>& entries, const std::string& locked_by);
+
 /// Whom an attempt lets go first: the live waiters queued for `name` (a
 /// lock's name, or a semaphore's without "#N") in `<table>_queue` whose
 /// ticket is below `before`. A caller that does not wait passes
@@ -142,6 +159,29 @@ class Connection {
     virtual SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings,
                                              duration lease, const std::string& locked_by,
                                              bool yield_to_queue) = 0;
+
+    /// try_acquire_set() for a set with names held shared: in the same one
+    /// transaction, each exclusive entry as there, and each shared entry as
+    /// try_acquire_shared() takes it (its marker inserted, taken over or
+    /// extended; then its holder row), all or nothing. A name held live
+    /// stops the set, unless it is a shared entry's and held shared. Taken:
+    /// `acquired` holds each entry's row() in the order of `entries`, never
+    /// a marker. Not taken: `holders` holds the live rows among the names
+    /// and holder rows, markers included (the caller tells what was in the
+    /// way, and whether every row is already its own: a retry whose first
+    /// try took the set).
+    virtual SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+                                                   duration lease, const std::string& locked_by,
+                                                   bool yield_to_queue) = 0;
+
+    /// Releases a mixed set's rows (ids[i] is entries[i].row()'s) in one
+    /// transaction, without a minimum hold: each exclusive entry's as
+    /// release_set() does, each shared entry's as release_shared() does
+    /// (its marker shrunk to the other holders, or deleted with the last).
+    /// Returns how many were not ours any more.
+    virtual std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
+                                          const std::vector<std::int64_t>& ids,
+                                          const std::string& locked_by) = 0;
 
     /// Renews the live rows among `ids` held by `locked_by` to expire
     /// `lease` from now; returns those it renewed (a set whose rows are not
@@ -360,6 +400,10 @@ std::string shared_prefix_end(const std::string& name);
 /// How many bytes a name may have to be held shared: its holders' rows must
 /// fit the lockstring column.
 constexpr std::size_t max_shared_name_bytes = 104;
+
+/// Throws errc::invalid_argument for a (valid) name too long to be held
+/// shared.
+void validate_shared_name(const std::string& name);
 
 /// "name#N": the row of slot N of semaphore `name`.
 std::string slot_lockstring(const std::string& name, int slot);

@@ -19,7 +19,16 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
             ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
         } reset{c};
         c.set_deadline(deadline);
-        return c.renew_set(ids, locked_by, new_lease);
+        std::vector<std::int64_t> exclusive;
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            if (!shared[i]) exclusive.push_back(ids[i]);
+        std::vector<Row> renewed;
+        if (!exclusive.empty()) renewed = c.renew_set(exclusive, locked_by, new_lease);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            if (shared[i])
+                if (auto row = c.renew_shared(ids[i], names[i], locked_by, new_lease))
+                    renewed.push_back(std::move(*row));
+        return renewed;
     });
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const bool renewed =
@@ -51,8 +60,33 @@ void LockSetState::release_rows() {
     if (heartbeat) heartbeat->stop();
     // As a Lock's release: a retry after a broken link that finds the rows
     // gone says "lost" rather than "released".
-    const std::size_t not_ours = locker->pool->with(
-        [&](Connection& c) { return c.release_set(ids, names, locked_by, min_hold); });
+    const bool any_shared = std::find(shared.begin(), shared.end(), true) != shared.end();
+    const std::size_t not_ours = locker->pool->with([&](Connection& c) {
+        if (any_shared && min_hold <= duration::zero()) {
+            std::vector<SetEntry> entries;
+            for (std::size_t i = 0; i < names.size(); ++i)
+                entries.push_back({names[i], shared[i] ? rows[i] : std::string()});
+            return c.release_mixed_set(entries, ids, locked_by);
+        }
+        // Exclusive names in one statement; with a minimum hold, each
+        // shared name's row on its own (as release_set() keeps rows one by
+        // one).
+        std::vector<std::int64_t> exclusive_ids;
+        std::vector<std::string> exclusive_names;
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            if (!shared[i]) {
+                exclusive_ids.push_back(ids[i]);
+                exclusive_names.push_back(names[i]);
+            }
+        std::size_t lost_rows = 0;
+        if (!exclusive_ids.empty())
+            lost_rows = c.release_set(exclusive_ids, exclusive_names, locked_by, min_hold);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            if (shared[i] && c.release_shared(ids[i], rows[i], names[i], locked_by, min_hold) ==
+                                 ReleaseOutcome::lost)
+                ++lost_rows;
+        return lost_rows;
+    });
     for (const std::string& name : names) locker->hub->released(name);
     if (not_ours > 0) {
         lost = true;
@@ -104,6 +138,15 @@ static const detail::LockSetState& checked(const std::shared_ptr<detail::LockSet
     return *s;
 }
 
+// The index of `name` in a set's names, or invalid_argument.
+static std::size_t index_of(const detail::LockSetState& s, const std::string& name) {
+    auto it = std::lower_bound(s.names.begin(), s.names.end(), name);
+    if (it == s.names.end() || *it != name)
+        throw error(errc::invalid_argument,
+                    "'" + detail::printable(name) + "' is not a name of this " + s.describe());
+    return static_cast<std::size_t>(it - s.names.begin());
+}
+
 const std::vector<std::string>& LockSet::names() const {
     return checked(state_).names;
 }
@@ -114,15 +157,21 @@ std::size_t LockSet::size() const {
 
 std::int64_t LockSet::id(const std::string& name) const {
     const auto& s = checked(state_);
-    auto it = std::lower_bound(s.names.begin(), s.names.end(), name);
-    if (it == s.names.end() || *it != name)
-        throw error(errc::invalid_argument,
-                    "'" + detail::printable(name) + "' is not a name of this " + s.describe());
-    return s.ids[static_cast<std::size_t>(it - s.names.begin())];
+    return s.ids[index_of(s, name)];
 }
 
 const std::vector<std::int64_t>& LockSet::ids() const {
     return checked(state_).ids;
+}
+
+lock_mode LockSet::mode(const std::string& name) const {
+    const auto& s = checked(state_);
+    return s.shared[index_of(s, name)] ? lock_mode::shared : lock_mode::exclusive;
+}
+
+const std::string& LockSet::lockstring(const std::string& name) const {
+    const auto& s = checked(state_);
+    return s.rows[index_of(s, name)];
 }
 
 const std::string& LockSet::locked_by() const {

@@ -19,8 +19,10 @@ namespace sqlock::detail {
 
 struct LockSetState {
     std::shared_ptr<LockerState> locker;
-    std::vector<std::string> names;  // distinct, bytewise order: the rows' lockstrings
-    std::vector<std::int64_t> ids;   // ids[i] is names[i]'s row
+    std::vector<std::string> names;  // distinct, bytewise order
+    std::vector<bool> shared;        // shared[i]: names[i] is held shared
+    std::vector<std::string> rows;   // rows[i]: names[i]'s row, the name or its holder row
+    std::vector<std::int64_t> ids;   // ids[i] is rows[i]'s id
     std::string locked_by;
     std::string token;
     duration lease{};
@@ -34,9 +36,11 @@ struct LockSetState {
     std::atomic<bool> lost{false};
     std::unique_ptr<Heartbeat> heartbeat;
 
-    /// Renews every row as one: true when all were renewed (and `expires`
-    /// is the earliest of theirs), false when any is not ours any more
-    /// (then on_lost names the first of those). Throws on failure.
+    /// Renews every row: the exclusive names' in one statement, each
+    /// shared name's with its marker in one more, all on one connection.
+    /// True when all were renewed (and `expires` is the earliest of theirs),
+    /// false when any is not ours any more (then on_lost names the first of
+    /// those). Throws on failure.
     bool renew_rows(duration lease, Heartbeat::clock::time_point deadline);
     /// Marks the set lost and calls on_lost once, for `name`. Never throws.
     void mark_lost(const std::string& name, std::int64_t id) noexcept;

@@ -562,13 +562,7 @@ detail::Target lock_target(const std::string& name, const LockOptions& options) 
     detail::validate_lock_name(name);
     detail::validate_options(options);
     const bool shared = options.mode == lock_mode::shared;
-    if (shared && name.size() > detail::max_shared_name_bytes)
-        throw error(errc::invalid_argument,
-                    "lock name too long to be held shared: " + std::to_string(name.size()) +
-                        " bytes; each shared holder's row is named '<name>#shared-<16 hex "
-                        "digits>', so the limit is " +
-                        std::to_string(detail::max_shared_name_bytes) + " bytes: '" +
-                        detail::printable(name) + "'");
+    if (shared) detail::validate_shared_name(name);
     return {name, 0, shared};
 }
 

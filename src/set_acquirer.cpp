@@ -1,8 +1,9 @@
 // Locker::lock_all and try_lock_all: several names taken at once, all or
-// nothing.
+// nothing, each exclusively or shared.
 //
-// Each attempt is one transaction of the backend (try_acquire_set) that
-// writes every row or none, so a set never holds part of its names, and
+// Each attempt is one transaction of the backend (try_acquire_set, or
+// try_acquire_mixed_set when a name is held shared) that writes every row
+// or none, so a set never holds part of its names, and
 // holds nothing while it waits: sets that overlap, in any order, cannot
 // deadlock. A waiting set wakes on the release of any of its names (pushed
 // where the backend pushes, else polled on its schedule) and on the expiry
@@ -34,26 +35,47 @@ class SetAcquirer {
 
     explicit SetAcquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
 
-    /// The names as a set: each valid, each once, in bytewise order.
-    static std::vector<std::string> canonical(const std::vector<std::string>& names) {
-        if (names.empty())
+    /// The members as a set: each name valid, each once, in bytewise order.
+    static std::vector<SetMember> canonical(std::vector<SetMember> members) {
+        if (members.empty())
             throw error(errc::invalid_argument, "a lock set needs at least one name, got none");
-        std::vector<std::string> out(names);
-        std::sort(out.begin(), out.end());
-        out.erase(std::unique(out.begin(), out.end()), out.end());
+        std::sort(members.begin(), members.end(),
+                  [](const SetMember& a, const SetMember& b) { return a.name < b.name; });
+        std::vector<SetMember> out;
+        for (SetMember& m : members) {
+            if (!out.empty() && out.back().name == m.name) {
+                if (out.back().mode != m.mode)
+                    throw error(errc::invalid_argument,
+                                "lock '" + printable(m.name) +
+                                    "' is asked for twice in the set, shared and exclusively");
+                continue;
+            }
+            out.push_back(std::move(m));
+        }
         if (out.size() > Locker::max_set_size)
             throw error(errc::invalid_argument, "a lock set takes at most " +
                                                     std::to_string(Locker::max_set_size) +
                                                     " names, got " + std::to_string(out.size()));
-        for (const std::string& name : out) validate_lock_name(name);
+        for (const SetMember& m : out) {
+            validate_lock_name(m.name);
+            if (m.mode == lock_mode::shared) validate_shared_name(m.name);
+        }
         return out;
+    }
+
+    /// Names all taken in `mode`, as a set.
+    static std::vector<SetMember> canonical(const std::vector<std::string>& names, lock_mode mode) {
+        std::vector<SetMember> members;
+        for (const std::string& name : names) members.push_back({name, mode});
+        return canonical(std::move(members));
     }
 
     /// A set is never re-entrant: a name this thread holds here would be
     /// waited for by itself.
-    void check_not_held_here(const std::vector<std::string>& names) {
+    void check_not_held_here(const std::vector<SetMember>& members) {
         std::lock_guard<std::mutex> guard(s_->holds_mutex);
-        for (const std::string& name : names) {
+        for (const SetMember& member : members) {
+            const std::string& name = member.name;
             auto it = s_->holds.find(name);
             if (it == s_->holds.end()) continue;
             auto held = it->second.lock();
@@ -73,30 +95,50 @@ class SetAcquirer {
         bool queued = false;
     };
 
-    std::optional<LockSet> attempt_once(const std::vector<std::string>& names, const LockOptions& o,
+    std::optional<LockSet> attempt_once(const std::vector<SetMember>& members, const LockOptions& o,
                                         Owner& owner, Refusal* refusal) {
         ensure_initialized(*s_);
+        std::vector<SetEntry> entries;
+        std::vector<std::string> names;
+        bool any_shared = false;
+        for (const SetMember& m : members) {
+            const bool shared = m.mode == lock_mode::shared;
+            any_shared = any_shared || shared;
+            entries.push_back({m.name, shared ? shared_lockstring(m.name, owner.token) : ""});
+            names.push_back(m.name);
+        }
         const auto sent = clock::now();
         SetAcquireResult r = s_->pool->with([&](Connection& c) {
+            if (any_shared)
+                return c.try_acquire_mixed_set(entries, o.expires, owner.locked_by, c.has_queue());
             return c.try_acquire_set(names, o.expires, owner.locked_by, c.has_queue());
         });
+        if (!any_shared && !r.acquired.empty()) {
+            // Exclusive sets come back in any order; their rows are their names.
+            std::sort(r.acquired.begin(), r.acquired.end(),
+                      [](const Row& a, const Row& b) { return a.lockstring < b.lockstring; });
+        }
         bool claimed = false;
         if (r.acquired.empty()) {
             // A retry after a broken link whose first try took the set: every
-            // name is held by us. Ours after all, for what it has left.
-            claimed = !r.queued && r.holders.size() == names.size() &&
-                      std::all_of(r.holders.begin(), r.holders.end(), [&](const Row& row) {
-                          return row.locked_by == owner.locked_by && row.seconds_left > 0;
-                      });
+            // row of the set is live and ours. Ours after all, for what it
+            // has left.
+            std::vector<Row> mine;
+            for (const SetEntry& e : entries)
+                for (const Row& row : r.holders)
+                    if (row.lockstring == e.row() && row.locked_by == owner.locked_by &&
+                        row.seconds_left > 0)
+                        mine.push_back(row);
+            claimed = !r.queued && mine.size() == entries.size();
             if (!claimed) {
-                refusal->holders = std::move(r.holders);
+                for (Row& row : r.holders)
+                    if (in_the_way(row, entries, owner.locked_by))
+                        refusal->holders.push_back(std::move(row));
                 refusal->queued = r.queued;
                 return std::nullopt;
             }
-            r.acquired = std::move(r.holders);
+            r.acquired = std::move(mine);
         }
-        std::sort(r.acquired.begin(), r.acquired.end(),
-                  [](const Row& a, const Row& b) { return a.lockstring < b.lockstring; });
         duration certain = o.expires;
         if (claimed)
             for (const Row& row : r.acquired)
@@ -104,7 +146,10 @@ class SetAcquirer {
         auto st = std::make_shared<LockSetState>();
         st->locker = s_;
         st->names = names;
-        for (const Row& row : r.acquired) {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const Row& row = r.acquired[i];
+            st->shared.push_back(entries[i].shared());
+            st->rows.push_back(entries[i].row());
             st->ids.push_back(row.id);
             if (st->expires.empty() || row.expires < st->expires) st->expires = row.expires;
         }
@@ -132,7 +177,9 @@ class SetAcquirer {
         return LockSet(std::move(st));
     }
 
-    LockSet acquire(const std::vector<std::string>& names, const LockOptions& o) {
+    LockSet acquire(const std::vector<SetMember>& members, const LockOptions& o) {
+        std::vector<std::string> names;
+        for (const SetMember& m : members) names.push_back(m.name);
         const bool waits = o.wait_forever || o.wait > duration::zero();
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
@@ -147,7 +194,7 @@ class SetAcquirer {
         for (;;) {
             const std::uint64_t mark = s_->hub->mark();
             Refusal refusal;
-            if (auto set = attempt_once(names, o, owner, &refusal)) return std::move(*set);
+            if (auto set = attempt_once(members, o, owner, &refusal)) return std::move(*set);
             auto now = clock::now();
             const auto waited = std::chrono::duration_cast<duration>(now - start);
             std::optional<LockInfo> first;
@@ -260,20 +307,38 @@ class SetAcquirer {
     std::shared_ptr<LockerState> s_;
 };
 
-static void refuse_shared_set(const LockOptions& options) {
+// The options of a set whose names' modes were taken from them.
+static LockOptions with_exclusive_mode(LockOptions options) {
+    options.mode = lock_mode::exclusive;
+    return options;
+}
+
+// The mode of a set's names comes from its members, not the options.
+static void refuse_mode_for_members(const LockOptions& options) {
     if (options.mode == lock_mode::shared)
         throw error(errc::invalid_argument,
-                    "a lock set is taken exclusively: shared mode is for one name at a time "
-                    "(lock(name) with mode shared)");
+                    "a lock set of members takes each name's mode from its member: leave "
+                    "LockOptions::mode exclusive");
 }
 
 }  // namespace detail
 
 std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
                                             const LockOptions& options) {
-    const auto set = detail::SetAcquirer::canonical(names);
+    return try_lock_members(detail::SetAcquirer::canonical(names, options.mode),
+                            detail::with_exclusive_mode(options));
+}
+
+LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
+    return lock_members(detail::SetAcquirer::canonical(names, options.mode),
+                        detail::with_exclusive_mode(options));
+}
+
+std::optional<LockSet> Locker::try_lock_members(const std::vector<SetMember>& members,
+                                                const LockOptions& options) {
+    detail::refuse_mode_for_members(options);
+    const auto set = detail::SetAcquirer::canonical(members);
     detail::validate_options(options);
-    detail::refuse_shared_set(options);
     detail::SetAcquirer a(state_);
     a.check_not_held_here(set);
     detail::SetAcquirer::Refusal refusal;
@@ -281,10 +346,10 @@ std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& name
     return a.attempt_once(set, options, owner, &refusal);
 }
 
-LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
-    const auto set = detail::SetAcquirer::canonical(names);
+LockSet Locker::lock_members(const std::vector<SetMember>& members, const LockOptions& options) {
+    detail::refuse_mode_for_members(options);
+    const auto set = detail::SetAcquirer::canonical(members);
     detail::validate_options(options);
-    detail::refuse_shared_set(options);
     detail::SetAcquirer a(state_);
     a.check_not_held_here(set);
     return a.acquire(set, options);

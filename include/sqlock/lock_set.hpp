@@ -10,8 +10,17 @@
 #include <vector>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/options.hpp"
 
 namespace sqlock {
+
+/// One name of a lock set and the mode it is held in, for the lock sets
+/// that mix modes (`Locker::lock_all({{"reports", lock_mode::shared},
+/// {"db-maint"}})`).
+struct SetMember {
+    std::string name;
+    lock_mode mode = lock_mode::exclusive;
+};
 
 namespace detail {
 struct LockSetState;
@@ -22,10 +31,12 @@ class SetAcquirer;
 ///
 /// Obtained from `Locker::lock_all()` or `try_lock_all()`: every name of
 /// the set is held, each by a row of its own with its own fencing id, under
-/// one owner token. The rows were written in one transaction, so no other
-/// client ever saw part of the set; they are renewed together (the
-/// heartbeat renews the whole set in one statement) and released together.
-/// Losing any row is losing the set.
+/// one owner token; exclusively, or shared (LockOptions::mode, or a
+/// SetMember's mode), as a single Lock holds it. The rows were written in
+/// one transaction, so no other client ever saw part of the set. They are
+/// renewed together (the heartbeat renews the exclusive names in one
+/// statement, and each name held shared with its marker in one more) and
+/// released together. Losing any row is losing the set.
 ///
 /// The destructor releases and never throws: a failed release goes to the
 /// release error handler (`set_release_error_handler`), as a Lock's does.
@@ -55,6 +66,12 @@ class LockSet {
     std::int64_t id(const std::string& name) const;
     /// Every name's fencing token, in the order of names().
     const std::vector<std::int64_t>& ids() const;
+    /// How `name` is held. Throws `errc::invalid_argument` for a name not
+    /// in the set.
+    lock_mode mode(const std::string& name) const;
+    /// The `lockstring` of `name`'s row: the name, or for a name held shared
+    /// its own holder row ("name#shared-..."), as Lock::lockstring().
+    const std::string& lockstring(const std::string& name) const;
     /// The `locked_by` JSON stored in every row of the set.
     const std::string& locked_by() const;
     /// The random owner token stored in `locked_by` ("guid").

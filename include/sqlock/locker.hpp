@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sqlock/diagnosis.hpp"
@@ -104,6 +106,31 @@ class Locker {
     /// wait) or `errc::timeout` naming every name in the way and its
     /// holder; the error's holder() is the first of them.
     LockSet lock_all(const std::vector<std::string>& names, const LockOptions& options = {});
+
+    /// try_lock_all() and lock_all() with a mode for each name: a set may
+    /// hold some names shared and others exclusively, all in the one
+    /// transaction. `options.mode` must be left exclusive (the members say
+    /// theirs). A name given twice in different modes, or held shared
+    /// beyond its length limit (104 bytes), is `errc::invalid_argument`.
+    /// (A vector of SetMember binds to the template overloads; a braced
+    /// list of names alone still means the overloads above.)
+    std::optional<LockSet> try_lock_all(std::initializer_list<SetMember> members,
+                                        const LockOptions& options = {}) {
+        return try_lock_members(members, options);
+    }
+    LockSet lock_all(std::initializer_list<SetMember> members, const LockOptions& options = {}) {
+        return lock_members(members, options);
+    }
+    template <typename Members,
+              std::enable_if_t<std::is_same_v<Members, std::vector<SetMember>>, int> = 0>
+    std::optional<LockSet> try_lock_all(const Members& members, const LockOptions& options = {}) {
+        return try_lock_members(members, options);
+    }
+    template <typename Members,
+              std::enable_if_t<std::is_same_v<Members, std::vector<SetMember>>, int> = 0>
+    LockSet lock_all(const Members& members, const LockOptions& options = {}) {
+        return lock_members(members, options);
+    }
 
     /// Deletes expired rows in batches of `batch_size` (each its own short
     /// transaction, paced so acquirers get at least half of the time) and
@@ -266,6 +293,10 @@ class Locker {
     const std::string& table() const;
 
   private:
+    std::optional<LockSet> try_lock_members(const std::vector<SetMember>& members,
+                                            const LockOptions& options);
+    LockSet lock_members(const std::vector<SetMember>& members, const LockOptions& options);
+
     std::shared_ptr<detail::LockerState> state_;
 };
 

@@ -55,13 +55,35 @@ TEST_CASE("acquire --shared and release by its lockstring", "[cli][acquire][shar
     CHECK(cli({"acquire", "nightly"}).code == 0);
 }
 
-TEST_CASE("--shared with --slots, several names or --once-per is a usage error",
-          "[cli][shared][validation]") {
+TEST_CASE("run A B --shared takes every name shared, as one set", "[cli][run][shared][set]") {
+    Cli cli = fresh_cli();
+    const std::string dir = make_dir();
+    const std::string ran = dir + "/ran", go = dir + "/go";
+    Process first =
+        cli.start(with_command({"run", "ledger", "audit", "--shared"}, blocking_command(ran, go)));
+    REQUIRE(wait_for_file(ran));
+    // Another shared set of the same names runs beside it.
+    Result beside = cli({"run", "audit", "ledger", "--shared", "--", "sh", "-c",
+                         "echo $SQLOCK_MODE $SQLOCK_NAME; echo \"$SQLOCK_LOCKS\""});
+    REQUIRE(beside.code == 0);
+    const auto nl = beside.out.find('\n');
+    CHECK(beside.out.substr(0, nl) == "shared audit");
+    const auto locks = nlohmann::json::parse(beside.out.substr(nl + 1));
+    CHECK(locks.contains("audit"));
+    CHECK(locks.contains("ledger"));
+    // An exclusive run of either name is refused.
+    CHECK(cli({"run", "ledger", "--", "true"}).code == 75);
+    CHECK(cli({"run", "audit", "other", "--", "true"}).code == 75);
+    touch(go);
+    CHECK(first.wait().code == 0);
+    CHECK(cli({"run", "ledger", "audit", "--", "true"}).code == 0);
+}
+
+TEST_CASE("--shared with --slots or --once-per is a usage error", "[cli][shared][validation]") {
     Cli cli = fresh_cli();
     const std::string before = database_state(cli.db);
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"run", "a", "--shared", "--slots", "3", "--", "true"},
-             {"run", "a", "b", "--shared", "--", "true"},
              {"run", "a", "--shared", "--once-per", "1d", "--", "true"},
              {"acquire", "a", "--shared", "--slots", "2"}}) {
         Result r = cli(args);

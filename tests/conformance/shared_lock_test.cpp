@@ -227,9 +227,6 @@ TEST_CASE("shared mode is refused where it has no meaning, before anything is wr
     auto locker = db.open();
     CHECK(category_of([&] { locker.try_acquire_slot("sem", 3, shared()); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] {
-              locker.try_lock_all({"a", "b"}, shared());
-          }) == sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.try_lock(std::string(105, 'n'), shared()); }) ==
           sqlock::errc::invalid_argument);
     auto longest = locker.try_lock(std::string(104, 'n'), shared());

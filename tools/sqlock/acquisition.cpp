@@ -15,14 +15,10 @@
 
 namespace sqlock_cli {
 
-void apply_shared_option(const cxxopts::ParseResult& options, AcquireRequest& request,
-                         std::size_t names) {
+void apply_shared_option(const cxxopts::ParseResult& options, AcquireRequest& request) {
     if (options.count("shared") == 0) return;
     if (options.count("slots"))
         throw usage_error("--shared takes a plain lock; a semaphore's slots are each one holder's");
-    if (names > 1)
-        throw usage_error("--shared takes one name, got " + std::to_string(names) +
-                          ": a set of names is taken exclusively");
     request.options.mode = sqlock::lock_mode::shared;
 }
 

@@ -26,10 +26,9 @@ struct AcquireRequest {
     std::function<void(const sqlock::LockInfo* holder)> on_wait_start{};
 };
 
-/// `--shared`: `request` takes its one name shared. A usage error (64) with
-/// --slots or with several names (`names`: how many were given).
-void apply_shared_option(const cxxopts::ParseResult& options, AcquireRequest& request,
-                         std::size_t names);
+/// `--shared`: `request` takes its names shared (several: one set, every
+/// name shared). A usage error (64) with --slots.
+void apply_shared_option(const cxxopts::ParseResult& options, AcquireRequest& request);
 
 /// "exclusive" or "shared", as the command prints a mode.
 const char* mode_name(sqlock::lock_mode mode);

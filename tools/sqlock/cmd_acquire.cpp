@@ -107,7 +107,7 @@ int run_acquire(Invocation& inv) {
     request.options.expires = duration_option(o, "expires", duration_kind::positive);
     request.options.metadata["command"] = "sqlock acquire";
     const bool json = o.count("json") > 0;
-    apply_shared_option(o, request, inv.args.size());
+    apply_shared_option(o, request);
 
     if (inv.args.size() > 1) {
         if (request.slots)

@@ -62,7 +62,8 @@ const char* const run_details =
     "\n"
     "--shared takes NAME shared: the job runs beside other --shared runs of NAME, never\n"
     "beside an exclusive one, and an exclusive run that waits goes before the shared\n"
-    "runs that come after it (docs/shared-locks.md). SQLOCK_MODE says which.\n"
+    "runs that come after it (docs/shared-locks.md). SQLOCK_MODE says which. With\n"
+    "several names, every one is taken shared, as one set.\n"
     "\n"
     "COMMAND's environment also has SQLOCK_NAME, SQLOCK_LOCKSTRING (\"name#N\" for a\n"
     "slot), SQLOCK_SLOT and SQLOCK_ID: the lock's fencing token, strictly increasing\n"
@@ -251,7 +252,7 @@ RunSettings parse_settings(const Invocation& inv) {
                               std::to_string(inv.args.size()) + " names");
         s.request.set = inv.args;
     }
-    apply_shared_option(o, s.request, inv.args.size());
+    apply_shared_option(o, s.request);
     if (s.request.options.mode == sqlock::lock_mode::shared && o.count("once-per"))
         throw usage_error("--once-per runs one job per window; it does not go with --shared");
     const WaitOption wait = wait_option(o);

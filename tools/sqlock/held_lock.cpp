@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acquisition.hpp"
 #include "output.hpp"
 
 namespace sqlock_cli {
@@ -72,9 +73,11 @@ std::vector<std::string> HeldLock::environment() const {
                std::string("SQLOCK_MODE=") + (shared ? "shared" : "exclusive")};
     } else {
         for (std::size_t i = 0; i < set_->size(); ++i) locks[set_->names()[i]] = set_->ids()[i];
-        env = {"SQLOCK_NAME=" + set_->names().front(), "SQLOCK_LOCKSTRING=" + set_->names().front(),
+        // The command takes a set's names all in one mode.
+        const std::string& first = set_->names().front();
+        env = {"SQLOCK_NAME=" + first, "SQLOCK_LOCKSTRING=" + set_->lockstring(first),
                "SQLOCK_SLOT=0", "SQLOCK_ID=" + std::to_string(set_->ids().front()),
-               "SQLOCK_MODE=exclusive"};
+               std::string("SQLOCK_MODE=") + mode_name(set_->mode(first))};
     }
     env.push_back("SQLOCK_LOCKS=" + locks.dump());
     return env;

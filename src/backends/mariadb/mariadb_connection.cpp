@@ -291,19 +291,38 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
 std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
                                                          const std::string& name, const char* doing,
                                                          const std::string& subject) {
+    return run_turned(sql, std::vector<std::string>{name}, doing, subject);
+}
+
+std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
+                                                         const std::vector<std::string>& names,
+                                                         const char* doing,
+                                                         const std::string& subject) {
     const std::string what = describe(doing, subject);
+    const auto until = limit();
     Failure f;
-    std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
-    if (f.code != 0) {
-        give_back_turn(name, what);
-        throw_failure(*target_, f, what);
+    std::vector<StatementResult> rs;
+    for (;;) {
+        f = Failure{};
+        rs = link_.run(sql, until, what, &f);
+        if (f.code == 0) break;
+        try {
+            link_.run("ROLLBACK; " + sql::release_set_turns(*target_, names), limit(), what);
+        } catch (const error&) {
+            // A broken link ends both with the session.
+        }
+        // A deadlock rolled the transaction back (rows of neighbouring
+        // names share index gaps): a fresh attempt is safe, while the
+        // bound lasts.
+        if (f.code != ER_LOCK_DEADLOCK || clock::now() >= until) throw_failure(*target_, f, what);
     }
     for (const StatementResult& r : rs) {
         if (!r.has_rows) continue;
         if (r.rows.empty() || !as_bool(r.rows[0].at(0)))
-            throw error(errc::busy, target_->redact("the turn of lock '" + printable(name) +
-                                                    "' did not come in time while " + what + " [" +
-                                                    target_->redacted_url + "]"));
+            throw error(errc::busy,
+                        target_->redact("the turn of lock '" + printable(names.front()) +
+                                        "' did not come in time while " + what + " [" +
+                                        target_->redacted_url + "]"));
         break;
     }
     return rs;
@@ -348,23 +367,53 @@ SetAcquireResult MariaConnection::try_acquire_set(const std::vector<std::string>
     const auto until = limit();
     // The turns wait up to three quarters of this round trip's bound, as
     // try_acquire()'s one turn does.
-    const auto left = std::chrono::duration_cast<duration>(until - clock::now());
-    const duration wait = std::max(duration::zero(), left * 3 / 4);
+    const duration wait = turn_wait();
+    return take_set(sql::acquire_set(*target_, lockstrings, lease, locked_by, wait, yield_to_queue),
+                    until, lockstrings, lockstrings, lockstrings.size(), yield_to_queue, what);
+}
+
+SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+                                                        duration lease,
+                                                        const std::string& locked_by,
+                                                        bool yield_to_queue) {
+    const std::string what = describe("acquiring the lock set of", entries.front().name);
+    const auto until = limit();
+    const duration wait = turn_wait();
+    std::vector<std::string> names, rows;
+    for (const SetEntry& e : entries) names.push_back(e.name);
+    rows = names;
+    for (const SetEntry& e : entries)
+        if (e.shared()) rows.push_back(e.shared_row);
+    SetAcquireResult out =
+        take_set(sql::acquire_mixed_set(*target_, entries, lease, locked_by, wait, yield_to_queue),
+                 until, names, rows, entries.size(), yield_to_queue, what);
+    // In the order of the entries.
+    std::vector<Row> ordered;
+    for (const SetEntry& e : entries)
+        for (Row& row : out.acquired)
+            if (row.lockstring == e.row()) ordered.push_back(std::move(row));
+    out.acquired = std::move(ordered);
+    return out;
+}
+
+SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_point until,
+                                           const std::vector<std::string>& names,
+                                           const std::vector<std::string>& rows,
+                                           std::size_t expected, bool yield_to_queue,
+                                           const std::string& what) {
     Failure f;
-    std::vector<StatementResult> rs =
-        link_.run(sql::acquire_set(*target_, lockstrings, lease, locked_by, wait, yield_to_queue),
-                  until, what, &f);
+    std::vector<StatementResult> rs = link_.run(sql, until, what, &f);
     SetAcquireResult out;
     if (f.code == 0) {
         for (const auto& r : last_rows(*target_, rs, what).rows)
             out.acquired.push_back(read_row(r, 0));
-        if (out.acquired.size() == lockstrings.size()) return out;
+        if (out.acquired.size() == expected) return out;
         out.acquired.clear();  // cannot be: the transaction wrote all or none
         throw error(errc::backend, target_->redact("MariaDB wrote part of a lock set while " +
                                                    what + " [" + target_->redacted_url + "]"));
     }
     try {
-        link_.run("ROLLBACK; " + sql::release_set_turns(*target_, lockstrings), limit(), what);
+        link_.run("ROLLBACK; " + sql::release_set_turns(*target_, names), limit(), what);
     } catch (const error&) {
         // A broken link ends both with the session.
     }
@@ -375,13 +424,28 @@ SetAcquireResult MariaConnection::try_acquire_set(const std::vector<std::string>
                            f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
                            f.code == ER_AUTOINC_READ_FAILED;
     if (!contended) throw_failure(*target_, f, what);
-    auto hs = run(sql::set_holders(*target_, lockstrings, yield_to_queue),
-                  "reading the holders of the lock set of", lockstrings.front());
+    auto hs = run(sql::set_holders(*target_, rows, yield_to_queue),
+                  "reading the holders of the lock set of", names.front());
     for (const auto& r : last_rows(*target_, hs, what).rows) {
         out.queued = out.queued || as_bool(r.at(6));
         if (as_int64(r.at(0)) != 0) out.holders.push_back(read_row(r, 0));
     }
     return out;
+}
+
+std::size_t MariaConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+                                               const std::vector<std::int64_t>& ids,
+                                               const std::string& locked_by) {
+    std::vector<std::string> shared;
+    for (const SetEntry& e : entries)
+        if (e.shared()) shared.push_back(e.name);
+    const std::string subject = std::to_string(ids.front());
+    auto rs = run_turned(sql::release_mixed_set(*target_, entries, ids, locked_by, turn_wait()),
+                         shared, "releasing the lock set of id", subject);
+    const auto& last = last_rows(*target_, rs, describe("releasing the lock set of id", subject));
+    const auto deleted =
+        last.rows.empty() ? std::size_t{0} : static_cast<std::size_t>(as_int64(last.rows[0].at(0)));
+    return ids.size() - std::min(deleted, ids.size());
 }
 
 std::vector<Row> MariaConnection::renew_set(const std::vector<std::int64_t>& ids,

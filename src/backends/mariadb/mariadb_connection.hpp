@@ -45,6 +45,12 @@ class MariaConnection final : public Connection {
     unsigned probe_table(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by, const QueueGate& gate) override;
+    SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
+                                           const std::string& locked_by,
+                                           bool yield_to_queue) override;
+    std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
+                                  const std::vector<std::int64_t>& ids,
+                                  const std::string& locked_by) override;
     SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
                                      const std::string& locked_by, bool yield_to_queue) override;
     std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,
@@ -85,6 +91,13 @@ class MariaConnection final : public Connection {
     /// The end of the next round trip's time: the db_timeout from now, or
     /// the deadline if sooner.
     clock::time_point limit() const;
+    /// Runs a set's batch (`sql`, taking the turns of `names`) by `until`:
+    /// its last result set is our `expected` rows; on a refusal, rolls back,
+    /// gives the turns back and reads the live rows among `rows`.
+    SetAcquireResult take_set(const std::string& sql, clock::time_point until,
+                              const std::vector<std::string>& names,
+                              const std::vector<std::string>& rows, std::size_t expected,
+                              bool yield_to_queue, const std::string& what);
     /// Runs an idempotent batch; retried (four times at most) when the
     /// server broke a deadlock by rolling it back.
     std::vector<StatementResult> run(const std::string& sql, const char* doing,
@@ -94,8 +107,13 @@ class MariaConnection final : public Connection {
     duration turn_wait() const;
     /// A shared hold's renewal or release batch: the turn's answer (its
     /// first result set) must be yes, else errc::busy; rolled back and the
-    /// turn given back when it fails part-way.
+    /// turn given back when it fails part-way, and tried again after a
+    /// deadlock while the round trip's bound lasts.
     std::vector<StatementResult> run_turned(const std::string& sql, const std::string& name,
+                                            const char* doing, const std::string& subject);
+    /// The same for a batch that takes the turns of `names`.
+    std::vector<StatementResult> run_turned(const std::string& sql,
+                                            const std::vector<std::string>& names,
                                             const char* doing, const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
     void give_back_turn(const std::string& lockstring, const std::string& what);

@@ -200,6 +200,73 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
     return sql;
 }
 
+std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                              duration lease, const std::string& locked_by, duration wait,
+                              bool yield_to_queue) {
+    const std::string& T = t.quoted_table;
+    const std::string M = literal(shared_marker_owner);
+    std::vector<std::string> names, exclusive, shared, own;
+    for (const SetEntry& e : entries) {
+        names.push_back(e.name);
+        (e.shared() ? shared : exclusive).push_back(e.name);
+        if (e.shared()) own.push_back(e.shared_row);
+    }
+    std::vector<std::string> rows = names;
+    rows.insert(rows.end(), own.begin(), own.end());
+    const std::vector<std::string> keys = set_turn_keys(t, names);
+    // As acquire_set: every turn first, then one transaction that writes
+    // only when nothing is in the way, else stops at a NULL name (1048).
+    // In the way: a live row of an exclusive name, a live row of a shared
+    // name but its marker, a live holder row of ours (already there: a
+    // retry after a lost answer, which the caller reads). The markers are
+    // inserted or extended, then the holder rows go in only if every marker
+    // is there (a foreign row met by a marker's insert is left as it was).
+    // One expiry for every row, so no marker ends before its holder.
+    const duration share = wait / static_cast<int>(keys.size());
+    std::string sql = "SET @sqlock_turns = 0;\n";
+    for (const std::string& key : keys)
+        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
+               seconds(share) + ") = 1, 0);\n";
+    const std::string queued =
+        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
+                             in_list(names) + " AND expires > " + now + ")"
+                       : "0";
+    auto live_in = [&](const std::vector<std::string>& list, const std::string& also) {
+        if (list.empty()) return std::string("0");
+        return "EXISTS(SELECT 1 FROM " + T + " WHERE lockstring IN " + in_list(list) +
+               " AND expires > " + now + also + ")";
+    };
+    sql += "START TRANSACTION;\n"
+           "SET @sqlock_until = " + std::string(now) + " + " + micros(lease) + ";\n"
+           "SET @sqlock_ok = @sqlock_turns = " + number(static_cast<std::int64_t>(keys.size())) +
+           " AND NOT " + live_in(exclusive, "") + " AND NOT " +
+           live_in(shared, " AND locked_by <> " + M) + " AND NOT " + live_in(own, "") +
+           " AND NOT " + queued + ";\n"
+           "DELETE FROM " + T + " WHERE lockstring IN " + in_list(rows) + " AND " +
+           unindexed(std::string("expires <= ") + now) + " AND @sqlock_ok;\n";
+    auto values = [&](const std::vector<std::string>& list, const std::string& when,
+                      const std::string& owner) {
+        std::string v;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            v += std::string(i ? ", " : "") + "(IF(" + when + ", " + literal(list[i]) +
+                 ", NULL), " + now + ", @sqlock_until, " + owner + ")";
+        return v;
+    };
+    const std::string insert = "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES ";
+    if (!exclusive.empty()) sql += insert + values(exclusive, "@sqlock_ok", literal(locked_by)) + ";\n";
+    sql += insert + values(shared, "@sqlock_ok", M) +
+           " ON DUPLICATE KEY UPDATE expires = IF(locked_by = " + M +
+           ", GREATEST(expires, VALUES(expires)), expires);\n"
+           "SET @sqlock_markers = (SELECT COUNT(*) FROM " + T + " WHERE lockstring IN " +
+           in_list(shared) + " AND locked_by = " + M + " AND expires >= @sqlock_until);\n" +
+           insert + values(own, "@sqlock_markers = " + number(static_cast<std::int64_t>(shared.size())),
+                           literal(locked_by)) + ";\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + in_list(rows) +
+           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n"
+           "COMMIT;\n" + release_set_turns(t, names);
+    return sql;
+}
+
 std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings) {
     std::string sql = "DO 0";
     for (const std::string& key : set_turn_keys(t, lockstrings))
@@ -343,6 +410,52 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
            " AND locked_by = " + M + " AND @sqlock_until IS NOT NULL AND @sqlock_turn = 1;\n"
            "SELECT @sqlock_kept, @sqlock_deleted;\n"
            "COMMIT;\n" + give_back_shared_turn(t, name);
+}
+// clang-format on
+
+// clang-format off
+std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                              const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                              duration wait) {
+    const std::string& T = t.quoted_table;
+    const std::string M = literal(shared_marker_owner);
+    std::vector<std::string> shared;
+    for (const SetEntry& e : entries)
+        if (e.shared()) shared.push_back(e.name);
+    const std::vector<std::string> keys = set_turn_keys(t, shared);
+    const std::string all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
+    std::string in = "(";
+    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
+    in += ")";
+    // The shared names' turns (as release_shared takes one), then one
+    // transaction: our rows go, and each marker is fitted to the holders
+    // left, or goes with the last. The first result set says whether every
+    // turn came; the last, how many of our rows were deleted.
+    const duration share = wait / static_cast<int>(keys.size());
+    std::string sql = "SET @sqlock_turns = 0;\n";
+    for (const std::string& key : keys)
+        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
+               seconds(share) + ") = 1, 0);\n";
+    sql += "SELECT " + all + ";\n"
+           "START TRANSACTION;\n"
+           "DELETE FROM " + T + " WHERE id IN " + in + " AND " + owner_is(locked_by) + " AND " +
+           all + ";\n"
+           "SET @sqlock_deleted = ROW_COUNT();\n";
+    for (const std::string& name : shared) {
+        const std::string prefix = shared_prefix(name);
+        const std::string holders = "lockstring >= " + literal(prefix) + " AND lockstring < " +
+                                    literal(shared_prefix_end(name)) + " AND LEFT(lockstring, " +
+                                    std::to_string(prefix.size()) + ") = " + literal(prefix);
+        sql += "SET @sqlock_until = (SELECT MAX(expires) FROM " + T + " WHERE " + holders +
+               " AND expires > " + now + ");\n"
+               "DELETE FROM " + T + " WHERE lockstring = " + literal(name) + " AND locked_by = " + M +
+               " AND @sqlock_until IS NULL AND " + all + ";\n"
+               "UPDATE " + T + " SET expires = @sqlock_until WHERE lockstring = " + literal(name) +
+               " AND locked_by = " + M + " AND @sqlock_until IS NOT NULL AND " + all + ";\n";
+    }
+    sql += "SELECT @sqlock_deleted;\n"
+           "COMMIT;\n" + release_set_turns(t, shared);
+    return sql;
 }
 // clang-format on
 

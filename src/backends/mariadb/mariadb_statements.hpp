@@ -56,6 +56,23 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
                         duration lease, const std::string& locked_by, duration wait,
                         bool yield_to_queue);
 
+/// A lock set with names held shared, all rows or none
+/// (Connection::try_acquire_mixed_set): as acquire_set, and for each shared
+/// entry its marker inserted or extended and its holder row inserted, as
+/// acquire_shared does. Last result set: our rows (exclusive names and
+/// holder rows), by id.
+std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                              duration lease, const std::string& locked_by, duration wait,
+                              bool yield_to_queue);
+
+/// The release of a lock set with names held shared
+/// (Connection::release_mixed_set): the shared names' turns, then one
+/// transaction. First result set: whether every turn came; last: how many
+/// of `ids` were deleted.
+std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                              const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                              duration wait);
+
 /// Gives back the turns of a set's names (after a failed acquire_set, with
 /// a ROLLBACK before it).
 std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings);

@@ -507,6 +507,80 @@ SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& l
     return out;
 }
 
+SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+                                                     duration lease, const std::string& locked_by,
+                                                     bool yield_to_queue) {
+    std::vector<std::string> rows, turns;
+    std::string markers = "{";  // boolean[]: whether each row is a marker
+    for (const SetEntry& e : entries) {
+        rows.push_back(e.name);
+        turns.push_back(turn_name(e.name));
+        markers += std::string(markers.size() > 1 ? "," : "") + (e.shared() ? "t" : "f");
+        if (!e.shared()) continue;
+        rows.push_back(e.shared_row);
+        turns.push_back(turns.back());
+        markers += ",f";
+    }
+    markers += "}";
+    const std::string names = text_array(rows);
+    const std::string subject = entries.front().name + (entries.size() > 1 ? ", ..." : "");
+    SetAcquireResult out;
+    try {
+        const pqxx::result r =
+            exec("acquiring the lock set", subject,
+                 yield_to_queue ? stmt::acquire_mixed_set_queued : stmt::acquire_mixed_set, names,
+                 millis(lease), locked_by, text_array(turns), static_cast<int>(rows.size()),
+                 markers, shared_marker_owner);
+        std::vector<Row> won;
+        for (const auto& row : r) won.push_back(read_row(row, 0));
+        for (const SetEntry& e : entries)
+            for (Row& row : won)
+                if (row.lockstring == e.row()) out.acquired.push_back(std::move(row));
+        if (out.acquired.size() == entries.size()) return out;
+        out.acquired.clear();
+    } catch (const error& e) {
+        // As try_acquire_set(): taken in part (nothing written), or two
+        // sets' turns deadlocked.
+        const bool partly = e.backend_code() == "22P02" &&
+                            std::string(e.what()).find(set_partly_taken) != std::string::npos;
+        if (!partly && e.backend_code() != "40P01") throw;
+    }
+    pqxx::result h = exec("reading the holders of the lock set", subject, stmt::set_holders, names);
+    for (const auto& row : h) out.holders.push_back(read_row(row, 0));
+    // Nothing in the way: free, but waiters in line went first (or a name
+    // was freed since, and the caller tries again).
+    out.queued = yield_to_queue &&
+                 std::none_of(out.holders.begin(), out.holders.end(),
+                              [&](const Row& row) { return in_the_way(row, entries, locked_by); });
+    return out;
+}
+
+std::size_t PgConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+                                            const std::vector<std::int64_t>& ids,
+                                            const std::string& locked_by) {
+    auto literal = [&](const std::string& text) { return "'" + link_.get().esc(text) + "'"; };
+    MixedReleaseValues v;
+    v.locked_by = literal(locked_by);
+    v.marker = literal(shared_marker_owner);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const SetEntry& e = entries[i];
+        const std::string turn = turn_name(e.name);
+        v.ids.push_back(std::to_string(ids[i]));
+        v.names.push_back(literal(e.name));
+        v.name_turns.push_back(literal(turn));
+        v.channels.push_back(literal(name_channel(*target_, turn)));
+        if (!e.shared()) continue;
+        v.turns.push_back(literal(turn));
+        v.shared_names.push_back(literal(e.name));
+        v.prefixes.push_back(literal(shared_prefix(e.name)));
+        v.shared_ids.push_back(std::to_string(ids[i]));
+    }
+    const pqxx::result r = exec_simple("releasing the lock set of id", std::to_string(ids.front()),
+                                       mixed_set_release_sql(*target_, v));
+    const auto deleted = static_cast<std::size_t>(r[0][0].as<std::int64_t>());
+    return ids.size() - std::min(deleted, ids.size());
+}
+
 std::vector<Row> PgConnection::renew_set(const std::vector<std::int64_t>& ids,
                                          const std::string& locked_by, duration lease) {
     pqxx::result r = exec("renewing the lock set of id", std::to_string(ids.front()),

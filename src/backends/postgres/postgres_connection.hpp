@@ -49,6 +49,12 @@ class PgConnection final : public Connection {
     AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
                                    const std::string& locked_by, int* slot_out,
                                    const QueueGate& gate) override;
+    SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
+                                           const std::string& locked_by,
+                                           bool yield_to_queue) override;
+    std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
+                                  const std::vector<std::int64_t>& ids,
+                                  const std::string& locked_by) override;
     SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
                                      const std::string& locked_by, bool yield_to_queue) override;
     std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,

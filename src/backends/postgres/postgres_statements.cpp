@@ -247,6 +247,60 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
 }
 // clang-format on
 
+std::string mixed_set_release_sql(const PgTarget& target, const MixedReleaseValues& v) {
+    const std::string& T = target.quoted_table;
+    auto array = [](const std::vector<std::string>& items, const char* type) {
+        std::string out = "ARRAY[";
+        for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+        return out + "]::" + type + "[]";
+    };
+    // The turns in the order acquisitions take them (sorted); then, in a
+    // snapshot taken after them, as shared_release_sql for every shared
+    // name at once: our rows go; each marker is fitted to the live holders
+    // left, found by the expires index, or goes with the last; the names
+    // whose rows went are told to their listeners.
+    return "WITH " + turn_cte(T) + "SELECT count(" + turn_taken("s.k") +
+           ") FROM turn,"
+           " (SELECT DISTINCT k FROM unnest(" +
+           array(v.turns, "text") +
+           ") AS x(k) ORDER BY k) AS s;\n"
+           "WITH d AS (DELETE FROM " +
+           T + " WHERE id = ANY (" + array(v.ids, "bigint") +
+           ")"
+           " AND coalesce(locked_by, '') = " +
+           v.locked_by +
+           " RETURNING id, lockstring),"
+           " names AS (SELECT x.n, x.p FROM unnest(" +
+           array(v.shared_names, "text") + ", " + array(v.prefixes, "text") +
+           ") AS x(n, p)),"
+           " s AS (SELECT names.n, (SELECT h.expires FROM " +
+           T +
+           " AS h"
+           " WHERE left(h.lockstring, length(names.p)) = names.p"
+           " AND h.id <> ALL (" +
+           array(v.shared_ids, "bigint") +
+           ") AND h.expires > now()"
+           " ORDER BY h.expires DESC LIMIT 1) AS e FROM names),"
+           " dm AS (DELETE FROM " +
+           T + " AS t USING s WHERE t.lockstring = s.n AND t.locked_by = " + v.marker +
+           " AND s.e IS NULL RETURNING t.lockstring),"
+           " um AS (UPDATE " +
+           T +
+           " AS t SET expires = s.e FROM s WHERE t.lockstring = s.n"
+           " AND t.locked_by = " +
+           v.marker +
+           " AND s.e IS NOT NULL RETURNING 1),"
+           " w AS (SELECT x.n, x.k, x.ch FROM unnest(" +
+           array(v.names, "text") + ", " + array(v.name_turns, "text") + ", " +
+           array(v.channels, "text") +
+           ") AS x(n, k, ch)"
+           " WHERE x.n IN (SELECT lockstring FROM d) OR x.n IN (SELECT lockstring FROM dm))"
+           " SELECT (SELECT count(*) FROM d),"
+           " (SELECT count(CASE WHEN pg_try_advisory_xact_lock(" +
+           waiting_key(T, "w.k") +
+           ") THEN NULL ELSE pg_notify(w.ch, w.n) END) FROM w), (SELECT count(*) FROM um)";
+}
+
 std::string waiting_sql(const PgTarget& target, bool on) {
     return std::string("SELECT pg_advisory_") + (on ? "lock" : "unlock") + "_shared(" +
            waiting_key(target.quoted_table, "$1::text") + ")";
@@ -387,6 +441,39 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     };
     out.emplace_back(stmt::acquire_set, set_sql(false));
     out.emplace_back(stmt::acquire_set_queued, set_sql(true));
+    // A lock set with names held shared (Connection::try_acquire_mixed_set).
+    // $1 the rows (text[]): each exclusive name; each shared name (its
+    // marker) and its holder row. $2 lease ms, $3 locked_by, $4 each row's
+    // turn name (a holder row takes its name's), $5 how many rows, $6
+    // whether each row is a marker (boolean[]), $7 the markers' locked_by.
+    // As set_sql, with one more way to win a row: a live marker met by a
+    // marker is extended (as acquire_shared's upsert extends it), keeping
+    // its id. Rows returned: every column, markers included.
+    auto mixed_set_sql = [&](bool yield) {
+        const std::string queue_clear =
+            yield ? " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q"
+                    " WHERE q.lockstring IN (SELECT k FROM rows) AND q.expires > now())"
+                  : "";
+        return "WITH " + turn_cte(T) +
+               ", rows AS (SELECT x.n, x.k, CASE WHEN x.m THEN $7::text ELSE $3::text END AS o"
+               " FROM unnest($1::text[], $4::text[], $6::boolean[]) AS x(n, k, m))"
+               ", turns AS (SELECT count(" + turn_taken("s.k") + ") AS c"
+               " FROM turn, (SELECT DISTINCT k FROM rows ORDER BY k) AS s)"
+               ", won AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
+               " SELECT rows.n, now(), now() + " + millis("$2") + ", rows.o"
+               " FROM rows, turns WHERE turns.c > 0" + queue_clear + " ORDER BY rows.n"
+               " ON CONFLICT (lockstring) DO UPDATE SET"
+               " id = CASE WHEN t.expires <= now() THEN excluded.id ELSE t.id END,"
+               " created = CASE WHEN t.expires <= now() THEN excluded.created ELSE t.created END,"
+               " expires = greatest(t.expires, excluded.expires), locked_by = excluded.locked_by"
+               " WHERE t.expires <= now() OR (t.locked_by = $7::text AND excluded.locked_by = $7::text)"
+               " RETURNING " + columns("t") + ")"
+               " SELECT * FROM won WHERE CASE WHEN (SELECT count(*) FROM won) = $5::int"
+               " THEN true ELSE ('" + std::string(set_partly_taken) +
+               "' || (SELECT count(*) FROM won)::text)::int = 0 END";
+    };
+    out.emplace_back(stmt::acquire_mixed_set, mixed_set_sql(false));
+    out.emplace_back(stmt::acquire_mixed_set_queued, mixed_set_sql(true));
     // A shared hold (Connection::try_acquire_shared). $1 name, $2 our row's
     // lockstring, $3 lease ms, $4 locked_by, $5 the marker's locked_by, $6
     // the name's turn name; _queued: $7 the ticket before which live waiters

@@ -36,6 +36,9 @@ constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
 /// waiter of its names) in the _queued form.
 constexpr const char* acquire_set = "sqlock_acquire_set";
 constexpr const char* acquire_set_queued = "sqlock_acquire_set_queued";
+/// A lock set with names held shared, all rows or none.
+constexpr const char* acquire_mixed_set = "sqlock_acquire_mixed_set";
+constexpr const char* acquire_mixed_set_queued = "sqlock_acquire_mixed_set_queued";
 /// A shared hold: the marker, then our row (try_acquire_shared); behind
 /// the queue in the _queued form.
 constexpr const char* acquire_shared = "sqlock_acquire_shared";
@@ -104,6 +107,25 @@ struct SharedValues {
 std::string shared_renew_sql(const PgTarget& target, const SharedValues& v);
 /// release: one row (rows kept by min_hold, rows deleted).
 std::string shared_release_sql(const PgTarget& target, const SharedValues& v);
+
+/// The values of a mixed lock set's release, each a literal (ids as digits).
+struct MixedReleaseValues {
+    std::vector<std::string> ids;           // every row of the set
+    std::vector<std::string> turns;         // the shared names' turn names
+    std::vector<std::string> shared_names;  // the shared names ...
+    std::vector<std::string> prefixes;      // ... their shared_prefix()
+    std::vector<std::string> shared_ids;    // ... and our holder rows' ids
+    std::vector<std::string> names;         // every name, to wake its waiters
+    std::vector<std::string> name_turns;    // ... its turn name
+    std::vector<std::string> channels;      // ... its name_channel()
+    std::string locked_by;
+    std::string marker;
+};
+
+/// The release of a lock set with names held shared, as shared_release_sql:
+/// the shared names' turns, then the work. One row: (rows deleted, waiters
+/// told, markers shrunk).
+std::string mixed_set_release_sql(const PgTarget& target, const MixedReleaseValues& v);
 
 /// The channel a release of `turn` (turn_name()) in `target`'s table
 /// notifies: "sqlock_n_" and a hash of both, so that only the sessions whose

@@ -319,6 +319,64 @@ SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string
     return result;
 }
 
+SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+                                                         duration lease,
+                                                         const std::string& locked_by,
+                                                         bool yield_to_queue) {
+    // Under the write lock, as try_acquire_set(): every row is read first,
+    // and written only when nothing is in the way.
+    Transaction tx(*this, "starting the transaction that takes a set of locks");
+    SetAcquireResult result;
+    if (yield_to_queue) {
+        std::vector<std::string> names;
+        for (const SetEntry& e : entries) names.push_back(e.name);
+        Prepared waiting = prepare(Sql::set_waiters);
+        waiting.bind(1, json_array(names));
+        result.queued = waiting.step();
+    }
+    bool free = !result.queued;
+    for (const SetEntry& e : entries) {
+        if (auto row = find(e.name); row && row->seconds_left > 0) {
+            free = free && e.shared() && row->locked_by == shared_marker_owner;
+            result.holders.push_back(std::move(*row));
+        }
+        if (!e.shared()) continue;
+        if (auto own = find(e.shared_row); own && own->seconds_left > 0) {
+            free = false;
+            result.holders.push_back(std::move(*own));
+        }
+    }
+    if (!free) return result;  // rolled back: nothing was written
+    result.holders.clear();
+    auto written = [&](std::optional<Row> row, const std::string& lockstring) {
+        // Cannot be: the write lock has been ours since the reads.
+        if (!row)
+            throw error(errc::backend, "the row '" + printable(lockstring) +
+                                           "' appeared while this connection held the write lock");
+        return std::move(*row);
+    };
+    for (const SetEntry& e : entries) {
+        for (const std::string* expired : {&e.name, e.shared() ? &e.shared_row : nullptr}) {
+            if (!expired) continue;
+            Prepared del = prepare(Sql::delete_expired);
+            del.bind(1, *expired).step();
+        }
+        if (!e.shared()) {
+            result.acquired.push_back(written(insert(e.name, lease, locked_by), e.name));
+            continue;
+        }
+        // The marker, unless the name is held shared already (live).
+        (void)insert(e.name, lease, shared_marker_owner);
+        Row own = written(insert(e.shared_row, lease, locked_by), e.shared_row);
+        if (!extend_marker(e.name, own.expires))
+            throw error(errc::backend, "the shared marker of '" + printable(e.name) +
+                                           "' vanished under the write lock");
+        result.acquired.push_back(std::move(own));
+    }
+    tx.commit("committing a set of locks");
+    return result;
+}
+
 // A set's rows change together: one transaction, so that no reader sees
 // part of a set renewed or released.
 std::vector<Row> SqliteConnection::renew_set(const std::vector<std::int64_t>& ids,
@@ -416,14 +474,33 @@ ReleaseOutcome SqliteConnection::release_shared(std::int64_t id, const std::stri
                                                 const std::string& locked_by, duration min_hold) {
     Transaction tx(*this, "starting the transaction that releases a shared lock");
     const ReleaseOutcome outcome = release(id, own, locked_by, min_hold);
+    fit_marker(name);
+    tx.commit("committing the release of a shared lock");
+    return outcome;
+}
+
+void SqliteConnection::fit_marker(const std::string& name) {
     const std::string prefix = shared_prefix(name);
     const std::string upper = shared_prefix_end(name);
     for (Sql step : {Sql::shared_marker_drop, Sql::shared_marker_shrink}) {
         Prepared st = prepare(step);
         st.bind(1, name).bind(2, prefix).bind(3, upper).bind(4, shared_marker_owner).step();
     }
-    tx.commit("committing the release of a shared lock");
-    return outcome;
+}
+
+std::size_t SqliteConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+                                                const std::vector<std::int64_t>& ids,
+                                                const std::string& locked_by) {
+    Transaction tx(*this, "starting the transaction that releases a set of locks");
+    std::size_t not_ours = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const SetEntry& e = entries[i];
+        if (release(ids[i], e.row(), locked_by, duration::zero()) == ReleaseOutcome::lost)
+            ++not_ours;
+        if (e.shared()) fit_marker(e.name);
+    }
+    tx.commit("committing the release of a set of locks");
+    return not_ours;
 }
 
 std::optional<Row> SqliteConnection::renew(std::int64_t id, const std::string& locked_by,

@@ -57,6 +57,12 @@ class SqliteConnection final : public Connection {
 
     SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
                                      const std::string& locked_by, bool yield_to_queue) override;
+    SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
+                                           const std::string& locked_by,
+                                           bool yield_to_queue) override;
+    std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
+                                  const std::vector<std::int64_t>& ids,
+                                  const std::string& locked_by) override;
     std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,
                                duration lease) override;
     std::size_t release_set(const std::vector<std::int64_t>& ids,
@@ -145,6 +151,10 @@ class SqliteConnection final : public Connection {
     /// Extends the live shared marker of `name` to at least `until` (a
     /// holder row's expiry); false when there is none.
     bool extend_marker(const std::string& name, const std::string& until);
+
+    /// Shrinks the shared marker of `name` to its live holders' latest
+    /// expiry, or deletes it when none is left. Inside a transaction.
+    void fit_marker(const std::string& name);
 
     /// Whether a live waiter `gate` names is queued (false for an inactive gate).
     bool waiters_ahead(const QueueGate& gate);

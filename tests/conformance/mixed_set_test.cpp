@@ -1,0 +1,267 @@
+// Lock sets that hold some names shared and others exclusively, all in one
+// transaction.
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include "process.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using sqlock::lock_mode;
+using sqlock_test::category_of;
+using sqlock_test::fresh_database;
+
+namespace {
+
+sqlock::LockOptions shared_mode() {
+    sqlock::LockOptions o;
+    o.mode = lock_mode::shared;
+    return o;
+}
+
+// Files in `dir` whose names start with `prefix`.
+int files_starting(const std::string& dir, const std::string& prefix) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        n += e.path().filename().string().rfind(prefix, 0) == 0;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a set holds some names shared and others exclusively", "[set][shared]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto set = locker.lock_all({{"mx-report", lock_mode::shared}, {"mx-migrate"}});
+    CHECK(set.names() == std::vector<std::string>{"mx-migrate", "mx-report"});
+    CHECK(set.mode("mx-report") == lock_mode::shared);
+    CHECK(set.mode("mx-migrate") == lock_mode::exclusive);
+    CHECK(set.lockstring("mx-migrate") == "mx-migrate");
+    CHECK(set.lockstring("mx-report").rfind("mx-report#shared-", 0) == 0);
+    CHECK(category_of([&] { (void)set.mode("mx-other"); }) == sqlock::errc::invalid_argument);
+    // The shared name's holder row carries the set's id for that name.
+    auto rows = locker.list("mx-report#");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].id == set.id("mx-report"));
+    CHECK(rows[0].holder.guid == set.owner_token());
+
+    auto other = db.open();
+    // Beside the set: neither name exclusively, nor the exclusive one
+    // shared ...
+    CHECK_FALSE(other.try_lock("mx-report"));
+    CHECK_FALSE(other.try_lock("mx-migrate"));
+    CHECK_FALSE(other.try_lock("mx-migrate", shared_mode()));
+    // ... but another shared holder of the shared name.
+    auto reader = other.try_lock("mx-report", shared_mode());
+    CHECK(reader);
+    CHECK(other.shared_holders("mx-report").size() == 2);
+
+    set.release();
+    CHECK(other.shared_holders("mx-report").size() == 1);
+    CHECK(other.try_lock("mx-migrate"));
+    reader->release();
+    CHECK(other.try_lock("mx-report"));
+}
+
+TEST_CASE("a set's names all taken shared by the options' mode", "[set][shared]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto first = locker.lock_all({"sh-a", "sh-b"}, shared_mode());
+    auto second = db.open().try_lock_all({"sh-a", "sh-b"}, shared_mode());
+    REQUIRE(second);
+    CHECK(first.mode("sh-a") == lock_mode::shared);
+    CHECK(second->mode("sh-b") == lock_mode::shared);
+    // Two holders of each name, each a row, and one marker per name.
+    CHECK(locker.shared_holders("sh-a").size() == 2);
+    CHECK(locker.shared_holders("sh-b").size() == 2);
+    CHECK_FALSE(db.open().try_lock_all({"sh-b", "sh-c"}));
+    first.release();
+    second->release();
+    CHECK(locker.list("sh-").empty());
+}
+
+TEST_CASE("a mixed set meets a name held the other way and takes nothing", "[set][shared]") {
+    auto db = fresh_database();
+    auto holder = db.open();
+    auto exclusive = holder.lock("way-x");
+    auto reader = holder.lock("way-s", shared_mode());
+    auto locker = db.open();
+    // Shared where an exclusive holder is, exclusive where shared holders are.
+    try {
+        locker.lock_all({{"way-x", lock_mode::shared}, {"way-s"}, {"way-free"}});
+        FAIL("a set with names held the other way was taken");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        const std::string what = e.what();
+        CHECK_THAT(what, Catch::Contains("'way-x' is held by"));
+        CHECK_THAT(what, Catch::Contains("'way-s' is held by"));
+        CHECK_THAT(what, !Catch::Contains("'way-free'"));
+    }
+    // Nothing of the set was written: no row, no marker, no holder row.
+    CHECK(locker.list("way-free").empty());
+    CHECK(locker.list("way-x#").empty());
+    CHECK(locker.shared_holders("way-s").size() == 1);
+    // Held the same way, the names go together.
+    auto set = locker.try_lock_all({{"way-s", lock_mode::shared}, {"way-free"}});
+    CHECK(set);
+}
+
+TEST_CASE("a waiting mixed set wakes when the exclusive holder in its way leaves",
+          "[set][shared]") {
+    auto db = fresh_database();
+    auto holder = db.open();
+    auto x = holder.lock("wake-x", {.expires = 60s});
+    auto locker = db.open();
+    std::atomic<bool> got{false};
+    std::thread waiter([&] {
+        try {
+            auto set = locker.lock_all({{"wake-x", lock_mode::shared}, {"wake-y"}},
+                                       {.expires = 60s, .wait = 30s});
+            got = set.mode("wake-x") == lock_mode::shared;
+        } catch (...) {
+        }
+    });
+    // The waiting set holds nothing meanwhile.
+    CHECK_FALSE(sqlock_test::eventually([&] { return !holder.list("wake-y").empty(); }, 300ms));
+    x.release();
+    waiter.join();
+    CHECK(got);
+}
+
+TEST_CASE("bad mixed sets are refused before anything is written", "[set][shared][validation]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto category = [&](const std::function<void()>& f) { return category_of(f); };
+    // A name asked for in both modes.
+    CHECK(category([&] {
+              locker.try_lock_all({{"dup", lock_mode::shared}, {"dup", lock_mode::exclusive}});
+          }) == sqlock::errc::invalid_argument);
+    // The members say their modes; the options do not.
+    CHECK(category([&] {
+              locker.try_lock_all({{"m-a"}, {"m-b"}}, shared_mode());
+          }) == sqlock::errc::invalid_argument);
+    // Too long to be held shared (each holder row adds 24 bytes).
+    CHECK(category([&] {
+              locker.try_lock_all({{std::string(105, 'n'), lock_mode::shared}, {"m-c"}});
+          }) == sqlock::errc::invalid_argument);
+    CHECK(category([&] {
+              locker.try_lock_all(std::vector<std::string>{"m-d", std::string(105, 'n')},
+                                  shared_mode());
+          }) == sqlock::errc::invalid_argument);
+    CHECK(locker.list().empty());
+    // The same name twice in one mode counts once.
+    std::vector<sqlock::SetMember> twice{{"m-e", lock_mode::shared}, {"m-e", lock_mode::shared}};
+    auto set = locker.try_lock_all(twice);
+    REQUIRE(set);
+    CHECK(set->size() == 1);
+}
+
+TEST_CASE("a mixed set's heartbeat keeps its shared names past the first lease",
+          "[set][shared][heartbeat]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    sqlock::LockOptions o;
+    // A lease the heartbeat renews every second or two: a sanitizer build
+    // on a loaded machine must not let it lapse.
+    o.expires = 6s;
+    o.heartbeat = true;
+    auto set = locker.lock_all({{"hb-s", lock_mode::shared}, {"hb-x"}}, o);
+    const std::string first_expiry = set.expires();
+    REQUIRE(sqlock_test::eventually([&] { return set.expires() > first_expiry; }, 10s));
+    // The marker covers the holder row it was extended for.
+    const auto marker = locker.list("hb-s");
+    REQUIRE(marker.size() == 2);  // the marker and our holder row
+    CHECK(marker[0].expires >= marker[1].expires);
+    CHECK(set.held());
+    // Losing the shared name's row is losing the set.
+    db.open().force_release("hb-s");
+    REQUIRE(sqlock_test::eventually([&] { return set.lost(); }, 10s));
+    CHECK(category_of([&] { set.release(); }) == sqlock::errc::lost);
+    CHECK(locker.list("hb-").empty());
+}
+
+TEST_CASE("mixed sets from several processes never overlap or show in part",
+          "[set][shared][stress]") {
+    auto db = fresh_database();
+    const std::vector<std::string> pool{"q-1", "q-2", "q-3", "q-4", "q-5"};
+    const std::string dir = sqlock_test::scratch_dir() + "/mixed-" + std::to_string(getpid());
+    std::filesystem::create_directories(dir);
+    const int workers = 8, rounds = 10;
+    auto finished = [&] {
+        int n = 0;
+        for (int w = 1; w <= workers; ++w)
+            n += std::filesystem::exists(dir + "/finished-" + std::to_string(w));
+        return n;
+    };
+    // Child 0 observes: every owner holds as many rows as its set has names
+    // (its metadata says), in every read; markers belong to no owner.
+    // Children 1..8 take sets of 1-3 names in random order, each name
+    // shared or exclusive at random.
+    auto codes = sqlock_test::run_children(workers + 1, [&](int p) {
+        auto locker = db.open();
+        if (p == 0) {
+            const std::regex size_re("\"set_size\":\"([0-9]+)\"");
+            int reads = 0;
+            while (finished() < workers) {
+                std::map<std::string, std::pair<int, int>> owners;  // guid -> (rows, size)
+                for (const auto& row : locker.list("q-")) {
+                    if (row.seconds_left <= 0) continue;
+                    std::smatch m;
+                    if (!std::regex_search(row.locked_by, m, size_re)) continue;
+                    auto& o = owners[row.holder.guid];
+                    ++o.first;
+                    o.second = std::stoi(m[1]);
+                }
+                for (const auto& [guid, o] : owners)
+                    if (o.first != o.second) return 4;  // part of a set
+                ++reads;
+            }
+            return reads > 0 ? 0 : 5;
+        }
+        std::mt19937 rng(static_cast<unsigned>(p * 7919 + getpid()));
+        for (int r = 0; r < rounds; ++r) {
+            std::vector<std::string> names = pool;
+            std::shuffle(names.begin(), names.end(), rng);
+            names.resize(1 + rng() % 3);
+            std::vector<sqlock::SetMember> members;
+            for (const auto& name : names)
+                members.push_back({name, rng() % 2 ? lock_mode::shared : lock_mode::exclusive});
+            sqlock::LockOptions o;
+            o.wait = 120s;
+            o.expires = 30s;
+            o.metadata = {{"set_size", std::to_string(names.size())}};
+            auto set = locker.lock_all(members, o);
+            // A witness per name: "<name>" for the exclusive holder, which
+            // fails if another is there and sees no shared one;
+            // "<name>-shared-<p>" for a shared one, which sees no exclusive.
+            std::vector<std::string> entered;
+            for (const auto& name : set.names()) {
+                const bool shared = set.mode(name) == lock_mode::shared;
+                const std::string mine =
+                    dir + "/" + name + (shared ? "-shared-" + std::to_string(p) : "");
+                if (!sqlock_test::enter_witness(mine)) return 2;
+                entered.push_back(mine);
+                if (shared ? std::filesystem::exists(dir + "/" + name)
+                           : files_starting(dir, name + "-shared-") > 0)
+                    return 3;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));
+            for (const auto& w : entered) sqlock_test::leave_witness(w);
+            set.release();
+        }
+        std::ofstream(dir + "/finished-" + std::to_string(p)).put('\n');
+        return 0;
+    });
+    // 2: two exclusive holders of a name; 3: an exclusive and a shared one;
+    // 4: part of a set seen; 5: never read.
+    CHECK(codes == std::vector<int>(workers + 1, 0));
+    CHECK(db.open().list("q-").empty());
+}
