@@ -74,6 +74,26 @@ void bench_sets(Context& ctx, const BackendTarget& target) {
         [&] { take("bench-set-single", {}); }, "one lock", Goal::ratio_at_least(0.5),
         "try_lock_all() of 10 names vs try_lock() of one, each with its release");
 
+    // Where a set of 10's cost goes, each part against the one before it:
+    // the database's own floor (ten rows inserted by one statement, then
+    // deleted by another, against one row: what any one-row-per-name set
+    // pays), then sqlock's set against that floor (the turns, the queue
+    // check, the owner text, the fencing order and the notifications).
+    auto raw = db.raw();
+    add_row(
+        "raw: 10 rows against one row", [&] { raw->cycle_many(ten); },
+        [&] {
+            const std::int64_t id = raw->try_acquire("bench-raw-single");
+            if (!id) throw std::runtime_error("uncontended raw lock found held");
+            raw->release(id);
+        },
+        "raw one row", Goal::none(),
+        "the floor: a multi-row INSERT and a DELETE of 10 names vs one row's INSERT and DELETE");
+    add_row(
+        "set of 10 against raw 10 rows", [&] { take_set(locker, ten); },
+        [&] { raw->cycle_many(set_names(10)); }, "raw 10 rows", Goal::none(),
+        "try_lock_all()+release() vs the raw multi-row INSERT and DELETE of the same names");
+
     // A shared hold writes the marker and its own row under the name's
     // turn, and its release shrinks or deletes the marker.
     sqlock::LockOptions shared;

@@ -32,6 +32,11 @@ class RawClient {
     /// without a row; the new id, or 0 when all have rows.
     virtual std::int64_t try_acquire_slot(const std::string& name, int capacity) = 0;
 
+    /// A set's worth of rows, the least a database can do for it: every
+    /// name inserted by one statement (one transaction), then every row
+    /// deleted by another. Throws if any name had a row.
+    virtual void cycle_many(const std::vector<std::string>& names) = 0;
+
     /// Inserts rows prefix<first> .. prefix<first+count-1> in one
     /// transaction: live for a day, or already expired an hour ago.
     virtual void fill(const std::string& prefix, std::int64_t first, std::int64_t count,

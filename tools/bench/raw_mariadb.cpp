@@ -216,6 +216,24 @@ class RawMariaDB final : public RawClient {
         if (release_->execute("release") != 1) throw std::runtime_error("raw release found no row");
     }
 
+    void cycle_many(const std::vector<std::string>& names) override {
+        std::string values, in;
+        for (const std::string& n : names) {
+            const std::string q = quoted(n);
+            values += std::string(values.empty() ? "" : ", ") + "(" + q + ", " + now + ", " + now +
+                      " + INTERVAL 1 HOUR, " + quoted(owner_) + ")";
+            in += std::string(in.empty() ? "" : ", ") + q;
+        }
+        exec("INSERT IGNORE INTO " + table_ + " (lockstring, created, expires, locked_by) VALUES " +
+             values);
+        if (mysql_affected_rows(mysql_) != names.size())
+            throw std::runtime_error("raw set found a row held");
+        exec("DELETE FROM " + table_ + " WHERE lockstring IN (" + in +
+             ") AND locked_by = " + quoted(owner_));
+        if (mysql_affected_rows(mysql_) != names.size())
+            throw std::runtime_error("raw set release found a row gone");
+    }
+
     std::int64_t try_acquire_slot(const std::string& name, int capacity) override {
         set_name(name);
         capacity_ = capacity;

@@ -45,6 +45,13 @@ class RawPostgres final : public RawClient {
                                    " VALUES ($1, now(), now() + interval '1 hour', $2)"
                                    " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
             prepare("release", "DELETE FROM " + table_ + " WHERE id = $1 AND locked_by = $2");
+            prepare("acquire_many", "INSERT INTO " + table_ +
+                                        " (lockstring, created, expires, locked_by)"
+                                        " SELECT n, now(), now() + interval '1 hour', $2"
+                                        " FROM unnest($1::text[]) AS n"
+                                        " ON CONFLICT (lockstring) DO NOTHING");
+            prepare("release_many", "DELETE FROM " + table_ +
+                                        " WHERE lockstring = ANY ($1::text[]) AND locked_by = $2");
             prepare("slot", "INSERT INTO " + table_ +
                                 " (lockstring, created, expires, locked_by)"
                                 " SELECT $1 || '#' || n, now(), now() + interval '1 hour', $3"
@@ -70,6 +77,19 @@ class RawPostgres final : public RawClient {
         Result r(run("release", {text.c_str(), owner_.c_str()}));
         if (std::string(PQcmdTuples(r.get())) != "1")
             throw std::runtime_error("raw release found no row");
+    }
+
+    void cycle_many(const std::vector<std::string>& names) override {
+        std::string array = "{";
+        for (const std::string& n : names) array += (array.size() > 1 ? ",\"" : "\"") + n + "\"";
+        array += "}";
+        const std::string count = std::to_string(names.size());
+        Result in(run("acquire_many", {array.c_str(), owner_.c_str()}));
+        if (std::string(PQcmdTuples(in.get())) != count)
+            throw std::runtime_error("raw set found a row held");
+        Result out(run("release_many", {array.c_str(), owner_.c_str()}));
+        if (std::string(PQcmdTuples(out.get())) != count)
+            throw std::runtime_error("raw set release found a row gone");
     }
 
     std::int64_t try_acquire_slot(const std::string& name, int capacity) override {

@@ -52,6 +52,21 @@ class RawSqlite final : public RawClient {
         if (sqlite3_changes(db_) != 1) throw std::runtime_error("raw release found no row");
     }
 
+    void cycle_many(const std::vector<std::string>& names) override {
+        std::string array = "[";
+        for (const std::string& n : names) array += (array.size() > 1 ? ",\"" : "\"") + n + "\"";
+        array += "]";
+        for (sqlite3_stmt* st : {insert_many_, delete_many_}) {
+            sqlite3_bind_text(st, 1, array.data(), static_cast<int>(array.size()), SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, owner_.data(), static_cast<int>(owner_.size()), SQLITE_STATIC);
+            const int rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) fail(st == insert_many_ ? "INSERT" : "DELETE");
+            if (sqlite3_changes(db_) != static_cast<int>(names.size()))
+                throw std::runtime_error("raw set found a row held or gone");
+        }
+    }
+
     std::int64_t try_acquire_slot(const std::string& name, int capacity) override {
         sqlite3_bind_text(slot_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
         sqlite3_bind_int(slot_, 2, capacity);
@@ -98,6 +113,15 @@ class RawSqlite final : public RawClient {
                           ", strftime('%Y-%m-%d %H:%M:%f','now','+3600 seconds'), ?2)"
                           " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
         delete_ = prepare("DELETE FROM " + table_ + " WHERE id = ?1 AND locked_by = ?2");
+        // A JSON array of names. The WHERE before ON CONFLICT: as for slot_.
+        insert_many_ =
+            prepare("INSERT INTO " + table_ +
+                    " (lockstring, created, expires, locked_by) SELECT value, " + now_sql +
+                    ", strftime('%Y-%m-%d %H:%M:%f','now','+3600 seconds'), ?2"
+                    " FROM json_each(?1) WHERE true ON CONFLICT (lockstring) DO NOTHING");
+        delete_many_ = prepare("DELETE FROM " + table_ +
+                               " WHERE lockstring IN (SELECT value FROM json_each(?1))"
+                               " AND locked_by = ?2");
         // The lowest slot without a row. The WHERE before ON CONFLICT is
         // required by SQLite's grammar for INSERT ... SELECT with an upsert.
         slot_ = prepare(
@@ -113,7 +137,8 @@ class RawSqlite final : public RawClient {
     }
 
     void close() noexcept {
-        for (sqlite3_stmt* st : {insert_, delete_, slot_}) sqlite3_finalize(st);
+        for (sqlite3_stmt* st : {insert_, delete_, slot_, insert_many_, delete_many_})
+            sqlite3_finalize(st);
         sqlite3_close_v2(db_);
         db_ = nullptr;
     }
@@ -154,6 +179,8 @@ class RawSqlite final : public RawClient {
     sqlite3_stmt* insert_ = nullptr;
     sqlite3_stmt* delete_ = nullptr;
     sqlite3_stmt* slot_ = nullptr;
+    sqlite3_stmt* insert_many_ = nullptr;
+    sqlite3_stmt* delete_many_ = nullptr;
 };
 
 }  // namespace
