@@ -7,9 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <random>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -265,25 +263,9 @@ TEST_CASE("sets in random order from several processes never overlap or show in 
     // Children 1..8 take sets.
     auto codes = sqlock_test::run_children(workers + 1, [&](int p) {
         auto locker = db.open();
-        if (p == 0) {
-            const std::regex size_re("\"set_size\":\"([0-9]+)\"");
-            int reads = 0;
-            while (finished() < workers) {
-                std::map<std::string, std::pair<int, int>> owners;  // guid -> (rows, size)
-                for (const auto& row : locker.list("p-")) {
-                    if (row.seconds_left <= 0) continue;
-                    std::smatch m;
-                    if (!std::regex_search(row.locked_by, m, size_re)) continue;
-                    auto& o = owners[row.holder.guid];
-                    ++o.first;
-                    o.second = std::stoi(m[1]);
-                }
-                for (const auto& [guid, o] : owners)
-                    if (o.first != o.second) return 4;  // part of a set
-                ++reads;
-            }
-            return reads > 0 ? 0 : 5;
-        }
+        if (p == 0)
+            return sqlock_test::observe_whole_sets(locker, "p-",
+                                                   [&] { return finished() == workers; });
         std::mt19937 rng(static_cast<unsigned>(p * 7919 + getpid()));
         for (int r = 0; r < rounds; ++r) {
             std::vector<std::string> names = pool;

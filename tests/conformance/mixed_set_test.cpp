@@ -6,9 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include "process.hpp"
@@ -25,14 +23,6 @@ sqlock::LockOptions shared_mode() {
     sqlock::LockOptions o;
     o.mode = lock_mode::shared;
     return o;
-}
-
-// Files in `dir` whose names start with `prefix`.
-int files_starting(const std::string& dir, const std::string& prefix) {
-    int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-        n += e.path().filename().string().rfind(prefix, 0) == 0;
-    return n;
 }
 
 }  // namespace
@@ -207,25 +197,9 @@ TEST_CASE("mixed sets from several processes never overlap or show in part",
     // shared or exclusive at random.
     auto codes = sqlock_test::run_children(workers + 1, [&](int p) {
         auto locker = db.open();
-        if (p == 0) {
-            const std::regex size_re("\"set_size\":\"([0-9]+)\"");
-            int reads = 0;
-            while (finished() < workers) {
-                std::map<std::string, std::pair<int, int>> owners;  // guid -> (rows, size)
-                for (const auto& row : locker.list("q-")) {
-                    if (row.seconds_left <= 0) continue;
-                    std::smatch m;
-                    if (!std::regex_search(row.locked_by, m, size_re)) continue;
-                    auto& o = owners[row.holder.guid];
-                    ++o.first;
-                    o.second = std::stoi(m[1]);
-                }
-                for (const auto& [guid, o] : owners)
-                    if (o.first != o.second) return 4;  // part of a set
-                ++reads;
-            }
-            return reads > 0 ? 0 : 5;
-        }
+        if (p == 0)
+            return sqlock_test::observe_whole_sets(locker, "q-",
+                                                   [&] { return finished() == workers; });
         std::mt19937 rng(static_cast<unsigned>(p * 7919 + getpid()));
         for (int r = 0; r < rounds; ++r) {
             std::vector<std::string> names = pool;
@@ -250,7 +224,7 @@ TEST_CASE("mixed sets from several processes never overlap or show in part",
                 if (!sqlock_test::enter_witness(mine)) return 2;
                 entered.push_back(mine);
                 if (shared ? std::filesystem::exists(dir + "/" + name)
-                           : files_starting(dir, name + "-shared-") > 0)
+                           : sqlock_test::files_starting(dir, name + "-shared-") > 0)
                     return 3;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));

@@ -35,14 +35,6 @@ std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows) {
     return names;
 }
 
-// Files in `dir` whose names start with `prefix`.
-int files_starting(const std::string& dir, const std::string& prefix) {
-    int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-        n += e.path().filename().string().rfind(prefix, 0) == 0;
-    return n;
-}
-
 }  // namespace
 
 TEST_CASE("shared holders hold a name together, each with a row and an id of its own", "[shared]") {
@@ -259,7 +251,7 @@ TEST_CASE("shared and exclusive holders from several processes never overlap", "
             const std::string mine =
                 dir + (exclusive ? "/exclusive" : "/shared-" + std::to_string(p));
             if (!sqlock_test::enter_witness(mine)) return 2;
-            if (exclusive ? files_starting(dir, "shared-") > 0
+            if (exclusive ? sqlock_test::files_starting(dir, "shared-") > 0
                           : std::filesystem::exists(dir + "/exclusive"))
                 return 3;
             std::this_thread::sleep_for(std::chrono::milliseconds(1 + rng() % 5));

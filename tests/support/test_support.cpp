@@ -13,8 +13,10 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -172,6 +174,34 @@ bool enter_witness(const std::string& path) {
 
 void leave_witness(const std::string& path) {
     unlink(path.c_str());
+}
+
+int files_starting(const std::string& dir, const std::string& prefix) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        n += e.path().filename().string().rfind(prefix, 0) == 0;
+    return n;
+}
+
+int observe_whole_sets(sqlock::Locker& locker, const std::string& prefix,
+                       const std::function<bool()>& done) {
+    const std::regex size_re("\"set_size\":\"([0-9]+)\"");
+    int reads = 0;
+    while (!done()) {
+        std::map<std::string, std::pair<int, int>> owners;  // guid -> (rows, size)
+        for (const auto& row : locker.list(prefix)) {
+            if (row.seconds_left <= 0) continue;
+            std::smatch m;
+            if (!std::regex_search(row.locked_by, m, size_re)) continue;
+            auto& o = owners[row.holder.guid];
+            ++o.first;
+            o.second = std::stoi(m[1]);
+        }
+        for (const auto& [guid, o] : owners)
+            if (o.first != o.second) return 4;  // part of a set
+        ++reads;
+    }
+    return reads > 0 ? 0 : 5;
 }
 
 void append_id(const std::string& path, long long id) {

@@ -109,6 +109,17 @@ bool eventually(const std::function<bool()>& condition,
 bool enter_witness(const std::string& path);
 void leave_witness(const std::string& path);
 
+/// How many files in `dir` have names that start with `prefix`.
+int files_starting(const std::string& dir, const std::string& prefix);
+
+/// The observer of the lock set stress tests: reads the table's rows under
+/// `prefix` until `done()`, and checks in each read that every owner whose
+/// live rows carry a "set_size" metadata value holds exactly that many.
+/// Returns 0 when every read saw whole sets, 4 when one saw part of a set,
+/// 5 when it never read.
+int observe_whole_sets(sqlock::Locker& locker, const std::string& prefix,
+                       const std::function<bool()>& done);
+
 /// Appends `id` to `path`, one per line, for read_ids().
 void append_id(const std::string& path, long long id);
 

@@ -155,6 +155,17 @@ std::vector<std::string> set_turn_keys(const MariaTarget& t,
     return keys;
 }
 
+// Takes every one of `keys` (in their order), each waiting its share of
+// `wait`; @sqlock_turns counts those that came.
+std::string take_turns(const std::vector<std::string>& keys, duration wait) {
+    const duration share = wait / static_cast<int>(keys.size());
+    std::string sql = "SET @sqlock_turns = 0;\n";
+    for (const std::string& key : keys)
+        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
+               seconds(share) + ") = 1, 0);\n";
+    return sql;
+}
+
 }  // namespace
 
 std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lockstrings,
@@ -173,11 +184,7 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
     // another program inserted meanwhile stops it with a duplicate key
     // (1062). The rows are read inside the transaction; the turns are given
     // back after the commit.
-    const duration share = wait / static_cast<int>(keys.size());
-    std::string sql = "SET @sqlock_turns = 0;\n";
-    for (const std::string& key : keys)
-        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
-               seconds(share) + ") = 1, 0);\n";
+    std::string sql = take_turns(keys, wait);
     const std::string queued =
         yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
                              names + " AND expires > " + now + ")"
@@ -222,11 +229,7 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
     // inserted or extended, then the holder rows go in only if every marker
     // is there (a foreign row met by a marker's insert is left as it was).
     // One expiry for every row, so no marker ends before its holder.
-    const duration share = wait / static_cast<int>(keys.size());
-    std::string sql = "SET @sqlock_turns = 0;\n";
-    for (const std::string& key : keys)
-        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
-               seconds(share) + ") = 1, 0);\n";
+    std::string sql = take_turns(keys, wait);
     const std::string queued =
         yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
                              in_list(names) + " AND expires > " + now + ")"
@@ -431,11 +434,7 @@ std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
     // transaction: our rows go, and each marker is fitted to the holders
     // left, or goes with the last. The first result set says whether every
     // turn came; the last, how many of our rows were deleted.
-    const duration share = wait / static_cast<int>(keys.size());
-    std::string sql = "SET @sqlock_turns = 0;\n";
-    for (const std::string& key : keys)
-        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
-               seconds(share) + ") = 1, 0);\n";
+    std::string sql = take_turns(keys, wait);
     sql += "SELECT " + all + ";\n"
            "START TRANSACTION;\n"
            "DELETE FROM " + T + " WHERE id IN " + in + " AND " + owner_is(locked_by) + " AND " +

@@ -472,6 +472,19 @@ std::string set_subject(const std::vector<std::string>& names) {
 
 }  // namespace
 
+namespace {
+
+// A set's statement failed because the set could be taken only in part, so
+// it wrote nothing; or two sets' turns deadlocked and the server rolled one
+// back. Either way: not taken, and the holders say by whom.
+bool set_not_taken(const error& e) {
+    const bool partly = e.backend_code() == "22P02" &&
+                        std::string(e.what()).find(set_partly_taken) != std::string::npos;
+    return partly || e.backend_code() == "40P01";
+}
+
+}  // namespace
+
 SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& lockstrings,
                                                duration lease, const std::string& locked_by,
                                                bool yield_to_queue) {
@@ -492,12 +505,7 @@ SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& l
                                            r.binary_timestamp_ms(i, 2), lease, locked_by));
         if (!out.acquired.empty()) return out;
     } catch (const error& e) {
-        // Taken in part, so the statement failed and wrote nothing; or two
-        // sets' turns deadlocked and the server rolled one back. Either
-        // way: not taken; the holders say by whom.
-        const bool partly = e.backend_code() == "22P02" &&
-                            std::string(e.what()).find(set_partly_taken) != std::string::npos;
-        if (!partly && e.backend_code() != "40P01") throw;
+        if (!set_not_taken(e)) throw;
     }
     pqxx::result h = exec("reading the holders of the lock set", subject, stmt::set_holders, names);
     for (const auto& row : h) out.holders.push_back(read_row(row, 0));
@@ -539,11 +547,7 @@ SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>
         if (out.acquired.size() == entries.size()) return out;
         out.acquired.clear();
     } catch (const error& e) {
-        // As try_acquire_set(): taken in part (nothing written), or two
-        // sets' turns deadlocked.
-        const bool partly = e.backend_code() == "22P02" &&
-                            std::string(e.what()).find(set_partly_taken) != std::string::npos;
-        if (!partly && e.backend_code() != "40P01") throw;
+        if (!set_not_taken(e)) throw;
     }
     pqxx::result h = exec("reading the holders of the lock set", subject, stmt::set_holders, names);
     for (const auto& row : h) out.holders.push_back(read_row(row, 0));
