@@ -165,8 +165,8 @@ class Connection {
     /// try_acquire_shared() takes it (its marker inserted, taken over or
     /// extended; then its holder row), all or nothing. A name held live
     /// stops the set, unless it is a shared entry's and held shared. Taken:
-    /// `acquired` holds each entry's row() in the order of `entries`, never
-    /// a marker. Not taken: `holders` holds the live rows among the names
+    /// `acquired` holds each entry's row(), in any order, never a marker.
+    /// Not taken: `holders` holds the live rows among the names
     /// and holder rows, markers included (the caller tells what was in the
     /// way, and whether every row is already its own: a retry whose first
     /// try took the set).

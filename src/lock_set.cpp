@@ -21,11 +21,11 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
         c.set_deadline(deadline);
         std::vector<std::int64_t> exclusive;
         for (std::size_t i = 0; i < ids.size(); ++i)
-            if (!shared[i]) exclusive.push_back(ids[i]);
+            if (!entries[i].shared()) exclusive.push_back(ids[i]);
         std::vector<Row> renewed;
         if (!exclusive.empty()) renewed = c.renew_set(exclusive, locked_by, new_lease);
         for (std::size_t i = 0; i < ids.size(); ++i)
-            if (shared[i])
+            if (entries[i].shared())
                 if (auto row = c.renew_shared(ids[i], names[i], locked_by, new_lease))
                     renewed.push_back(std::move(*row));
         return renewed;
@@ -60,21 +60,18 @@ void LockSetState::release_rows() {
     if (heartbeat) heartbeat->stop();
     // As a Lock's release: a retry after a broken link that finds the rows
     // gone says "lost" rather than "released".
-    const bool any_shared = std::find(shared.begin(), shared.end(), true) != shared.end();
+    const bool any_shared =
+        std::any_of(entries.begin(), entries.end(), [](const SetEntry& e) { return e.shared(); });
     const std::size_t not_ours = locker->pool->with([&](Connection& c) {
-        if (any_shared && min_hold <= duration::zero()) {
-            std::vector<SetEntry> entries;
-            for (std::size_t i = 0; i < names.size(); ++i)
-                entries.push_back({names[i], shared[i] ? rows[i] : std::string()});
+        if (any_shared && min_hold <= duration::zero())
             return c.release_mixed_set(entries, ids, locked_by);
-        }
         // Exclusive names in one statement; with a minimum hold, each
         // shared name's row on its own (as release_set() keeps rows one by
         // one).
         std::vector<std::int64_t> exclusive_ids;
         std::vector<std::string> exclusive_names;
         for (std::size_t i = 0; i < ids.size(); ++i)
-            if (!shared[i]) {
+            if (!entries[i].shared()) {
                 exclusive_ids.push_back(ids[i]);
                 exclusive_names.push_back(names[i]);
             }
@@ -82,8 +79,9 @@ void LockSetState::release_rows() {
         if (!exclusive_ids.empty())
             lost_rows = c.release_set(exclusive_ids, exclusive_names, locked_by, min_hold);
         for (std::size_t i = 0; i < ids.size(); ++i)
-            if (shared[i] && c.release_shared(ids[i], rows[i], names[i], locked_by, min_hold) ==
-                                 ReleaseOutcome::lost)
+            if (entries[i].shared() &&
+                c.release_shared(ids[i], entries[i].shared_row, names[i], locked_by, min_hold) ==
+                    ReleaseOutcome::lost)
                 ++lost_rows;
         return lost_rows;
     });
@@ -166,12 +164,12 @@ const std::vector<std::int64_t>& LockSet::ids() const {
 
 lock_mode LockSet::mode(const std::string& name) const {
     const auto& s = checked(state_);
-    return s.shared[index_of(s, name)] ? lock_mode::shared : lock_mode::exclusive;
+    return s.entries[index_of(s, name)].shared() ? lock_mode::shared : lock_mode::exclusive;
 }
 
 const std::string& LockSet::lockstring(const std::string& name) const {
     const auto& s = checked(state_);
-    return s.rows[index_of(s, name)];
+    return s.entries[index_of(s, name)].row();
 }
 
 const std::string& LockSet::locked_by() const {

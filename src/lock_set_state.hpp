@@ -20,9 +20,8 @@ namespace sqlock::detail {
 struct LockSetState {
     std::shared_ptr<LockerState> locker;
     std::vector<std::string> names;  // distinct, bytewise order
-    std::vector<bool> shared;        // shared[i]: names[i] is held shared
-    std::vector<std::string> rows;   // rows[i]: names[i]'s row, the name or its holder row
-    std::vector<std::int64_t> ids;   // ids[i] is rows[i]'s id
+    std::vector<SetEntry> entries;   // entries[i]: names[i], and its holder row if shared
+    std::vector<std::int64_t> ids;   // ids[i] is entries[i].row()'s id
     std::string locked_by;
     std::string token;
     duration lease{};

@@ -113,22 +113,32 @@ class SetAcquirer {
                 return c.try_acquire_mixed_set(entries, o.expires, owner.locked_by, c.has_queue());
             return c.try_acquire_set(names, o.expires, owner.locked_by, c.has_queue());
         });
-        if (!any_shared && !r.acquired.empty()) {
-            // Exclusive sets come back in any order; their rows are their names.
-            std::sort(r.acquired.begin(), r.acquired.end(),
-                      [](const Row& a, const Row& b) { return a.lockstring < b.lockstring; });
-        }
+        // Each entry's row, in the order of the entries (the backends answer
+        // in any order).
+        auto rows_of = [&](std::vector<Row>& rows, bool live_and_ours) {
+            std::vector<Row> out;
+            for (const SetEntry& e : entries)
+                for (Row& row : rows)
+                    if (row.lockstring == e.row() &&
+                        (!live_and_ours ||
+                         (row.locked_by == owner.locked_by && row.seconds_left > 0)))
+                        out.push_back(row);
+            return out;
+        };
         bool claimed = false;
-        if (r.acquired.empty()) {
+        if (!r.acquired.empty()) {
+            r.acquired = rows_of(r.acquired, false);
+            // Cannot be: the backend's one transaction wrote every row.
+            if (r.acquired.size() != entries.size())
+                throw error(errc::backend, "the database answered a lock set with " +
+                                               std::to_string(r.acquired.size()) + " of its " +
+                                               std::to_string(entries.size()) + " rows [" +
+                                               s_->url.redacted + "]");
+        } else {
             // A retry after a broken link whose first try took the set: every
             // row of the set is live and ours. Ours after all, for what it
             // has left.
-            std::vector<Row> mine;
-            for (const SetEntry& e : entries)
-                for (const Row& row : r.holders)
-                    if (row.lockstring == e.row() && row.locked_by == owner.locked_by &&
-                        row.seconds_left > 0)
-                        mine.push_back(row);
+            std::vector<Row> mine = rows_of(r.holders, true);
             claimed = !r.queued && mine.size() == entries.size();
             if (!claimed) {
                 for (Row& row : r.holders)
@@ -146,10 +156,8 @@ class SetAcquirer {
         auto st = std::make_shared<LockSetState>();
         st->locker = s_;
         st->names = names;
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            const Row& row = r.acquired[i];
-            st->shared.push_back(entries[i].shared());
-            st->rows.push_back(entries[i].row());
+        st->entries = entries;
+        for (const Row& row : r.acquired) {
             st->ids.push_back(row.id);
             if (st->expires.empty() || row.expires < st->expires) st->expires = row.expires;
         }
@@ -307,12 +315,6 @@ class SetAcquirer {
     std::shared_ptr<LockerState> s_;
 };
 
-// The options of a set whose names' modes were taken from them.
-static LockOptions with_exclusive_mode(LockOptions options) {
-    options.mode = lock_mode::exclusive;
-    return options;
-}
-
 // The mode of a set's names comes from its members, not the options.
 static void refuse_mode_for_members(const LockOptions& options) {
     if (options.mode == lock_mode::shared)
@@ -321,38 +323,48 @@ static void refuse_mode_for_members(const LockOptions& options) {
                     "LockOptions::mode exclusive");
 }
 
+// One attempt at a canonical set.
+static std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
+                                      const std::vector<SetMember>& set,
+                                      const LockOptions& options) {
+    validate_options(options);
+    SetAcquirer a(state);
+    a.check_not_held_here(set);
+    SetAcquirer::Refusal refusal;
+    Owner owner = make_owner(options.metadata, options.min_hold, options.expires);
+    return a.attempt_once(set, options, owner, &refusal);
+}
+
+// A canonical set, waited for as `options` say.
+static LockSet wait_for_set(const std::shared_ptr<LockerState>& state,
+                            const std::vector<SetMember>& set, const LockOptions& options) {
+    validate_options(options);
+    SetAcquirer a(state);
+    a.check_not_held_here(set);
+    return a.acquire(set, options);
+}
+
 }  // namespace detail
 
 std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
                                             const LockOptions& options) {
-    return try_lock_members(detail::SetAcquirer::canonical(names, options.mode),
-                            detail::with_exclusive_mode(options));
+    return detail::try_set(state_, detail::SetAcquirer::canonical(names, options.mode), options);
 }
 
 LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
-    return lock_members(detail::SetAcquirer::canonical(names, options.mode),
-                        detail::with_exclusive_mode(options));
+    return detail::wait_for_set(state_, detail::SetAcquirer::canonical(names, options.mode),
+                                options);
 }
 
 std::optional<LockSet> Locker::try_lock_members(const std::vector<SetMember>& members,
                                                 const LockOptions& options) {
     detail::refuse_mode_for_members(options);
-    const auto set = detail::SetAcquirer::canonical(members);
-    detail::validate_options(options);
-    detail::SetAcquirer a(state_);
-    a.check_not_held_here(set);
-    detail::SetAcquirer::Refusal refusal;
-    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once(set, options, owner, &refusal);
+    return detail::try_set(state_, detail::SetAcquirer::canonical(members), options);
 }
 
 LockSet Locker::lock_members(const std::vector<SetMember>& members, const LockOptions& options) {
     detail::refuse_mode_for_members(options);
-    const auto set = detail::SetAcquirer::canonical(members);
-    detail::validate_options(options);
-    detail::SetAcquirer a(state_);
-    a.check_not_held_here(set);
-    return a.acquire(set, options);
+    return detail::wait_for_set(state_, detail::SetAcquirer::canonical(members), options);
 }
 
 }  // namespace sqlock

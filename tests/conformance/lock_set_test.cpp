@@ -245,26 +245,34 @@ TEST_CASE("a set is not re-entrant: a name this thread holds here is busy", "[se
     CHECK(names_of(locker.list("mine-")) == std::vector<std::string>{"mine-a"});
 }
 
-TEST_CASE("sets in random order from several processes never overlap or show in part",
-          "[set][stress]") {
+namespace {
+
+// 8 processes take sets of 1-3 names of `prefix`1..5, in random order and
+// with waits, `rounds` times each; `mixed`: each name shared or exclusive at
+// random, else all exclusive (lock_all of names). Every holder proves its
+// hold outside the database with a witness file per name: "<name>" for an
+// exclusive holder, which fails if another is there and sees no shared
+// one; "<name>-shared-<process>" for a shared one, which sees no exclusive
+// one. Child 0 observes that every owner holds as many rows as its set has
+// names (its metadata says), in every read; markers belong to no owner.
+void run_set_stress(const std::string& prefix, int rounds, bool mixed) {
     auto db = fresh_database();
-    const std::vector<std::string> pool{"p-1", "p-2", "p-3", "p-4", "p-5"};
-    const std::string dir = sqlock_test::scratch_dir() + "/sets-" + std::to_string(getpid());
+    std::vector<std::string> pool;
+    for (int i = 1; i <= 5; ++i) pool.push_back(prefix + std::to_string(i));
+    const std::string dir =
+        sqlock_test::scratch_dir() + "/sets-" + prefix + std::to_string(getpid());
     std::filesystem::create_directories(dir);
-    const int workers = 8, rounds = 12;
+    const int workers = 8;
     auto finished = [&] {
         int n = 0;
         for (int w = 1; w <= workers; ++w)
             n += std::filesystem::exists(dir + "/finished-" + std::to_string(w));
         return n;
     };
-    // Child 0 observes: every owner it sees holds as many rows as its set
-    // has names (written in its metadata), in every read of the table.
-    // Children 1..8 take sets.
     auto codes = sqlock_test::run_children(workers + 1, [&](int p) {
         auto locker = db.open();
         if (p == 0)
-            return sqlock_test::observe_whole_sets(locker, "p-",
+            return sqlock_test::observe_whole_sets(locker, prefix,
                                                    [&] { return finished() == workers; });
         std::mt19937 rng(static_cast<unsigned>(p * 7919 + getpid()));
         for (int r = 0; r < rounds; ++r) {
@@ -275,13 +283,21 @@ TEST_CASE("sets in random order from several processes never overlap or show in 
             o.wait = 120s;
             o.expires = 30s;
             o.metadata = {{"set_size", std::to_string(names.size())}};
-            auto set = locker.lock_all(names, o);
-            // One witness file per name: a second holder of a name fails to
-            // create it.
+            std::vector<sqlock::SetMember> members;
+            for (const auto& name : names)
+                members.push_back({name, mixed && rng() % 2 ? sqlock::lock_mode::shared
+                                                            : sqlock::lock_mode::exclusive});
+            auto set = mixed ? locker.lock_all(members, o) : locker.lock_all(names, o);
             std::vector<std::string> entered;
             for (const auto& name : set.names()) {
-                if (!sqlock_test::enter_witness(dir + "/" + name)) return 2;
-                entered.push_back(dir + "/" + name);
+                const bool shared = set.mode(name) == sqlock::lock_mode::shared;
+                const std::string mine =
+                    dir + "/" + name + (shared ? "-shared-" + std::to_string(p) : "");
+                if (!sqlock_test::enter_witness(mine)) return 2;
+                entered.push_back(mine);
+                if (shared ? std::filesystem::exists(dir + "/" + name)
+                           : sqlock_test::files_starting(dir, name + "-shared-") > 0)
+                    return 3;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));
             for (const auto& w : entered) sqlock_test::leave_witness(w);
@@ -290,9 +306,22 @@ TEST_CASE("sets in random order from several processes never overlap or show in 
         std::ofstream(dir + "/finished-" + std::to_string(p)).put('\n');
         return 0;
     });
-    // 2: two holders of a name at once; 4: part of a set seen; 5: never read.
+    // 2: two exclusive holders of a name at once; 3: an exclusive and a
+    // shared one; 4: part of a set seen; 5: never read.
     CHECK(codes == std::vector<int>(workers + 1, 0));
-    CHECK(db.open().list("p-").empty());
+    CHECK(db.open().list(prefix).empty());
+}
+
+}  // namespace
+
+TEST_CASE("sets in random order from several processes never overlap or show in part",
+          "[set][stress]") {
+    run_set_stress("p-", 12, false);
+}
+
+TEST_CASE("mixed sets from several processes never overlap or show in part",
+          "[set][shared][stress]") {
+    run_set_stress("q-", 10, true);
 }
 
 TEST_CASE("a set of names with quotes, backslashes and control characters", "[set]") {

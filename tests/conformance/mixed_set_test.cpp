@@ -1,15 +1,10 @@
 // Lock sets that hold some names shared and others exclusively, all in one
 // transaction.
-#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <thread>
 
-#include "process.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -176,66 +171,4 @@ TEST_CASE("a mixed set's heartbeat keeps its shared names past the first lease",
     REQUIRE(sqlock_test::eventually([&] { return set.lost(); }, 10s));
     CHECK(category_of([&] { set.release(); }) == sqlock::errc::lost);
     CHECK(locker.list("hb-").empty());
-}
-
-TEST_CASE("mixed sets from several processes never overlap or show in part",
-          "[set][shared][stress]") {
-    auto db = fresh_database();
-    const std::vector<std::string> pool{"q-1", "q-2", "q-3", "q-4", "q-5"};
-    const std::string dir = sqlock_test::scratch_dir() + "/mixed-" + std::to_string(getpid());
-    std::filesystem::create_directories(dir);
-    const int workers = 8, rounds = 10;
-    auto finished = [&] {
-        int n = 0;
-        for (int w = 1; w <= workers; ++w)
-            n += std::filesystem::exists(dir + "/finished-" + std::to_string(w));
-        return n;
-    };
-    // Child 0 observes: every owner holds as many rows as its set has names
-    // (its metadata says), in every read; markers belong to no owner.
-    // Children 1..8 take sets of 1-3 names in random order, each name
-    // shared or exclusive at random.
-    auto codes = sqlock_test::run_children(workers + 1, [&](int p) {
-        auto locker = db.open();
-        if (p == 0)
-            return sqlock_test::observe_whole_sets(locker, "q-",
-                                                   [&] { return finished() == workers; });
-        std::mt19937 rng(static_cast<unsigned>(p * 7919 + getpid()));
-        for (int r = 0; r < rounds; ++r) {
-            std::vector<std::string> names = pool;
-            std::shuffle(names.begin(), names.end(), rng);
-            names.resize(1 + rng() % 3);
-            std::vector<sqlock::SetMember> members;
-            for (const auto& name : names)
-                members.push_back({name, rng() % 2 ? lock_mode::shared : lock_mode::exclusive});
-            sqlock::LockOptions o;
-            o.wait = 120s;
-            o.expires = 30s;
-            o.metadata = {{"set_size", std::to_string(names.size())}};
-            auto set = locker.lock_all(members, o);
-            // A witness per name: "<name>" for the exclusive holder, which
-            // fails if another is there and sees no shared one;
-            // "<name>-shared-<p>" for a shared one, which sees no exclusive.
-            std::vector<std::string> entered;
-            for (const auto& name : set.names()) {
-                const bool shared = set.mode(name) == lock_mode::shared;
-                const std::string mine =
-                    dir + "/" + name + (shared ? "-shared-" + std::to_string(p) : "");
-                if (!sqlock_test::enter_witness(mine)) return 2;
-                entered.push_back(mine);
-                if (shared ? std::filesystem::exists(dir + "/" + name)
-                           : sqlock_test::files_starting(dir, name + "-shared-") > 0)
-                    return 3;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));
-            for (const auto& w : entered) sqlock_test::leave_witness(w);
-            set.release();
-        }
-        std::ofstream(dir + "/finished-" + std::to_string(p)).put('\n');
-        return 0;
-    });
-    // 2: two exclusive holders of a name; 3: an exclusive and a shared one;
-    // 4: part of a set seen; 5: never read.
-    CHECK(codes == std::vector<int>(workers + 1, 0));
-    CHECK(db.open().list("q-").empty());
 }

@@ -384,16 +384,9 @@ SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<SetEnt
     rows = names;
     for (const SetEntry& e : entries)
         if (e.shared()) rows.push_back(e.shared_row);
-    SetAcquireResult out =
-        take_set(sql::acquire_mixed_set(*target_, entries, lease, locked_by, wait, yield_to_queue),
-                 until, names, rows, entries.size(), yield_to_queue, what);
-    // In the order of the entries.
-    std::vector<Row> ordered;
-    for (const SetEntry& e : entries)
-        for (Row& row : out.acquired)
-            if (row.lockstring == e.row()) ordered.push_back(std::move(row));
-    out.acquired = std::move(ordered);
-    return out;
+    return take_set(
+        sql::acquire_mixed_set(*target_, entries, lease, locked_by, wait, yield_to_queue), until,
+        names, rows, entries.size(), yield_to_queue, what);
 }
 
 SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_point until,

@@ -531,7 +531,7 @@ SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>
     }
     markers += "}";
     const std::string names = text_array(rows);
-    const std::string subject = entries.front().name + (entries.size() > 1 ? ", ..." : "");
+    const std::string subject = set_subject(rows);
     SetAcquireResult out;
     try {
         const pqxx::result r =
@@ -539,13 +539,12 @@ SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>
                  yield_to_queue ? stmt::acquire_mixed_set_queued : stmt::acquire_mixed_set, names,
                  millis(lease), locked_by, text_array(turns), static_cast<int>(rows.size()),
                  markers, shared_marker_owner);
-        std::vector<Row> won;
-        for (const auto& row : r) won.push_back(read_row(row, 0));
-        for (const SetEntry& e : entries)
-            for (Row& row : won)
-                if (row.lockstring == e.row()) out.acquired.push_back(std::move(row));
-        if (out.acquired.size() == entries.size()) return out;
-        out.acquired.clear();
+        // Every row was written (else the statement failed); the markers
+        // are not the set's.
+        for (const auto& row : r)
+            if (Row read = read_row(row, 0); read.locked_by != shared_marker_owner)
+                out.acquired.push_back(std::move(read));
+        return out;
     } catch (const error& e) {
         if (!set_not_taken(e)) throw;
     }
