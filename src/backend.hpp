@@ -183,6 +183,14 @@ class Connection {
                                           const std::vector<std::int64_t>& ids,
                                           const std::string& locked_by) = 0;
 
+    /// Renews a mixed set's rows (ids[i] is entries[i].row()'s) in one
+    /// transaction: each exclusive entry's as renew_set() does, each shared
+    /// entry's as renew_shared() does (only while its marker is live, which
+    /// is then extended to cover it). Returns the rows it renewed.
+    virtual std::vector<Row> renew_mixed_set(const std::vector<SetEntry>& entries,
+                                             const std::vector<std::int64_t>& ids,
+                                             const std::string& locked_by, duration lease) = 0;
+
     /// Renews the live rows among `ids` held by `locked_by` to expire
     /// `lease` from now; returns those it renewed (a set whose rows are not
     /// all returned is lost). The default renews them one by one.

@@ -19,16 +19,8 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
             ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
         } reset{c};
         c.set_deadline(deadline);
-        std::vector<std::int64_t> exclusive;
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            if (!entries[i].shared()) exclusive.push_back(ids[i]);
-        std::vector<Row> renewed;
-        if (!exclusive.empty()) renewed = c.renew_set(exclusive, locked_by, new_lease);
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            if (entries[i].shared())
-                if (auto row = c.renew_shared(ids[i], names[i], locked_by, new_lease))
-                    renewed.push_back(std::move(*row));
-        return renewed;
+        if (any_shared()) return c.renew_mixed_set(entries, ids, locked_by, new_lease);
+        return c.renew_set(ids, locked_by, new_lease);
     });
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const bool renewed =
@@ -46,6 +38,11 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
     return true;
 }
 
+bool LockSetState::any_shared() const noexcept {
+    return std::any_of(entries.begin(), entries.end(),
+                       [](const SetEntry& e) { return e.shared(); });
+}
+
 void LockSetState::mark_lost(const std::string& name, std::int64_t id) noexcept {
     if (lost.exchange(true)) return;
     if (on_lost) {
@@ -60,10 +57,8 @@ void LockSetState::release_rows() {
     if (heartbeat) heartbeat->stop();
     // As a Lock's release: a retry after a broken link that finds the rows
     // gone says "lost" rather than "released".
-    const bool any_shared =
-        std::any_of(entries.begin(), entries.end(), [](const SetEntry& e) { return e.shared(); });
     const std::size_t not_ours = locker->pool->with([&](Connection& c) {
-        if (any_shared && min_hold <= duration::zero())
+        if (any_shared() && min_hold <= duration::zero())
             return c.release_mixed_set(entries, ids, locked_by);
         // Exclusive names in one statement; with a minimum hold, each
         // shared name's row on its own (as release_set() keeps rows one by

@@ -35,11 +35,12 @@ struct LockSetState {
     std::atomic<bool> lost{false};
     std::unique_ptr<Heartbeat> heartbeat;
 
-    /// Renews every row: the exclusive names' in one statement, each
-    /// shared name's with its marker in one more, all on one connection.
-    /// True when all were renewed (and `expires` is the earliest of theirs),
-    /// false when any is not ours any more (then on_lost names the first of
-    /// those). Throws on failure.
+    /// Whether any name is held shared.
+    bool any_shared() const noexcept;
+    /// Renews every row as one (one statement, or one transaction with the
+    /// markers of the names held shared). True when all were renewed (and
+    /// `expires` is the earliest of theirs), false when any is not ours any
+    /// more (then on_lost names the first of those). Throws on failure.
     bool renew_rows(duration lease, Heartbeat::clock::time_point deadline);
     /// Marks the set lost and calls on_lost once, for `name`. Never throws.
     void mark_lost(const std::string& name, std::int64_t id) noexcept;

@@ -34,9 +34,8 @@ class SetAcquirer;
 /// one owner token; exclusively, or shared (LockOptions::mode, or a
 /// SetMember's mode), as a single Lock holds it. The rows were written in
 /// one transaction, so no other client ever saw part of the set. They are
-/// renewed together (the heartbeat renews the exclusive names in one
-/// statement, and each name held shared with its marker in one more) and
-/// released together. Losing any row is losing the set.
+/// renewed together (the heartbeat renews the whole set in one round trip)
+/// and released together. Losing any row is losing the set.
 ///
 /// The destructor releases and never throws: a failed release goes to the
 /// release error handler (`set_release_error_handler`), as a Lock's does.

@@ -172,3 +172,16 @@ TEST_CASE("a mixed set's heartbeat keeps its shared names past the first lease",
     CHECK(category_of([&] { set.release(); }) == sqlock::errc::lost);
     CHECK(locker.list("hb-").empty());
 }
+
+TEST_CASE("a mixed set whose shared name lost its marker is lost at its renewal", "[set][shared]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto set = locker.lock_all({{"nomark-s", lock_mode::shared}, {"nomark-x"}},
+                               {.expires = 1h, .heartbeat = false});
+    set.renew();  // renewed whole while the marker is there
+    // Another program deletes the marker alone: the holder row no longer
+    // keeps exclusive holders out, so it must not be renewed as held.
+    sqlock_test::exec_sql(db, "DELETE FROM " + db.table + " WHERE lockstring = 'nomark-s'");
+    CHECK(category_of([&] { set.renew(); }) == sqlock::errc::lost);
+    CHECK(set.lost());
+}

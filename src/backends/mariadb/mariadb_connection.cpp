@@ -426,6 +426,23 @@ SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_p
     return out;
 }
 
+std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+                                                  const std::vector<std::int64_t>& ids,
+                                                  const std::string& locked_by, duration lease) {
+    std::vector<std::string> shared;
+    for (const SetEntry& e : entries)
+        if (e.shared()) shared.push_back(e.name);
+    const std::string subject = std::to_string(ids.front());
+    auto rs =
+        run_turned(sql::renew_mixed_set(*target_, entries, ids, locked_by, lease, turn_wait()),
+                   shared, "renewing the lock set of id", subject);
+    std::vector<Row> rows;
+    for (const auto& r :
+         last_rows(*target_, rs, describe("renewing the lock set of id", subject)).rows)
+        rows.push_back(read_row(r, 0));
+    return rows;
+}
+
 std::size_t MariaConnection::release_mixed_set(const std::vector<SetEntry>& entries,
                                                const std::vector<std::int64_t>& ids,
                                                const std::string& locked_by) {

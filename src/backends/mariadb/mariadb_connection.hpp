@@ -48,6 +48,9 @@ class MariaConnection final : public Connection {
     SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
                                            const std::string& locked_by,
                                            bool yield_to_queue) override;
+    std::vector<Row> renew_mixed_set(const std::vector<SetEntry>& entries,
+                                     const std::vector<std::int64_t>& ids,
+                                     const std::string& locked_by, duration lease) override;
     std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
                                   const std::vector<std::int64_t>& ids,
                                   const std::string& locked_by) override;

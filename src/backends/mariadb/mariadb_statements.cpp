@@ -417,6 +417,52 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
 // clang-format on
 
 // clang-format off
+std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                            const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                            duration lease, duration wait) {
+    const std::string& T = t.quoted_table;
+    const std::string M = literal(shared_marker_owner);
+    std::vector<std::string> shared;
+    for (const SetEntry& e : entries)
+        if (e.shared()) shared.push_back(e.name);
+    const std::vector<std::string> keys = set_turn_keys(t, shared);
+    const std::string all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
+    const std::string mine = " AND locked_by = " + literal(locked_by) + " AND " +
+                             unindexed(std::string("expires > ") + now) + " AND " + all;
+    // The shared names' turns (as renew_shared takes one), then one
+    // transaction with one expiry for every row: the exclusive rows
+    // renewed; each holder row only while its marker is live, and that
+    // marker extended to cover it. First result set: whether every turn
+    // came; last: the rows renewed.
+    std::string sql = take_turns(keys, wait) + "SELECT " + all + ";\n"
+        "START TRANSACTION;\n"
+        "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n";
+    std::string exclusive, in = "(";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        in += (i ? ", " : "") + number(ids[i]);
+        if (!entries[i].shared()) {
+            exclusive += (exclusive.empty() ? "" : ", ") + number(ids[i]);
+            continue;
+        }
+        const std::string N = literal(entries[i].name);
+        sql += "SET @sqlock_marker = (SELECT COUNT(*) FROM " + T + " WHERE lockstring = " + N +
+               " AND locked_by = " + M + " AND expires > " + now + ") = 1;\n"
+               "UPDATE " + T + " SET expires = @sqlock_until WHERE id = " + number(ids[i]) + mine +
+               " AND @sqlock_marker;\n"
+               "SET @sqlock_renewed = ROW_COUNT();\n"
+               "UPDATE " + T + " SET expires = GREATEST(expires, @sqlock_until) WHERE lockstring = " +
+               N + " AND locked_by = " + M + " AND @sqlock_renewed > 0;\n";
+    }
+    in += ")";
+    if (!exclusive.empty())
+        sql += "UPDATE " + T + " SET expires = @sqlock_until WHERE id IN (" + exclusive + ")" +
+               mine + ";\n";
+    sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id IN " + in +
+           " AND t.locked_by = " + literal(locked_by) + " AND t.expires = @sqlock_until;\n"
+           "COMMIT;\n" + release_set_turns(t, shared);
+    return sql;
+}
+
 std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait) {

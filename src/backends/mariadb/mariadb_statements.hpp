@@ -65,6 +65,14 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
                               duration lease, const std::string& locked_by, duration wait,
                               bool yield_to_queue);
 
+/// The renewal of a lock set with names held shared
+/// (Connection::renew_mixed_set): the shared names' turns, then one
+/// transaction. First result set: whether every turn came; last: the rows
+/// renewed.
+std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                            const std::vector<std::int64_t>& ids, const std::string& locked_by,
+                            duration lease, duration wait);
+
 /// The release of a lock set with names held shared
 /// (Connection::release_mixed_set): the shared names' turns, then one
 /// transaction. First result set: whether every turn came; last: how many

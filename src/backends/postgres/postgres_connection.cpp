@@ -558,11 +558,11 @@ SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>
     return out;
 }
 
-std::size_t PgConnection::release_mixed_set(const std::vector<SetEntry>& entries,
-                                            const std::vector<std::int64_t>& ids,
-                                            const std::string& locked_by) {
+MixedSetValues PgConnection::mixed_values(const std::vector<SetEntry>& entries,
+                                          const std::vector<std::int64_t>& ids,
+                                          const std::string& locked_by) {
     auto literal = [&](const std::string& text) { return "'" + link_.get().esc(text) + "'"; };
-    MixedReleaseValues v;
+    MixedSetValues v;
     v.locked_by = literal(locked_by);
     v.marker = literal(shared_marker_owner);
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -578,6 +578,25 @@ std::size_t PgConnection::release_mixed_set(const std::vector<SetEntry>& entries
         v.prefixes.push_back(literal(shared_prefix(e.name)));
         v.shared_ids.push_back(std::to_string(ids[i]));
     }
+    return v;
+}
+
+std::vector<Row> PgConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+                                               const std::vector<std::int64_t>& ids,
+                                               const std::string& locked_by, duration lease) {
+    MixedSetValues v = mixed_values(entries, ids, locked_by);
+    v.lease_ms = std::to_string(millis(lease));
+    const pqxx::result r = exec_simple("renewing the lock set of id", std::to_string(ids.front()),
+                                       mixed_set_renew_sql(*target_, v));
+    std::vector<Row> rows;
+    for (const auto& row : r) rows.push_back(read_row(row, 0));
+    return rows;
+}
+
+std::size_t PgConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+                                            const std::vector<std::int64_t>& ids,
+                                            const std::string& locked_by) {
+    const MixedSetValues v = mixed_values(entries, ids, locked_by);
     const pqxx::result r = exec_simple("releasing the lock set of id", std::to_string(ids.front()),
                                        mixed_set_release_sql(*target_, v));
     const auto deleted = static_cast<std::size_t>(r[0][0].as<std::int64_t>());

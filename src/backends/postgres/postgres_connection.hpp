@@ -52,6 +52,9 @@ class PgConnection final : public Connection {
     SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
                                            const std::string& locked_by,
                                            bool yield_to_queue) override;
+    std::vector<Row> renew_mixed_set(const std::vector<SetEntry>& entries,
+                                     const std::vector<std::int64_t>& ids,
+                                     const std::string& locked_by, duration lease) override;
     std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
                                   const std::vector<std::int64_t>& ids,
                                   const std::string& locked_by) override;
@@ -105,6 +108,10 @@ class PgConnection final : public Connection {
                          PqParams params);
     /// A shared hold's values for its statements, quoted for this link.
     SharedValues shared_values(const std::string& name, const std::string& locked_by);
+    /// A mixed set's values for its renewal and release (ids[i] is
+    /// entries[i].row()'s), without the lease.
+    MixedSetValues mixed_values(const std::vector<SetEntry>& entries,
+                                const std::vector<std::int64_t>& ids, const std::string& locked_by);
     /// One simple query of several statements (shared holds): its last
     /// result.
     pqxx::result exec_simple(const char* doing, const std::string& subject, const std::string& sql);

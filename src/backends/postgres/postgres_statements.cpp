@@ -247,25 +247,56 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
 }
 // clang-format on
 
-std::string mixed_set_release_sql(const PgTarget& target, const MixedReleaseValues& v) {
-    const std::string& T = target.quoted_table;
-    auto array = [](const std::vector<std::string>& items, const char* type) {
-        std::string out = "ARRAY[";
-        for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-        return out + "]::" + type + "[]";
-    };
-    // The turns in the order acquisitions take them (sorted); then, in a
-    // snapshot taken after them, as shared_release_sql for every shared
-    // name at once: our rows go; each marker is fitted to the live holders
-    // left, found by the expires index, or goes with the last; the names
-    // whose rows went are told to their listeners.
+namespace {
+
+// ARRAY[a, b, ...]::type[] of literals.
+std::string array_of(const std::vector<std::string>& items, const char* type) {
+    std::string out = "ARRAY[";
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+    return out + "]::" + type + "[]";
+}
+
+// The first statement of a mixed set's renewal or release: the shared
+// names' turns, in the order acquisitions take them (sorted).
+std::string mixed_set_turns(const std::string& T, const MixedSetValues& v) {
     return "WITH " + turn_cte(T) + "SELECT count(" + turn_taken("s.k") +
-           ") FROM turn,"
-           " (SELECT DISTINCT k FROM unnest(" +
-           array(v.turns, "text") +
-           ") AS x(k) ORDER BY k) AS s;\n"
-           "WITH d AS (DELETE FROM " +
-           T + " WHERE id = ANY (" + array(v.ids, "bigint") +
+           ") FROM turn, (SELECT DISTINCT k FROM unnest(" + array_of(v.turns, "text") +
+           ") AS x(k) ORDER BY k) AS s;\n";
+}
+
+}  // namespace
+
+// clang-format off
+std::string mixed_set_renew_sql(const PgTarget& target, const MixedSetValues& v) {
+    const std::string& T = target.quoted_table;
+    const std::string until = "now() + " + millis(v.lease_ms.c_str());
+    // In a snapshot taken after the turns, as shared_renew_sql for every
+    // shared name at once: s pairs each holder row with its name.
+    return mixed_set_turns(T, v) +
+        "WITH s(id, n) AS (SELECT * FROM unnest(" + array_of(v.shared_ids, "bigint") + ", " +
+        array_of(v.shared_names, "text") + ")),"
+        " o(id, lockstring, created, expires, locked_by, seconds_left) AS (UPDATE " + T +
+        " AS t SET expires = " + until + " WHERE t.id = ANY (" + array_of(v.ids, "bigint") + ")"
+        " AND t.locked_by = " + v.locked_by + " AND t.expires > now()"
+        " AND (NOT EXISTS (SELECT 1 FROM s WHERE s.id = t.id) OR EXISTS (SELECT 1 FROM s JOIN " +
+        T + " AS m ON m.lockstring = s.n WHERE s.id = t.id AND m.locked_by = " + v.marker +
+        " AND m.expires > now())) RETURNING " + columns("t") + "),"
+        " m AS (UPDATE " + T + " AS t SET expires = greatest(t.expires, " + until + ") FROM s"
+        " WHERE t.lockstring = s.n AND t.locked_by = " + v.marker +
+        " AND s.id IN (SELECT id FROM o) RETURNING 1)"
+        " SELECT o.* FROM o, (SELECT count(*) FROM m) AS extended";
+}
+// clang-format on
+
+std::string mixed_set_release_sql(const PgTarget& target, const MixedSetValues& v) {
+    const std::string& T = target.quoted_table;
+    auto array = array_of;
+    // In a snapshot taken after the turns, as shared_release_sql for every
+    // shared name at once: our rows go; each marker is fitted to the live
+    // holders left, found by the expires index, or goes with the last; the
+    // names whose rows went are told to their listeners.
+    return mixed_set_turns(T, v) + "WITH d AS (DELETE FROM " + T + " WHERE id = ANY (" +
+           array(v.ids, "bigint") +
            ")"
            " AND coalesce(locked_by, '') = " +
            v.locked_by +

@@ -108,8 +108,9 @@ std::string shared_renew_sql(const PgTarget& target, const SharedValues& v);
 /// release: one row (rows kept by min_hold, rows deleted).
 std::string shared_release_sql(const PgTarget& target, const SharedValues& v);
 
-/// The values of a mixed lock set's release, each a literal (ids as digits).
-struct MixedReleaseValues {
+/// The values of a mixed lock set's renewal and release, each a literal
+/// (ids and the lease as digits).
+struct MixedSetValues {
     std::vector<std::string> ids;           // every row of the set
     std::vector<std::string> turns;         // the shared names' turn names
     std::vector<std::string> shared_names;  // the shared names ...
@@ -120,12 +121,19 @@ struct MixedReleaseValues {
     std::vector<std::string> channels;      // ... its name_channel()
     std::string locked_by;
     std::string marker;
+    std::string lease_ms;  // the renewal's
 };
+
+/// The renewal of a lock set with names held shared, as shared_renew_sql:
+/// the shared names' turns, then every row renewed, a holder row only while
+/// its marker is live, and each such marker extended to cover it. Rows: the
+/// rows renewed.
+std::string mixed_set_renew_sql(const PgTarget& target, const MixedSetValues& v);
 
 /// The release of a lock set with names held shared, as shared_release_sql:
 /// the shared names' turns, then the work. One row: (rows deleted, waiters
 /// told, markers shrunk).
-std::string mixed_set_release_sql(const PgTarget& target, const MixedReleaseValues& v);
+std::string mixed_set_release_sql(const PgTarget& target, const MixedSetValues& v);
 
 /// The channel a release of `turn` (turn_name()) in `target`'s table
 /// notifies: "sqlock_n_" and a hash of both, so that only the sessions whose

@@ -488,6 +488,21 @@ void SqliteConnection::fit_marker(const std::string& name) {
     }
 }
 
+std::vector<Row> SqliteConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+                                                   const std::vector<std::int64_t>& ids,
+                                                   const std::string& locked_by, duration lease) {
+    Transaction tx(*this, "starting the transaction that renews a set of locks");
+    std::vector<Row> renewed;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        std::optional<Row> row = renew(ids[i], locked_by, lease);
+        // A holder row counts only while its marker covers it.
+        if (row && (!entries[i].shared() || extend_marker(entries[i].name, row->expires)))
+            renewed.push_back(std::move(*row));
+    }
+    tx.commit("committing the renewal of a set of locks");
+    return renewed;
+}
+
 std::size_t SqliteConnection::release_mixed_set(const std::vector<SetEntry>& entries,
                                                 const std::vector<std::int64_t>& ids,
                                                 const std::string& locked_by) {
