@@ -310,50 +310,51 @@ void Link::end_abandoned(clock::time_point deadline) {
     std::vector<AbandonedSession> left = take_abandoned(target_.redacted_url);
     if (left.empty()) return;
     ending_abandoned_ = true;
+    const std::string doing = "ending a session abandoned earlier";
+    // A one-row statement's `column`, as text ("" when there is none).
+    auto value_of = [&](const std::string& sql, std::size_t column) {
+        const auto rs = run(sql, deadline, doing);
+        if (rs.empty() || rs.back().rows.empty() || rs.back().rows[0].size() <= column ||
+            !rs.back().rows[0][column])
+            return std::string();
+        return *rs.back().rows[0][column];
+    };
     try {
-        const std::string doing = "ending a session abandoned earlier";
         // Connection ids start again when the server restarts: a session
         // opened before the server's start is gone with the old server, and
         // its id may now be another program's.
-        const auto status = run("SHOW GLOBAL STATUS LIKE 'Uptime'", deadline, doing);
-        double uptime = 0;
-        if (!status.empty() && !status.back().rows.empty() && status.back().rows[0].size() > 1 &&
-            status.back().rows[0][1])
-            uptime = std::strtod(status.back().rows[0][1]->c_str(), nullptr);
-        while (!left.empty()) {
+        const double uptime =
+            std::strtod(value_of("SHOW GLOBAL STATUS LIKE 'Uptime'", 1).c_str(), nullptr);
+        for (; !left.empty(); left.pop_back()) {
             const AbandonedSession& s = left.back();
             const double age = std::chrono::duration<double>(clock::now() - s.opened).count();
-            const std::string id = std::to_string(s.thread);
+            const std::string in_list =
+                "FROM information_schema.PROCESSLIST WHERE ID = " + std::to_string(s.thread);
             // Uptime is in whole seconds: a second's grace.
-            if (uptime + 1 >= age) {
-                Failure f;
-                run("KILL CONNECTION " + id, deadline, doing, &f);
-                // Gone already, or not ours (the account's own sessions may
-                // always be killed): nothing to wait for.
-                if (f.code == ER_NO_SUCH_THREAD || f.code == ER_KILL_DENIED_ERROR) {
-                    left.pop_back();
-                    continue;
-                }
-                if (f.code != 0) throw_failure(target_, f, doing);
-                // KILL only flags the session; it is over (its transaction
-                // committed or rolled back, its GET_LOCKs released) when it
-                // has left the process list.
-                for (;;) {
-                    const auto rs =
-                        run("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " + id,
-                            deadline, doing);
-                    if (!rs.empty() && !rs.back().rows.empty() && rs.back().rows[0][0] &&
-                        *rs.back().rows[0][0] == "0")
-                        break;
-                    if (clock::now() >= deadline)
-                        throw error(errc::connection,
-                                    target_.redact("MariaDB did not end connection " + id +
-                                                   ", abandoned earlier, in time [" +
-                                                   target_.redacted_url + "]"));
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                }
+            if (uptime + 1 < age) continue;
+            // Only a session still running a statement can still write: an
+            // idle one has finished its batch (and after a failover to
+            // another server, an idle session with this id is likely another
+            // client's pooled connection, to be left alone).
+            if (value_of("SELECT COUNT(*) " + in_list + " AND COMMAND = 'Query'", 0) == "0")
+                continue;
+            Failure f;
+            run("KILL CONNECTION " + std::to_string(s.thread), deadline, doing, &f);
+            // Gone meanwhile, or not ours (the account's own sessions may
+            // always be killed): nothing to wait for.
+            if (f.code == ER_NO_SUCH_THREAD || f.code == ER_KILL_DENIED_ERROR) continue;
+            if (f.code != 0) throw_failure(target_, f, doing);
+            // KILL only flags the session; it is over (its transaction
+            // committed or rolled back, its GET_LOCKs released) when it has
+            // left the process list.
+            while (value_of("SELECT COUNT(*) " + in_list, 0) != "0") {
+                if (clock::now() >= deadline)
+                    throw error(errc::connection, target_.redact("MariaDB did not end connection " +
+                                                                 std::to_string(s.thread) +
+                                                                 ", abandoned earlier, in time [" +
+                                                                 target_.redacted_url + "]"));
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
-            left.pop_back();
         }
     } catch (...) {
         ending_abandoned_ = false;
