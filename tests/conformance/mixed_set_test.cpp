@@ -185,3 +185,31 @@ TEST_CASE("a mixed set whose shared name lost its marker is lost at its renewal"
     CHECK(category_of([&] { set.renew(); }) == sqlock::errc::lost);
     CHECK(set.lost());
 }
+
+TEST_CASE("a mixed set left by a crashed holder is taken over once its lease ends",
+          "[set][shared][expiry]") {
+    auto db = fresh_database();
+    // The first holder stops renewing and never releases, as a killed
+    // process would: its holder row, its exclusive row and the marker stay.
+    auto gone = db.open().lock_all({{"crash-s", lock_mode::shared}, {"crash-x"}},
+                                   {.expires = 300ms, .heartbeat = false});
+    const auto old_s = gone.id("crash-s"), old_x = gone.id("crash-x");
+    gone.detach();
+    auto locker = db.open();
+    REQUIRE(sqlock_test::eventually([&] {
+        for (const auto& row : locker.list("crash-"))
+            if (row.seconds_left > 0) return false;
+        return true;
+    }));
+    // Taken the other way round: every expired row gives way, new ids.
+    auto set = locker.try_lock_all({{"crash-s"}, {"crash-x", lock_mode::shared}});
+    REQUIRE(set);
+    CHECK(set->id("crash-s") > old_s);
+    CHECK(set->id("crash-x") > old_x);
+    CHECK(set->mode("crash-x") == lock_mode::shared);
+    set->release();
+    // What is left is dead: the crashed holder's shared row, for the reaper.
+    for (const auto& row : locker.list("crash-")) CHECK(row.seconds_left <= 0);
+    CHECK(locker.purge_expired() <= 1);
+    CHECK(locker.list("crash-").empty());
+}
