@@ -142,6 +142,11 @@ bool Connection::has_pauses() {
     return pauses_known_;
 }
 
+bool Connection::has_leaders() {
+    if (!leaders_known_) learn_side_tables();
+    return leaders_known_;
+}
+
 bool Connection::has_queue() {
     if (queue_known_) return true;
     // Every acquisition asks: a table without a queue (not initialised
@@ -156,14 +161,16 @@ bool Connection::has_queue() {
 
 void Connection::learn_side_tables() {
     const Rows found = query(Query::side_tables, {});
-    if (!found.rows.empty() && found.rows[0].size() >= 3) {
+    if (!found.rows.empty() && found.rows[0].size() >= 4) {
         history_known_ = history_known_ || as_bool(found.rows[0][0]);
         pauses_known_ = pauses_known_ || as_bool(found.rows[0][1]);
         queue_known_ = queue_known_ || as_bool(found.rows[0][2]);
+        leaders_known_ = leaders_known_ || as_bool(found.rows[0][3]);
     }
     if (!history_known_) history_known_ = unlisted_side_table_exists(SideTable::history);
     if (!pauses_known_) pauses_known_ = unlisted_side_table_exists(SideTable::pauses);
     if (!queue_known_) queue_known_ = unlisted_side_table_exists(SideTable::queue);
+    if (!leaders_known_) leaders_known_ = unlisted_side_table_exists(SideTable::leaders);
 }
 
 std::unique_ptr<Backend> make_backend(const DatabaseUrl& url, const std::string& table,

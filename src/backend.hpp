@@ -288,10 +288,10 @@ class Connection {
     virtual Rows query(Query key, const std::vector<Value>& params) = 0;
 
     // The tables init() creates beside the lock table (`<table>_runs`,
-    // `<table>_pauses`). A table seen stays known for the connection's life
-    // (tables are never dropped); one not seen is looked for again, both at
-    // once (Query::side_tables), since `sqlock run` needs both and each
-    // look is a round trip on a connection that may be new.
+    // `<table>_pauses`, `<table>_queue`, `<table>_leaders`). A table seen stays known for the
+    // connection's life (tables are never dropped); one not seen is looked for again, both at once
+    // (Query::side_tables), since `sqlock run` needs both and each look is a round trip on a
+    // connection that may be new.
 
     /// Whether the history table exists (Locker::init() creates it).
     bool has_history();
@@ -300,11 +300,13 @@ class Connection {
     /// Whether the queue of waiters exists (Locker::init() creates it).
     /// Every acquisition asks, so a look that found none is trusted for 30 s.
     bool has_queue();
+    /// Whether the leaders' values exist (Locker::init() creates them).
+    bool has_leaders();
     /// Forgets that a look found no queue: init_schema() may just have made it.
     void forget_missing_queue() noexcept { queue_looked_ = {}; }
 
   protected:
-    enum class SideTable { history, pauses, queue };
+    enum class SideTable { history, pauses, queue, leaders };
 
     /// Whether `table`, which Query::side_tables did not find, is there all
     /// the same. The default trusts the catalog the statement reads, which
@@ -323,6 +325,7 @@ class Connection {
     bool history_known_ = false;
     bool pauses_known_ = false;
     bool queue_known_ = false;
+    bool leaders_known_ = false;
     clock::time_point queue_looked_{};  // when a look last found no queue
 };
 

@@ -21,7 +21,7 @@ std::string substitute(std::string sql, const std::string& key, const std::strin
 std::string schema_with_names(std::string sql, const std::string& table, const std::string& index,
                               const std::string& runs, const std::string& pauses,
                               const std::string& runs_name, const std::string& queue,
-                              const std::string& queue_name) {
+                              const std::string& queue_name, const std::string& leaders) {
     sql = substitute(std::move(sql), "table", table);
     sql = substitute(std::move(sql), "index", index);
     sql = substitute(std::move(sql), "runs", runs);
@@ -29,6 +29,7 @@ std::string schema_with_names(std::string sql, const std::string& table, const s
     sql = substitute(std::move(sql), "queue_idx",
                      quote_table_name(fit_identifier(table_basename(queue_name), "_name_idx")));
     sql = substitute(std::move(sql), "queue", queue);
+    sql = substitute(std::move(sql), "leaders", leaders);
     for (const char* what : {"name", "started", "fencing"})
         sql = substitute(std::move(sql), std::string("runs_") + what + "_idx",
                          quote_table_name(runs_index_name(runs_name, what)));
@@ -63,6 +64,10 @@ std::string pauses_table_name(const std::string& table) {
 
 std::string queue_table_name(const std::string& table) {
     return beside(table, "_queue");
+}
+
+std::string leaders_table_name(const std::string& table) {
+    return beside(table, "_leaders");
 }
 
 std::string runs_index_name(const std::string& runs, const std::string& what) {

@@ -12,14 +12,15 @@ std::string substitute(std::string sql, const std::string& key, const std::strin
 
 /// `sql`, a schema file of sql/ for a backend whose identifiers
 /// quote_table_name() quotes, with its names filled in: ${table},
-/// ${index}, ${runs}, ${pauses} and ${queue} by the quoted names given,
+/// ${index}, ${runs}, ${pauses}, ${queue} and ${leaders} by the quoted
+/// names given,
 /// ${runs_<what>_idx} by the indexes of the runs table `runs_name`
 /// (unquoted; runs_index_name()), quoted, and ${queue_idx} by the index of
 /// the queue `queue_name` (unquoted), quoted.
 std::string schema_with_names(std::string sql, const std::string& table, const std::string& index,
                               const std::string& runs, const std::string& pauses,
                               const std::string& runs_name, const std::string& queue,
-                              const std::string& queue_name);
+                              const std::string& queue_name, const std::string& leaders);
 
 /// `prefix` + `suffix` if that fits in 63 bytes (PostgreSQL's identifier
 /// limit, MariaDB's is 64), else `prefix` cut short + "_" + a hash of the
@@ -39,6 +40,10 @@ std::string pauses_table_name(const std::string& table);
 /// The queue of waiters of lock table `table`: "<table>_queue", fitted and
 /// qualified as runs_table_name() does.
 std::string queue_table_name(const std::string& table);
+
+/// The leaders' values of lock table `table`: "<table>_leaders", fitted and
+/// qualified as runs_table_name() does.
+std::string leaders_table_name(const std::string& table);
 
 /// The name of index `what` ("name", "started", "fencing") of the runs
 /// table `runs` (unqualified, as indexes are named within their schema).

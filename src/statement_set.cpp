@@ -65,6 +65,10 @@ About about(Query key) noexcept {
             return {"queue_leave", "leaving the queue of waiters, ticket", 0, 2};
         case Query::queue_length:
             return {"queue_length", "counting the waiters for", 0, 1};
+        case Query::proclaim:
+            return {"proclaim", "proclaiming the leader's value of", 0, 4};
+        case Query::proclaimed:
+            return {"proclaimed", "reading the leader's value of", 0, 2};
     }
     return {"unknown", "running a statement", -1, 0};
 }

@@ -34,7 +34,7 @@ namespace sqlock::detail {
 /// and is in force while paused_until is NULL or later than now.
 enum class Query : std::size_t {
     /// (): one row, (history table exists, pauses table exists, queue
-    /// table exists).
+    /// table exists, leaders table exists).
     side_tables,
     /// (): one row, milliseconds since the Unix epoch by the database's clock.
     now_millis,
@@ -109,9 +109,19 @@ enum class Query : std::size_t {
     queue_leave,
     /// (name): one row, how many live waiters are in line for `name`.
     queue_length,
+    /// (name, fencing_id, locked_by, value): stores `value` as the value
+    /// of the leader of `name` while its lock row (fencing_id, locked_by)
+    /// is live, in one atomic step, replacing the value of an older leader
+    /// (a smaller fencing id), never a newer one's. A backend with pushes
+    /// then tells its listeners, with "name#leader" as payload. One row:
+    /// 1 when it stored the value, else 0.
+    proclaim,
+    /// (name, fencing_id): the value stored for the leader of `name`
+    /// whose lock row is fencing_id (at most one row: the value).
+    proclaimed,
 };
 
-constexpr std::size_t query_count = static_cast<std::size_t>(Query::queue_length) + 1;
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::proclaimed) + 1;
 
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;

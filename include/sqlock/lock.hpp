@@ -111,6 +111,7 @@ class Lock {
 
   private:
     friend class Locker;
+    friend class Leadership;
     friend class detail::Acquirer;
     explicit Lock(std::shared_ptr<detail::LockState> state);
     void release_quietly() noexcept;

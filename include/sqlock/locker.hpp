@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sqlock/diagnosis.hpp"
+#include "sqlock/leadership.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/lock_set.hpp"
@@ -149,6 +150,28 @@ class Locker {
     /// The live shared holders of `name`, each its own row (by lockstring);
     /// empty when the name is not held shared.
     std::vector<LockInfo> shared_holders(const std::string& name);
+
+    // Leader election (sqlock/leadership.hpp): the holder of a name's lock
+    // leads. Values live in `<table>_leaders`, created by init() like the
+    // lock table (errc::configuration names `sqlock init` when it is
+    // missing).
+
+    /// Waits, as lock() does (`options.wait`, `wait_forever`, the fair
+    /// line), until this process leads `name`, then publishes `value` (UTF-8
+    /// without control characters, at most max_leader_value_bytes). The
+    /// value is also stored in the lock row's metadata, so readers see it
+    /// with the leader from the first moment. Throws as lock() does (busy,
+    /// timeout), and errc::invalid_argument for a bad value or a shared
+    /// `options.mode`.
+    Leadership campaign(const std::string& name, const std::string& value = {},
+                        const LockOptions& options = {});
+    /// The live leader of `name`, or nullopt when nobody leads (no live
+    /// exclusive holder of the name).
+    std::optional<LeaderInfo> leader(const std::string& name);
+    /// Watches the leadership of `name` (see LeaderWatch). Connects nothing
+    /// yet: the first next() reads. Throws errc::invalid_argument for a bad
+    /// name or poll interval.
+    LeaderWatch observe(const std::string& name, const ObserveOptions& options = {});
 
     /// How many callers wait in line for `name` (a lock's, or a
     /// semaphore's), served in arrival order (docs/waiting.md); 0 when the

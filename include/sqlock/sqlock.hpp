@@ -6,6 +6,7 @@
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
+#include "sqlock/leadership.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/lock_set.hpp"

@@ -88,3 +88,16 @@ CREATE TABLE IF NOT EXISTS ${queue} (
     -- A name's waiters in arrival order.
     KEY sqlock_queue_name (lockstring, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
+-- Leaders' values (Locker::campaign, Leadership::proclaim, `sqlock elect`):
+-- the value the holder of lock row fencing_id last proclaimed for the name
+-- it leads. A row whose lock row is gone means nothing: readers join on the
+-- fencing id. ${leaders} is replaced like ${table}.
+CREATE TABLE IF NOT EXISTS ${leaders} (
+    -- the lock name
+    name       VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    fencing_id BIGINT NOT NULL,  -- the leader's lock row
+    value      TEXT NOT NULL,
+    proclaimed DATETIME(6) NOT NULL,
+    PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};

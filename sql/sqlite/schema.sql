@@ -70,3 +70,14 @@ CREATE TABLE IF NOT EXISTS ${queue} (
 );
 -- A name's waiters in arrival order.
 CREATE INDEX IF NOT EXISTS ${queue_idx} ON ${queue} (lockstring, id);
+
+-- Leaders' values (Locker::campaign, Leadership::proclaim, `sqlock elect`):
+-- the value the holder of lock row fencing_id last proclaimed for the name
+-- it leads. A row whose lock row is gone means nothing: readers join on the
+-- fencing id. ${leaders} is replaced like ${table}.
+CREATE TABLE IF NOT EXISTS ${leaders} (
+    name       VARCHAR(128) NOT NULL PRIMARY KEY,  -- the lock name
+    fencing_id INTEGER NOT NULL,                   -- the leader's lock row
+    value      TEXT NOT NULL,
+    proclaimed DATETIME NOT NULL
+);

@@ -244,13 +244,14 @@ void exec_sql(const Database& db, const std::string& sql) {
 void grant_table_use(const Database& db, const std::string& account) {
     const auto grant = backend_context().hooks.grant_table_use_sql;
     if (!grant) throw std::logic_error("grant_table_use: " + backend() + " has no grants");
-    // The lock table, its run history table, its queue of waiters and its
-    // pauses table beside it (no id, so no sequence: the same plain GRANT on
-    // every server).
+    // The lock table, its run history table, its queue of waiters, and its
+    // pauses and leaders' values beside it (no id, so no sequence: the same
+    // plain GRANT on every server).
     exec_sql(db, grant(db.table, account) + "; " + grant(db.table + "_runs", account) + "; " +
                      grant(db.table + "_queue", account) +
                      "; GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + "_pauses TO " +
-                     account);
+                     account + "; GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table +
+                     "_leaders TO " + account);
 }
 
 std::string privilege_denied_code() {

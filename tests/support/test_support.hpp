@@ -147,8 +147,8 @@ std::vector<SqlRow> query(const Database& db, const std::string& sql);
 void exec_sql(const Database& db, const std::string& sql);
 
 /// Server backends: grants `account` (another account of the test server,
-/// e.g. "sqlock_noaccess") on db's lock table, its run history table
-/// (`<table>_runs`) and its pauses table (`<table>_pauses`) what the
+/// e.g. "sqlock_noaccess") on db's lock table and the tables beside it
+/// (`<table>_runs`, `_queue`, `_pauses`, `_leaders`) what the
 /// documentation tells
 /// an administrator to grant a program that uses the table but does not
 /// create it (BackendHooks::grant_table_use_sql: SELECT, INSERT, UPDATE,

@@ -81,7 +81,7 @@ void MariaConnection::init_schema() {
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
     if (!found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() && has_pauses() &&
-        has_queue())
+        has_queue() && has_leaders())
         return;
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
@@ -558,6 +558,8 @@ bool MariaConnection::unlisted_side_table_exists(SideTable table) {
             return table_is_there(target_->quoted_runs);
         case SideTable::pauses:
             return table_is_there(target_->quoted_pauses);
+        case SideTable::leaders:
+            return table_is_there(target_->quoted_leaders);
         case SideTable::queue:
             break;
     }

@@ -598,6 +598,7 @@ std::string schema_script(const MariaTarget& t, const std::string& collation) {
     sql = substitute(sql, "runs", t.quoted_runs);
     sql = substitute(sql, "pauses", t.quoted_pauses);
     sql = substitute(sql, "queue", t.quoted_queue);
+    sql = substitute(sql, "leaders", t.quoted_leaders);
     return substitute(sql, "collation", collation);
 }
 
@@ -684,11 +685,11 @@ StatementSet statement_set(const MariaTarget& t) {
     // insensitively, so one table may be listed twice ("locks_runs",
     // "Locks_runs"), and the answer is 1 or 0 all the same.
     const std::string runs = is_table(t.runs), pauses = is_table(t.pauses),
-                      queue = is_table(t.queue);
+                      queue = is_table(t.queue), leaders = is_table(t.leaders);
     set.add(Query::side_tables,
         "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses + "), 0), COALESCE(MAX(" +
-        queue + "), 0) FROM information_schema.TABLES WHERE " + runs + " OR " + pauses + " OR " +
-        queue);
+        queue + "), 0), COALESCE(MAX(" + leaders + "), 0) FROM information_schema.TABLES WHERE " +
+        runs + " OR " + pauses + " OR " + queue + " OR " + leaders);
 
     set.add(Query::now_millis,
         std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
@@ -827,6 +828,25 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::queue_leave, "DELETE FROM " + Q + " WHERE id = ?1 AND waiter = ?2");
     set.add(Query::queue_length,
         "SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND expires > " + now);
+
+    // Leaders' values. The insert is one atomic step; an update keeps a
+    // newer leader's value (each assignment sees the ones before it, so
+    // fencing_id goes last). The affected count cannot say whether it
+    // stored (an unchanged row counts 0), so the answer is read back.
+    const std::string& D = t.quoted_leaders;
+    const std::string newer = "fencing_id <= VALUES(fencing_id)";
+    set.add(Query::proclaim,
+        "INSERT INTO " + D + " (name, fencing_id, value, proclaimed) SELECT ?1, ?2, ?4, "
+        "UTC_TIMESTAMP(6) FROM " + T + " WHERE id = ?2 AND lockstring = ?1 AND locked_by = ?3"
+        " AND expires > " + now + " ON DUPLICATE KEY UPDATE"
+        " value = IF(" + newer + ", VALUES(value), value),"
+        " proclaimed = IF(" + newer + ", VALUES(proclaimed), proclaimed),"
+        " fencing_id = GREATEST(fencing_id, VALUES(fencing_id));\n"
+        "SELECT EXISTS(SELECT 1 FROM " + D + " WHERE name = ?1 AND fencing_id = ?2 AND"
+        " value = ?4) AND EXISTS(SELECT 1 FROM " + T + " WHERE id = ?2 AND locked_by = ?3"
+        " AND expires > " + now + ")");
+    set.add(Query::proclaimed,
+        "SELECT value FROM " + D + " WHERE name = ?1 AND fencing_id = ?2");
     return set;
 }
 

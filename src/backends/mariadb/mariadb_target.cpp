@@ -34,6 +34,8 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       quoted_pauses(quote_identifier_path(pauses)),
       queue(queue_table_name(table)),
       quoted_queue(quote_identifier_path(queue)),
+      leaders(leaders_table_name(table)),
+      quoted_leaders(quote_identifier_path(leaders)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
@@ -43,22 +45,18 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
 }
 
 std::string MariaTarget::grant_hint() const {
-    const std::string on = table.find('.') == std::string::npos
-                               ? quote_identifier_path(url.database + "." + table)
-                               : quoted_table;
-    const std::string runs_on = runs.find('.') == std::string::npos
-                                    ? quote_identifier_path(url.database + "." + runs)
-                                    : quoted_runs;
-    const std::string pauses_on = pauses.find('.') == std::string::npos
-                                      ? quote_identifier_path(url.database + "." + pauses)
-                                      : quoted_pauses;
-    const std::string queue_on = queue.find('.') == std::string::npos
-                                     ? quote_identifier_path(url.database + "." + queue)
-                                     : quoted_queue;
+    // An unqualified table is in the URL's database.
+    auto in_database = [&](const std::string& name, const std::string& quoted) {
+        return name.find('.') == std::string::npos
+                   ? quote_identifier_path(url.database + "." + name)
+                   : quoted;
+    };
     const std::string to = " TO '" + text::printable(url.user, 64) + "'";
-    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + on + to + ", and the same ON " + runs_on +
-           " (its run history), ON " + pauses_on + " (its pauses) and ON " + queue_on +
-           " (its queue of waiters)";
+    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + in_database(table, quoted_table) + to +
+           ", and the same ON " + in_database(runs, quoted_runs) + " (its run history), ON " +
+           in_database(pauses, quoted_pauses) + " (its pauses), ON " +
+           in_database(queue, quoted_queue) + " (its queue of waiters) and ON " +
+           in_database(leaders, quoted_leaders) + " (its leaders' values)";
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

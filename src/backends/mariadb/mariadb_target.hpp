@@ -22,16 +22,18 @@ struct MariaTarget {
     std::string redact(const std::string& text) const;
 
     MariaUrl url;
-    std::string original_url;   // may contain the password: never print it
-    std::string redacted_url;   // safe to print
-    std::string table;          // as given: "locks" or "ops.locks"
-    std::string quoted_table;   // `ops`.`locks`
-    std::string runs;           // the run history table, as `table`: "ops.locks_runs"
-    std::string quoted_runs;    // `ops`.`locks_runs`
-    std::string pauses;         // the pauses table, as `table`: "ops.locks_pauses"
-    std::string quoted_pauses;  // `ops`.`locks_pauses`
-    std::string queue;          // the queue of waiters, as `table`: "ops.locks_queue"
-    std::string quoted_queue;   // `ops`.`locks_queue`
+    std::string original_url;    // may contain the password: never print it
+    std::string redacted_url;    // safe to print
+    std::string table;           // as given: "locks" or "ops.locks"
+    std::string quoted_table;    // `ops`.`locks`
+    std::string runs;            // the run history table, as `table`: "ops.locks_runs"
+    std::string quoted_runs;     // `ops`.`locks_runs`
+    std::string pauses;          // the pauses table, as `table`: "ops.locks_pauses"
+    std::string quoted_pauses;   // `ops`.`locks_pauses`
+    std::string queue;           // the queue of waiters, as `table`: "ops.locks_queue"
+    std::string quoted_queue;    // `ops`.`locks_queue`
+    std::string leaders;         // the leaders' values, as `table`: "ops.locks_leaders"
+    std::string quoted_leaders;  // `ops`.`locks_leaders`
     /// Lower-cased "database.table", the part of every turn key (GET_LOCK
     /// names are server-wide; lower case because lower_case_table_names may
     /// make "Locks" and "locks" one table: sharing a turn only costs a wait).

@@ -683,7 +683,8 @@ StatementSet statement_set(const PgTarget& target) {
     // a literal.
     set.add(Query::side_tables,
         "SELECT to_regclass('" + R + "') IS NOT NULL, to_regclass('" + target.quoted_pauses +
-        "') IS NOT NULL, " + queue_usable(target.quoted_queue), Mode::unprepared);
+        "') IS NOT NULL, " + queue_usable(target.quoted_queue) + ", to_regclass('" +
+        target.quoted_leaders + "') IS NOT NULL", Mode::unprepared);
 
     // Pauses. P is the pauses table; a pause is in force while live.
     const std::string& P = target.quoted_pauses;
@@ -842,6 +843,24 @@ StatementSet statement_set(const PgTarget& target) {
     set.add(Query::queue_length,
         "SELECT count(*) FROM " + Q + " WHERE lockstring = $1::text AND expires > now()");
 
+    // Leaders' values. The table's own channel tells every listener of
+    // this table (observers, and release hubs, to which "name#leader" is
+    // a lockstring nobody waits for); the channel is a validated
+    // identifier, safe in a literal.
+    const std::string& D = target.quoted_leaders;
+    set.add(Query::proclaim,
+        "WITH up AS (INSERT INTO " + D + " AS d (name, fencing_id, value, proclaimed)"
+        " SELECT $1::text, $2::bigint, $4::text, now() FROM " + T +
+        " WHERE id = $2::bigint AND lockstring = $1::text AND locked_by = $3::text"
+        " AND expires > now()"
+        " ON CONFLICT (name) DO UPDATE SET fencing_id = EXCLUDED.fencing_id,"
+        " value = EXCLUDED.value, proclaimed = EXCLUDED.proclaimed"
+        " WHERE d.fencing_id <= EXCLUDED.fencing_id RETURNING 1)"
+        " SELECT count(*) FROM (SELECT pg_notify('" + target.channel + "', $1::text || '#leader')"
+        " FROM up) AS told");
+    set.add(Query::proclaimed,
+        "SELECT value FROM " + D + " WHERE name = $1::text AND fencing_id = $2::bigint");
+
     // clang-format on
     return set;
 }
@@ -850,7 +869,7 @@ std::string schema_script(const PgTarget& target) {
     return schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
                              target.quoted_runs, target.quoted_pauses,
                              runs_table_name(target.table), target.quoted_queue,
-                             queue_table_name(target.table));
+                             queue_table_name(target.table), target.quoted_leaders);
 }
 
 }  // namespace sqlock::detail::postgres

@@ -93,7 +93,9 @@ Tables::Tables(const std::string& name)
       pauses_name(pauses_table_name(name)),
       pauses(quote_table_name(pauses_name)),
       queue_name(queue_table_name(name)),
-      queue(quote_table_name(queue_name)) {}
+      queue(quote_table_name(queue_name)),
+      leaders_name(leaders_table_name(name)),
+      leaders(quote_table_name(leaders_name)) {}
 
 std::string seconds_modifier(duration d) {
     return "+" + duration_modifier(d.count());
@@ -253,7 +255,9 @@ StatementSet statement_set(const Tables& tables) {
                 "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
                 literal(table_basename(tables.pauses_name)) +
                 "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.queue_name)) + ")");
+                literal(table_basename(tables.queue_name)) +
+                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
+                literal(table_basename(tables.leaders_name)) + ")");
 
     // 'now' is one instant within the statement: seconds, then its
     // milliseconds ("SS.SSS" from the 4th character).
@@ -374,12 +378,26 @@ StatementSet statement_set(const Tables& tables) {
     set.add(Query::queue_leave, "DELETE FROM " + q + " WHERE id = ?1 AND waiter = ?2");
     set.add(Query::queue_length,
             "SELECT COUNT(*) FROM " + q + " WHERE lockstring = ?1 AND " + live);
+
+    // Leaders' values. One statement, so one atomic step; its WHERE also
+    // settles SQLite's "INSERT ... SELECT ... ON CONFLICT" parsing.
+    const std::string& d = tables.leaders;
+    set.add(Query::proclaim,
+            "INSERT INTO " + d + " AS d (name, fencing_id, value, proclaimed) SELECT ?1, ?2, ?4, " +
+                now + " FROM " + tables.table +
+                " WHERE id = ?2 AND lockstring = ?1 AND locked_by = ?3 AND expires > " + now +
+                " ON CONFLICT (name) DO UPDATE SET fencing_id = excluded.fencing_id,"
+                " value = excluded.value, proclaimed = excluded.proclaimed"
+                " WHERE d.fencing_id <= excluded.fencing_id;\n"
+                "SELECT changes() > 0");
+    set.add(Query::proclaimed, "SELECT value FROM " + d + " WHERE name = ?1 AND fencing_id = ?2");
     return set;
 }
 
 std::string schema_script(const Tables& tables) {
     return schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
-                             tables.pauses, tables.runs_name, tables.queue, tables.queue_name);
+                             tables.pauses, tables.runs_name, tables.queue, tables.queue_name,
+                             tables.leaders);
 }
 
 }  // namespace sqlock::detail::sqlite

@@ -18,14 +18,16 @@ namespace sqlock::detail::sqlite {
 /// them: quoted, and the side tables' also as they are.
 struct Tables {
     explicit Tables(const std::string& table);
-    std::string table;        // quoted
-    std::string index;        // quoted
-    std::string runs_name;    // unquoted
-    std::string runs;         // quoted
-    std::string pauses_name;  // unquoted
-    std::string pauses;       // quoted
-    std::string queue_name;   // unquoted
-    std::string queue;        // quoted
+    std::string table;         // quoted
+    std::string index;         // quoted
+    std::string runs_name;     // unquoted
+    std::string runs;          // quoted
+    std::string pauses_name;   // unquoted
+    std::string pauses;        // quoted
+    std::string queue_name;    // unquoted
+    std::string queue;         // quoted
+    std::string leaders_name;  // unquoted
+    std::string leaders;       // quoted
 };
 
 /// The lock's own statements.
