@@ -192,16 +192,17 @@ auto take_waiting(sqlock::Locker& locker, const AcquireRequest& request, const O
 
 }  // namespace
 
-sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
-                     const interruption_check& interrupted) {
+namespace {
+
+// Takes one name as `take` does, waiting as take_waiting() does; a timeout
+// says how long it waited and what was in the way.
+template <typename Take>
+auto take_one(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
+              const interruption_check& interrupted, Take&& take)
+    -> decltype(take(std::declval<const sqlock::LockOptions&>())) {
     const std::string subject = (request.slots ? "semaphore " : "lock ") + in_quotes(request.name);
     try {
-        return take_waiting(
-            locker, request, out, interrupted, subject, [&](const sqlock::LockOptions& options) {
-                if (request.slots > 0)
-                    return locker.acquire_slot(request.name, request.slots, options);
-                return locker.lock(request.name, options);
-            });
+        return take_waiting(locker, request, out, interrupted, subject, std::forward<Take>(take));
     } catch (const sqlock::error& e) {
         const bool waited = request.wait_forever || request.wait > sqlock::duration::zero();
         if (!waited || e.category() != sqlock::errc::timeout) throw;
@@ -213,6 +214,23 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
         if (row) throw sqlock::error(sqlock::errc::timeout, message, *row);
         throw sqlock::error(sqlock::errc::timeout, message);
     }
+}
+
+}  // namespace
+
+sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
+                     const interruption_check& interrupted) {
+    return take_one(locker, request, out, interrupted, [&](const sqlock::LockOptions& options) {
+        if (request.slots > 0) return locker.acquire_slot(request.name, request.slots, options);
+        return locker.lock(request.name, options);
+    });
+}
+
+sqlock::Leadership campaign(sqlock::Locker& locker, const AcquireRequest& request,
+                            const Output& out, const interruption_check& interrupted) {
+    return take_one(locker, request, out, interrupted, [&](const sqlock::LockOptions& options) {
+        return locker.campaign(request.name, request.leader_value.value_or(""), options);
+    });
 }
 
 sqlock::LockSet acquire_set(sqlock::Locker& locker, const AcquireRequest& request,

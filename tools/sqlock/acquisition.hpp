@@ -4,6 +4,7 @@
 
 #include <cxxopts.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct AcquireRequest {
     std::string name;  ///< with a set, its first name as given
     /// Two or more names: taken as one set, all or nothing (lock_all).
     std::vector<std::string> set{};
-    int slots = 0;                ///< > 0: a slot of a counting semaphore
+    int slots = 0;  ///< > 0: a slot of a counting semaphore
+    /// `elect`: campaign for leadership of `name`, publishing this value.
+    std::optional<std::string> leader_value{};
     sqlock::LockOptions options;  ///< lease, min_hold, heartbeat, ...; wait is ignored
     sqlock::duration wait{};      ///< 0: one attempt
     bool wait_forever = false;    ///< no deadline (`--wait forever`); ignores `wait`
@@ -48,6 +51,11 @@ using interruption_check = std::function<int()>;
 /// the library throws for other failures.
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted = {});
+
+/// acquire() for leadership (`request.leader_value`): Locker::campaign(),
+/// waiting the same way.
+sqlock::Leadership campaign(sqlock::Locker& locker, const AcquireRequest& request,
+                            const Output& out, const interruption_check& interrupted = {});
 
 /// acquire() for a set (`request.set`): every name or none, waiting the
 /// same way. A timeout is the library's, naming every name in the way.

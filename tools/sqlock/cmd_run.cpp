@@ -228,12 +228,25 @@ void fit_grace(const cxxopts::ParseResult& o, RunSettings& s) {
                           sqlock::format_duration(room) + " or less, or a longer --expires");
 }
 
+std::string this_host() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return sqlock::text::printable(name);
+}
+
 RunSettings parse_settings(const Invocation& inv) {
+    return parse_run_settings(inv, "run",
+                              "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]");
+}
+
+}  // namespace
+
+RunSettings parse_run_settings(const Invocation& inv, const std::string& command,
+                               const std::string& usage) {
     const auto& o = inv.options;
-    const std::string usage = "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]";
-    if (inv.args.empty()) throw usage_error("run needs a lock name; " + usage);
+    if (inv.args.empty()) throw usage_error(command + " needs a lock name; " + usage);
     if (!inv.has_separator || inv.exec_argv.empty())
-        throw usage_error("run needs a command after `--`; " + usage);
+        throw usage_error(command + " needs a command after `--`; " + usage);
     if (o.count("heartbeat") && o.count("no-heartbeat"))
         throw usage_error("--heartbeat and --no-heartbeat contradict each other");
 
@@ -308,15 +321,11 @@ RunSettings parse_settings(const Invocation& inv) {
     return s;
 }
 
-std::string this_host() {
-    char name[256] = {};
-    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
-    return sqlock::text::printable(name);
+int run_run(Invocation& inv) {
+    return run_guarded(inv, parse_settings);
 }
 
-}  // namespace
-
-int run_run(Invocation& inv) {
+int run_guarded(Invocation& inv, const std::function<RunSettings(const Invocation&)>& parse) {
     const log_format format = log_format_option(inv.options);
     nlohmann::ordered_json context = nlohmann::ordered_json::object();
     if (!inv.args.empty()) context["name"] = sqlock::text::printable(inv.args[0]);
@@ -336,7 +345,7 @@ int run_run(Invocation& inv) {
     // Every way out of a run that is not the command's own status is one
     // event (JSON) or one line (text, printed by main).
     try {
-        RunSettings s = parse_settings(inv);
+        RunSettings s = parse(inv);
         RunSession session(inv, s, log);
         return session.run();
     } catch (const cli_error& e) {

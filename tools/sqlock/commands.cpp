@@ -15,6 +15,14 @@ const std::vector<Command>& commands() {
                      "run COMMAND while holding lock NAME (several: all at once)",
                      std::string(run_details) + "\n" + exit_code_help(), add_run_options, run_run,
                      true});
+        c.push_back(
+            {"elect", "NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]",
+             "run COMMAND as the leader of NAME: one host at a time, the others standing by",
+             std::string(elect_details) + "\n" + exit_code_help(), add_elect_options, run_elect,
+             true});
+        c.push_back({"leader", "NAME [--watch] [--json]",
+                     "show who leads NAME; with --watch, each change; exits 1 if nobody leads",
+                     leader_details, add_leader_options, run_leader, false});
         c.push_back({"acquire", "NAME [NAME...] [--expires DUR] [--wait DUR] [--slots N] [--json]",
                      "take lock NAME and leave it held (maintenance windows)", acquire_details,
                      add_acquire_options, run_acquire, false});

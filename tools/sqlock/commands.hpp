@@ -46,6 +46,14 @@ void add_run_options(cxxopts::Options& options, const std::string& group);
 int run_run(Invocation& inv);
 extern const char* const run_details;
 
+void add_elect_options(cxxopts::Options& options, const std::string& group);
+int run_elect(Invocation& inv);
+extern const char* const elect_details;
+
+void add_leader_options(cxxopts::Options& options, const std::string& group);
+int run_leader(Invocation& inv);
+extern const char* const leader_details;
+
 void add_acquire_options(cxxopts::Options& options, const std::string& group);
 int run_acquire(Invocation& inv);
 extern const char* const acquire_details;

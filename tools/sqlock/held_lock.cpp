@@ -80,6 +80,7 @@ std::vector<std::string> HeldLock::environment() const {
                std::string("SQLOCK_MODE=") + mode_name(set_->mode(first))};
     }
     env.push_back("SQLOCK_LOCKS=" + locks.dump());
+    if (lead_) env.push_back("SQLOCK_LEADER_VALUE=" + lead_->value());
     return env;
 }
 

@@ -1,6 +1,7 @@
 // What `sqlock run` holds while its job runs: one lock (a name, or a slot
-// of a semaphore) or a set of names taken all at once. One face for both,
-// so that the run's phases (run_session.hpp) are written once.
+// of a semaphore), a leadership (`sqlock elect`: a lock with a value), or a
+// set of names taken all at once. One face for all, so that the run's
+// phases (run_session.hpp) are written once.
 #pragma once
 
 #include <chrono>
@@ -15,12 +16,16 @@ namespace sqlock_cli {
 
 class HeldLock {
   public:
-    explicit HeldLock(sqlock::Lock lock) : lock_(std::move(lock)) {}
+    explicit HeldLock(sqlock::Lock lock) : own_(std::move(lock)), lock_(&*own_) {}
+    explicit HeldLock(sqlock::Leadership lead) : lead_(std::move(lead)), lock_(&lead_->lock()) {}
     explicit HeldLock(sqlock::LockSet set) : set_(std::move(set)) {}
+    // lock_ points into this object.
+    HeldLock(const HeldLock&) = delete;
+    HeldLock& operator=(const HeldLock&) = delete;
 
     /// The single lock; null for a set (the run history records single
     /// locks only).
-    const sqlock::Lock* single() const noexcept { return lock_ ? &*lock_ : nullptr; }
+    const sqlock::Lock* single() const noexcept { return lock_; }
 
     /// "lock "x" (id 5)", or "lock set "a" (id 5), "b" (id 6)".
     std::string describe() const;
@@ -41,7 +46,9 @@ class HeldLock {
     std::vector<std::string> environment() const;
 
   private:
-    std::optional<sqlock::Lock> lock_;
+    std::optional<sqlock::Lock> own_;
+    std::optional<sqlock::Leadership> lead_;
+    sqlock::Lock* lock_ = nullptr;  // own_'s, lead_'s, or none for a set
     std::optional<sqlock::LockSet> set_;
 };
 

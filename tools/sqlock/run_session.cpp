@@ -114,7 +114,9 @@ void RunSession::acquire() {
     };
     try {
         const interruption_check interrupted = [this] { return signals_.take_pending(); };
-        if (s_.request.set.empty())
+        if (s_.request.leader_value)
+            lock_.emplace(sqlock_cli::campaign(locker_, s_.request, acquire_out, interrupted));
+        else if (s_.request.set.empty())
             lock_.emplace(sqlock_cli::acquire(locker_, s_.request, acquire_out, interrupted));
         else
             lock_.emplace(sqlock_cli::acquire_set(locker_, s_.request, acquire_out, interrupted));

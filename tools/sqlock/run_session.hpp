@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,16 @@ struct RunSettings {
     sqlock::duration once_per_offset{};
     bool once_per_any_outcome = false;
 };
+
+/// `run`'s options (cmd_run.cpp) as settings; `command` ("run", "elect")
+/// and its `usage` line for the messages. Throws usage_error.
+RunSettings parse_run_settings(const Invocation& inv, const std::string& command,
+                               const std::string& usage);
+
+/// A guarded job from start to exit status: the JSON log's context, the
+/// release error handler, the settings from `parse` (called within, so
+/// that its usage errors are events too) and the RunSession.
+int run_guarded(Invocation& inv, const std::function<RunSettings(const Invocation&)>& parse);
 
 /// RunSession
 ///

@@ -11,7 +11,7 @@ _sqlock() {
         cword=$COMP_CWORD
     fi
 
-    local commands="run acquire release renew list show history pause resume check metrics reap init doctor help"
+    local commands="run elect leader acquire release renew list show history pause resume check metrics reap init doctor help"
     local global="--db --table --db-timeout -q --quiet -v --verbose -h --help"
 
     # The command word: the first word that is not an option or the value of
@@ -66,6 +66,10 @@ _sqlock() {
                       --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
                       --once-per --once-per-offset --once-per-any-outcome --no-history
                       --log-format --" ;;
+        elect) options="--value --expires -w --wait --timeout -n --nonblock --min-hold --heartbeat
+                        --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code
+                        --label --no-history --log-format --" ;;
+        leader) options="--watch --poll --json" ;;
         acquire) options="--expires -w --wait --timeout -n --nonblock --slots --shared --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
