@@ -39,7 +39,7 @@ void LeaderWatchState::start_listening() {
         if (!made) {
             // No pushes here (SQLite, MariaDB, a transaction pooler): ask
             // again now and then, as a pooler may be told apart later.
-            listen_at_ = now + pushed_reread;
+            listen_at_ = now + std::chrono::seconds(30);
             return;
         }
         // Its own inbox (nobody writes to it), the table's channel (where
@@ -80,7 +80,10 @@ void LeaderWatchState::read() {
     const auto sent = clock::now();
     std::optional<LeaderInfo> found;
     try {
-        found = locker_->pool->with([&](Connection& c) { return read_leader(c, name); });
+        // No retry on a new connection: the watcher tries again itself,
+        // and says first that it could not read.
+        found = locker_->pool->with([&](Connection& c) { return read_leader(c, name); },
+                                    /*retry_on_broken=*/false);
     } catch (const error& e) {
         const errc category = e.category();
         if (category != errc::connection && category != errc::timeout && category != errc::busy)

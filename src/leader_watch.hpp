@@ -19,9 +19,10 @@
 namespace sqlock::detail {
 
 /// How long a pushed watcher goes without reading when nothing tells it
-/// to: a safety net for changes nobody announces (a holder that took the
-/// name with lock(), a notification lost with its connection).
-constexpr std::chrono::seconds pushed_reread{30};
+/// to: how soon it finds its link cut (a frozen link raises no error, and
+/// pushes simply stop), and a safety net for changes nobody announces (a
+/// holder that took the name with lock()). One indexed read per watcher.
+constexpr std::chrono::seconds pushed_reread{5};
 
 /// How soon a watcher that could not reach the database tries again.
 constexpr std::chrono::seconds unreachable_retry{1};

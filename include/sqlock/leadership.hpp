@@ -138,10 +138,14 @@ struct ObserveOptions {
 /// Obtained from Locker::observe(): reports every change of a name's
 /// leadership, in order, starting with the state it finds (leader or
 /// vacant). On PostgreSQL changes are pushed (LISTEN/NOTIFY): the watcher
-/// reads only when told, and at the leader's lease end, when a crashed
-/// leader stops counting (and at least every 30 s). Elsewhere it reads every
-/// ObserveOptions::poll. Values proclaimed faster than that may be seen only
-/// as the last of them; a change of leader is never missed.
+/// reads when told, at the leader's lease end (when a crashed leader stops
+/// counting), and every 5 s to check its link (a frozen link raises no
+/// error). Elsewhere it reads every ObserveOptions::poll. Values proclaimed
+/// faster than it reads may be seen only as the last of them; a change of
+/// leader is never missed. A read that fails (no answer within the
+/// Locker's db_timeout) is reported once as `disconnected`; the watcher
+/// tries again every second, so next() may take up to db_timeout longer
+/// than its timeout.
 ///
 /// Thread safety: next() from one thread at a time; interrupt() from any.
 ///
