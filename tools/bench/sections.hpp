@@ -45,5 +45,8 @@ void bench_reaper(Context& ctx, const BackendTarget& target);
 void bench_command(Context& ctx, const BackendTarget& target);
 /// 7. RSS of a process holding 10^4 locks.
 void bench_memory(Context& ctx, const BackendTarget& target);
+/// 8. Leader election: a resignation and a crash to the standby leading, and
+///    to a watcher reporting it.
+void bench_leader(Context& ctx, const BackendTarget& target);
 
 }  // namespace sqlock_bench
