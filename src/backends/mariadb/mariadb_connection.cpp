@@ -183,7 +183,29 @@ std::vector<std::string> MariaConnection::missing_privileges() {
 
 AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
                                            const std::string& locked_by, const QueueGate& gate) {
-    const std::string what = describe("acquiring lock", lockstring);
+    return run_acquire(
+        describe("acquiring lock", lockstring), lockstring, gate, [&](duration wait) {
+            return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
+        });
+}
+
+AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int capacity,
+                                                duration lease, const std::string& locked_by,
+                                                int* slot_out, const QueueGate& gate) {
+    AcquireResult out = run_acquire(
+        describe("acquiring a slot of semaphore", name), slot_lockstring(name, 1), gate,
+        [&](duration wait) {
+            return sql::acquire_slot(*target_, name, capacity, lease, locked_by, wait, gate);
+        });
+    // A live slot of ours: an earlier statement of ours took it.
+    claim_own_holder(out, locked_by);
+    if (out.acquired) *slot_out = slot_number(out.acquired->lockstring, name, capacity);
+    return out;
+}
+
+AcquireResult MariaConnection::run_acquire(const std::string& what, const std::string& turn_of,
+                                           const QueueGate& gate,
+                                           const std::function<std::string(duration)>& batch) {
     const auto until = limit();
     // The turn is normally held for a fraction of a millisecond; wait for it
     // up to three quarters of this round trip's bound (the rest is for the
@@ -194,8 +216,7 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     std::vector<StatementResult> rs;
     for (;;) {
         f = Failure{};
-        rs = link_.run(sql::acquire(*target_, lockstring, lease, locked_by, wait, gate), until,
-                       what, &f);
+        rs = link_.run(batch(wait), until, what, &f);
         // A deadlock rolled the whole transaction back, or (on a server in
         // innodb_autoinc_lock_mode=0, where every insert takes the table's
         // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
@@ -206,13 +227,13 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
         // up early would call a free name busy.
         const bool retryable = f.code == ER_LOCK_DEADLOCK || f.code == ER_AUTOINC_READ_FAILED;
         if (!retryable || clock::now() >= until) break;
-        give_back_turn(lockstring, what);
+        give_back_turn(turn_of, what);
     }
     if (f.code != 0) {
-        give_back_turn(lockstring, what);
+        give_back_turn(turn_of, what);
         // A row lock held too long, or a deadlock the server broke: the name
         // is contended; the caller waits and tries again. ER_BAD_NULL_ERROR:
-        // the turn did not come in time (sql::acquire inserts no name then).
+        // the turn did not come in time (the batch inserts no name then).
         if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
             f.code == ER_AUTOINC_READ_FAILED || f.code == ER_BAD_NULL_ERROR) {
             AcquireResult out;

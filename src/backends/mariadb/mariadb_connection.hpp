@@ -10,6 +10,7 @@
 // Thread safety: one thread at a time (the pool guarantees it).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ class MariaConnection final : public Connection {
     unsigned probe_table(const std::string& quoted);
     AcquireResult try_acquire(const std::string& lockstring, duration lease,
                               const std::string& locked_by, const QueueGate& gate) override;
+    AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
+                                   const std::string& locked_by, int* slot_out,
+                                   const QueueGate& gate) override;
     SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries, duration lease,
                                            const std::string& locked_by,
                                            bool yield_to_queue) override;
@@ -120,6 +124,14 @@ class MariaConnection final : public Connection {
                                             const char* doing, const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
     void give_back_turn(const std::string& lockstring, const std::string& what);
+    /// Runs an acquisition `batch` (sql::acquire, sql::acquire_slot), built
+    /// for the turn wait it is given, retrying a deadlock while the round
+    /// trip's bound lasts; the turn is `turn_of`'s. Not acquired when the
+    /// turn did not come, a row lock waited too long, or waiters queued
+    /// ahead (`gate`).
+    AcquireResult run_acquire(const std::string& what, const std::string& turn_of,
+                              const QueueGate& gate,
+                              const std::function<std::string(duration)>& batch);
     /// run() for a batch with a transaction in it: rolled back if it fails
     /// part-way, so the session never keeps it (and its row locks) open.
     std::vector<StatementResult> run_transaction(const std::string& sql, const char* doing,

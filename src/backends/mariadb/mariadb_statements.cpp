@@ -85,11 +85,30 @@ std::string literal(const std::string& text) {
 }
 
 std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
+    // A semaphore's slots ("x#1", "x#2", ...) share the turn of "x": a slot
+    // is taken in one batch that picks it under that turn (acquire_slot),
+    // and a plain lock of "x#2" must take its turn too.
+    const std::string turn = lockstring.substr(0, slot_suffix_at(lockstring));
     char buf[40];
     std::snprintf(buf, sizeof buf, "sqlock:%016llx",
-                  static_cast<unsigned long long>(fnv1a64(t.turn_scope + '\0' + lockstring)));
+                  static_cast<unsigned long long>(fnv1a64(t.turn_scope + '\0' + turn)));
     return buf;
 }
+
+namespace {
+
+// The turn `key` (quoted), waited for up to `wait`; behind an active gate,
+// NULL instead while a live waiter it names is queued.
+std::string gated_turn(const MariaTarget& t, const std::string& key, duration wait,
+                       const QueueGate& gate) {
+    const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
+    if (!gate.active()) return take_turn;
+    return "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
+           literal(gate.name) + " AND id < " + number(gate.before) + " AND expires > " + now +
+           "), NULL, " + take_turn + ")";
+}
+
+}  // namespace
 
 // clang-format off
 
@@ -115,13 +134,7 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // the caller reports "not acquired".
     // (READ COMMITTED, set per session: no gap locks, so acquirers of other
     // names never deadlock with us.)
-    const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
-    const std::string turn =
-        !gate.active() ? take_turn
-                       : "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
-                             literal(gate.name) + " AND id < " + number(gate.before) +
-                             " AND expires > " + now + "), NULL, " + take_turn + ")";
-    return "SET @sqlock_turn = " + turn + ";\n"
+    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
            "START TRANSACTION;\n"
            "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + unindexed(std::string("expires <= ") + now) +
            " AND @sqlock_turn = 1;\n"
@@ -131,6 +144,45 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
            "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
            "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
            columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
+           "COMMIT;\n"
+           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+}
+
+std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,
+                         duration lease, const std::string& locked_by, duration wait,
+                         const QueueGate& gate) {
+    const std::string& T = t.quoted_table;
+    const std::string N = literal(name);
+    const std::string own = literal(locked_by);
+    const std::string key = "'" + turn_key(t, slot_lockstring(name, 1)) + "'";
+    // Slots 1..capacity, and the row of slot s.n (eq_ref on the unique index).
+    const std::string slots = "WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s"
+                              " WHERE n < " + number(capacity) + ") ";
+    const std::string slot_row = T + " AS t ON t.lockstring = CONCAT(" + N + ", '#', s.n)";
+    const std::string ours =
+        std::string("COALESCE(t.expires > ") + now + " AND t.locked_by = " + own + ", 0)";
+    // Under the semaphore's turn, as acquire() takes a name: the slot is
+    // picked, its expired row deleted and ours inserted in one transaction,
+    // so ids grow in acquisition order per slot. The pick: a live slot of
+    // ours first (an earlier statement of ours took it and its answer was
+    // lost: taking another would hold two), else the lowest free or expired
+    // one. None free: the insert aims at slot 1, which is then live, and
+    // changes nothing. The answer is our row, else the live slot of ours,
+    // else the slot whose lease ends first.
+    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
+           "START TRANSACTION;\n"
+           "SET @sqlock_slot = (" + slots + "SELECT s.n FROM s LEFT JOIN " + slot_row +
+           " WHERE t.id IS NULL OR t.expires <= " + now + " OR " + ours + " = 1 ORDER BY " + ours +
+           " DESC, s.n LIMIT 1);\n"
+           "DELETE FROM " + T + " WHERE lockstring = CONCAT(" + N + ", '#', @sqlock_slot) AND " +
+           unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
+           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, CONCAT(" +
+           N + ", '#', COALESCE(@sqlock_slot, 1)), NULL), " + now + ", " + now + " + " + micros(lease) +
+           ", " + own + ") ON DUPLICATE KEY UPDATE id = id;\n"
+           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n" +
+           slots + "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
+           columns() + " FROM s JOIN " + slot_row + " ORDER BY @sqlock_got = 1 AND t.id = @sqlock_id DESC, " +
+           ours + " DESC, t.expires LIMIT 1;\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
 }

@@ -46,6 +46,16 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
                     const std::string& locked_by, duration wait, const QueueGate& gate);
 
+/// A slot of semaphore `name` in one batch, as acquire() takes a name,
+/// under the semaphore's turn (the one every "name#N" shares): picks a live slot of ours (`locked_by`), else the lowest free
+/// or expired one in 1..capacity, and inserts ours there. The one result
+/// set's row (ours: 1/0, turn: 1/0, row columns...) is our row, else our
+/// live slot, else the slot whose lease ends first; none when the turn did
+/// not come and no slot row exists.
+std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,
+                         duration lease, const std::string& locked_by, duration wait,
+                         const QueueGate& gate);
+
 /// A lock set, all rows or none (Connection::try_acquire_set): every
 /// name's turn, in one order, each waiting its share of `wait`; then one
 /// transaction that writes every row only when all turns came, no name is
