@@ -332,6 +332,12 @@ class Acquirer {
         // often than a slow line's pace, and would put the look off each
         // time). min(): to be worked out.
         clock::time_point paced_look = clock::time_point::min();
+        // ... and, with pushes, once shortly after it joined: the one ahead
+        // may have been leaving the line as it joined, in a statement whose
+        // snapshot predates the join, which then woke nobody. A look after
+        // that statement has surely ended finds the place first.
+        constexpr auto join_recheck = std::chrono::milliseconds(200);
+        clock::time_point recheck = clock::time_point::max();
         Refusal refusal;
         std::uint64_t mark = s_->hub->mark();
         // Who tries the name itself: the first in line, and without pushes
@@ -359,6 +365,7 @@ class Acquirer {
                     (behind && (now >= next_look || s_->hub->woken(t.name, slept_from)));
                 if (due) {
                     paced_look = clock::time_point::min();
+                    recheck = clock::time_point::max();
                     if (!place->poll()) place.reset();  // lapsed: join again
                 }
             }
@@ -410,6 +417,7 @@ class Acquirer {
             if (!place && refusal.queue_exists) {
                 try {
                     place.emplace(*s_, t.name, owner.locked_by, s_->hub->inbox(), o.queue_lease);
+                    recheck = clock::now() + join_recheck;
                 } catch (const error&) {
                     // Wait without a place this time; join on the next look.
                 }
@@ -442,6 +450,7 @@ class Acquirer {
                 watch.reset();
                 said = false;
                 next_look = std::min(place->renew_due(), place->ahead_lapses());
+                if (s_->hub->pushes()) next_look = std::min(next_look, recheck);
                 if (!s_->hub->pushes()) {
                     if (paced_look == clock::time_point::min()) {
                         const duration pace =
