@@ -54,6 +54,45 @@ void pooled_rows(Context& ctx, const BackendTarget& target, const BenchDatabase&
                        "pooler's hop) vs the direct connection");
 }
 
+// What each of sqlock's guarantees costs alone on MariaDB: the raw client
+// with one layer of sqlock's acquire added at a time, each against the raw
+// prepared statements in the same run.
+void layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
+    using layer = RawClient::layer;
+    const std::string name = "bench-layers";
+    Cycle plain = [&] {
+        std::int64_t id = raw.try_acquire(name);
+        if (!id) throw std::runtime_error("uncontended raw lock found held");
+        raw.release(id);
+    };
+    const struct {
+        layer up_to;
+        const char* what;
+    } layers[] = {
+        {layer::text, "raw + text statements (literals, not prepared)"},
+        {layer::transaction, "raw + one batch: transaction, insert, SELECT, COMMIT"},
+        {layer::turn, "raw + batch + the GET_LOCK turn"},
+        {layer::takeover, "raw + batch + turn + take-over and sqlock's row read"},
+    };
+    for (const auto& l : layers) {
+        Cycle with = [&, up_to = l.up_to] {
+            std::int64_t id = raw.try_acquire_with(up_to, name);
+            if (!id) throw std::runtime_error("uncontended layered lock found held");
+            raw.release(id);
+        };
+        Comparison c = compare_rates(with, plain, ctx.scale.rounds, ctx.scale.round_seconds);
+        Result row =
+            make_row("uncontended", target, std::string("acquire+release, ") + l.what, "cycles/s");
+        row.sqlock = c.a;
+        row.baseline = c.b;
+        row.baseline_name = "raw C API";
+        row.paired_ratio = c.ratio;
+        row.goal = Goal::none();
+        row.note = "the cost of sqlock's guarantees one by one: not sqlock itself";
+        ctx.report.add(row);
+    }
+}
+
 }  // namespace
 
 void bench_uncontended(Context& ctx, const BackendTarget& target) {
@@ -88,6 +127,7 @@ void bench_uncontended(Context& ctx, const BackendTarget& target) {
                format_value(ctx.scale.round_seconds, "s") + " each";
     ctx.report.add(row);
     if (target.kind == backend_kind::postgresql) pooled_rows(ctx, target, db, locker);
+    if (target.kind == backend_kind::mariadb) layered_rows(ctx, target, *raw);
 }
 
 }  // namespace sqlock_bench

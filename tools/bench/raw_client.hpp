@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,26 @@ class RawClient {
     /// Semaphore in one statement: the lowest slot among name#1..name#capacity
     /// without a row; the new id, or 0 when all have rows.
     virtual std::int64_t try_acquire_slot(const std::string& name, int capacity) = 0;
+
+    /// What sqlock's MariaDB acquire adds to try_acquire(), one guarantee
+    /// on top of the other, for the benchmark to price each alone. Each
+    /// level is the previous one and:
+    enum class layer {
+        text,         ///< the statements as text (literals), not prepared
+        transaction,  ///< one multi-statement batch: START TRANSACTION, the
+                      ///< insert, a SELECT of the row, COMMIT
+        turn,         ///< GET_LOCK before and RELEASE_LOCK after the batch
+        takeover,     ///< the expired row deleted first, ON DUPLICATE KEY
+                      ///< UPDATE instead of IGNORE, the row read back as sqlock
+                      ///< reads it (its columns, with the server's clock)
+    };
+    /// try_acquire() with `layers` up to and including `up_to`; the new id,
+    /// or 0. Only where it means something (MariaDB); throws elsewhere.
+    virtual std::int64_t try_acquire_with(layer up_to, const std::string& name) {
+        (void)up_to;
+        (void)name;
+        throw std::logic_error("layered acquisitions are MariaDB's");
+    }
 
     /// A set's worth of rows, the least a database can do for it: every
     /// name inserted by one statement (one transaction), then every row

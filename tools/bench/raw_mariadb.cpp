@@ -178,7 +178,8 @@ class RawMariaDB final : public RawClient {
         if (!mysql_real_connect(mysql_, e.host.empty() ? nullptr : e.host.c_str(),
                                 e.user.empty() ? nullptr : e.user.c_str(),
                                 e.has_password ? e.password.c_str() : nullptr, e.database.c_str(),
-                                e.port, e.socket.empty() ? nullptr : e.socket.c_str(), 0)) {
+                                e.port, e.socket.empty() ? nullptr : e.socket.c_str(),
+                                CLIENT_MULTI_STATEMENTS)) {
             std::string msg = mysql_error(mysql_);
             mysql_close(mysql_);
             throw std::runtime_error("raw MariaDB client: cannot connect to " + redact_url(url) +
@@ -214,6 +215,42 @@ class RawMariaDB final : public RawClient {
     void release(std::int64_t id) override {
         id_ = id;
         if (release_->execute("release") != 1) throw std::runtime_error("raw release found no row");
+    }
+
+    std::int64_t try_acquire_with(layer up_to, const std::string& name) override {
+        const std::string T = table_, N = quoted(name), own = quoted(owner_);
+        const std::string values =
+            "(" + N + ", " + now + ", " + now + " + INTERVAL 1 HOUR, " + own + ")";
+        if (up_to == layer::text) {
+            exec("INSERT IGNORE INTO " + T + " (lockstring, created, expires, locked_by) VALUES " +
+                 values);
+            return mysql_affected_rows(mysql_) == 1
+                       ? static_cast<std::int64_t>(mysql_insert_id(mysql_))
+                       : 0;
+        }
+        const bool takeover = up_to == layer::takeover;
+        const bool turn = up_to == layer::turn || takeover;
+        const std::string key = "'raw:" + name + "'";
+        std::string batch = turn ? "SET @raw_turn = GET_LOCK(" + key + ", 5);\n" : "";
+        batch += "START TRANSACTION;\n";
+        if (takeover)
+            batch += "DELETE FROM " + T + " WHERE lockstring = " + N + " AND IF(expires <= " + now +
+                     ", 1, 0) = 1;\nINSERT INTO " + T +
+                     " (lockstring, created, expires, locked_by) VALUES " + values +
+                     " ON DUPLICATE KEY UPDATE id = id;\n"
+                     "SET @raw_got = ROW_COUNT(), @raw_id = LAST_INSERT_ID();\n"
+                     "SELECT IF(@raw_got = 1 AND id = @raw_id, id, 0), lockstring,"
+                     " DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'),"
+                     " DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), locked_by,"
+                     " TIMESTAMPDIFF(MICROSECOND, " +
+                     now + ", expires) FROM " + T + " WHERE lockstring = " + N + ";\n";
+        else
+            batch += "INSERT IGNORE INTO " + T +
+                     " (lockstring, created, expires, locked_by) VALUES " + values +
+                     ";\nSELECT IF(ROW_COUNT() = 1, LAST_INSERT_ID(), 0);\n";
+        batch += "COMMIT";
+        if (turn) batch += ";\nDO RELEASE_LOCK(" + key + ")";
+        return first_number_of_batch(batch);
     }
 
     void cycle_many(const std::vector<std::string>& names) override {
@@ -349,6 +386,27 @@ class RawMariaDB final : public RawClient {
             throw std::runtime_error("raw MariaDB client: " + sql.substr(0, 80) + ": " +
                                      scrub_password(mysql_error(mysql_), url_));
         if (MYSQL_RES* r = mysql_store_result(mysql_)) mysql_free_result(r);
+    }
+
+    // Runs a multi-statement batch; the first column of the one result set
+    // that has rows (0 when none).
+    std::int64_t first_number_of_batch(const std::string& sql) {
+        if (mysql_real_query(mysql_, sql.c_str(), static_cast<unsigned long>(sql.size())) != 0)
+            throw std::runtime_error("raw MariaDB client: batch: " +
+                                     scrub_password(mysql_error(mysql_), url_));
+        std::int64_t first = 0;
+        for (int status = 0; status == 0; status = mysql_next_result(mysql_)) {
+            if (MYSQL_RES* r = mysql_store_result(mysql_)) {
+                if (MYSQL_ROW row = mysql_fetch_row(r); row && row[0]) first = std::stoll(row[0]);
+                mysql_free_result(r);
+            } else if (mysql_errno(mysql_) != 0) {
+                break;
+            }
+        }
+        if (mysql_errno(mysql_) != 0)
+            throw std::runtime_error("raw MariaDB client: batch: " +
+                                     scrub_password(mysql_error(mysql_), url_));
+        return first;
     }
 
     std::string url_;         // holds the password: never printed

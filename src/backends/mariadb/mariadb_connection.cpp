@@ -183,20 +183,20 @@ std::vector<std::string> MariaConnection::missing_privileges() {
 
 AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
                                            const std::string& locked_by, const QueueGate& gate) {
-    return run_acquire(
-        describe("acquiring lock", lockstring), lockstring, gate, [&](duration wait) {
-            return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
-        });
+    return run_acquire(describe("acquiring lock", lockstring), lockstring, gate,
+                       [&](duration wait) {
+                           return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
+                       });
 }
 
 AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int capacity,
                                                 duration lease, const std::string& locked_by,
                                                 int* slot_out, const QueueGate& gate) {
-    AcquireResult out = run_acquire(
-        describe("acquiring a slot of semaphore", name), slot_lockstring(name, 1), gate,
-        [&](duration wait) {
-            return sql::acquire_slot(*target_, name, capacity, lease, locked_by, wait, gate);
-        });
+    AcquireResult out = run_acquire(describe("acquiring a slot of semaphore", name),
+                                    slot_lockstring(name, 1), gate, [&](duration wait) {
+                                        return sql::acquire_slot(*target_, name, capacity, lease,
+                                                                 locked_by, wait, gate);
+                                    });
     // A live slot of ours: an earlier statement of ours took it.
     claim_own_holder(out, locked_by);
     if (out.acquired) *slot_out = slot_number(out.acquired->lockstring, name, capacity);

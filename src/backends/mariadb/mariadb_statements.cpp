@@ -97,15 +97,22 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
 
 namespace {
 
+// In the statement right after the INSERT: whether row t is the one it
+// inserted. ROW_COUNT() and LAST_INSERT_ID() are still the INSERT's there
+// (an ON DUPLICATE KEY UPDATE that changed nothing counts 0), so no
+// statement of its own is spent on keeping them: each statement of a
+// batch costs about a quarter of a millisecond on a small server.
+const std::string ours_inserted = "(ROW_COUNT() = 1 AND t.id = LAST_INSERT_ID())";
+
 // The turn `key` (quoted), waited for up to `wait`; behind an active gate,
 // NULL instead while a live waiter it names is queued.
 std::string gated_turn(const MariaTarget& t, const std::string& key, duration wait,
                        const QueueGate& gate) {
     const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
     if (!gate.active()) return take_turn;
-    return "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
-           literal(gate.name) + " AND id < " + number(gate.before) + " AND expires > " + now +
-           "), NULL, " + take_turn + ")";
+    return "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue +
+           " WHERE lockstring = " + literal(gate.name) + " AND id < " + number(gate.before) +
+           " AND expires > " + now + "), NULL, " + take_turn + ")";
 }
 
 }  // namespace
@@ -141,8 +148,7 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
            L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
            ") ON DUPLICATE KEY UPDATE id = id;\n"
-           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n"
-           "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
+           "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " +
            columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
@@ -178,10 +184,9 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
            unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, CONCAT(" +
            N + ", '#', COALESCE(@sqlock_slot, 1)), NULL), " + now + ", " + now + " + " + micros(lease) +
-           ", " + own + ") ON DUPLICATE KEY UPDATE id = id;\n"
-           "SET @sqlock_got = ROW_COUNT(), @sqlock_id = LAST_INSERT_ID();\n" +
-           slots + "SELECT @sqlock_got = 1 AND t.id = @sqlock_id, COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM s JOIN " + slot_row + " ORDER BY @sqlock_got = 1 AND t.id = @sqlock_id DESC, " +
+           ", " + own + ") ON DUPLICATE KEY UPDATE id = id;\n" +
+           slots + "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " +
+           columns() + " FROM s JOIN " + slot_row + " ORDER BY " + ours_inserted + " DESC, " +
            ours + " DESC, t.expires LIMIT 1;\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
