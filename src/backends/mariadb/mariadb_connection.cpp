@@ -183,10 +183,17 @@ std::vector<std::string> MariaConnection::missing_privileges() {
 
 AcquireResult MariaConnection::try_acquire(const std::string& lockstring, duration lease,
                                            const std::string& locked_by, const QueueGate& gate) {
-    return run_acquire(describe("acquiring lock", lockstring), lockstring, gate,
-                       [&](duration wait) {
-                           return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
-                       });
+    const std::string what = describe("acquiring lock", lockstring);
+    // Free or held live, nearly always: the insert alone. An expired row in
+    // the way: a second batch takes it over (under the turn again, so ids
+    // still grow in acquisition order).
+    AcquireResult out = run_acquire(what, lockstring, gate, [&](duration wait) {
+        return sql::acquire_free(*target_, lockstring, lease, locked_by, wait, gate);
+    });
+    if (out.acquired || !out.holder || out.holder->seconds_left > 0) return out;
+    return run_acquire(what, lockstring, gate, [&](duration wait) {
+        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
+    });
 }
 
 AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int capacity,

@@ -46,12 +46,18 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
                     const std::string& locked_by, duration wait, const QueueGate& gate);
 
+/// acquire() for a name that is free or held live, the common case: the
+/// insert alone, without the take-over of an expired row, the row read back
+/// by its id when ours. Its answer is as acquire()'s; a holder whose lease
+/// has run out (seconds_left <= 0) is for acquire() to take over.
+std::string acquire_free(const MariaTarget& t, const std::string& lockstring, duration lease,
+                         const std::string& locked_by, duration wait, const QueueGate& gate);
+
 /// A slot of semaphore `name` in one batch, as acquire() takes a name,
-/// under the semaphore's turn (the one every "name#N" shares): picks a live slot of ours (`locked_by`), else the lowest free
-/// or expired one in 1..capacity, and inserts ours there. The one result
-/// set's row (ours: 1/0, turn: 1/0, row columns...) is our row, else our
-/// live slot, else the slot whose lease ends first; none when the turn did
-/// not come and no slot row exists.
+/// under the semaphore's turn (the one every "name#N" shares): picks a live slot of ours
+/// (`locked_by`), else the lowest free or expired one in 1..capacity, and inserts ours there. The
+/// one result set's row (ours: 1/0, turn: 1/0, row columns...) is our row, else our live slot, else
+/// the slot whose lease ends first; none when the turn did not come and no slot row exists.
 std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,
                          duration lease, const std::string& locked_by, duration wait,
                          const QueueGate& gate);
