@@ -203,11 +203,15 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
     // else the slot whose lease ends first.
     return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
            "START TRANSACTION;\n"
-           "SET @sqlock_slot = (" + slots + "SELECT s.n FROM s LEFT JOIN " + slot_row +
-           " WHERE t.id IS NULL OR t.expires <= " + now + " OR " + ours + " = 1 ORDER BY " + ours +
-           " DESC, s.n LIMIT 1);\n"
+           "SET @sqlock_slot = NULL, @sqlock_stale = 0;\n" + slots +
+           "SELECT s.n, t.id IS NOT NULL AND t.expires <= " + now + " INTO @sqlock_slot, @sqlock_stale"
+           " FROM s LEFT JOIN " + slot_row + " WHERE t.id IS NULL OR t.expires <= " + now + " OR " +
+           ours + " = 1 ORDER BY " + ours + " DESC, s.n LIMIT 1;\n"
+           // Only when the slot picked has an expired row: a user variable
+           // is a constant to the optimizer, so otherwise this is an
+           // impossible WHERE, read by no index.
            "DELETE FROM " + T + " WHERE lockstring = CONCAT(" + N + ", '#', @sqlock_slot) AND " +
-           unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
+           unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1 AND @sqlock_stale = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, CONCAT(" +
            N + ", '#', COALESCE(@sqlock_slot, 1)), NULL), " + now + ", " + now + " + " + micros(lease) +
            ", " + own + ") ON DUPLICATE KEY UPDATE id = id;\n" +
