@@ -188,11 +188,11 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     // the way: a second batch takes it over (under the turn again, so ids
     // still grow in acquisition order).
     AcquireResult out = run_acquire(what, lockstring, gate, [&](duration wait) {
-        return sql::acquire_free(*target_, lockstring, lease, locked_by, wait, gate);
+        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, false);
     });
     if (out.acquired || !out.holder || out.holder->seconds_left > 0) return out;
     return run_acquire(what, lockstring, gate, [&](duration wait) {
-        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate);
+        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, true);
     });
 }
 

@@ -120,7 +120,8 @@ std::string gated_turn(const MariaTarget& t, const std::string& key, duration wa
 // clang-format off
 
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait, const QueueGate& gate) {
+                    const std::string& locked_by, duration wait, const QueueGate& gate,
+                    bool take_over) {
     const std::string& T = t.quoted_table;
     const std::string L = literal(lockstring);
     const std::string key = "'" + turn_key(t, lockstring) + "'";
@@ -141,41 +142,28 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // the caller reports "not acquired".
     // (READ COMMITTED, set per session: no gap locks, so acquirers of other
     // names never deadlock with us.)
+    // Without the take-over, the row is read by its id when the insert
+    // took, else by name: a read by name, and the take-over's delete by
+    // name, look through the unique index's delete-marked entries of every
+    // earlier row of the name that purge has not yet removed, which a name
+    // taken many times a second piles up (measured: the delete alone made
+    // the batch twice as slow). ROW_COUNT() is the insert's in the
+    // statement right after it, and a constant there: the branch not taken
+    // is an impossible WHERE, read by no index.
+    const std::string take_over_delete =
+        "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " +
+        unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n";
+    const std::string head =
+        "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " + T + " AS t WHERE ";
+    const std::string read =
+        take_over ? head + "t.lockstring = " + L
+                  : head + "t.id = LAST_INSERT_ID() AND ROW_COUNT() = 1 UNION ALL " + head +
+                        "t.lockstring = " + L + " AND ROW_COUNT() <> 1";
     return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
-           "START TRANSACTION;\n"
-           "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " + unindexed(std::string("expires <= ") + now) +
-           " AND @sqlock_turn = 1;\n"
+           "START TRANSACTION;\n" + (take_over ? take_over_delete : std::string()) +
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
            L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           ") ON DUPLICATE KEY UPDATE id = id;\n"
-           "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + ";\n"
-           "COMMIT;\n"
-           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
-}
-
-std::string acquire_free(const MariaTarget& t, const std::string& lockstring, duration lease,
-                         const std::string& locked_by, duration wait, const QueueGate& gate) {
-    const std::string& T = t.quoted_table;
-    const std::string L = literal(lockstring);
-    const std::string key = "'" + turn_key(t, lockstring) + "'";
-    // acquire() without the take-over: the insert alone, under the turn, and
-    // the row read by its id when the insert took, else by name. A read by
-    // name, and the take-over's delete by name, look through the unique
-    // index's delete-marked entries of every earlier row of the name that
-    // purge has not yet removed, which a name taken many times a second
-    // piles up: measured, the delete alone made the batch twice as slow.
-    // ROW_COUNT() is the insert's in the statement right after it, and a
-    // constant there: the branch not taken is an impossible WHERE, read by
-    // no index.
-    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
-           "START TRANSACTION;\n"
-           "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
-           L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           ") ON DUPLICATE KEY UPDATE id = id;\n"
-           "SELECT 1, COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " + T +
-           " AS t WHERE t.id = LAST_INSERT_ID() AND ROW_COUNT() = 1 UNION ALL SELECT 0, COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM " + T + " AS t WHERE t.lockstring = " + L + " AND ROW_COUNT() <> 1;\n"
+           ") ON DUPLICATE KEY UPDATE id = id;\n" + read + ";\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
 }

@@ -36,22 +36,19 @@ std::string literal(const std::string& text);
 /// table: "sqlock:" + 16 hex digits (MySQL allows at most 64 characters).
 std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 
-/// Acquire: take the turn; in one transaction delete the row if expired,
-/// insert ours and read the row; give the turn back. The one result set has
+/// Acquire: take the turn; in one transaction (with `take_over`) delete the
+/// row if expired, insert ours and read the row; give the turn back. The one result set has
 /// one row (ours: 1/0, turn: 1/0, row columns...), or none when the name is
 /// free (the turn was not had). `wait`: how long GET_LOCK may wait for the turn
 /// (to the millisecond). Behind an active `gate`, the turn is not taken
 /// while a live waiter it names is queued: the batch then stops as when the
 /// turn does not come.
+/// Without `take_over` (the common case: the name free or held live), no
+/// DELETE, and our row read back by its id; the holder's row, when it has
+/// expired, is for a second batch with `take_over` to replace.
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait, const QueueGate& gate);
-
-/// acquire() for a name that is free or held live, the common case: the
-/// insert alone, without the take-over of an expired row, the row read back
-/// by its id when ours. Its answer is as acquire()'s; a holder whose lease
-/// has run out (seconds_left <= 0) is for acquire() to take over.
-std::string acquire_free(const MariaTarget& t, const std::string& lockstring, duration lease,
-                         const std::string& locked_by, duration wait, const QueueGate& gate);
+                    const std::string& locked_by, duration wait, const QueueGate& gate,
+                    bool take_over);
 
 /// A slot of semaphore `name` in one batch, as acquire() takes a name,
 /// under the semaphore's turn (the one every "name#N" shares): picks a live slot of ours
