@@ -149,10 +149,22 @@ void await_renewal(const std::string& url, const std::string& table, const std::
 
 // What A holds: one lock, a set of two names (B waits for the second
 // alone), or a lock taken shared (B waits for it exclusively).
-enum class Shape { lock, set, shared };
+// What A and B take: one lock, a set of two names, a name shared (B takes
+// it exclusively), or leadership (`elect`, A leading, B standing by).
+enum class Shape { lock, set, shared, leader };
 
 const char* shape_tag(Shape shape) {
-    return shape == Shape::set ? " +set" : shape == Shape::shared ? " +shared" : "";
+    switch (shape) {
+        case Shape::set:
+            return " +set";
+        case Shape::shared:
+            return " +shared";
+        case Shape::leader:
+            return " +leader";
+        case Shape::lock:
+            break;
+    }
+    return "";
 }
 
 // One trial: A holds, the fault cuts it off, B waits for the lock.
@@ -169,10 +181,13 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     const std::string lock_name = "fenced-" + std::to_string(n);
     const std::string b_name = as_set ? lock_name + "-second" : lock_name;
     std::unique_ptr<sqlock_test::Process> a, b;
-    std::vector<std::string> a_args = {cli,   "--db", fault.a_url, "--table",
-                                       table, "run",  lock_name};
+    const std::string command = shape == Shape::leader ? "elect" : "run";
+    std::vector<std::string> a_args = {cli,   "--db",  fault.a_url, "--table",
+                                       table, command, lock_name};
     if (as_set) a_args.push_back(b_name);
     if (shape == Shape::shared) a_args.push_back("--shared");
+    if (shape == Shape::leader)
+        for (const char* x : {"--value", "a"}) a_args.push_back(x);
     for (const std::string& x : {"--expires", "3s", "--", "/bin/sh", "-c"}) a_args.push_back(x);
     for (const std::string& x : {job, std::string("job"), wa}) a_args.push_back(x);
     start(a, a_args, wa + ".err");
@@ -180,8 +195,10 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
     await_renewal(fault.b_url, table, lock_name);
     std::vector<std::string> b_args = {cli, "--db", fault.b_url, "--table", table};
     b_args.insert(b_args.end(), fault.b_extra.begin(), fault.b_extra.end());
-    for (const char* x : {"run", "", "--expires", "3s", "--wait", "60s", "--", "/bin/sh", "-c"})
-        b_args.push_back(*x ? x : b_name);
+    b_args.push_back(command);
+    b_args.push_back(b_name);
+    for (const char* x : {"--expires", "3s", "--wait", "60s", "--", "/bin/sh", "-c"})
+        b_args.push_back(x);
     b_args.push_back(waiter_job);
     b_args.push_back("job");
     b_args.push_back(wb);
@@ -348,6 +365,13 @@ TEST_CASE("fencing: a shared holder cut off stops its job before an exclusive ho
         relay_trials("freeze", holder_job, false, Shape::shared);
     else
         write_lock_trials(holder_job, false, Shape::shared);
+}
+
+TEST_CASE("fencing: a leader cut off stops its job before a standby leads", "[fencing][leader]") {
+    if (sqlock_test::is_server_backend())
+        relay_trials("freeze", holder_job, false, Shape::leader);
+    else
+        write_lock_trials(holder_job, false, Shape::leader);
 }
 
 TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {
