@@ -1,6 +1,5 @@
 // sqlock leader NAME [--watch] [--json]: who leads NAME (`sqlock elect`,
 // Locker::campaign), and with --watch one line per change until interrupted.
-#include <cstdio>
 #include <optional>
 
 #include "command_line.hpp"
@@ -106,8 +105,11 @@ int watch(Invocation& inv, SignalRelay& signals, sqlock::Locker& locker, const s
         // Short slices: a signal is taken between them.
         if (auto e = w.next(std::chrono::milliseconds(200))) {
             print(inv, name, *e);
-            // Each line as it happens, also into a pipe.
-            std::fflush(stdout);
+            // Each line as it happens, also into a pipe; a reader that has
+            // gone (`| head -1`) ends the watch (exit 70, as any command
+            // whose data cannot be written).
+            if (auto why = Output::finish_data())
+                throw cli_error(exit_code::internal, "could not write to standard output: " + *why);
         }
     }
 }
