@@ -26,16 +26,28 @@ std::string value_in_metadata(const std::string& locked_by) {
 }  // namespace
 
 std::optional<LeaderInfo> read_leader(Connection& c, const std::string& name) {
-    const std::optional<Row> row = c.find(name);
+    std::optional<Row> row;
+    std::optional<std::string> proclaimed;
+    if (c.has_leaders()) {
+        const Rows r = c.query(Query::leader, {Value::text(name)});
+        if (!r.rows.empty()) {
+            const std::vector<Field>& f = r.rows[0];
+            row.emplace();
+            row->id = as_int64(f.at(0));
+            row->lockstring = as_text(f.at(1));
+            row->created = as_text(f.at(2));
+            row->expires = as_text(f.at(3));
+            row->locked_by = as_text(f.at(4));
+            row->seconds_left = as_double(f.at(5));
+            proclaimed = f.at(6);
+        }
+    } else {
+        row = c.find(name);  // a table made before leaders' values
+    }
     if (!row || row->seconds_left <= 0.0 || row->locked_by == shared_marker_owner)
         return std::nullopt;
     LeaderInfo info;
     info.lock = to_info(*row);
-    std::optional<std::string> proclaimed;
-    if (c.has_leaders()) {
-        const Rows r = c.query(Query::proclaimed, {Value::text(name), Value::integer(row->id)});
-        if (!r.rows.empty() && !r.rows[0].empty() && r.rows[0][0]) proclaimed = *r.rows[0][0];
-    }
     info.value = proclaimed ? *proclaimed : value_in_metadata(row->locked_by);
     return info;
 }

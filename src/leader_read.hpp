@@ -17,7 +17,8 @@ extern const char* const leader_value_key;
 /// The live leader of `name` on `c`, or nullopt: no row, an expired one, or
 /// a shared marker (a name held shared has no leader). Its value is the
 /// one proclaimed for its fencing id, else the one stored in its metadata
-/// at campaign(), else "". Two round trips at most.
+/// at campaign(), else "". One round trip (Query::leader; find() on a table
+/// without `<table>_leaders`).
 std::optional<LeaderInfo> read_leader(Connection& c, const std::string& name);
 
 /// Throws errc::invalid_argument unless `value` may be a leader's value:

@@ -1,6 +1,6 @@
 // Leader election through a Locker (sqlock/leadership.hpp): a campaign is a
 // lock with a value; the value's statements are each backend's
-// StatementSet (Query::proclaim, Query::proclaimed).
+// StatementSet (Query::proclaim, Query::leader).
 #include "sqlock/leadership.hpp"
 
 #include "leader_read.hpp"

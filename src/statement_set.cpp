@@ -67,8 +67,8 @@ About about(Query key) noexcept {
             return {"queue_length", "counting the waiters for", 0, 1};
         case Query::proclaim:
             return {"proclaim", "proclaiming the leader's value of", 0, 4};
-        case Query::proclaimed:
-            return {"proclaimed", "reading the leader's value of", 0, 2};
+        case Query::leader:
+            return {"leader", "reading the leader of", 0, 1};
     }
     return {"unknown", "running a statement", -1, 0};
 }

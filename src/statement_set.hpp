@@ -116,12 +116,14 @@ enum class Query : std::size_t {
     /// then tells its listeners, with "name#leader" as payload. One row:
     /// 1 when it stored the value, else 0.
     proclaim,
-    /// (name, fencing_id): the value stored for the leader of `name`
-    /// whose lock row is fencing_id (at most one row: the value).
-    proclaimed,
+    /// (name): the lock row of `name`, live or not, and the value stored
+    /// for the leader whose lock row it is: at most one row, (id,
+    /// lockstring, created, expires, locked_by, seconds_left: as
+    /// Connection::find() reads them; value or NULL).
+    leader,
 };
 
-constexpr std::size_t query_count = static_cast<std::size_t>(Query::proclaimed) + 1;
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::leader) + 1;
 
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;

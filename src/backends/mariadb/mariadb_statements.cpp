@@ -920,8 +920,9 @@ StatementSet statement_set(const MariaTarget& t) {
         "SELECT EXISTS(SELECT 1 FROM " + D + " WHERE name = ?1 AND fencing_id = ?2 AND"
         " value = ?4) AND EXISTS(SELECT 1 FROM " + T + " WHERE id = ?2 AND locked_by = ?3"
         " AND expires > " + now + ")");
-    set.add(Query::proclaimed,
-        "SELECT value FROM " + D + " WHERE name = ?1 AND fencing_id = ?2");
+    set.add(Query::leader,
+        "SELECT " + columns() + ", d.value FROM " + T + " AS t LEFT JOIN " + D +
+        " AS d ON d.name = t.lockstring AND d.fencing_id = t.id WHERE t.lockstring = ?1");
     return set;
 }
 

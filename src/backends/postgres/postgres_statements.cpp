@@ -858,8 +858,9 @@ StatementSet statement_set(const PgTarget& target) {
         " WHERE d.fencing_id <= EXCLUDED.fencing_id RETURNING 1)"
         " SELECT count(*) FROM (SELECT pg_notify('" + target.channel + "', $1::text || '#leader')"
         " FROM up) AS told");
-    set.add(Query::proclaimed,
-        "SELECT value FROM " + D + " WHERE name = $1::text AND fencing_id = $2::bigint");
+    set.add(Query::leader,
+        "SELECT " + columns("t") + ", d.value FROM " + T + " AS t LEFT JOIN " + D +
+        " AS d ON d.name = t.lockstring AND d.fencing_id = t.id WHERE t.lockstring = $1::text");
 
     // clang-format on
     return set;

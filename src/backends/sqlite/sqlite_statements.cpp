@@ -390,7 +390,11 @@ StatementSet statement_set(const Tables& tables) {
                 " value = excluded.value, proclaimed = excluded.proclaimed"
                 " WHERE d.fencing_id <= excluded.fencing_id;\n"
                 "SELECT changes() > 0");
-    set.add(Query::proclaimed, "SELECT value FROM " + d + " WHERE name = ?1 AND fencing_id = ?2");
+    // The two tables share no column name: columns_sql needs no alias.
+    set.add(Query::leader, std::string("SELECT ") + columns_sql + ", d.value FROM " + tables.table +
+                               " LEFT JOIN " + d +
+                               " AS d ON d.name = lockstring AND d.fencing_id = id"
+                               " WHERE lockstring = ?1");
     return set;
 }
 
