@@ -27,8 +27,8 @@ const char* const leader_details =
     "every --poll (default 250ms, at most 1s).\n"
     "\n"
     "--json prints one JSON object per line: \"event\" (leader, value, vacant or\n"
-    "disconnected), \"name\", \"value\" and \"id\" (null when vacant), \"holder\" (host,\n"
-    "pid, user, program; null when vacant), \"since\" and \"expires\" (UTC, the\n"
+    "disconnected), \"name\", \"value\" and \"id\" (null when vacant), \"holder\" (as in\n"
+    "`show --json`; null when vacant), \"since\" and \"expires\" (UTC, the\n"
     "database's clock; null when vacant), and \"error\" for disconnected.\n"
     "\n"
     "Examples:\n"
@@ -54,10 +54,7 @@ nlohmann::ordered_json event_json(const std::string& name, const sqlock::LeaderE
         const sqlock::LockInfo& row = e.leader->lock;
         j["value"] = e.leader->value;
         j["id"] = row.id;
-        j["holder"] = {{"host", row.holder.host},
-                       {"pid", row.holder.pid},
-                       {"user", row.holder.user},
-                       {"program", row.holder.program}};
+        j["holder"] = lock_json(row)["holder"];  // as `show --json` says it
         j["since"] = row.created;
         j["expires"] = row.expires;
     } else {
