@@ -457,9 +457,7 @@ SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_p
 std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
                                                   const std::vector<std::int64_t>& ids,
                                                   const std::string& locked_by, duration lease) {
-    std::vector<std::string> shared;
-    for (const SetEntry& e : entries)
-        if (e.shared()) shared.push_back(e.name);
+    const std::vector<std::string> shared = sql::shared_names(entries);
     const std::string subject = std::to_string(ids.front());
     auto rs =
         run_turned(sql::renew_mixed_set(*target_, entries, ids, locked_by, lease, turn_wait()),
@@ -474,9 +472,7 @@ std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<SetEntry>& e
 std::size_t MariaConnection::release_mixed_set(const std::vector<SetEntry>& entries,
                                                const std::vector<std::int64_t>& ids,
                                                const std::string& locked_by) {
-    std::vector<std::string> shared;
-    for (const SetEntry& e : entries)
-        if (e.shared()) shared.push_back(e.name);
+    const std::vector<std::string> shared = sql::shared_names(entries);
     const std::string subject = std::to_string(ids.front());
     auto rs = run_turned(sql::release_mixed_set(*target_, entries, ids, locked_by, turn_wait()),
                          shared, "releasing the lock set of id", subject);

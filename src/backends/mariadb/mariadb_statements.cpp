@@ -84,6 +84,13 @@ std::string literal(const std::string& text) {
     return out;
 }
 
+std::vector<std::string> shared_names(const std::vector<SetEntry>& entries) {
+    std::vector<std::string> shared;
+    for (const SetEntry& e : entries)
+        if (e.shared()) shared.push_back(e.name);
+    return shared;
+}
+
 std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
     // A semaphore's slots ("x#1", "x#2", ...) share the turn of "x": a slot
     // is taken in one batch that picks it under that turn (acquire_slot),
@@ -364,12 +371,31 @@ std::string set_holders(const MariaTarget& t, const std::vector<std::string>& lo
            names + " AND t.expires > " + now + " ORDER BY t.lockstring";
 }
 
+namespace {
+
+// "(1, 2, 3)": ids for IN.
+std::string id_list(const std::vector<std::int64_t>& ids) {
+    std::string in = "(";
+    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
+    return in + ")";
+}
+
+// The turns of a mixed set's shared names (as a single shared lock takes
+// one), each waited for its share of `wait`, then a first result set
+// saying whether every one came; `all` is set to that condition.
+std::string shared_turns(const MariaTarget& t, const std::vector<SetEntry>& entries,
+                         duration wait, std::string& all) {
+    const std::vector<std::string> keys = set_turn_keys(t, shared_names(entries));
+    all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
+    return take_turns(keys, wait) + "SELECT " + all + ";\n";
+}
+
+}  // namespace
+
 std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
                       const std::string& locked_by, duration lease) {
     const std::string& T = t.quoted_table;
-    std::string in = "(";
-    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
-    in += ")";
+    const std::string in = id_list(ids);
     const std::string mine = "id IN " + in + " AND locked_by = " + literal(locked_by);
     // Read back, as renew() does.
     return "UPDATE " + T + " SET expires = " + now + " + " + micros(lease) + " WHERE " + mine +
@@ -379,9 +405,7 @@ std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids
 
 std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
                         const std::string& locked_by) {
-    std::string in = "(";
-    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
-    in += ")";
+    const std::string in = id_list(ids);
     return "DELETE FROM " + t.quoted_table + " WHERE id IN " + in + " AND " + owner_is(locked_by);
 }
 
@@ -497,11 +521,8 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& e
                             duration lease, duration wait) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
-    std::vector<std::string> shared;
-    for (const SetEntry& e : entries)
-        if (e.shared()) shared.push_back(e.name);
-    const std::vector<std::string> keys = set_turn_keys(t, shared);
-    const std::string all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
+    std::string all;
+    std::string sql = shared_turns(t, entries, wait, all);
     const std::string mine = " AND locked_by = " + literal(locked_by) + " AND " +
                              unindexed(std::string("expires > ") + now) + " AND " + all;
     // The shared names' turns (as renew_shared takes one), then one
@@ -509,12 +530,10 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& e
     // renewed; each holder row only while its marker is live, and that
     // marker extended to cover it. First result set: whether every turn
     // came; last: the rows renewed.
-    std::string sql = take_turns(keys, wait) + "SELECT " + all + ";\n"
-        "START TRANSACTION;\n"
-        "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n";
-    std::string exclusive, in = "(";
+    sql += std::string("START TRANSACTION;\nSET @sqlock_until = ") + now + " + " + micros(lease) +
+           ";\n";
+    std::string exclusive;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        in += (i ? ", " : "") + number(ids[i]);
         if (!entries[i].shared()) {
             exclusive += (exclusive.empty() ? "" : ", ") + number(ids[i]);
             continue;
@@ -528,13 +547,12 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& e
                "UPDATE " + T + " SET expires = GREATEST(expires, @sqlock_until) WHERE lockstring = " +
                N + " AND locked_by = " + M + " AND @sqlock_renewed > 0;\n";
     }
-    in += ")";
     if (!exclusive.empty())
         sql += "UPDATE " + T + " SET expires = @sqlock_until WHERE id IN (" + exclusive + ")" +
                mine + ";\n";
-    sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id IN " + in +
+    sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id IN " + id_list(ids) +
            " AND t.locked_by = " + literal(locked_by) + " AND t.expires = @sqlock_until;\n"
-           "COMMIT;\n" + release_set_turns(t, shared);
+           "COMMIT;\n" + release_set_turns(t, shared_names(entries));
     return sql;
 }
 
@@ -543,22 +561,15 @@ std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
                               duration wait) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
-    std::vector<std::string> shared;
-    for (const SetEntry& e : entries)
-        if (e.shared()) shared.push_back(e.name);
-    const std::vector<std::string> keys = set_turn_keys(t, shared);
-    const std::string all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
-    std::string in = "(";
-    for (std::size_t i = 0; i < ids.size(); ++i) in += (i ? ", " : "") + number(ids[i]);
-    in += ")";
+    const std::vector<std::string> shared = shared_names(entries);
     // The shared names' turns (as release_shared takes one), then one
     // transaction: our rows go, and each marker is fitted to the holders
     // left, or goes with the last. The first result set says whether every
     // turn came; the last, how many of our rows were deleted.
-    std::string sql = take_turns(keys, wait);
-    sql += "SELECT " + all + ";\n"
-           "START TRANSACTION;\n"
-           "DELETE FROM " + T + " WHERE id IN " + in + " AND " + owner_is(locked_by) + " AND " +
+    std::string all;
+    std::string sql = shared_turns(t, entries, wait, all);
+    sql += "START TRANSACTION;\n"
+           "DELETE FROM " + T + " WHERE id IN " + id_list(ids) + " AND " + owner_is(locked_by) + " AND " +
            all + ";\n"
            "SET @sqlock_deleted = ROW_COUNT();\n";
     for (const std::string& name : shared) {

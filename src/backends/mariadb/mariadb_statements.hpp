@@ -32,6 +32,10 @@ namespace sqlock::detail::mariadb::sql {
 /// `text` as a utf8mb4 hex literal: _utf8mb4 X'...' (or '' when empty).
 std::string literal(const std::string& text);
 
+/// The names of `entries` held shared, in their order: the ones whose turn
+/// a mixed set's renewal and release take.
+std::vector<std::string> shared_names(const std::vector<SetEntry>& entries);
+
 /// The GET_LOCK name that serialises acquirers of `lockstring` in `t`'s
 /// table: "sqlock:" + 16 hex digits (MySQL allows at most 64 characters).
 std::string turn_key(const MariaTarget& t, const std::string& lockstring);
