@@ -27,6 +27,8 @@ const char* to_string(leader_event kind) noexcept {
     return "unknown";
 }
 
+// name_ and id_ are kept apart from the lock, which forgets them once
+// released: name() and id() still answer after resign().
 Leadership::Leadership(Lock lock, std::string value)
     : lock_(std::move(lock)), name_(lock_.name()), id_(lock_.id()), value_(std::move(value)) {}
 Leadership::Leadership(Leadership&&) noexcept = default;
