@@ -104,12 +104,26 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring) {
 
 namespace {
 
+// An acquiring INSERT's answer to a row that is there: no change, and
+// that row's id as LAST_INSERT_ID(), so that the statement after it reads
+// the row it met, inserted or not, by its primary key. A read by name
+// would look through the unique index's delete-marked entries of every
+// earlier row of the name that purge has not yet removed, which a name
+// taken many times a second piles up; and picking between the two reads
+// (a UNION) cost a third of the batch (docs/benchmarks.md).
+const std::string keep_and_point_at_it = " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
+
 // In the statement right after the INSERT: whether row t is the one it
 // inserted. ROW_COUNT() and LAST_INSERT_ID() are still the INSERT's there
-// (an ON DUPLICATE KEY UPDATE that changed nothing counts 0), so no
-// statement of its own is spent on keeping them: each statement of a
-// batch costs about a quarter of a millisecond on a small server.
+// (an update that changed nothing counts 0), so no statement of its own
+// is spent on keeping them.
 const std::string ours_inserted = "(ROW_COUNT() = 1 AND t.id = LAST_INSERT_ID())";
+
+// The row the INSERT before met or made, with ours_inserted first.
+std::string read_met_row(const MariaTarget& t) {
+    return "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " +
+           t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
+}
 
 // The turn `key` (quoted), waited for up to `wait`; behind an active gate,
 // NULL instead while a live waiter it names is queued.
@@ -137,8 +151,8 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // acquirers of one name, the one that holds it first draws the smaller
     // id (docs/mariadb.md). The take-over deletes the expired row and
     // inserts a new one, with a new id, in one transaction. ON DUPLICATE KEY
-    // UPDATE id = id leaves a live row alone without an error, so the batch
-    // runs to its end; the row is read inside the transaction, so a row we
+    // UPDATE leaves a live row alone without an error, so the batch runs to
+    // its end; the row is read inside the transaction, so a row we
     // inserted is reported even if someone deletes it the moment we commit.
     // The INSERT has VALUES, not a SELECT: an INSERT ... SELECT is a "bulk
     // insert" that holds the table's AUTO-INC lock to its end (InnoDB's
@@ -149,28 +163,17 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // the caller reports "not acquired".
     // (READ COMMITTED, set per session: no gap locks, so acquirers of other
     // names never deadlock with us.)
-    // Without the take-over, the row is read by its id when the insert
-    // took, else by name: a read by name, and the take-over's delete by
-    // name, look through the unique index's delete-marked entries of every
-    // earlier row of the name that purge has not yet removed, which a name
-    // taken many times a second piles up (measured: the delete alone made
-    // the batch twice as slow). ROW_COUNT() is the insert's in the
-    // statement right after it, and a constant there: the branch not taken
-    // is an impossible WHERE, read by no index.
+    // The take-over's delete by name looks through the delete-marked
+    // entries (keep_and_point_at_it) too, so it is sent only when the
+    // insert alone met an expired row (mariadb_connection.cpp).
     const std::string take_over_delete =
         "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " +
         unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n";
-    const std::string head =
-        "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " + T + " AS t WHERE ";
-    const std::string read =
-        take_over ? head + "t.lockstring = " + L
-                  : head + "t.id = LAST_INSERT_ID() AND ROW_COUNT() = 1 UNION ALL " + head +
-                        "t.lockstring = " + L + " AND ROW_COUNT() <> 1";
     return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
            "START TRANSACTION;\n" + (take_over ? take_over_delete : std::string()) +
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
            L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           ") ON DUPLICATE KEY UPDATE id = id;\n" + read + ";\n"
+           ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
 }
@@ -188,31 +191,28 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
     const std::string slot_row = T + " AS t ON t.lockstring = CONCAT(" + N + ", '#', s.n)";
     const std::string ours =
         std::string("COALESCE(t.expires > ") + now + " AND t.locked_by = " + own + ", 0)";
+    const std::string vacant = "(t.id IS NULL OR t.expires <= " + std::string(now) + ")";
     // Under the semaphore's turn, as acquire() takes a name: the slot is
     // picked, its expired row deleted and ours inserted in one transaction,
-    // so ids grow in acquisition order per slot. The pick: a live slot of
-    // ours first (an earlier statement of ours took it and its answer was
-    // lost: taking another would hold two), else the lowest free or expired
-    // one. None free: the insert aims at slot 1, which is then live, and
-    // changes nothing. The answer is our row, else the live slot of ours,
-    // else the slot whose lease ends first.
+    // so ids grow in acquisition order per slot. The pick, the slots' one
+    // read: a live slot of ours first (an earlier statement of ours took it
+    // and its answer was lost: taking another would hold two), else the
+    // lowest free or expired one, else the live one whose lease ends first.
+    // The insert aims at the slot picked: it takes a free one, and meets a
+    // live one, which is then the answer (keep_and_point_at_it).
     return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
-           "START TRANSACTION;\n"
-           "SET @sqlock_slot = NULL, @sqlock_stale = 0;\n" + slots +
+           "START TRANSACTION;\n" + slots +
            "SELECT s.n, t.id IS NOT NULL AND t.expires <= " + now + " INTO @sqlock_slot, @sqlock_stale"
-           " FROM s LEFT JOIN " + slot_row + " WHERE t.id IS NULL OR t.expires <= " + now + " OR " +
-           ours + " = 1 ORDER BY " + ours + " DESC, s.n LIMIT 1;\n"
+           " FROM s LEFT JOIN " + slot_row + " ORDER BY " + ours + " DESC, " + vacant + " DESC, IF(" +
+           vacant + ", s.n, 0), t.expires LIMIT 1;\n"
            // Only when the slot picked has an expired row: a user variable
            // is a constant to the optimizer, so otherwise this is an
            // impossible WHERE, read by no index.
            "DELETE FROM " + T + " WHERE lockstring = CONCAT(" + N + ", '#', @sqlock_slot) AND " +
            unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1 AND @sqlock_stale = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, CONCAT(" +
-           N + ", '#', COALESCE(@sqlock_slot, 1)), NULL), " + now + ", " + now + " + " + micros(lease) +
-           ", " + own + ") ON DUPLICATE KEY UPDATE id = id;\n" +
-           slots + "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM s JOIN " + slot_row + " ORDER BY " + ours_inserted + " DESC, " +
-           ours + " DESC, t.expires LIMIT 1;\n"
+           N + ", '#', @sqlock_slot), NULL), " + now + ", " + now + " + " + micros(lease) +
+           ", " + own + ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n"
            "COMMIT;\n"
            "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
 }
