@@ -70,9 +70,9 @@ void layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
         const char* what;
     } layers[] = {
         {layer::text, "raw + text statements (literals, not prepared)"},
-        {layer::transaction, "raw + one batch: transaction, insert, SELECT, COMMIT"},
+        {layer::transaction, "raw + one batch: transaction, insert, row read, COMMIT"},
         {layer::turn, "raw + batch + the GET_LOCK turn"},
-        {layer::takeover, "raw + batch + turn + take-over and sqlock's row read"},
+        {layer::queue_gate, "raw + batch + turn + the queue gate"},
     };
     for (const auto& l : layers) {
         Cycle with = [&, up_to = l.up_to] {

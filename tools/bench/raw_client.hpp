@@ -39,11 +39,12 @@ class RawClient {
     enum class layer {
         text,         ///< the statements as text (literals), not prepared
         transaction,  ///< one multi-statement batch: START TRANSACTION, the
-                      ///< insert, a SELECT of the row, COMMIT
+                      ///< insert (ON DUPLICATE KEY UPDATE, not IGNORE), the
+                      ///< row read back by id as sqlock reads it (its columns,
+                      ///< with the server's clock), COMMIT
         turn,         ///< GET_LOCK before and RELEASE_LOCK after the batch
-        takeover,     ///< the expired row deleted first, ON DUPLICATE KEY
-                      ///< UPDATE instead of IGNORE, the row read back as sqlock
-                      ///< reads it (its columns, with the server's clock)
+        queue_gate,   ///< the turn taken only if no waiter is queued for the
+                      ///< name (a lookup in the waiting line's table)
     };
     /// try_acquire() with `layers` up to and including `up_to`; the new id,
     /// or 0. Only where it means something (MariaDB); throws elsewhere.

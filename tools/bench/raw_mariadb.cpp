@@ -228,27 +228,26 @@ class RawMariaDB final : public RawClient {
                        ? static_cast<std::int64_t>(mysql_insert_id(mysql_))
                        : 0;
         }
-        const bool takeover = up_to == layer::takeover;
-        const bool turn = up_to == layer::turn || takeover;
+        const bool turn = up_to == layer::turn || up_to == layer::queue_gate;
         const std::string key = "'raw:" + name + "'";
-        std::string batch = turn ? "SET @raw_turn = GET_LOCK(" + key + ", 5);\n" : "";
-        batch += "START TRANSACTION;\n";
-        if (takeover)
-            batch += "DELETE FROM " + T + " WHERE lockstring = " + N + " AND IF(expires <= " + now +
-                     ", 1, 0) = 1;\nINSERT INTO " + T +
-                     " (lockstring, created, expires, locked_by) VALUES " + values +
-                     " ON DUPLICATE KEY UPDATE id = id;\n"
-                     "SET @raw_got = ROW_COUNT(), @raw_id = LAST_INSERT_ID();\n"
-                     "SELECT IF(@raw_got = 1 AND id = @raw_id, id, 0), lockstring,"
-                     " DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'),"
-                     " DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), locked_by,"
-                     " TIMESTAMPDIFF(MICROSECOND, " +
-                     now + ", expires) FROM " + T + " WHERE lockstring = " + N + ";\n";
-        else
-            batch += "INSERT IGNORE INTO " + T +
-                     " (lockstring, created, expires, locked_by) VALUES " + values +
-                     ";\nSELECT IF(ROW_COUNT() = 1, LAST_INSERT_ID(), 0);\n";
-        batch += "COMMIT";
+        const std::string take_turn = "GET_LOCK(" + key + ", 5)";
+        std::string batch;
+        if (up_to == layer::queue_gate)
+            batch = "SET @raw_turn = IF(EXISTS(SELECT 1 FROM `" + table_name_ +
+                    "_queue` WHERE lockstring = " + N + " AND expires > " + now + "), NULL, " +
+                    take_turn + ");\n";
+        else if (turn)
+            batch = "SET @raw_turn = " + take_turn + ";\n";
+        batch += "START TRANSACTION;\nINSERT INTO " + T +
+                 " (lockstring, created, expires, locked_by) VALUES " + values +
+                 " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);\n"
+                 "SELECT IF(ROW_COUNT() = 1 AND id = LAST_INSERT_ID(), id, 0), lockstring,"
+                 " LEFT(DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'), 23),"
+                 " LEFT(DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), 23), locked_by,"
+                 " CEIL(TIMESTAMPDIFF(MICROSECOND, " +
+                 std::string(now) + ", expires) / 1000) / 1000 FROM " + T +
+                 " WHERE id = LAST_INSERT_ID();\n"
+                 "COMMIT";
         if (turn) batch += ";\nDO RELEASE_LOCK(" + key + ")";
         return first_number_of_batch(batch);
     }
