@@ -70,7 +70,7 @@ void layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
         const char* what;
     } layers[] = {
         {layer::text, "raw + text statements (literals, not prepared)"},
-        {layer::transaction, "raw + one batch: transaction, insert, row read, COMMIT"},
+        {layer::batch, "raw + one batch: insert, row read"},
         {layer::turn, "raw + batch + the GET_LOCK turn"},
         {layer::queue_gate, "raw + batch + turn + the queue gate"},
     };

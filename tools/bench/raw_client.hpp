@@ -37,14 +37,14 @@ class RawClient {
     /// on top of the other, for the benchmark to price each alone. Each
     /// level is the previous one and:
     enum class layer {
-        text,         ///< the statements as text (literals), not prepared
-        transaction,  ///< one multi-statement batch: START TRANSACTION, the
-                      ///< insert (ON DUPLICATE KEY UPDATE, not IGNORE), the
-                      ///< row read back by id as sqlock reads it (its columns,
-                      ///< with the server's clock), COMMIT
-        turn,         ///< GET_LOCK before and RELEASE_LOCK after the batch
-        queue_gate,   ///< the turn taken only if no waiter is queued for the
-                      ///< name (a lookup in the waiting line's table)
+        text,        ///< the statements as text (literals), not prepared
+        batch,       ///< one multi-statement batch: the insert (ON DUPLICATE
+                     ///< KEY UPDATE, not IGNORE) and the row read back by id
+                     ///< as sqlock reads it (its columns, with the server's
+                     ///< clock)
+        turn,        ///< GET_LOCK before and RELEASE_LOCK after the batch
+        queue_gate,  ///< the turn taken only if no waiter is queued for the
+                     ///< name (a lookup in the waiting line's table)
     };
     /// try_acquire() with `layers` up to and including `up_to`; the new id,
     /// or 0. Only where it means something (MariaDB); throws elsewhere.
@@ -52,6 +52,15 @@ class RawClient {
         (void)up_to;
         (void)name;
         throw std::logic_error("layered acquisitions are MariaDB's");
+    }
+
+    /// try_acquire_slot() wrapped in sqlock's guarantees (layer::queue_gate,
+    /// in a transaction as sqlock takes a slot), for
+    /// the price of those alone on a slot. MariaDB only; throws elsewhere.
+    virtual std::int64_t try_acquire_slot_guarded(const std::string& name, int capacity) {
+        (void)name;
+        (void)capacity;
+        throw std::logic_error("guarded raw slots are MariaDB's");
     }
 
     /// A set's worth of rows, the least a database can do for it: every

@@ -228,28 +228,24 @@ class RawMariaDB final : public RawClient {
                        ? static_cast<std::int64_t>(mysql_insert_id(mysql_))
                        : 0;
         }
-        const bool turn = up_to == layer::turn || up_to == layer::queue_gate;
-        const std::string key = "'raw:" + name + "'";
-        const std::string take_turn = "GET_LOCK(" + key + ", 5)";
-        std::string batch;
-        if (up_to == layer::queue_gate)
-            batch = "SET @raw_turn = IF(EXISTS(SELECT 1 FROM `" + table_name_ +
-                    "_queue` WHERE lockstring = " + N + " AND expires > " + now + "), NULL, " +
-                    take_turn + ");\n";
-        else if (turn)
-            batch = "SET @raw_turn = " + take_turn + ";\n";
-        batch += "START TRANSACTION;\nINSERT INTO " + T +
-                 " (lockstring, created, expires, locked_by) VALUES " + values +
-                 " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);\n"
-                 "SELECT IF(ROW_COUNT() = 1 AND id = LAST_INSERT_ID(), id, 0), lockstring,"
-                 " LEFT(DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'), 23),"
-                 " LEFT(DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), 23), locked_by,"
-                 " CEIL(TIMESTAMPDIFF(MICROSECOND, " +
-                 std::string(now) + ", expires) / 1000) / 1000 FROM " + T +
-                 " WHERE id = LAST_INSERT_ID();\n"
-                 "COMMIT";
-        if (turn) batch += ";\nDO RELEASE_LOCK(" + key + ")";
-        return first_number_of_batch(batch);
+        return first_number_of_batch(
+            guarded(up_to, name, false,
+                    "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES " +
+                        values + " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)"));
+    }
+
+    std::int64_t try_acquire_slot_guarded(const std::string& name, int capacity) override {
+        const std::string N = quoted(name);
+        return first_number_of_batch(guarded(
+            layer::queue_gate, name, true,
+            "INSERT IGNORE INTO " + table_ +
+                " (lockstring, created, expires, locked_by) SELECT CONCAT(" + N + ", '#', g.n), " +
+                now + ", " + now + " + INTERVAL 1 HOUR, " + quoted(owner_) +
+                " FROM (WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n "
+                "< " +
+                std::to_string(capacity) +
+                ") SELECT n FROM s) AS g WHERE NOT EXISTS (SELECT 1 FROM " + table_ +
+                " AS t WHERE t.lockstring = CONCAT(" + N + ", '#', g.n)) ORDER BY g.n LIMIT 1"));
     }
 
     void cycle_many(const std::vector<std::string>& names) override {
@@ -389,6 +385,37 @@ class RawMariaDB final : public RawClient {
 
     // Runs a multi-statement batch; the first column of the one result set
     // that has rows (0 when none).
+    // `insert` in a batch with the layers of sqlock's acquire up to `up_to`
+    // (at least layer::batch): the row read back by id as sqlock reads it,
+    // its id first (0 when the insert took no row); with `transaction`,
+    // the insert and the read in one.
+    std::string guarded(layer up_to, const std::string& name, bool transaction,
+                        const std::string& insert) {
+        const std::string T = table_, N = quoted(name);
+        const bool turn = up_to == layer::turn || up_to == layer::queue_gate;
+        const std::string key = "'raw:" + name + "'";
+        const std::string take_turn = "GET_LOCK(" + key + ", 5)";
+        std::string batch;
+        if (up_to == layer::queue_gate)
+            batch = "SET @raw_turn = IF(EXISTS(SELECT 1 FROM `" + table_name_ +
+                    "_queue` WHERE lockstring = " + N + " AND expires > " + now + "), NULL, " +
+                    take_turn + ");\n";
+        else if (turn)
+            batch = "SET @raw_turn = " + take_turn + ";\n";
+        if (transaction) batch += "START TRANSACTION;\n";
+        batch += insert +
+                 ";\n"
+                 "SELECT IF(ROW_COUNT() = 1 AND id = LAST_INSERT_ID(), id, 0), lockstring,"
+                 " LEFT(DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'), 23),"
+                 " LEFT(DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), 23), locked_by,"
+                 " CEIL(TIMESTAMPDIFF(MICROSECOND, " +
+                 std::string(now) + ", expires) / 1000) / 1000 FROM " + T +
+                 " WHERE id = LAST_INSERT_ID()";
+        if (transaction) batch += ";\nCOMMIT";
+        if (turn) batch += ";\nDO RELEASE_LOCK(" + key + ")";
+        return batch;
+    }
+
     std::int64_t first_number_of_batch(const std::string& sql) {
         if (mysql_real_query(mysql_, sql.c_str(), static_cast<unsigned long>(sql.size())) != 0)
             throw std::runtime_error("raw MariaDB client: batch: " +

@@ -252,7 +252,9 @@ AcquireResult MariaConnection::run_acquire(const std::string& what, const std::s
     }
     const StatementResult& last = last_rows(*target_, rs, what);
     AcquireResult out;
-    if (last.rows.empty()) return out;  // free, but the turn did not come in time
+    // No row: the turn did not come in time, or the row the insert met or
+    // made was released before the read (a force-release).
+    if (last.rows.empty()) return out;
     const auto& r = last.rows[0];
     if (as_bool(r.at(0)))
         out.acquired = read_row(r, 2);
