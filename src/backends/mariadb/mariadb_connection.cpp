@@ -187,9 +187,31 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     // Free or held live, nearly always: the insert alone. An expired row in
     // the way: a second batch takes it over (under the turn again, so ids
     // still grow in acquisition order).
-    AcquireResult out = run_acquire(what, lockstring, gate, [&](duration wait) {
-        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, false);
-    });
+    // The insert commits by itself, and the row is read just after it: a
+    // row of ours that someone force-released in between is reported as
+    // ours all the same, so that the caller learns of the lock it held and
+    // finds it lost at its first renewal or release. Its times are the
+    // server's a moment later (the row that had them is gone).
+    auto ours_gone = [&](std::int64_t id) {
+        const auto rs = run(sql::lease_from_now(lease), "acquiring lock", lockstring);
+        const auto& times = last_rows(*target_, rs, what).rows.at(0);
+        Row row;
+        row.id = id;
+        row.lockstring = lockstring;
+        row.created = as_text(times.at(0));
+        row.expires = as_text(times.at(1));
+        row.locked_by = locked_by;
+        row.seconds_left = std::chrono::duration<double>(lease).count();
+        AcquireResult out;
+        out.acquired = std::move(row);
+        return out;
+    };
+    AcquireResult out = run_acquire(
+        what, lockstring, gate,
+        [&](duration wait) {
+            return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, false);
+        },
+        ours_gone);
     if (out.acquired || !out.holder || out.holder->seconds_left > 0) return out;
     return run_acquire(what, lockstring, gate, [&](duration wait) {
         return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, true);
@@ -210,9 +232,10 @@ AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int cap
     return out;
 }
 
-AcquireResult MariaConnection::run_acquire(const std::string& what, const std::string& turn_of,
-                                           const QueueGate& gate,
-                                           const std::function<std::string(duration)>& batch) {
+AcquireResult MariaConnection::run_acquire(
+    const std::string& what, const std::string& turn_of, const QueueGate& gate,
+    const std::function<std::string(duration)>& batch,
+    const std::function<AcquireResult(std::int64_t)>& inserted_then_gone) {
     const auto until = limit();
     // The turn is normally held for a fraction of a millisecond; wait for it
     // up to three quarters of this round trip's bound (the rest is for the
@@ -252,9 +275,16 @@ AcquireResult MariaConnection::run_acquire(const std::string& what, const std::s
     }
     const StatementResult& last = last_rows(*target_, rs, what);
     AcquireResult out;
-    // No row: the turn did not come in time, or the row the insert met or
-    // made was released before the read (a force-release).
-    if (last.rows.empty()) return out;
+    if (last.rows.empty()) {
+        // The statement before the read is the insert: it took a row, which
+        // was released before the read (a force-release).
+        const StatementResult* insert = &last == &rs.front() ? nullptr : &last - 1;
+        if (inserted_then_gone && insert && !insert->has_rows && insert->affected == 1 &&
+            insert->insert_id != 0)
+            return inserted_then_gone(static_cast<std::int64_t>(insert->insert_id));
+        // Else the turn did not come in time, or the holder's row went away.
+        return out;
+    }
     const auto& r = last.rows[0];
     if (as_bool(r.at(0)))
         out.acquired = read_row(r, 2);

@@ -129,9 +129,13 @@ class MariaConnection final : public Connection {
     /// trip's bound lasts; the turn is `turn_of`'s. Not acquired when the
     /// turn did not come, a row lock waited too long, or waiters queued
     /// ahead (`gate`).
-    AcquireResult run_acquire(const std::string& what, const std::string& turn_of,
-                              const QueueGate& gate,
-                              const std::function<std::string(duration)>& batch);
+    /// With `inserted_then_gone`: what to report when the statement before
+    /// the read inserted a row (an insert that commits by itself) and the
+    /// read found none, given the new row's id.
+    AcquireResult run_acquire(
+        const std::string& what, const std::string& turn_of, const QueueGate& gate,
+        const std::function<std::string(duration)>& batch,
+        const std::function<AcquireResult(std::int64_t)>& inserted_then_gone = nullptr);
     /// run() for a batch with a transaction in it: rolled back if it fails
     /// part-way, so the session never keeps it (and its row locks) open.
     std::vector<StatementResult> run_transaction(const std::string& sql, const char* doing,

@@ -295,6 +295,7 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
             return server_error();
         } else {
             r.affected = mysql_affected_rows(mysql_);
+            r.insert_id = mysql_insert_id(mysql_);
         }
         results.push_back(std::move(r));
         int more = 0;

@@ -35,7 +35,8 @@ namespace sqlock::detail::mariadb {
 struct StatementResult {
     bool has_rows = false;  // a result set (SELECT), else an OK packet
     std::vector<std::vector<std::optional<std::string>>> rows;
-    std::uint64_t affected = 0;  // rows changed, for an OK packet
+    std::uint64_t affected = 0;   // rows changed, for an OK packet
+    std::uint64_t insert_id = 0;  // the OK packet's LAST_INSERT_ID()
 };
 
 /// The URL's host name, which sqlock looks up before connecting (bounded;

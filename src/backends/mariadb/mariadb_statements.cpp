@@ -128,25 +128,6 @@ std::string read_met_row(const MariaTarget& t) {
            t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
 }
 
-// read_met_row() after an INSERT that committed by itself: a row it
-// inserted and someone deleted before this read (a force-release) is
-// still reported as ours, with the times this statement gives it, so that
-// the caller learns of the lock it held and finds it lost at its first
-// renewal or release. A row it met and someone deleted reads as no row.
-std::string read_met_or_inserted_row(const MariaTarget& t, const std::string& lockstring,
-                                     const std::string& locked_by, duration lease) {
-    const std::string expires = std::string(now) + " + " + micros(lease);
-    return "SELECT ROW_COUNT() = 1 AND COALESCE(t.id, LAST_INSERT_ID()) = LAST_INSERT_ID(), "
-           "COALESCE(@sqlock_turn = 1, 0), COALESCE(t.id, LAST_INSERT_ID()), "
-           "COALESCE(t.lockstring, " +
-           literal(lockstring) + "), COALESCE(" + utc_text("t.created") + ", " + utc_text(now) +
-           "), COALESCE(" + utc_text("t.expires") + ", " + utc_text(expires) +
-           "), IF(t.id IS NULL, " + literal(locked_by) +
-           ", COALESCE(t.locked_by, '')), IF(t.id IS NULL, " + seconds(lease) + ", " +
-           seconds_left() + ") FROM (SELECT 1) AS one LEFT JOIN " + t.quoted_table +
-           " AS t ON t.id = LAST_INSERT_ID() WHERE t.id IS NOT NULL OR ROW_COUNT() = 1";
-}
-
 // The turn `key` (quoted), waited for up to `wait`; behind an active gate,
 // NULL instead while a live waiter it names is queued.
 std::string gated_turn(const MariaTarget& t, const std::string& key, duration wait,
@@ -185,9 +166,10 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // The insert alone commits by itself (autocommit): an explicit
     // transaction kept its row and index locks over two more statements,
     // and 8 processes on distinct names made 25-40% fewer cycles for it
-    // (docs/benchmarks.md). The row is then read just after the commit: if
-    // someone force-releases it in between, it reads as gone and the
-    // caller as "not acquired", as if the release had come first.
+    // (docs/benchmarks.md). The row is then read just after the commit; one
+    // that someone force-released in between reads as no row, and the
+    // caller tells from the insert's own reply whether it was ours
+    // (MariaConnection::try_acquire).
     // The take-over deletes the expired row and inserts a new one, with a
     // new id, in one transaction, so nobody sees the name free in between;
     // its delete by name looks through the delete-marked entries
@@ -196,8 +178,7 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     const std::string insert =
         "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
         L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-        ")" + keep_and_point_at_it + ";\n" +
-        read_met_or_inserted_row(t, lockstring, locked_by, lease) + ";\n";
+        ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n";
     const std::string take_over_delete =
         "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " +
         unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n";
@@ -620,6 +601,10 @@ std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
 
 std::string release_turn(const MariaTarget& t, const std::string& lockstring) {
     return "ROLLBACK; DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
+}
+
+std::string lease_from_now(duration lease) {
+    return "SELECT " + utc_text(now) + ", " + utc_text(std::string(now) + " + " + micros(lease));
 }
 
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {

@@ -54,6 +54,10 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
                     const std::string& locked_by, duration wait, const QueueGate& gate,
                     bool take_over);
 
+/// One row: the server's time now and `lease` from now, as the row
+/// columns' created and expires.
+std::string lease_from_now(duration lease);
+
 /// A slot of semaphore `name` in one batch, as acquire() takes a name,
 /// under the semaphore's turn (the one every "name#N" shares): picks a live slot of ours
 /// (`locked_by`), else the lowest free or expired one in 1..capacity, and inserts ours there. The
