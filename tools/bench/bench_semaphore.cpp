@@ -26,18 +26,11 @@ void guarded_slot_row(Context& ctx, const BackendTarget& target, RawClient& raw,
         raw.release(id);
     };
     Comparison c = compare_rates(guarded, plain, ctx.scale.rounds, ctx.scale.round_seconds / 2);
-    Result row =
-        make_row("semaphore", target,
-                 "slot, raw + batch + turn + the queue gate, " + std::to_string(capacity - 1) +
-                     " of " + std::to_string(capacity) + " taken",
-                 "cycles/s");
-    row.sqlock = c.a;
-    row.baseline = c.b;
-    row.baseline_name = "raw, one statement";
-    row.paired_ratio = c.ratio;
-    row.goal = Goal::none();
-    row.note = "the cost of sqlock's guarantees alone: not sqlock itself";
-    ctx.report.add(row);
+    ctx.report.add(comparison_row(
+        "semaphore", target,
+        "slot, raw + batch + turn + the queue gate, " + std::to_string(capacity - 1) + " of " +
+            std::to_string(capacity) + " taken",
+        c, "raw, one statement", "the cost of sqlock's guarantees alone: not sqlock itself"));
 }
 
 }  // namespace

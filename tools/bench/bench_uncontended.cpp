@@ -81,15 +81,9 @@ void layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
             raw.release(id);
         };
         Comparison c = compare_rates(with, plain, ctx.scale.rounds, ctx.scale.round_seconds);
-        Result row =
-            make_row("uncontended", target, std::string("acquire+release, ") + l.what, "cycles/s");
-        row.sqlock = c.a;
-        row.baseline = c.b;
-        row.baseline_name = "raw C API";
-        row.paired_ratio = c.ratio;
-        row.goal = Goal::none();
-        row.note = "the cost of sqlock's guarantees one by one: not sqlock itself";
-        ctx.report.add(row);
+        ctx.report.add(comparison_row(
+            "uncontended", target, std::string("acquire+release, ") + l.what, c, "raw C API",
+            "the cost of sqlock's guarantees one by one: not sqlock itself"));
     }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "options.hpp"
+#include "rates.hpp"
 #include "report.hpp"
 #include "target.hpp"
 
@@ -21,6 +22,11 @@ struct Context {
 /// A row of `section` for `target`, to be filled in.
 Result make_row(const char* section, const BackendTarget& target, std::string operation,
                 std::string unit);
+
+/// A cycles/s row of `comparison` (its first side as sqlock's, its second
+/// as the baseline's), with no target.
+Result comparison_row(const char* section, const BackendTarget& target, std::string operation,
+                      const Comparison& comparison, std::string baseline_name, std::string note);
 
 /// 1. One client: acquire+release cycles/s against the raw C API.
 void bench_uncontended(Context& ctx, const BackendTarget& target);
