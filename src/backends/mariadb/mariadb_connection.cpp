@@ -278,9 +278,9 @@ AcquireResult MariaConnection::run_acquire(
     if (last.rows.empty()) {
         // The statement before the read is the insert: it took a row, which
         // was released before the read (a force-release).
-        const StatementResult* insert = &last == &rs.front() ? nullptr : &last - 1;
-        if (inserted_then_gone && insert && !insert->has_rows && insert->affected == 1 &&
-            insert->insert_id != 0)
+        const auto read_at = static_cast<std::size_t>(&last - rs.data());
+        const StatementResult* insert = read_at > 0 ? &rs[read_at - 1] : nullptr;
+        if (inserted_then_gone && insert && !insert->has_rows && insert->affected == 1)
             return inserted_then_gone(static_cast<std::int64_t>(insert->insert_id));
         // Else the turn did not come in time, or the holder's row went away.
         return out;

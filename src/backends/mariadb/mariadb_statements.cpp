@@ -165,16 +165,16 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // names never deadlock with us.)
     // The insert alone commits by itself (autocommit): an explicit
     // transaction kept its row and index locks over two more statements,
-    // and 8 processes on distinct names made 25-40% fewer cycles for it
-    // (docs/benchmarks.md). The row is then read just after the commit; one
-    // that someone force-released in between reads as no row, and the
-    // caller tells from the insert's own reply whether it was ours
+    // and cost 8 processes on distinct names 19-30% of their cycles in
+    // three alternating runs (docs/benchmarks.md). The row is then read just after the
+    // commit; one that someone force-released in between reads as no row,
+    // and the caller tells from the insert's own reply whether it was ours
     // (MariaConnection::try_acquire).
     // The take-over deletes the expired row and inserts a new one, with a
-    // new id, in one transaction, so nobody sees the name free in between;
-    // its delete by name looks through the delete-marked entries
-    // (keep_and_point_at_it) too, so it is sent only when the insert alone
-    // met an expired row (mariadb_connection.cpp).
+    // new id, in one transaction, so nobody sees the name free in between.
+    // Its delete is by name, and a read or delete by name is slow (see
+    // keep_and_point_at_it), so it is sent only when the insert alone met
+    // an expired row (mariadb_connection.cpp).
     const std::string insert =
         "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
         L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
