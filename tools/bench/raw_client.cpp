@@ -34,7 +34,7 @@ std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& loc
 }
 
 std::vector<std::string> lock_table_family(const std::string& table) {
-    return {table, table + "_runs", table + "_pauses", table + "_queue"};
+    return {table, table + "_runs", table + "_pauses", table + "_queue", table + "_leaders"};
 }
 
 std::string raw_owner_string() {

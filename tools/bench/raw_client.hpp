@@ -97,8 +97,9 @@ std::unique_ptr<RawClient> connect_raw_mariadb(const std::string& url, const std
 
 /// The lock table `table` (a plain identifier) and the tables
 /// Locker::init() creates beside it, as the library documents them:
-/// `<table>_runs` and `<table>_pauses` (locker.hpp). Dropping only the lock
-/// table left two tables behind per benchmark section in the database.
+/// `<table>_runs`, `<table>_pauses`, `<table>_queue` and `<table>_leaders`
+/// (locker.hpp). Dropping only the lock table left them behind per
+/// benchmark section in the database.
 std::vector<std::string> lock_table_family(const std::string& table);
 
 /// A locked_by value like sqlock's (same keys, similar length) for the
