@@ -35,7 +35,8 @@
 #          skipped)
 #
 # Builds run at a lower priority than tests, so a lane's tests are not
-# starved by another lane's compiler. Each lane's output is printed whole
+# starved by another lane's compiler; the main build (its tests are the long
+# pole) above the sanitizer, fuzzer and package builds. Each lane's output is printed whole
 # when it ends, with the time of each stage; any failure fails the run. The
 # last line counts the tests of every ctest run: "N passed, N failed, N
 # skipped".
@@ -153,8 +154,9 @@ build_main() {
 ctest_main() {
     # The watchdog (tests/support/watchdog.sh) ends a hung test after
     # SQLOCK_TEST_TIMEOUT s with the stacks of its processes; ctest's own
-    # timeout is only the backstop.
-    ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
+    # timeout is only the backstop. Three at a time: most suites spend their
+    # time waiting out leases and hand-offs, not on the CPU.
+    ctest --test-dir "$build" --output-on-failure -j3 --timeout 900
 }
 
 # A smoke run of the benchmark: it must work; its timings fail nothing.

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers:
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer (also catches leaks):
-#         every test, in build-asan, except the consumer test (a packaging
+#         every test, in build-asan, except the CLI suites of the server
+#         backends (the command's code is the one the embedded backend's CLI
+#         suites run; the server backends' code runs in their library
+#         suites), the consumer test (a packaging
 #         check), the runs through PgBouncer (the same code as the direct
 #         PostgreSQL runs: no pooler is started for this stage) and the
 #         fencing trials (their margins are real-time bounds that a 2-10x
@@ -48,12 +51,19 @@ trap cleanup EXIT
 # The runs left out: those of the backends without sanitizer_lanes (a ctest
 # regular expression, `\.mariadb$`).
 skipped_backends=""
+# The CLI suites under ASan on the embedded backends only: the sqlock
+# command's own code is the same on every backend, and a server backend's
+# code runs under ASan in its library suites; each CLI test starts the
+# command dozens of times, and a sanitized start is the costliest part of
+# the lane.
+server_cli_runs=""
 for backend in "${backends[@]}"; do
     if [[ $(backend_test_conf "$backend" sanitizer_lanes yes) != yes ]]; then
         skipped_backends+="|\\.$backend\$"
         continue
     fi
     backend_has_server "$backend" || continue
+    server_cli_runs+="|^cli(_history)?\\.$backend\$|^reliability_cli\\.$backend\$"
     url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
     if [[ -z "${!url_variable:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
         dir=$(mktemp -d "/tmp/sqlock-$backend-XXXXXX")
@@ -67,7 +77,7 @@ done
 export SQLOCK_STRESS_ROUNDS=${SQLOCK_STRESS_ROUNDS:-60}
 export SQLOCK_KILLS=${SQLOCK_KILLS:-100}
 # The watchdog's limit per test binary (tests/support/watchdog.sh).
-export SQLOCK_TEST_TIMEOUT=${SQLOCK_TEST_TIMEOUT:-480}
+export SQLOCK_TEST_TIMEOUT=${SQLOCK_TEST_TIMEOUT:-600}
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -91,20 +101,20 @@ for mode in "${modes[@]}"; do
             # The programs of the tests run below, not those of the tests
             # left out (fencing and fault_relay, pooler_tests): a test whose
             # program is missing from this list fails, it is not skipped.
-            nice -n 10 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
+            nice -n 15 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
                 postgres_tests failover_tests cli cli_run_outcome reliability reliability_helper \
                 reliability_sqlite reliability_pg_faults reliability_cli
             echo "== AddressSanitizer + UndefinedBehaviorSanitizer: all tests"
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends" ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends$server_cli_runs" ||
                 status=1
             ;;
         tsan)
             build=$root/build-tsan
             configure "$build" thread
-            nice -n 10 cmake --build "$build" -j"$jobs" --target conformance reliability \
+            nice -n 15 cmake --build "$build" -j"$jobs" --target conformance reliability \
                 reliability_helper reliability_pg_faults postgres_tests sqlite_specific
             echo "== ThreadSanitizer: the suites with threads"
             # die_after_fork=0: tests fork+exec the sqlock command from

@@ -90,7 +90,7 @@ export DEB_CFLAGS_STRIP=$strip_map DEB_CXXFLAGS_STRIP=$strip_map
 export DEB_BUILD_OPTIONS="nocheck noopt noddebs parallel=$(nproc)"
 export DEB_CXXFLAGS_APPEND=-g0
 echo "building the packages (dpkg-buildpackage -us -uc -b)"
-if ! (cd "$src" && nice -n 10 dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1); then
+if ! (cd "$src" && nice -n 15 dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1); then
     tail -n 40 "$work/build.log" >&2
     fail "dpkg-buildpackage failed"
 fi

@@ -4,7 +4,7 @@
 # ctest runs every test through this script (tests/CMakeLists.txt sets it as
 # the test launcher). It exists for the failures ctest cannot diagnose:
 #
-# - A hang. After $SQLOCK_TEST_TIMEOUT seconds (default 240, below ctest's
+# - A hang. After $SQLOCK_TEST_TIMEOUT seconds (default 480, below ctest's
 #   own TIMEOUT) it prints the stacks of every process the test started
 #   (`gdb -batch -ex 'thread apply all bt'`), then kills them all and fails.
 #   ctest's timeout would kill the test binary alone, silently, and leave its
@@ -16,7 +16,7 @@
 #   the watchdog names it, kills it and fails the test.
 set -uo pipefail
 
-limit=${SQLOCK_TEST_TIMEOUT:-240}
+limit=${SQLOCK_TEST_TIMEOUT:-480}
 [[ $# -ge 1 ]] || { echo "usage: $0 PROGRAM [ARGS...]" >&2; exit 2; }
 
 # Without job control the background child is not a group leader, so setsid

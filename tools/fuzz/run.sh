@@ -24,7 +24,7 @@ cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Rel
     -DSQLOCK_BUILD_FUZZERS=ON -DSQLOCK_BUILD_TOOLS=ON -DSQLOCK_BUILD_TESTS=OFF \
     -DSQLOCK_INSTALL=OFF "${launcher[@]}" >"$build/fuzz-configure.log" 2>&1 ||
     { cat "$build/fuzz-configure.log" >&2; exit 1; }
-cmake --build "$build" -j2 --target "${targets[@]}" >"$build/fuzz-build.log" 2>&1 ||
+nice -n 15 cmake --build "$build" -j2 --target "${targets[@]}" >"$build/fuzz-build.log" 2>&1 ||
     { tail -n 50 "$build/fuzz-build.log" >&2; exit 1; }
 
 artifacts="$build/fuzz-artifacts"
