@@ -63,7 +63,8 @@ TEST_CASE("elect publishes its value, and leader shows it", "[cli][leader]") {
         cli.start(with_command({"elect", "svc", "--value", "10.0.0.7:8080", "--expires", "10s"},
                                leader_job(dir)),
                   {}, SpawnOptions{.own_group = true});
-    REQUIRE(wait_for_file(dir + "/led"));
+    // The line, not the file: `>>` creates the file before it writes.
+    REQUIRE(sqlock_test::eventually([&] { return !leaders_seen(dir).empty(); }));
     const auto led = leaders_seen(dir);
     REQUIRE(led.size() == 1);
     CHECK(led[0].second == "10.0.0.7:8080");
