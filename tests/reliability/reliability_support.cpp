@@ -36,8 +36,7 @@ long env_long(const char* name, long fallback) {
 }
 
 bool under_sanitizer() {
-#if defined(SQLOCK_TEST_SANITIZED) || defined(__SANITIZE_ADDRESS__) || \
-    defined(__SANITIZE_THREAD__)
+#if defined(SQLOCK_TEST_SANITIZED) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     return true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
