@@ -76,6 +76,10 @@ done
 # repetitions find nothing more under a sanitizer than in the plain run.
 export SQLOCK_STRESS_ROUNDS=${SQLOCK_STRESS_ROUNDS:-60}
 export SQLOCK_KILLS=${SQLOCK_KILLS:-100}
+# More time for them: under ThreadSanitizer, beside the other lanes, 60 s
+# made 283-363 stress attempts and 20 s 31 kills.
+export SQLOCK_STRESS_SECONDS=${SQLOCK_STRESS_SECONDS:-90}
+export SQLOCK_KILL_SECONDS=${SQLOCK_KILL_SECONDS:-40}
 # The watchdog's limit per test binary (tests/support/watchdog.sh).
 export SQLOCK_TEST_TIMEOUT=${SQLOCK_TEST_TIMEOUT:-600}
 

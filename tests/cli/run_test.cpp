@@ -209,13 +209,16 @@ TEST_CASE("run: the heartbeat renews the lease while the command runs", "[cli][r
 }
 
 TEST_CASE("run: a lock lost while the command runs", "[cli][run]") {
+    // 3 s leases: with 1 s, a loaded server answered a renewal too late, and
+    // the job was fenced for a renewal that did not get through before the
+    // next one could find the row gone (a lost lock).
     Cli cli = fresh_cli();
     std::string dir = make_dir();
     const std::string witness = dir + "/witness", go = dir + "/go";
     args_t command = blocking_command(witness, go);
 
     SECTION("terminates the command and exits 79 by default") {
-        args_t run = {"run", "fragile", "--expires", "1s", "--"};
+        args_t run = {"run", "fragile", "--expires", "3s", "--"};
         run.insert(run.end(), command.begin(), command.end());
         Process p = cli.start(run);
         REQUIRE(wait_for_file(witness));
@@ -227,7 +230,7 @@ TEST_CASE("run: a lock lost while the command runs", "[cli][run]") {
         CHECK_THAT(r.err, Contains("terminating the command"));
     }
     SECTION("--on-lost=ignore lets it finish and keeps its status") {
-        args_t run = {"run", "fragile", "--expires", "1s", "--on-lost=ignore", "--"};
+        args_t run = {"run", "fragile", "--expires", "3s", "--on-lost=ignore", "--"};
         run.insert(run.end(), command.begin(), command.end());
         Process p = cli.start(run);
         REQUIRE(wait_for_file(witness));

@@ -193,7 +193,7 @@ TEST_CASE("holders SIGKILLed at any point: locks come back after the lease, no s
     INFO("first error: " << board->first_error);
     CHECK(board->errors == 0);
     CHECK(board->overlaps == 0);
-    CHECK(kills >= 50);
+    CHECK(kills >= target_kills / 4);  // enough to prove something, even on a slow machine
     // The phases that last long enough to aim at were all hit.
     for (int p : {connecting, acquiring, holding, idle}) {
         INFO("phase " << phase_names[p]);

@@ -191,8 +191,9 @@ TEST_CASE("8 processes x 4 threads: no overlap, no over-allocation, no stray err
     // Waiting acquisitions always succeed; only try_* may come back empty.
     CHECK(board->acquisitions + board->try_misses == board->attempts);
     CHECK(board->acquisitions >= board->attempts / 2);
-    // Enough of a crowd to prove something, even on a slow machine.
-    CHECK(board->attempts >= long{procs} * threads * std::min(rounds, 20));
+    // Enough of a crowd to prove something, even on a slow machine: a tenth
+    // of the rounds asked for.
+    CHECK(board->attempts >= long{procs} * threads * (rounds / 10));
     auto locker = db.open();
     const auto left = locker.list();
     for (const auto& row : left) {
