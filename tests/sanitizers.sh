@@ -59,14 +59,14 @@ skipped_backends=""
 # (see the top of this file): the sqlock command's own code is the same on
 # every backend, and each CLI test starts it dozens of times, which is the
 # costliest part of the lane.
-server_cli_runs="|^cli(_history)?\\."
+cli_runs_left_out="|^cli(_history)?\\."
 for backend in "${backends[@]}"; do
     if [[ $(backend_test_conf "$backend" sanitizer_lanes yes) != yes ]]; then
         skipped_backends+="|\\.$backend\$"
         continue
     fi
     backend_has_server "$backend" || continue
-    server_cli_runs+="|^reliability_cli\\.$backend\$"
+    cli_runs_left_out+="|^reliability_cli\\.$backend\$"
     url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
     if [[ -z "${!url_variable:-}" && "${SQLOCK_SQLITE_ONLY:-0}" != 1 ]]; then
         dir=$(mktemp -d "/tmp/sqlock-$backend-XXXXXX")
@@ -115,7 +115,7 @@ for mode in "${modes[@]}"; do
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends$server_cli_runs" ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends$cli_runs_left_out" ||
                 status=1
             ;;
         tsan)
