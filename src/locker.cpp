@@ -316,6 +316,7 @@ class Acquirer {
         const auto start = clock::now();
         const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
         bool hub_started = false;  // after joining the line: the join keeps arrival order
+        const duration queue_lease = queue_lease_for(o.queue_lease, o.expires);
         Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
         // Without pushes the first two in line poll the name, on the
         // backend's schedule.
@@ -416,7 +417,7 @@ class Acquirer {
                     info);
             if (!place && refusal.queue_exists) {
                 try {
-                    place.emplace(*s_, t.name, owner.locked_by, s_->hub->inbox(), o.queue_lease);
+                    place.emplace(*s_, t.name, owner.locked_by, s_->hub->inbox(), queue_lease);
                     recheck = clock::now() + join_recheck;
                 } catch (const error&) {
                     // Wait without a place this time; join on the next look.
@@ -454,7 +455,7 @@ class Acquirer {
                 if (!s_->hub->pushes()) {
                     if (paced_look == clock::time_point::min()) {
                         const duration pace =
-                            poll_pace(place->ahead(), place->pace_seen(), o.queue_lease / 3);
+                            poll_pace(place->ahead(), place->pace_seen(), queue_lease / 3);
                         std::uniform_int_distribution<std::int64_t> spread(pace.count() * 3 / 4,
                                                                            pace.count());
                         if (!jitter) jitter.emplace(std::random_device{}());

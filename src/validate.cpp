@@ -2,6 +2,7 @@
 
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
+#include "wait_queue.hpp"
 
 namespace sqlock::detail {
 namespace {
@@ -95,9 +96,12 @@ void validate_options(const LockOptions& o) {
                     "min_hold of " + format_duration(o.min_hold) + " is longer than the lease (" +
                         "expires) of " + format_duration(o.expires) +
                         ": make the lease at least as long as the minimum hold");
-    if (o.queue_lease < std::chrono::seconds(1) || o.queue_lease > std::chrono::hours(1))
-        throw error(errc::invalid_argument,
-                    "queue_lease must be between 1s and 1h, got " + format_duration(o.queue_lease));
+    if (o.queue_lease != duration::zero() &&
+        (o.queue_lease < min_queue_lease || o.queue_lease > std::chrono::hours(1)))
+        throw error(errc::invalid_argument, "queue_lease must be 0 (the lock's lease, at most " +
+                                                format_duration(default_queue_lease_cap) +
+                                                ") or between " + format_duration(min_queue_lease) +
+                                                " and 1h, got " + format_duration(o.queue_lease));
     validate_non_negative(o.warn_before, "warn_before");
     if (o.warn_before >= o.expires)
         throw error(errc::invalid_argument, "warn_before (" + format_duration(o.warn_before) +

@@ -15,6 +15,7 @@
 // set by their place in line).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -24,6 +25,24 @@
 namespace sqlock::detail {
 
 struct LockerState;
+
+/// The shortest place lease a caller may ask for, and what a lock's own
+/// lease stands for when it is shorter: a place is renewed every third of
+/// its lease, and much more often than that costs the server more than
+/// the hold it waits for.
+constexpr duration min_queue_lease = std::chrono::milliseconds(100);
+/// The longest place lease the default gives: a long-leased lock's waiter
+/// that stops answering is out of the line within this.
+constexpr duration default_queue_lease_cap = std::chrono::seconds(15);
+
+/// The lease of a waiter's place: `queue_lease` when set, else the lock's
+/// own lease (`expires`) within [min_queue_lease, default_queue_lease_cap],
+/// so that a waiter that stops answering at the head of the line stalls a
+/// free name no longer than a holder that stops answering would.
+inline duration queue_lease_for(duration queue_lease, duration expires) {
+    if (queue_lease > duration::zero()) return queue_lease;
+    return std::min(std::max(expires, min_queue_lease), default_queue_lease_cap);
+}
 
 /// A place in the queue of waiters for one name, held for as long as the
 /// object lives. Joining and renewing throw sqlock::error; leaving never does

@@ -92,9 +92,13 @@ struct LockOptions {
     bool reentrant = false;
     /// While waiting, the caller's place in the queue of waiters (served in
     /// arrival order; see docs/waiting.md) is a row with a lease of this
-    /// length, renewed every third of it: a waiter that dies leaves the line
-    /// when it runs out. Between 1 s and 1 h.
-    duration queue_lease = std::chrono::seconds(15);
+    /// length, renewed every third of it: a waiter that dies, freezes or is
+    /// cut off leaves the line when it runs out, so it stalls a free name
+    /// at most this long. Zero (the default): the lock's own lease
+    /// (`expires`), at most 15 s and at least 100 ms, so that a stalled
+    /// waiter never holds a name up longer than a stalled holder would.
+    /// Otherwise between 100 ms and 1 h.
+    duration queue_lease = duration::zero();
     /// `shared`: hold the name together with other shared holders, never
     /// with an exclusive one. A waiting exclusive request is not starved:
     /// shared requests that come after it wait behind it (docs/shared-locks.md).

@@ -32,14 +32,15 @@ std::int64_t steady_ns() {
         .count();
 }
 
-// Waits for "line" with `locker`, holds it 200 ms, counting holders.
-void wait_and_hold(sqlock::Locker& locker, std::chrono::milliseconds queue_lease, Waiter& w,
+// Waits for "line" with `locker` for a lock of lease `expires` (its place
+// in line has the default lease, derived from it), holds it 200 ms,
+// counting holders.
+void wait_and_hold(sqlock::Locker& locker, std::chrono::milliseconds expires, Waiter& w,
                    std::atomic<int>& holders, std::atomic<int>& overlaps) {
     try {
         sqlock::LockOptions o;
-        o.expires = 30s;
+        o.expires = expires;
         o.wait = 30s;
-        o.queue_lease = queue_lease;
         sqlock::Lock lock = locker.lock("line", o);
         w.got_at = steady_ns();
         w.got = true;
@@ -55,8 +56,10 @@ void wait_and_hold(sqlock::Locker& locker, std::chrono::milliseconds queue_lease
 
 }  // namespace
 
-TEST_CASE("queue: a waiter cut off at the head of the line stalls it no longer than its lease",
-          "[fencing][queue]") {
+TEST_CASE(
+    "queue: a waiter cut off at the head of the line stalls it no longer than its lock's "
+    "lease",
+    "[fencing][queue]") {
     if (!sqlock_test::is_server_backend()) {
         // An embedded database has no link to cut: cutting one waiter off
         // is a write lock held, which stalls every waiter alike. The
@@ -77,12 +80,13 @@ TEST_CASE("queue: a waiter cut off at the head of the line stalls it no longer t
     sqlock::Lock held = observer.lock("line", {.expires = 60s});
     std::atomic<int> holders{0}, overlaps{0};
     Waiter first, second;
+    // The cut waiter's lock lease, and so its place's (the default).
     constexpr auto lease = 1s;
     sqlock_test::ScopedThread t1(
         [&] { wait_and_hold(cut_locker, lease, first, holders, overlaps); });
     REQUIRE(eventually([&] { return observer.queue_length("line") == 1; }, 10s));
     sqlock_test::ScopedThread t2(
-        [&] { wait_and_hold(behind_locker, 15s, second, holders, overlaps); });
+        [&] { wait_and_hold(behind_locker, 30s, second, holders, overlaps); });
     REQUIRE(eventually([&] { return observer.queue_length("line") == 2; }, 10s));
 
     cut.apply();
@@ -99,7 +103,7 @@ TEST_CASE("queue: a waiter cut off at the head of the line stalls it no longer t
     INFO("the waiter behind got the name " << waited.count() << " ms after the release");
     // The cut waiter's place lapses at most its lease after its last
     // renewal; the waiter behind looks then (and not only at its own
-    // renewal, 5 s apart with its 15 s lease).
+    // renewal, 5 s apart with its 15 s place lease).
     CHECK(waited < lease + 1500ms);
     CHECK(overlaps.load() == 0);
     // The cut waiter's place, if its wait failed, lapses within its lease.

@@ -44,8 +44,9 @@ void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero) {
     add("n,nonblock", "Do not wait: the same as --wait 0 (flock's -n)");
     add("queue-lease",
         "While waiting, hold a place in line (first come, first served) that lapses DUR "
-        "after its last renewal if this process dies or is cut off (1s to 1h)",
-        cxxopts::value<std::string>()->default_value("15s"), "DUR");
+        "after its last renewal if this process dies or is cut off (100ms to 1h; default: "
+        "the lock's --expires, at most 15s)",
+        cxxopts::value<std::string>(), "DUR");
 }
 
 WaitOption wait_option(const cxxopts::ParseResult& result) {
@@ -58,10 +59,12 @@ WaitOption wait_option(const cxxopts::ParseResult& result) {
     }
     if (result.count("nonblock") && result.count("wait") && (w.forever || w.wait.count() > 0))
         throw usage_error("--nonblock and --wait " + in_quotes(text) + " contradict each other");
-    const std::string lease = result["queue-lease"].as<std::string>();
-    w.queue_lease = parse_duration_option("queue-lease", lease, duration_kind::positive);
-    if (w.queue_lease < std::chrono::seconds(1) || w.queue_lease > std::chrono::hours(1))
-        throw usage_error("--queue-lease must be from 1s to 1h, got " + in_quotes(lease));
+    if (result.count("queue-lease")) {
+        const std::string lease = result["queue-lease"].as<std::string>();
+        w.queue_lease = parse_duration_option("queue-lease", lease, duration_kind::positive);
+        if (w.queue_lease < std::chrono::milliseconds(100) || w.queue_lease > std::chrono::hours(1))
+            throw usage_error("--queue-lease must be from 100ms to 1h, got " + in_quotes(lease));
+    }
     return w;
 }
 

@@ -36,8 +36,9 @@ void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero);
 struct WaitOption {
     sqlock::duration wait{};  ///< 0: one attempt
     bool forever = false;     ///< `--wait forever`: no deadline
-    /// `--queue-lease`: LockOptions::queue_lease
-    sqlock::duration queue_lease = std::chrono::seconds(15);
+    /// `--queue-lease`: LockOptions::queue_lease (zero: the lock's lease,
+    /// at most 15 s)
+    sqlock::duration queue_lease = sqlock::duration::zero();
 };
 
 /// Reads what add_wait_options() added. Throws cli_error (64) for a bad
