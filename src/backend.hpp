@@ -85,6 +85,9 @@ struct QueueGate {
     std::int64_t before = 0;
 
     bool active() const noexcept { return before > 0; }
+    /// The caller holds ticket `before` (else it has no place: every live
+    /// waiter goes first).
+    bool has_place() const noexcept { return active() && before != INT64_MAX; }
     static QueueGate none() { return {}; }
     static QueueGate everyone(std::string name) { return {std::move(name), INT64_MAX}; }
 };

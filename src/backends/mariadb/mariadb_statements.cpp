@@ -128,15 +128,25 @@ std::string read_met_row(const MariaTarget& t) {
            t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
 }
 
+// Whether a live waiter goes before the gate's ticket: one queued before
+// it, or any at all once its own place has lapsed (a waiter back from a
+// freeze or a cut link has left the line, and must not take the name from
+// under those who moved up meanwhile).
+std::string waiter_ahead(const MariaTarget& t, const QueueGate& gate) {
+    return "EXISTS(SELECT 1 FROM " + t.quoted_queue +
+           " AS q WHERE q.lockstring = " + literal(gate.name) + " AND q.expires > " + now +
+           " AND (q.id < " + number(gate.before) + " OR NOT EXISTS(SELECT 1 FROM " +
+           t.quoted_queue + " AS own WHERE own.id = " + number(gate.before) +
+           " AND own.expires > " + now + ")))";
+}
+
 // The turn `key` (quoted), waited for up to `wait`; behind an active gate,
 // NULL instead while a live waiter it names is queued.
 std::string gated_turn(const MariaTarget& t, const std::string& key, duration wait,
                        const QueueGate& gate) {
     const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
     if (!gate.active()) return take_turn;
-    return "IF(EXISTS(SELECT 1 FROM " + t.quoted_queue +
-           " WHERE lockstring = " + literal(gate.name) + " AND id < " + number(gate.before) +
-           " AND expires > " + now + "), NULL, " + take_turn + ")";
+    return "IF(" + waiter_ahead(t, gate) + ", NULL, " + take_turn + ")";
 }
 
 }  // namespace
@@ -440,10 +450,7 @@ std::string acquire_shared(const MariaTarget& t, const std::string& name, const 
     const std::string N = literal(name);
     const std::string M = literal(shared_marker_owner);
     const std::string queued =
-        !gate.active() ? "0"
-                       : "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring = " +
-                             literal(gate.name) + " AND id < " + number(gate.before) +
-                             " AND expires > " + now + ")";
+        !gate.active() ? "0" : waiter_ahead(t, gate);
     return "SET @sqlock_queued = " + queued + ";\n"
            "SET @sqlock_turn = IF(@sqlock_queued, NULL, GET_LOCK('" + turn_key(t, name) + "', " +
            seconds(wait) + "));\n"

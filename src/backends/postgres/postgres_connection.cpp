@@ -57,6 +57,8 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
       core_(std::move(core)),
       acquire_{&statements_.at(stmt::acquire), PqFormat::binary},
       acquire_slot_{&statements_.at(stmt::acquire_slot), PqFormat::binary},
+      acquire_gated_{&statements_.at(stmt::acquire_gated), PqFormat::binary},
+      acquire_slot_gated_{&statements_.at(stmt::acquire_slot_gated), PqFormat::binary},
       acquire_queued_{&statements_.at(stmt::acquire_queued), PqFormat::binary},
       acquire_slot_queued_{&statements_.at(stmt::acquire_slot_queued), PqFormat::binary},
       delete_exact_{&statements_.at(stmt::delete_exact)},
@@ -65,7 +67,8 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
     // Only registers the definitions; libpqxx prepares each on first use.
     // The hot path's go through libpq and are prepared there (exec_direct).
     for (const auto& [key, st] : statements_)
-        if (&st != acquire_.st && &st != acquire_slot_.st && &st != acquire_queued_.st &&
+        if (&st != acquire_.st && &st != acquire_slot_.st && &st != acquire_gated_.st &&
+            &st != acquire_slot_gated_.st && &st != acquire_queued_.st &&
             &st != acquire_slot_queued_.st && &st != delete_exact_.st && &st != acquire_set_.st &&
             &st != acquire_set_queued_.st)
             link_.get().prepare(st.name, st.sql);
@@ -304,17 +307,20 @@ AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration 
     const std::string key = turn_name(lockstring);
     const std::string before = std::to_string(gate.before);
     PqResult r =
-        gate.active()
-            ? exec_direct("acquiring lock", lockstring, acquire_queued_,
+        gate.has_place() ? exec_direct("acquiring lock", lockstring, acquire_queued_,
+                                       {lockstring.c_str(), ms.c_str(), locked_by.c_str(),
+                                        key.c_str(), gate.name.c_str(), before.c_str()})
+        : gate.active()
+            ? exec_direct("acquiring lock", lockstring, acquire_gated_,
                           {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str(),
-                           gate.name.c_str(), before.c_str()})
+                           gate.name.c_str()})
             : exec_direct("acquiring lock", lockstring, acquire_,
                           {lockstring.c_str(), ms.c_str(), locked_by.c_str(), key.c_str()});
     AcquireResult out;
     if (!r.empty()) {
         out.acquired = new_row(r.binary_int64(0, 0), lockstring, r.binary_timestamp_ms(0, 1), lease,
                                locked_by);
-        out.left_line = gate.active();
+        out.left_line = gate.has_place();
         return out;
     }
     // Held. By whom, read now: nothing (or an expired row) when it was
@@ -403,10 +409,13 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
     // Each lost race means another caller took a slot, so this ends; the
     // bound only guards against slots being freed and retaken forever.
     for (int attempt = 0; attempt <= capacity; ++attempt) {
-        PqResult r = gate.active()
+        PqResult r = gate.has_place()
                          ? exec_direct("acquiring a slot of semaphore", name, acquire_slot_queued_,
                                        {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str(),
                                         before.c_str()})
+                     : gate.active()
+                         ? exec_direct("acquiring a slot of semaphore", name, acquire_slot_gated_,
+                                       {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()})
                          : exec_direct("acquiring a slot of semaphore", name, acquire_slot_,
                                        {name.c_str(), cap.c_str(), ms.c_str(), locked_by.c_str()});
         if (!r.empty()) {
@@ -414,7 +423,7 @@ AcquireResult PgConnection::try_acquire_slot(const std::string& name, int capaci
             out.acquired = new_row(r.binary_int64(0, 0), r.text(0, 1), r.binary_timestamp_ms(0, 2),
                                    lease, locked_by);
             *slot_out = slot_number(out.acquired->lockstring, name, capacity);
-            out.left_line = gate.active();
+            out.left_line = gate.has_place();
             return out;
         }
         // Every slot held (the one that frees first), or the free one we

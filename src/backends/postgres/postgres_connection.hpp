@@ -130,8 +130,8 @@ class PgConnection final : public Connection {
     Link link_;
     std::map<std::string, Statement> statements_;  // by key (stmt::...)
     std::shared_ptr<const CoreStatements> core_;   // the core's statements, shared
-    HotStatement acquire_, acquire_slot_, acquire_queued_, acquire_slot_queued_, delete_exact_,
-        acquire_set_, acquire_set_queued_;
+    HotStatement acquire_, acquire_slot_, acquire_gated_, acquire_slot_gated_, acquire_queued_,
+        acquire_slot_queued_, delete_exact_, acquire_set_, acquire_set_queued_;
     bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
     clock::time_point deadline_ = clock::time_point::max();
     PqDeadline limit_;  // the call under way's, set by bounded()

@@ -30,6 +30,11 @@ constexpr const char* acquire = "sqlock_acquire";
 constexpr const char* acquire_slot = "sqlock_acquire_slot";
 /// acquire and acquire_slot behind a QueueGate: they refer to the queue
 /// table, so they are prepared only once a connection knows it exists.
+/// _gated: for a caller without a place in line (every live waiter goes
+/// first); _queued: for the holder of a ticket, leaving the line as it
+/// takes the name.
+constexpr const char* acquire_gated = "sqlock_acquire_gated";
+constexpr const char* acquire_slot_gated = "sqlock_acquire_slot_gated";
 constexpr const char* acquire_queued = "sqlock_acquire_queued";
 constexpr const char* acquire_slot_queued = "sqlock_acquire_slot_queued";
 /// A lock set, all rows or none; behind the queue (yielding to every live

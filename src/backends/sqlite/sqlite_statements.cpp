@@ -196,9 +196,13 @@ std::string sql_text(Sql kind, const Tables& tables) {
                    " fencing_id IN (SELECT id FROM " +
                    t + " WHERE expires <= " + now + " LIMIT ?1)";
         case Sql::waiters_ahead:
-            // ?1 name, ?2 ticket: a live waiter queued before it.
-            return "SELECT 1 FROM " + tables.queue + " WHERE lockstring = ?1 AND id < ?2 AND " +
-                   live + " LIMIT 1";
+            // ?1 name, ?2 ticket: a live waiter queued before it, or any
+            // at all once the ticket's own place has lapsed (its waiter,
+            // back from a freeze, has left the line).
+            return "SELECT 1 FROM " + tables.queue + " AS q WHERE lockstring = ?1 AND " + live +
+                   " AND (id < ?2 OR NOT EXISTS (SELECT 1 FROM " + tables.queue +
+                   " AS own WHERE own.id = ?2 AND julianday(own.expires) > julianday('now')))"
+                   " LIMIT 1";
         case Sql::set_waiters:
             return "SELECT 1 FROM " + tables.queue +
                    " WHERE lockstring IN (SELECT value FROM json_each(?1)) AND " + live +
