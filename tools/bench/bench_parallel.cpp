@@ -11,6 +11,42 @@
 
 namespace sqlock_bench {
 
+namespace {
+
+// Each side's rates and their ratios, in alternating rounds; each round
+// forks fresh workers for each side.
+struct Paired {
+    std::vector<double> a, b, ratios;
+};
+
+Paired alternate(Context& ctx, const CycleFactory& first, const CycleFactory& second) {
+    const int n = ctx.scale.parallel_clients;
+    const double seconds = ctx.scale.parallel_seconds;
+    Paired p;
+    for (int r = 0; r < ctx.scale.parallel_rounds; ++r) {
+        double x, y;
+        if (r % 2 == 0) {
+            x = rate_in_processes(n, seconds, first);
+            y = rate_in_processes(n, seconds, second);
+        } else {
+            y = rate_in_processes(n, seconds, second);
+            x = rate_in_processes(n, seconds, first);
+        }
+        p.a.push_back(x);
+        p.b.push_back(y);
+        p.ratios.push_back(x / y);
+    }
+    return p;
+}
+
+void fill_paired(Result& row, const Paired& p) {
+    row.sqlock = median(p.a);
+    row.baseline = median(p.b);
+    row.paired_ratio = median(p.ratios);
+}
+
+}  // namespace
+
 void bench_parallel(Context& ctx, const BackendTarget& target) {
     BenchDatabase db(target, "parallel");
     const int n = ctx.scale.parallel_clients;
@@ -35,34 +71,36 @@ void bench_parallel(Context& ctx, const BackendTarget& target) {
         };
     };
 
-    // Alternating rounds; each round forks fresh workers for each side.
-    std::vector<double> a, b, ratios;
-    for (int r = 0; r < ctx.scale.parallel_rounds; ++r) {
-        double x, y;
-        if (r % 2 == 0) {
-            x = rate_in_processes(n, seconds, with_sqlock);
-            y = rate_in_processes(n, seconds, with_raw);
-        } else {
-            y = rate_in_processes(n, seconds, with_raw);
-            x = rate_in_processes(n, seconds, with_sqlock);
-        }
-        a.push_back(x);
-        b.push_back(y);
-        ratios.push_back(x / y);
-    }
-
-    Result row = make_row("parallel", target,
-                          "acquire+release, " + std::to_string(n) + " processes, distinct names",
-                          "cycles/s");
-    row.sqlock = median(a);
-    row.baseline = median(b);
+    const std::string operation =
+        "acquire+release, " + std::to_string(n) + " processes, distinct names";
+    Result row = make_row("parallel", target, operation, "cycles/s");
+    fill_paired(row, alternate(ctx, with_sqlock, with_raw));
     row.baseline_name = "raw C API, " + std::to_string(n) + " processes";
-    row.paired_ratio = median(ratios);
     row.goal = Goal::ratio_at_least(0.9);
     row.note = "total over " + std::to_string(n) + " processes; medians of " +
                std::to_string(ctx.scale.parallel_rounds) + " alternating rounds of " +
                format_value(seconds, "s");
     ctx.report.add(row);
+
+    // PostgreSQL: what each of sqlock's guarantees costs alone here, where
+    // the processes share the server's locks and buffers.
+    if (target.kind != backend_kind::postgresql) return;
+    for (const auto& l : pg_layers()) {
+        CycleFactory layered = [&, up_to = l.up_to](int i) -> Cycle {
+            std::shared_ptr<RawClient> raw = db.raw();
+            const std::string name = "bench-parallel-layer-" + std::to_string(i);
+            return [raw, name, up_to] {
+                if (!raw->cycle_with(up_to, name))
+                    throw std::runtime_error("a distinct layered name was found held");
+            };
+        };
+        Result layer = make_row("parallel", target, operation + ", " + l.what, "cycles/s");
+        fill_paired(layer, alternate(ctx, layered, with_raw));
+        layer.baseline_name = "raw C API, " + std::to_string(n) + " processes";
+        layer.goal = Goal::none();
+        layer.note = "the cost of sqlock's guarantees one by one: not sqlock itself";
+        ctx.report.add(layer);
+    }
 }
 
 }  // namespace sqlock_bench

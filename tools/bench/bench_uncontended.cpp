@@ -87,7 +87,39 @@ void layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
     }
 }
 
+// The same for PostgreSQL: each of sqlock's guarantees added to the raw
+// statements alone, one on top of the other, against the raw statements.
+void pg_layered_rows(Context& ctx, const BackendTarget& target, RawClient& raw) {
+    const std::string name = "bench-layers";
+    Cycle plain = [&] {
+        std::int64_t id = raw.try_acquire(name);
+        if (!id) throw std::runtime_error("uncontended raw lock found held");
+        raw.release(id);
+    };
+    for (const auto& l : pg_layers()) {
+        Cycle with = [&, up_to = l.up_to] {
+            if (!raw.cycle_with(up_to, name))
+                throw std::runtime_error("uncontended layered lock found held");
+        };
+        Comparison c = compare_rates(with, plain, ctx.scale.rounds, ctx.scale.round_seconds);
+        ctx.report.add(comparison_row(
+            "uncontended", target, std::string("acquire+release, 1 client, ") + l.what, c,
+            "raw C API", "the cost of sqlock's guarantees one by one: not sqlock itself"));
+    }
+}
+
 }  // namespace
+
+const std::vector<PgLayer>& pg_layers() {
+    using layer = RawClient::pg_layer;
+    static const std::vector<PgLayer> layers{
+        {layer::take_over, "raw + take-over of an expired row"},
+        {layer::turn, "raw + take-over + the name's turn"},
+        {layer::queue_gate, "raw + take-over + turn + the queue gate"},
+        {layer::wake_up, "raw + take-over + turn + gate + the release's wake-up"},
+    };
+    return layers;
+}
 
 void bench_uncontended(Context& ctx, const BackendTarget& target) {
     BenchDatabase db(target, "uncontended");
@@ -120,7 +152,10 @@ void bench_uncontended(Context& ctx, const BackendTarget& target) {
                std::to_string(ctx.scale.rounds) + " alternating rounds of " +
                format_value(ctx.scale.round_seconds, "s") + " each";
     ctx.report.add(row);
-    if (target.kind == backend_kind::postgresql) pooled_rows(ctx, target, db, locker);
+    if (target.kind == backend_kind::postgresql) {
+        pooled_rows(ctx, target, db, locker);
+        pg_layered_rows(ctx, target, *raw);
+    }
     if (target.kind == backend_kind::mariadb) layered_rows(ctx, target, *raw);
 }
 

@@ -54,6 +54,29 @@ class RawClient {
         throw std::logic_error("layered acquisitions are MariaDB's");
     }
 
+    /// What sqlock's PostgreSQL acquire+release adds to try_acquire() and
+    /// release(), one guarantee on top of the other, for the benchmark to
+    /// price each alone. Each level is the previous one and:
+    enum class pg_layer {
+        take_over,   ///< ON CONFLICT DO UPDATE of an expired row (a new id)
+                     ///< instead of DO NOTHING: one round trip takes over a
+                     ///< crashed holder's lock
+        turn,        ///< the name's transaction advisory lock taken before
+                     ///< the id is drawn: ids grow in the order holders get
+                     ///< the name
+        queue_gate,  ///< no row while a live waiter is queued for the name
+                     ///< (an index probe of the waiting line's table)
+        wake_up,     ///< the release notifies the name's channel when a
+                     ///< listener says it waits (a try of its advisory key)
+    };
+    /// One acquire+release cycle with `layers` up to and including `up_to`;
+    /// false when the name was held. PostgreSQL only; throws elsewhere.
+    virtual bool cycle_with(pg_layer up_to, const std::string& name) {
+        (void)up_to;
+        (void)name;
+        throw std::logic_error("layered PostgreSQL cycles are PostgreSQL's");
+    }
+
     /// try_acquire_slot() wrapped in sqlock's guarantees (layer::queue_gate,
     /// in a transaction as sqlock takes a slot), for
     /// the price of those alone on a slot. MariaDB only; throws elsewhere.

@@ -60,10 +60,26 @@ class RawPostgres final : public RawClient {
                                 table_ +
                                 " WHERE lockstring = $1 || '#' || n) ORDER BY n LIMIT 1"
                                 " ON CONFLICT (lockstring) DO NOTHING RETURNING id");
+            prepare_layers();
         } catch (...) {
             PQfinish(conn_);
             throw;
         }
+    }
+
+    bool cycle_with(pg_layer up_to, const std::string& name) override {
+        const char* acquire = up_to == pg_layer::take_over ? "layer_take_over"
+                              : up_to == pg_layer::turn    ? "layer_turn"
+                                                           : "layer_queue_gate";
+        const std::int64_t id = id_of(run(acquire, {name.c_str(), owner_.c_str()}));
+        if (!id) return false;
+        const std::string text = std::to_string(id);
+        Result r(up_to == pg_layer::wake_up
+                     ? run("layer_wake_up", {text.c_str(), owner_.c_str(), name.c_str()})
+                     : run("release", {text.c_str(), owner_.c_str()}));
+        if (std::string(PQcmdTuples(r.get())) != "1")
+            throw std::runtime_error("raw layered release found no row");
+        return true;
     }
 
     ~RawPostgres() override { PQfinish(conn_); }
@@ -148,6 +164,36 @@ class RawPostgres final : public RawClient {
     }
 
   private:
+    // sqlock's PostgreSQL statements, written out one guarantee at a time
+    // (postgres_statements.cpp has the reasons for each).
+    void prepare_layers() {
+        const std::string take_over =
+            " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id,"
+            " created = excluded.created, expires = excluded.expires,"
+            " locked_by = excluded.locked_by WHERE t.expires <= now() RETURNING t.id";
+        const std::string row = "INSERT INTO " + table_ +
+                                " AS t (lockstring, created, expires, locked_by)"
+                                " SELECT $1::text, now(), now() + interval '1 hour', $2::text";
+        const std::string oid = "'" + table_ + "'::regclass::oid::text";
+        const std::string turn =
+            "WITH turn AS (SELECT hashtext('sqlock ' || " + oid + ") AS space) " + row +
+            " FROM turn WHERE pg_advisory_xact_lock(turn.space, hashtext($1::text)) IS NOT NULL";
+        const std::string queue = "\"" + table_name_ + "_queue\"";
+        prepare("layer_take_over", row + take_over);
+        prepare("layer_turn", turn + take_over);
+        prepare("layer_queue_gate", turn + " AND NOT EXISTS (SELECT 1 FROM " + queue +
+                                        " AS q WHERE q.lockstring = $1::text"
+                                        " AND q.expires > now())" +
+                                        take_over);
+        prepare("layer_wake_up",
+                "DELETE FROM " + table_ +
+                    " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text RETURNING"
+                    " CASE WHEN pg_try_advisory_xact_lock(hashtext('sqlock waiting ' || " +
+                    oid +
+                    "), hashtext($3::text)) THEN NULL ELSE pg_notify('sqlock_bench', "
+                    "lockstring) END");
+    }
+
     static std::string trimmed(std::string s) {
         while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
         return s;
