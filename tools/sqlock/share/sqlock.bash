@@ -36,6 +36,7 @@ _sqlock() {
         --limit)
             return ;;
         --expires | --min-hold | --max-runtime | --kill-grace | --db-timeout | --once-per | \
+            --queue-lease | \
             --once-per-offset | \
             --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
@@ -62,15 +63,15 @@ _sqlock() {
 
     local options=""
     case $command in
-        run) options="--expires -w --wait --timeout -n --nonblock --slots --shared --min-hold --heartbeat
+        run) options="--expires -w --wait --timeout -n --nonblock --queue-lease --slots --shared --min-hold --heartbeat
                       --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
                       --once-per --once-per-offset --once-per-any-outcome --no-history
                       --log-format --" ;;
-        elect) options="--value --expires -w --wait --timeout -n --nonblock --min-hold --heartbeat
+        elect) options="--value --expires -w --wait --timeout -n --nonblock --queue-lease --min-hold --heartbeat
                         --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code
                         --label --no-history --log-format --" ;;
         leader) options="--watch --poll --json" ;;
-        acquire) options="--expires -w --wait --timeout -n --nonblock --slots --shared --json" ;;
+        acquire) options="--expires -w --wait --timeout -n --nonblock --queue-lease --slots --shared --json" ;;
         release) options="--token --force" ;;
         renew) options="--token --expires" ;;
         list) options="--held --expired --json" ;;
