@@ -53,7 +53,14 @@ bool QueuePlace::poll() {
     if (!as_bool(row.at(0))) return false;
     const std::int64_t ahead = as_int64(row.at(1));
     const double seconds = std::chrono::duration<double>(sent - renewed_).count();
-    if (ahead < ahead_ && seconds > 0) {
+    const bool moved = ahead < ahead_;
+    // A speed is read only between two looks that both saw the line move:
+    // the first look after a stall (a long hold) cannot tell when in its
+    // interval the line started to move again, and reading the stall as
+    // part of the speed made waiters look several times too seldom just
+    // as the line got going (idle spells of up to half a second between
+    // 30 ms holds, measured in the benchmark's queue section).
+    if (moved && moving_ && seconds > 0) {
         // Smoothed: one quick hand-off must not make the next look early.
         const double seen = static_cast<double>(ahead_ - ahead) / seconds;
         per_second_ = per_second_ > 0 ? 0.5 * per_second_ + 0.5 * seen : seen;
@@ -61,6 +68,7 @@ bool QueuePlace::poll() {
         if (s_.line_speeds.size() > 1000) s_.line_speeds.clear();  // bounded
         s_.line_speeds[name_] = per_second_;
     }
+    moving_ = moved;
     renewed_ = sent;
     ahead_ = ahead;
     ahead_lapses_ = lapse_at(sent, as_int64(row.at(2)));

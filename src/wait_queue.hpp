@@ -101,6 +101,7 @@ class QueuePlace {
     clock::time_point renewed_;
     clock::time_point ahead_lapses_ = clock::time_point::max();
     double per_second_ = 0;
+    bool moving_ = false;  // the last look saw the line move
     bool left_ = false;
 };
 
