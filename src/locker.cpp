@@ -161,6 +161,7 @@ class Acquirer {
         bool queued = false;        // waiters ahead went first
         bool queue_exists = false;  // the table has a queue of waiters
         bool left_line = false;     // on success: the attempt also left our place in line
+        bool lapsed = false;        // taken, but its lease ran out before it was confirmed
     };
 
     // One attempt as `owner`, letting the live waiters queued before ticket
@@ -240,6 +241,7 @@ class Acquirer {
         // with a lease it can vouch for.
         if (st->validity.until() - clock::now() < o.expires / 2 && !refresh(*st)) {
             refusal->holder = std::nullopt;  // it expired meanwhile: not ours after all
+            refusal->lapsed = true;
             owner.locked_by = std::move(st->locked_by);
             owner.token = std::move(st->token);
             return std::nullopt;
@@ -405,6 +407,14 @@ class Acquirer {
             std::optional<LockInfo> info;
             if (refusal.holder) info = to_info(*refusal.holder);
             const std::string db = " [" + s_->url.redacted + "]";
+            if (!waits && refusal.lapsed && !info)
+                contention_error(errc::busy,
+                                 subject_text(t.name, t.capacity) +
+                                     " was taken, but its lease of " + format_duration(o.expires) +
+                                     " ran out before the database confirmed it: the "
+                                     "acquisition took longer than the lease" +
+                                     db,
+                                 info);
             if (!waits)
                 contention_error(
                     errc::busy,

@@ -16,6 +16,7 @@
 #include "cut_off.hpp"
 #include "relay.hpp"
 #include "reliability_support.hpp"
+#include "server_url.hpp"
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
@@ -125,6 +126,37 @@ TEST_CASE("library: valid_until counts from when the acquisition or renewal was 
     lock.renew(1s);
     CHECK(lock.valid_until() >= shortening + 1s);
     CHECK(lock.valid_until() <= steady::now() + 1s);
+}
+
+TEST_CASE("library: a lock whose lease ran out before its acquisition was confirmed is refused",
+          "[fencing][library]") {
+    if (!sqlock_test::is_server_backend()) {
+        SUCCEED("no link to slow down on an embedded database");
+        return;
+    }
+    // Every packet 60 ms late: the insert's reply, then the renewal that
+    // would vouch for the row, arrive after its 20 ms lease ended.
+    auto db = sqlock_test::fresh_database();
+    sqlock::Locker observer = db.open();
+    observer.list("slow");  // the table exists before the relay slows down
+    reliability::Relay relay(sqlock_test::port_of(db.url));
+    relay.command("slow 60");
+    sqlock::LockerOptions options;
+    options.table = db.table;
+    sqlock::Locker slow(sqlock_test::with_port(db.url, relay.port()), options);
+    sqlock::LockOptions o;
+    o.expires = 20ms;
+    try {
+        (void)slow.lock("slow", o);
+        FAIL("a lock whose lease ran out was handed out");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::busy);
+        CHECK_THAT(e.what(), Catch::Contains("acquisition took longer than the lease"));
+    }
+    CHECK_FALSE(slow.try_lock("slow", o));
+    relay.command("pass");
+    // Nothing of it is held: the name is free once its row has lapsed.
+    CHECK(observer.try_lock("slow"));
 }
 
 TEST_CASE("library: a server that does not answer, or refuses, fails a call within db_timeout",
