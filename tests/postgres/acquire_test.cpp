@@ -190,11 +190,12 @@ TEST_CASE(
     INFO("server log lines of this test's connection: " << ours);
     // Prepared statements are named "<key>/<hash of their SQL>". The table
     // has a queue of waiters: each attempt lets queued waiters go first, in
-    // the same statement.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_queued/") == 102);
+    // the same statement; a caller without a place in line has none to
+    // leave, and sends the statement that does not.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_gated/") == 102);
     // The holder is read only when the attempt failed.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_queued/") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_gated/") == 1);
     // Releases without a minimum hold run the plain DELETE (+ NOTIFY when
     // someone waits).
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 3);
