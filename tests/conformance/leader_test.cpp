@@ -235,8 +235,16 @@ TEST_CASE("candidates in separate processes lead one at a time, and a watcher se
                 std::ofstream led(dir + "/led", std::ios::app);
                 led << "leader " << lead.id() << " c" << p << "\n";
             }
-            // Longer than the watcher's poll, so that it can see each.
-            std::this_thread::sleep_for(300ms);
+            // Held until the watcher has reported this leadership, so that
+            // it sees each, however slow the machine.
+            const std::string seen = "leader " + std::to_string(lead.id()) + " ";
+            if (!sqlock_test::eventually(
+                    [&] {
+                        return sqlock_test::read_file(dir + "/watched").find(seen) !=
+                               std::string::npos;
+                    },
+                    20s))  // within the 30 s lease
+                return 5;
             sqlock_test::leave_witness(dir + "/leader");
             lead.resign();
         }
