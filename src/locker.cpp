@@ -294,6 +294,16 @@ class Acquirer {
         return Lock(std::move(st));
     }
 
+    // Leaving the line is a round trip after the acquisition, which a link
+    // that freezes can stretch to db_timeout: the lock is handed out only
+    // with a lease it can still vouch for, renewed once as attempt_once
+    // does when less than half of it is left. False when the row lapsed
+    // meanwhile; throws as refresh() does.
+    bool still_vouched(LockState& st, const LockOptions& o) {
+        if (st.validity.until() - clock::now() >= o.expires / 2) return true;
+        return refresh(st);
+    }
+
     // False when the row has expired (and may be someone else's). A
     // transient failure keeps the validity the lock has, and its heartbeat,
     // if any, decides from there; but a lock whose validity has already run
@@ -385,7 +395,18 @@ class Acquirer {
                         place->forget();
                     else if (place)
                         place->leave();
-                    return std::move(*lock);
+                    if (!place || still_vouched(*lock->state_, o)) return std::move(*lock);
+                    // Lapsed while it left the line: not ours after all.
+                    // Its owner goes on to the next attempt, at the back.
+                    LockState& lapsed = *lock->state_;
+                    lapsed.released = true;
+                    lapsed.detach();
+                    owner.locked_by = lapsed.locked_by;
+                    owner.token = lapsed.token;
+                    place.reset();
+                    refusal = Refusal{};
+                    refusal.lapsed = true;
+                    refusal.queue_exists = true;
                 }
                 // Taken and the line left by the statement, but the row had
                 // expired before it could be vouched for (attempt_once): the
