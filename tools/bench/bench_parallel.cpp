@@ -83,8 +83,9 @@ void bench_parallel(Context& ctx, const BackendTarget& target) {
     ctx.report.add(row);
 
     // PostgreSQL: what each of sqlock's guarantees costs alone here, where
-    // the processes share the server's locks and buffers.
-    if (target.kind != backend_kind::postgresql) return;
+    // the processes share the server's locks and buffers. Not in quick mode
+    // (the uncontended section prices them on one client).
+    if (target.kind != backend_kind::postgresql || ctx.options.quick) return;
     for (const auto& l : pg_layers()) {
         CycleFactory layered = [&, up_to = l.up_to](int i) -> Cycle {
             std::shared_ptr<RawClient> raw = db.raw();
