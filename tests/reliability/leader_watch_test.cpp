@@ -22,12 +22,9 @@ sqlock::LeaderEvent next_event(sqlock::LeaderWatch& watch, sqlock::duration boun
 
 TEST_CASE("leader watch: cut off, it says so, and reports what it finds back",
           "[fencing][leader]") {
-    if (!sqlock_test::is_server_backend()) {
-        // An embedded database's readers are never cut off (WAL readers do
-        // not wait for the write lock). Not a skip: see queue_cut_off_test.
-        SUCCEED("no link to cut on an embedded database");
-        return;
-    }
+    // An embedded database's readers are never cut off (WAL readers do
+    // not wait for the write lock).
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
     reliability::CutOff cut;
     REQUIRE(cut.prepare(db.url));
