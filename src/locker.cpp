@@ -391,11 +391,14 @@ class Acquirer {
                 if (auto lock = attempt_once(t, o, owner, &refusal, before)) {
                     // At once: the one behind may take the next free slot,
                     // or starts to watch the name.
+                    // Only a separate leave() is a round trip after the
+                    // acquisition that attempt_once vouched for.
+                    const bool left_apart = place && !refusal.left_line;
                     if (place && refusal.left_line)
                         place->forget();
                     else if (place)
                         place->leave();
-                    if (!place || still_vouched(*lock->state_, o)) return std::move(*lock);
+                    if (!left_apart || still_vouched(*lock->state_, o)) return std::move(*lock);
                     // Lapsed while it left the line: not ours after all.
                     // Its owner goes on to the next attempt, at the back.
                     LockState& lapsed = *lock->state_;
