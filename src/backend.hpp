@@ -17,6 +17,7 @@
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/transaction.hpp"
 #include "statement_set.hpp"
 
 namespace sqlock::detail {
@@ -381,6 +382,22 @@ class Backend {
     /// administrator.
     virtual void create_database() {}
     virtual std::string name() const = 0;
+    /// The guard (sqlock/transaction.hpp) of lock row `id` held by
+    /// `locked_by`, named `name`; `marker` is a shared hold's marker row,
+    /// else empty. The default: errc::configuration (no guard here).
+    virtual GuardStatement guard_statement(std::int64_t id, const std::string& locked_by,
+                                           const std::string& marker,
+                                           const std::string& name) const;
+    /// One attempt at Locker::lock_transaction() on the caller's open `tx`:
+    /// the fencing id when `name` was taken until `tx` ends, nullopt when it
+    /// is held, `tx` usable either way. Waits at most `wait` for a writer
+    /// of the name that has not committed yet. `own` is a connection of the
+    /// Locker's own, for what must not read `tx`'s snapshot. The default:
+    /// errc::configuration.
+    virtual std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection& own,
+                                                             const std::string& name,
+                                                             const std::string& locked_by,
+                                                             duration lease, duration wait);
     /// Adds what Locker::diagnose() reports about this backend's path to the
     /// database. The default suits a backend without a server or pushes.
     virtual void diagnose(Diagnosis& out) {

@@ -70,6 +70,10 @@ std::string leaders_table_name(const std::string& table) {
     return beside(table, "_leaders");
 }
 
+std::string guard_routine_name(const std::string& table) {
+    return beside(table, "_guard");
+}
+
 std::string runs_index_name(const std::string& runs, const std::string& what) {
     return fit_identifier(table_basename(runs), "_" + what + "_idx");
 }

@@ -45,6 +45,11 @@ std::string queue_table_name(const std::string& table);
 /// qualified as runs_table_name() does.
 std::string leaders_table_name(const std::string& table);
 
+/// The guard of lock table `table` (guard.hpp): "<table>_guard", fitted and
+/// qualified as runs_table_name() does; a function on PostgreSQL, a
+/// procedure on MariaDB, a view on SQLite.
+std::string guard_routine_name(const std::string& table);
+
 /// The name of index `what` ("name", "started", "fencing") of the runs
 /// table `runs` (unqualified, as indexes are named within their schema).
 std::string runs_index_name(const std::string& runs, const std::string& what);

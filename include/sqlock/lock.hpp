@@ -14,6 +14,8 @@
 
 namespace sqlock {
 
+struct GuardStatement;
+
 namespace detail {
 struct LockState;
 class Acquirer;
@@ -102,6 +104,11 @@ class Lock {
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
+
+    /// The statement that guards a transaction with this lock (see
+    /// sqlock::guard in transaction.hpp), for a driver sqlock has no adapter
+    /// for. Throws errc::invalid_argument once released or moved from.
+    GuardStatement guard_statement() const;
 
     /// Stops managing the lock without releasing it: the row stays until its
     /// lease runs out, or until `Locker::release(name, owner_token)` or

@@ -14,6 +14,8 @@
 
 namespace sqlock {
 
+struct GuardStatement;
+
 /// One name of a lock set and the mode it is held in, for the lock sets
 /// that mix modes (`Locker::lock_all({{"reports", lock_mode::shared},
 /// {"db-maint"}})`).
@@ -97,6 +99,10 @@ class LockSet {
     void release();
     /// True until released (or moved from).
     bool active() const noexcept;
+    /// The statements that guard a transaction with this set, one per name
+    /// (see sqlock::guard in transaction.hpp). Throws
+    /// errc::invalid_argument once released or moved from.
+    std::vector<GuardStatement> guard_statements() const;
     /// Stops managing the set without releasing it: its rows stay until
     /// their lease runs out, or until each is released by the owner token
     /// (`Locker::release(name, owner_token())`) or force-released. Stops

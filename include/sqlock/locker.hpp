@@ -17,6 +17,7 @@
 #include "sqlock/options.hpp"
 #include "sqlock/pause.hpp"
 #include "sqlock/run_history.hpp"
+#include "sqlock/transaction.hpp"
 
 namespace sqlock {
 
@@ -307,6 +308,20 @@ class Locker {
     /// Throws `errc::connection` if the database cannot be reached at all;
     /// everything else is reported in the result. Thread-safe.
     Diagnosis diagnose();
+
+    /// Takes `name` inside the caller's open transaction `tx` on this
+    /// Locker's database, held exactly until `tx` commits or rolls back,
+    /// leaving no row behind (like PostgreSQL's pg_advisory_xact_lock, but
+    /// excluding every holder of the name in the lock table: sqlock's locks,
+    /// sets and shared holds, and DBIx::Locker programs, which wait for `tx`
+    /// to end). Exclusive only; no heartbeat, no release: the transaction is
+    /// the lease. Returns the fencing id the name got. Waits up to `wait`
+    /// (zero: one attempt): errc::busy or errc::timeout when it is held, and
+    /// `tx` stays usable either way. Throws errc::invalid_argument for a bad
+    /// name or wait, a `tx` of another backend, or no transaction open.
+    /// docs/guarded-writes.md says what each backend's transaction holds.
+    std::int64_t lock_transaction(Transaction& tx, const std::string& name,
+                                  duration wait = duration::zero());
 
     /// The database URL with any password replaced by "***".
     std::string url() const;

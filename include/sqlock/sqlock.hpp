@@ -13,3 +13,4 @@
 #include "sqlock/locker.hpp"
 #include "sqlock/options.hpp"
 #include "sqlock/run_history.hpp"
+#include "sqlock/transaction.hpp"

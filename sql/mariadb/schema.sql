@@ -101,3 +101,35 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
     proclaimed DATETIME(6) NOT NULL,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
+-- The guard (sqlock::guard, SQLOCK_GUARD): CALLed inside a transaction on
+-- this database, it fails unless lock row holder_id is still live and held
+-- by `holder` by the server's clock now, and then keeps the row (and, for a
+-- shared hold, the name's marker row `marker`) from being taken over,
+-- deleted or reaped until that transaction ends: a shared row lock, which
+-- every such statement must wait for. The holder's own renewal waits for it
+-- too (InnoDB has no lock that lets an update of another column by): keep a
+-- guarded transaction shorter than the lease. ${guard} is replaced like
+-- ${table}. Its error's SQLSTATE is SQLK1, which sqlock reads as a lost lock.
+CREATE PROCEDURE IF NOT EXISTS ${guard}(IN holder_id BIGINT,
+                                        IN holder MEDIUMTEXT CHARACTER SET utf8mb4,
+                                        IN marker VARCHAR(128) CHARACTER SET utf8mb4,
+                                        IN lock_name VARCHAR(128) CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA SQL SECURITY INVOKER
+BEGIN
+    DECLARE held BIGINT DEFAULT NULL;
+    DECLARE message VARCHAR(512);
+    SELECT id INTO held FROM ${table}
+     WHERE id = holder_id AND COALESCE(locked_by, '') = holder COLLATE ${collation}
+       AND expires > UTC_TIMESTAMP(3)
+      LOCK IN SHARE MODE;
+    IF held IS NULL THEN
+        SET message = CONCAT('sqlock: lock "', lock_name,
+                             '" is no longer held by this holder (lock row ', holder_id, ')');
+        SIGNAL SQLSTATE 'SQLK1' SET MESSAGE_TEXT = message;
+    END IF;
+    IF marker <> '' THEN
+        SELECT COUNT(*) INTO held FROM ${table}
+         WHERE lockstring = marker COLLATE ${collation} LOCK IN SHARE MODE;
+    END IF;
+END;

@@ -81,3 +81,29 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
     value      text NOT NULL,
     proclaimed timestamptz NOT NULL DEFAULT now()
 );
+
+-- The guard (sqlock::guard, SQLOCK_GUARD): run inside a transaction on this
+-- database, it fails unless lock row holder_id is still live and held by
+-- `holder` by the database's clock now (clock_timestamp(), not the
+-- transaction's start), and then keeps the row (and, for a shared hold, the
+-- name's marker row `marker`) from being taken over, deleted or reaped until
+-- that transaction ends. FOR KEY SHARE conflicts with every statement that
+-- changes a row's id or deletes it, not with a renewal: the holder's own
+-- heartbeat goes on. ${guard} is replaced like ${table}. Its error's
+-- SQLSTATE is SQLK1, which sqlock reads as a lost lock.
+CREATE OR REPLACE FUNCTION ${guard}(holder_id bigint, holder text, marker text, lock_name text)
+RETURNS bigint LANGUAGE plpgsql AS $guard$
+BEGIN
+    PERFORM 1 FROM ${table}
+     WHERE id = holder_id AND locked_by = holder AND expires > clock_timestamp()
+       FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'sqlock: lock "%" is no longer held by this holder (lock row %)',
+            lock_name, holder_id USING ERRCODE = 'SQLK1';
+    END IF;
+    IF marker <> '' THEN
+        PERFORM 1 FROM ${table} WHERE lockstring = marker FOR KEY SHARE;
+    END IF;
+    RETURN holder_id;
+END
+$guard$;

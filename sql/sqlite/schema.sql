@@ -81,3 +81,23 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
     value      TEXT NOT NULL,
     proclaimed DATETIME NOT NULL
 );
+
+-- The guard (sqlock::guard, SQLOCK_GUARD): an INSERT into this view, inside
+-- a transaction, fails unless lock row holder_id is still live and held by
+-- `holder` by SQLite's clock now. The INSERT takes the database's write
+-- lock, which no other writer gets before the transaction ends: from then
+-- on nobody can take over, delete or reap the row. SQLite's RAISE() takes
+-- only a fixed message (before 3.47), so the error is a JSON path error
+-- whose path is the message: it names the lock. ${guard} and ${guard_check}
+-- are replaced like ${table}.
+CREATE VIEW IF NOT EXISTS ${guard} (holder_id, holder, marker, lock_name) AS
+    SELECT NULL, NULL, NULL, NULL WHERE 0;
+CREATE TRIGGER IF NOT EXISTS ${guard_check} INSTEAD OF INSERT ON ${guard}
+BEGIN
+    SELECT json_extract('{}', 'sqlock: lock "' || NEW.lock_name ||
+                              '" is no longer held by this holder (lock row ' ||
+                              NEW.holder_id || ')')
+     WHERE NOT EXISTS (SELECT 1 FROM ${table}
+                        WHERE id = NEW.holder_id AND locked_by = NEW.holder
+                          AND expires > strftime('%Y-%m-%d %H:%M:%f', 'now'));
+END;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sqlock/error.hpp"
+#include "sqlock/transaction.hpp"
 
 namespace sqlock_test {
 
@@ -62,6 +63,23 @@ struct RedactedUrl {
 struct BadUrl {
     std::string url;
     std::vector<sqlock::errc> categories;
+};
+
+/// An application's own transaction on the database under test, through
+/// the backend's client library and sqlock's adapter for its handle
+/// (sqlock/<backend>/transaction.hpp): what a program that guards its
+/// writes holds.
+class AppTransaction {
+  public:
+    virtual ~AppTransaction() = default;
+    /// The handle as sqlock::Transaction (the adapter under test).
+    virtual sqlock::Transaction& adapter() = 0;
+    /// Runs `sql` in the transaction; its rows, as text. Throws
+    /// std::runtime_error.
+    virtual std::vector<SqlRow> query(const std::string& sql) = 0;
+    /// Ends the transaction. Throw std::runtime_error on failure.
+    virtual void commit() = 0;
+    virtual void rollback() = 0;
 };
 
 /// BackendHooks
@@ -155,6 +173,11 @@ struct BackendHooks {
     /// An SQL expression for the timestamp in `column` as whole milliseconds
     /// since the Unix epoch (UTC, as the library stores it).
     std::string (*epoch_ms_sql)(const std::string& column) = nullptr;
+
+    /// Opens a connection of the application's own to the database at
+    /// `url` (which may name a pooler) and, with `begin`, starts a
+    /// transaction on it; without, each statement commits alone.
+    std::unique_ptr<AppTransaction> (*app_transaction)(const std::string& url, bool begin) = nullptr;
 
     /// What `sqlock doctor` reports on the database at `url` (which may name
     /// a pooler), besides the facts every backend has (backend, wake-ups).

@@ -237,6 +237,14 @@ std::vector<SqlRow> query(const Database& db, const std::string& sql) {
     return backend_context().hooks.query(db.url, sql);
 }
 
+std::unique_ptr<AppTransaction> app_transaction(const Database& db, bool begin) {
+    const auto open = backend_context().hooks.app_transaction;
+    // Every backend has transactions a program can guard: a backend without
+    // the hook is a gap in its test context, not a reason to skip.
+    if (!open) FAIL("backend " << backend() << " has no app_transaction hook");
+    return open(db.url, begin);
+}
+
 void exec_sql(const Database& db, const std::string& sql) {
     query(db, sql);
 }

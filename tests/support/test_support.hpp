@@ -143,6 +143,12 @@ double seconds_between(const std::string& from, const std::string& to);
 /// read and written as UTC, as the library stores them).
 std::vector<SqlRow> query(const Database& db, const std::string& sql);
 
+/// A transaction of the application's own on db's database, through the
+/// backend's client library and sqlock's adapter for its handle
+/// (BackendHooks::app_transaction); with `begin` false, a connection in
+/// autocommit. Fails the test where the backend has none.
+std::unique_ptr<AppTransaction> app_transaction(const Database& db, bool begin = true);
+
 /// query() for statements whose rows do not matter (planting odd rows).
 void exec_sql(const Database& db, const std::string& sql);
 

@@ -81,8 +81,11 @@ void MariaConnection::init_schema() {
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
     if (!found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() && has_pauses() &&
-        has_queue() && has_leaders())
-        return;
+        has_queue() && has_leaders()) {
+        auto guard = run(sql::guard_exists(*target_), "creating the lock table", {});
+        const auto& guards = last_rows(*target_, guard, "creating the lock table");
+        if (!guards.rows.empty() && as_bool(guards.rows[0].at(0))) return;
+    }
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.

@@ -705,6 +705,7 @@ std::string schema_script(const MariaTarget& t, const std::string& collation) {
     sql = substitute(sql, "pauses", t.quoted_pauses);
     sql = substitute(sql, "queue", t.quoted_queue);
     sql = substitute(sql, "leaders", t.quoted_leaders);
+    sql = substitute(sql, "guard", t.quoted_guard);
     return substitute(sql, "collation", collation);
 }
 
@@ -724,6 +725,15 @@ std::string is_table(const std::string& qualified) {
 
 std::string table_exists(const MariaTarget& t) {
     return "SELECT COUNT(*) FROM information_schema.TABLES WHERE " + is_table(t.table);
+}
+
+std::string guard_exists(const MariaTarget& t) {
+    std::size_t dot = t.guard.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.guard.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
+    return "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = " + schema +
+           " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
 }
 
 namespace {

@@ -177,6 +177,10 @@ std::string schema_script(const MariaTarget& t, const std::string& collation);
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);
 
+/// One row: how many guard procedures (schema.sql's ${guard}) of the table
+/// information_schema lists (those this user has a privilege on).
+std::string guard_exists(const MariaTarget& t);
+
 /// Purge with the runs of the purged rows ending with their lease, in one
 /// transaction. The DELETE's affected rows are the third result's.
 std::string purge_with_runs(const MariaTarget& t, std::size_t batch);

@@ -36,6 +36,8 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       quoted_queue(quote_identifier_path(queue)),
       leaders(leaders_table_name(table)),
       quoted_leaders(quote_identifier_path(leaders)),
+      guard(guard_routine_name(table)),
+      quoted_guard(quote_identifier_path(guard)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.

@@ -34,6 +34,8 @@ struct MariaTarget {
     std::string quoted_queue;    // `ops`.`locks_queue`
     std::string leaders;         // the leaders' values, as `table`: "ops.locks_leaders"
     std::string quoted_leaders;  // `ops`.`locks_leaders`
+    std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
+    std::string quoted_guard;    // `ops`.`locks_guard`
     /// Lower-cased "database.table", the part of every turn key (GET_LOCK
     /// names are server-wide; lower case because lower_case_table_names may
     /// make "Locks" and "locks" one table: sharing a turn only costs a wait).

@@ -210,7 +210,8 @@ void PgConnection::init_schema() {
             pqxx::nontransaction check(link_.get());
             pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
                                                target_->index_regclass, target_->quoted_runs,
-                                               target_->quoted_pauses, target_->quoted_queue);
+                                               target_->quoted_pauses, target_->quoted_queue,
+                                               target_->quoted_guard + "(bigint,text,text,text)");
             exists = r[0][0].as<bool>();
         }
         if (exists) return;

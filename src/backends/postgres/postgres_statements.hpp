@@ -178,12 +178,13 @@ std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target);
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);
 
-/// True when the table, its index, the history table, the pauses table and
-/// the queue all exist: SELECT with five text parameters, the five as
-/// regclass text.
+/// True when the table, its index, the history table, the pauses table,
+/// the queue and the guard function all exist: SELECT with five text
+/// parameters, the five as regclass text, and the guard's signature
+/// (regprocedure text) as the sixth.
 constexpr const char* schema_exists_sql =
     "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
     "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL AND "
-    "to_regclass($5) IS NOT NULL";
+    "to_regclass($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL";
 
 }  // namespace sqlock::detail::postgres

@@ -41,6 +41,7 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
       quoted_pauses(quote_table_name(pauses_table_name(table))),
       quoted_queue(quote_table_name(queue_table_name(table))),
       quoted_leaders(quote_table_name(leaders_table_name(table))),
+      quoted_guard(quote_table_name(guard_routine_name(table))),
       channel(channel_name(table)),
       redact(url, {parse_conninfo(url).password}),
       timeout(bound),

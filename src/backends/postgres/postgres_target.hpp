@@ -40,6 +40,7 @@ struct PgTarget {
     std::string quoted_pauses;   // "ops"."locks_pauses": paused jobs
     std::string quoted_queue;    // "ops"."locks_queue": waiters in line
     std::string quoted_leaders;  // "ops"."locks_leaders": leaders' values
+    std::string quoted_guard;    // "ops"."locks_guard": the guard function
     std::string channel;         // LISTEN/NOTIFY channel of this table
     Redactor redact;             // scrubs the password out of messages
     duration timeout;            // longest wait for one answer of the server

@@ -95,7 +95,9 @@ Tables::Tables(const std::string& name)
       queue_name(queue_table_name(name)),
       queue(quote_table_name(queue_name)),
       leaders_name(leaders_table_name(name)),
-      leaders(quote_table_name(leaders_name)) {}
+      leaders(quote_table_name(leaders_name)),
+      guard(quote_table_name(guard_routine_name(name))),
+      guard_check(quote_table_name(fit_identifier(table_basename(name), "_guard_check"))) {}
 
 std::string seconds_modifier(duration d) {
     return "+" + duration_modifier(d.count());
@@ -403,9 +405,11 @@ StatementSet statement_set(const Tables& tables) {
 }
 
 std::string schema_script(const Tables& tables) {
-    return schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
-                             tables.pauses, tables.runs_name, tables.queue, tables.queue_name,
-                             tables.leaders);
+    std::string sql = schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
+                                        tables.pauses, tables.runs_name, tables.queue,
+                                        tables.queue_name, tables.leaders);
+    sql = substitute(std::move(sql), "guard_check", tables.guard_check);
+    return substitute(std::move(sql), "guard", tables.guard);
 }
 
 }  // namespace sqlock::detail::sqlite

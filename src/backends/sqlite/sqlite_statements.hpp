@@ -28,6 +28,8 @@ struct Tables {
     std::string queue;         // quoted
     std::string leaders_name;  // unquoted
     std::string leaders;       // quoted
+    std::string guard;         // quoted: the guard's view
+    std::string guard_check;   // quoted: its trigger
 };
 
 /// The lock's own statements.

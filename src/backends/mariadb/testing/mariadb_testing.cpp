@@ -4,11 +4,13 @@
 #include <mysql.h>
 
 #include <cctype>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backend_context.hpp"
+#include "sqlock/mariadb/transaction.hpp"
 
 namespace sqlock_test {
 
@@ -67,7 +69,11 @@ MariadbTarget mariadb_target(const std::string& url) {
     return t;
 }
 
-std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+// A new session to the database at `url`; with `standard_sql`, its text
+// read as query() in the header says (ANSI quotes, no backslash escapes,
+// UTC). Throws std::runtime_error (the C API's messages carry the user and
+// host, never the password).
+MYSQL* open_session(const std::string& url, bool standard_sql) {
     // mysql_init() initialises the library on first use, which is not
     // thread-safe; the tests call query() from several threads.
     static const bool initialised = mysql_library_init(0, nullptr, nullptr) == 0;
@@ -80,7 +86,6 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
     mysql_options(h, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
     mysql_options(h, MYSQL_OPT_WRITE_TIMEOUT, &read_timeout);
     auto fail = [&](const std::string& what) {
-        // The C API's messages carry the user and host, never the password.
         std::string msg = "query: " + what + ": " + mysql_error(h);
         mysql_close(h);
         return std::runtime_error(msg);
@@ -89,11 +94,20 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
                             t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
                             CLIENT_MULTI_STATEMENTS))
         throw fail("cannot connect");
-    // Standard SQL text (see query() in the header), UTC.
-    if (mysql_query(h,
+    if (standard_sql &&
+        mysql_query(h,
                     "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
                     "time_zone = '+00:00'") != 0)
         throw fail("setting the session up");
+    return h;
+}
+
+// Runs `sql` on session `h`; the last statement's rows. Throws
+// std::runtime_error, leaving `h` open.
+std::vector<SqlRow> run_on(MYSQL* h, const std::string& sql) {
+    auto fail = [&](const std::string& what) {
+        return std::runtime_error("query: " + what + ": " + mysql_error(h));
+    };
     if (mysql_real_query(h, sql.data(), sql.size()) != 0) throw fail("in: " + sql);
     std::vector<SqlRow> rows;
     for (int more = 0; more == 0; more = mysql_next_result(h)) {
@@ -118,8 +132,43 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
         mysql_free_result(result);
     }
     if (mysql_errno(h) != 0) throw fail("in: " + sql);
-    mysql_close(h);
     return rows;
+}
+
+std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+    MYSQL* h = open_session(url, /*standard_sql=*/true);
+    try {
+        std::vector<SqlRow> rows = run_on(h, sql);
+        mysql_close(h);
+        return rows;
+    } catch (...) {
+        mysql_close(h);
+        throw;
+    }
+}
+
+// The application's transaction: a MYSQL* session in the server's own
+// sql_mode, as a program that guards its writes with
+// sqlock/mariadb/transaction.hpp has it.
+class MariadbApp final : public AppTransaction {
+  public:
+    MariadbApp(const std::string& url, bool begin)
+        : h_(open_session(url, /*standard_sql=*/false)), adapter_(h_) {
+        if (begin) run_on(h_, "START TRANSACTION");
+    }
+    ~MariadbApp() override { mysql_close(h_); }
+    sqlock::Transaction& adapter() override { return adapter_; }
+    std::vector<SqlRow> query(const std::string& sql) override { return run_on(h_, sql); }
+    void commit() override { run_on(h_, "COMMIT"); }
+    void rollback() override { run_on(h_, "ROLLBACK"); }
+
+  private:
+    MYSQL* h_;
+    sqlock::mariadb::MariadbTransaction adapter_;
+};
+
+std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
+    return std::make_unique<MariadbApp>(url, begin);
 }
 
 // The table's rights; MariaDB's AUTO_INCREMENT needs no grant of its own.
@@ -226,6 +275,7 @@ BackendHooks mariadb_test_hooks() {
     hooks.epoch_ms_sql = epoch_ms_sql;
     hooks.hostile_inputs = hostile_inputs;
     hooks.redacted_urls = redacted_urls;
+    hooks.app_transaction = app_transaction;
     return hooks;
 }
 

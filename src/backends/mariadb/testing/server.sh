@@ -25,7 +25,8 @@
 # Accounts and databases created:
 #   sqlock_test      what the library needs on databases sqlock_test and ops
 #                    (for schema-qualified table tests): CREATE, DROP, ALTER,
-#                    INDEX, SELECT, INSERT, UPDATE, DELETE, plus TRIGGER (tests
+#                    INDEX, SELECT, INSERT, UPDATE, DELETE, CREATE ROUTINE,
+#                    ALTER ROUTINE, EXECUTE (the guard), plus TRIGGER (tests
 #                    watch deletes) and GRANT OPTION (tests grant a table to
 #                    sqlock_noaccess, as a PostgreSQL table owner can);
 #   sqlock_noaccess  same password, may connect to sqlock_test (as a
@@ -184,7 +185,7 @@ init_server() {
 create_accounts() {
     local password privileges
     password=$(cat "$password_file")
-    privileges="CREATE, DROP, ALTER, INDEX, SELECT, INSERT, UPDATE, DELETE, TRIGGER"
+    privileges="CREATE, DROP, ALTER, INDEX, SELECT, INSERT, UPDATE, DELETE, TRIGGER, CREATE ROUTINE, ALTER ROUTINE, EXECUTE"
     sql_admin <<EOF
 CREATE DATABASE $database CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 CREATE DATABASE ops CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;

@@ -3,6 +3,11 @@
 // and codes of PostgreSQL; what the shared suites expect of its dialect.
 #include <libpq-fe.h>
 
+#include <memory>
+#include <pqxx/pqxx>
+
+#include "sqlock/postgres/transaction.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -170,6 +175,52 @@ std::string epoch_ms_sql(const std::string& column) {
 
 }  // namespace
 
+// The application's transaction: libpqxx, as a program that guards its
+// writes with sqlock/postgres/transaction.hpp has it.
+class PqxxApp final : public AppTransaction {
+  public:
+    PqxxApp(const std::string& url, bool begin) : conn_(libpq_url(url)) {
+        if (begin)
+            tx_ = std::make_unique<pqxx::work>(conn_);
+        else
+            tx_ = std::make_unique<pqxx::nontransaction>(conn_);
+        adapter_ = std::make_unique<sqlock::postgres::PqxxTransaction>(*tx_);
+    }
+    sqlock::Transaction& adapter() override { return *adapter_; }
+    std::vector<SqlRow> query(const std::string& sql) override {
+        try {
+            std::vector<SqlRow> rows;
+            for (const auto& tuple : tx_->exec(sql)) {
+                SqlRow row;
+                for (const auto& field : tuple)
+                    row.push_back(field.is_null() ? std::nullopt
+                                                  : std::optional<std::string>(field.c_str()));
+                rows.push_back(std::move(row));
+            }
+            return rows;
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("app transaction: ") + e.what());
+        }
+    }
+    void commit() override {
+        try {
+            tx_->commit();
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("app commit: ") + e.what());
+        }
+    }
+    void rollback() override { tx_->abort(); }
+
+  private:
+    pqxx::connection conn_;
+    std::unique_ptr<pqxx::transaction_base> tx_;
+    std::unique_ptr<sqlock::postgres::PqxxTransaction> adapter_;
+};
+
+std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
+    return std::make_unique<PqxxApp>(url, begin);
+}
+
 BackendHooks postgres_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
@@ -185,6 +236,7 @@ BackendHooks postgres_test_hooks() {
     hooks.epoch_ms_sql = epoch_ms_sql;
     hooks.hostile_inputs = hostile_inputs;
     hooks.redacted_urls = redacted_urls;
+    hooks.app_transaction = app_transaction;
     return hooks;
 }
 

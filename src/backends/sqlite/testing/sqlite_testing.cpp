@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend_context.hpp"
+#include "sqlock/sqlite/transaction.hpp"
 
 namespace sqlock_test {
 
@@ -28,7 +29,7 @@ std::string file_of(const std::string& url) {
     return path;
 }
 
-std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+sqlite3* open_file(const std::string& url) {
     const std::string path = file_of(url);
     sqlite3* h = nullptr;
     if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
@@ -37,8 +38,12 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
         throw std::runtime_error("query: cannot open " + path + ": " + msg);
     }
     sqlite3_busy_timeout(h, 10000);
-    // Every statement of `sql` in turn (like sqlite3_exec); the rows are the
-    // last statement's.
+    return h;
+}
+
+// Every statement of `sql` in turn on `h` (like sqlite3_exec); the rows are
+// the last statement's. Throws std::runtime_error, leaving `h` open.
+std::vector<SqlRow> run_on(sqlite3* h, const std::string& sql) {
     std::vector<SqlRow> rows;
     const char* next = sql.c_str();
     int rc = SQLITE_DONE;
@@ -63,10 +68,43 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE) break;
     }
-    std::string msg = sqlite3_errmsg(h);
-    sqlite3_close(h);
-    if (rc != SQLITE_DONE) throw std::runtime_error("query: " + msg + " in: " + sql);
+    if (rc != SQLITE_DONE)
+        throw std::runtime_error("query: " + std::string(sqlite3_errmsg(h)) + " in: " + sql);
     return rows;
+}
+
+std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
+    sqlite3* h = open_file(url);
+    try {
+        std::vector<SqlRow> rows = run_on(h, sql);
+        sqlite3_close(h);
+        return rows;
+    } catch (...) {
+        sqlite3_close(h);
+        throw;
+    }
+}
+
+// The application's transaction: an sqlite3* of its own on the file, as a
+// program that guards its writes with sqlock/sqlite/transaction.hpp has it.
+class SqliteApp final : public AppTransaction {
+  public:
+    SqliteApp(const std::string& url, bool begin) : h_(open_file(url)), adapter_(h_) {
+        if (begin) run_on(h_, "BEGIN");
+    }
+    ~SqliteApp() override { sqlite3_close(h_); }
+    sqlock::Transaction& adapter() override { return adapter_; }
+    std::vector<SqlRow> query(const std::string& sql) override { return run_on(h_, sql); }
+    void commit() override { run_on(h_, "COMMIT"); }
+    void rollback() override { run_on(h_, "ROLLBACK"); }
+
+  private:
+    sqlite3* h_;
+    sqlock::sqlite::SqliteTransaction adapter_;
+};
+
+std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
+    return std::make_unique<SqliteApp>(url, begin);
 }
 
 // Committed write transactions recorded in the database's WAL file: frames
@@ -167,6 +205,7 @@ BackendHooks sqlite_test_hooks() {
     hooks.odd_timestamp_rows = odd_timestamp_rows;
     hooks.doctor_facts = doctor_facts;
     hooks.epoch_ms_sql = epoch_ms_sql;
+    hooks.app_transaction = app_transaction;
     hooks.hostile_inputs = hostile_inputs;
     return hooks;
 }

@@ -1,0 +1,87 @@
+// Locks that protect the data too: a held lock guarding the caller's own
+// transaction on the lock's database, and locks scoped to such a transaction.
+//
+// The lock table lives in the same database as the data it protects, so a
+// write can be made conditional on the lock itself: guard() run inside the
+// caller's transaction fails unless this holder still holds the lock, and
+// from then until that transaction ends nobody can take the name over,
+// force-release it or reap it. A holder that was paused past its lease (a
+// frozen VM, a stopped process) and wakes up cannot commit a stale write:
+// its guard fails and its transaction rolls back. See docs/guarded-writes.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sqlock {
+
+class Lock;
+class LockSet;
+class Leadership;
+
+/// Transaction
+///
+/// The caller's open transaction on the lock's database, as sqlock needs it:
+/// one statement at a time. sqlock/postgres/transaction.hpp (libpqxx),
+/// sqlock/sqlite/transaction.hpp (sqlite3*) and sqlock/mariadb/transaction.hpp
+/// (MYSQL*) implement it over the handles their users already have; another
+/// driver needs only these three calls. sqlock never commits, rolls back or
+/// ends the transaction.
+class Transaction {
+  public:
+    /// One row of a result: each column as text, nullopt for NULL.
+    using row = std::vector<std::optional<std::string>>;
+
+    virtual ~Transaction() = default;
+
+    /// The backend the handle speaks, as Locker::backend_name() says it:
+    /// "postgresql", "sqlite" or "mariadb".
+    virtual std::string backend() const = 0;
+
+    /// Whether a transaction is open on the handle. Outside one each
+    /// statement commits alone, and a guard would protect nothing.
+    virtual bool in_transaction() = 0;
+
+    /// Runs one statement, its placeholders ($1, $2, ... on PostgreSQL, ?
+    /// elsewhere) bound to `params` as text, and returns its rows. Throws
+    /// sqlock::error: errc::connection when the link broke, errc::busy when
+    /// the database was locked (SQLite), else errc::backend carrying the
+    /// driver's code (a SQLSTATE, an SQLite result code name, or MariaDB's
+    /// "errno/SQLSTATE") and its message.
+    virtual std::vector<row> run(const std::string& sql, const std::vector<std::string>& params) = 0;
+};
+
+/// The statement that guards a transaction with one held row, for a driver
+/// sqlock has no adapter for: run `sql` with `params` bound (or `literal`,
+/// the same with the values written in) inside the transaction, and treat
+/// its error as "lost": roll back. Made by Lock::guard_statement() and
+/// LockSet::guard_statements().
+struct GuardStatement {
+    std::string backend;              ///< "postgresql", "sqlite" or "mariadb"
+    std::string sql;                  ///< with placeholders: $1.. or ?
+    std::vector<std::string> params;  ///< their values, in order
+    std::string literal;              ///< the values written in (SQLOCK_GUARD)
+    std::string name;                 ///< the lock's name, for messages
+};
+
+/// Makes `tx`, open on the lock's database, commit only while `lock` is
+/// held: fails with errc::lost (naming the lock) unless this holder still
+/// holds it by the database's clock now; from then until `tx` ends nobody
+/// can take the name over, force-release it or reap it (they wait for the
+/// commit or rollback). Every write of `tx`, before or after the guard,
+/// commits only if the lock was held all the way to the commit. After an
+/// error the caller must roll `tx` back (on PostgreSQL it is aborted).
+///
+/// Throws errc::invalid_argument for a released or moved-from lock, a `tx`
+/// of another backend, or no transaction open on `tx` (nothing written);
+/// errc::configuration when the guard is missing from `tx`'s database
+/// (`sqlock init` creates it; or `tx` is on another database).
+void guard(Transaction& tx, const Lock& lock);
+/// Guards `tx` with every row of `set` (one statement per name).
+void guard(Transaction& tx, const LockSet& set);
+/// Guards `tx` with the leader's lock: writes only the current leader makes.
+void guard(Transaction& tx, const Leadership& leadership);
+
+}  // namespace sqlock
