@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sqlock/error.hpp"
@@ -178,6 +179,17 @@ struct BackendHooks {
     /// `url` (which may name a pooler) and, with `begin`, starts a
     /// transaction on it; without, each statement commits alone.
     std::unique_ptr<AppTransaction> (*app_transaction)(const std::string& url, bool begin) = nullptr;
+
+    /// The backend's own command-line client (psql, mariadb, sqlite3) as a
+    /// job would run it: a shell command that runs the SQL in $APP_SQL on
+    /// the database at `url`, stopping at the first error with a non-zero
+    /// exit, and the environment it needs (a password only there, never in
+    /// the command).
+    struct ClientCommand {
+        std::string shell;
+        std::vector<std::pair<std::string, std::string>> env;
+    };
+    ClientCommand (*client_command)(const std::string& url) = nullptr;
 
     /// What `sqlock doctor` reports on the database at `url` (which may name
     /// a pooler), besides the facts every backend has (backend, wake-ups).

@@ -60,6 +60,15 @@ void HeldLock::detach() {
         set_->detach();
 }
 
+std::string HeldLock::guard_sql() const {
+    if (lock_) return lock_->guard_statement().literal;
+    // A set's: one statement per name, each as a name's alone.
+    std::string sql;
+    for (const sqlock::GuardStatement& g : set_->guard_statements())
+        sql += (sql.empty() ? "" : "; ") + g.literal;
+    return sql;
+}
+
 std::vector<std::string> HeldLock::environment() const {
     nlohmann::ordered_json locks = nlohmann::ordered_json::object();
     std::vector<std::string> env;
@@ -80,6 +89,7 @@ std::vector<std::string> HeldLock::environment() const {
                std::string("SQLOCK_MODE=") + mode_name(set_->mode(first))};
     }
     env.push_back("SQLOCK_LOCKS=" + locks.dump());
+    env.push_back("SQLOCK_GUARD=" + guard_sql());
     if (lead_) env.push_back("SQLOCK_LEADER_VALUE=" + lead_->value());
     return env;
 }

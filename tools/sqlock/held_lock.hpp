@@ -42,8 +42,14 @@ class HeldLock {
     void detach();
     /// The job's SQLOCK_* variables: SQLOCK_NAME, SQLOCK_LOCKSTRING,
     /// SQLOCK_SLOT and SQLOCK_ID of the lock (of a set: its first name),
-    /// and SQLOCK_LOCKS, a JSON object of every row's name and fencing id.
+    /// SQLOCK_LOCKS, a JSON object of every row's name and fencing id, and
+    /// SQLOCK_GUARD, guard_sql().
     std::vector<std::string> environment() const;
+
+    /// The SQL that guards the job's own transaction on the lock's database
+    /// with this hold (sqlock::guard): one statement, or one per name of a
+    /// set, joined by "; ", with the values written in.
+    std::string guard_sql() const;
 
   private:
     std::optional<sqlock::Lock> own_;

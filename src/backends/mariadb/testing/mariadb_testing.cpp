@@ -260,6 +260,17 @@ std::string epoch_ms_sql(const std::string& column) {
 
 }  // namespace
 
+static BackendHooks::ClientCommand client_command(const std::string& url) {
+    const MariadbTarget t = mariadb_target(url);
+    return {"mariadb --host=\"$APP_HOST\" --port=\"$APP_PORT\" --user=\"$APP_USER\" "
+            "\"$APP_DATABASE\" -e \"$APP_SQL\"",
+            {{"APP_HOST", t.host},
+             {"APP_PORT", std::to_string(t.port)},
+             {"APP_USER", t.user},
+             {"APP_DATABASE", t.database},
+             {"MYSQL_PWD", t.password}}};
+}
+
 BackendHooks mariadb_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
@@ -276,6 +287,7 @@ BackendHooks mariadb_test_hooks() {
     hooks.hostile_inputs = hostile_inputs;
     hooks.redacted_urls = redacted_urls;
     hooks.app_transaction = app_transaction;
+    hooks.client_command = client_command;
     return hooks;
 }
 

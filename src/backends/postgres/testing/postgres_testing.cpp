@@ -217,8 +217,12 @@ class PqxxApp final : public AppTransaction {
     std::unique_ptr<sqlock::postgres::PqxxTransaction> adapter_;
 };
 
-std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
+static std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
     return std::make_unique<PqxxApp>(url, begin);
+}
+
+static BackendHooks::ClientCommand client_command(const std::string& url) {
+    return {"psql \"$APP_DB\" -X -q -v ON_ERROR_STOP=1 -c \"$APP_SQL\"", {{"APP_DB", libpq_url(url)}}};
 }
 
 BackendHooks postgres_test_hooks() {
@@ -237,6 +241,7 @@ BackendHooks postgres_test_hooks() {
     hooks.hostile_inputs = hostile_inputs;
     hooks.redacted_urls = redacted_urls;
     hooks.app_transaction = app_transaction;
+    hooks.client_command = client_command;
     return hooks;
 }
 

@@ -194,6 +194,10 @@ std::string epoch_ms_sql(const std::string& column) {
 
 }  // namespace
 
+static BackendHooks::ClientCommand client_command(const std::string& url) {
+    return {"sqlite3 -bail -cmd '.timeout 10000' \"$APP_DB\" \"$APP_SQL\"", {{"APP_DB", file_of(url)}}};
+}
+
 BackendHooks sqlite_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
@@ -206,6 +210,7 @@ BackendHooks sqlite_test_hooks() {
     hooks.doctor_facts = doctor_facts;
     hooks.epoch_ms_sql = epoch_ms_sql;
     hooks.app_transaction = app_transaction;
+    hooks.client_command = client_command;
     hooks.hostile_inputs = hostile_inputs;
     return hooks;
 }
