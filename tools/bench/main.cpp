@@ -144,7 +144,7 @@ int run(int argc, char** argv) {
         {"semaphore", bench_semaphore},     {"sets", bench_sets},
         {"reaper", bench_reaper},           {"command", bench_command, true},
         {"memory", bench_memory},           {"queue", bench_queue},
-        {"leader", bench_leader},
+        {"leader", bench_leader},           {"guard", bench_guard},
     };
     Context ctx{options, scale, report, scratch.path()};
     bool interrupted_run = false;

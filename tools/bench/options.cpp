@@ -37,7 +37,7 @@ void check_names(const std::vector<std::string>& given, const std::vector<std::s
 const std::vector<std::string>& section_names() {
     static const std::vector<std::string> names{"uncontended", "parallel", "contention", "growth",
                                                 "semaphore",   "reaper",   "command",    "memory",
-                                                "queue",       "sets",     "leader"};
+                                                "queue",       "sets",     "leader",      "guard"};
     return names;
 }
 
@@ -62,7 +62,7 @@ Options parse_options(int argc, char** argv) {
         ("sqlock", "the sqlock command for the command rows",
          cxxopts::value<std::string>()->default_value(SQLOCK_BENCH_DEFAULT_CLI))
         ("only", "comma-separated sections to run: uncontended, parallel, contention, growth, "
-                 "semaphore, sets, reaper, command, memory, queue, leader", cxxopts::value<std::string>())
+                 "semaphore, sets, reaper, command, memory, queue, leader, guard", cxxopts::value<std::string>())
         ("backend", "comma-separated backends: sqlite, postgresql, mariadb",
          cxxopts::value<std::string>())
         ("h,help", "this help");

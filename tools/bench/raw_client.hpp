@@ -91,14 +91,20 @@ class RawClient {
     /// deleted by another. Throws if any name had a row.
     virtual void cycle_many(const std::vector<std::string>& names) = 0;
 
+    /// One transaction of an application's on the lock table's database:
+    /// BEGIN, then `guard` when not empty (the statement sqlock::guard
+    /// runs), then one row inserted into `<table>_data` (made on first use),
+    /// then COMMIT, each its own round trip, as a client sends them.
+    virtual void write_transaction(const std::string& guard) = 0;
+
     /// Inserts rows prefix<first> .. prefix<first+count-1> in one
     /// transaction: live for a day, or already expired an hour ago.
     virtual void fill(const std::string& prefix, std::int64_t first, std::int64_t count,
                       bool expired) = 0;
     /// Deletes every expired row in one statement; returns how many.
     virtual std::int64_t purge_expired_at_once() = 0;
-    /// Drops the lock table and the tables Locker::init() made beside it
-    /// (lock_table_family()).
+    /// Drops the lock table, the tables and the guard Locker::init() made
+    /// beside it (lock_table_family()), and write_transaction()'s table.
     virtual void drop_table() = 0;
     /// "SQLite 3.40.1", "PostgreSQL 15.18 (...)", "MariaDB 10.11.6".
     virtual std::string server_version() = 0;

@@ -305,6 +305,21 @@ class RawMariaDB final : public RawClient {
     void drop_table() override {
         for (const std::string& t : lock_table_family(table_name_))
             exec("DROP TABLE IF EXISTS `" + t + "`");
+        exec("DROP TABLE IF EXISTS `" + table_name_ + "_data`");
+        exec("DROP PROCEDURE IF EXISTS `" + table_name_ + "_guard`");
+    }
+
+    void write_transaction(const std::string& guard) override {
+        const std::string data = "`" + table_name_ + "_data`";
+        if (!data_made_) {
+            exec("CREATE TABLE IF NOT EXISTS " + data +
+                 " (id BIGINT AUTO_INCREMENT PRIMARY KEY, who VARCHAR(16)) ENGINE=InnoDB");
+            data_made_ = true;
+        }
+        exec("START TRANSACTION");
+        if (!guard.empty()) exec(guard);
+        exec("INSERT INTO " + data + " (who) VALUES ('bench')");
+        exec("COMMIT");
     }
 
     std::int64_t work_done() override {
@@ -439,6 +454,7 @@ class RawMariaDB final : public RawClient {
     std::string table_name_;  // the plain name
     std::string table_;       // quoted
     std::string owner_;
+    bool data_made_ = false;
     unsigned long owner_length_ = static_cast<unsigned long>(owner_.size());
     MYSQL* mysql_ = nullptr;
     bool mariadb_ = true;

@@ -145,6 +145,20 @@ class RawPostgres final : public RawClient {
     void drop_table() override {
         for (const std::string& t : lock_table_family(table_name_))
             exec("DROP TABLE IF EXISTS \"" + t + "\"");
+        exec("DROP TABLE IF EXISTS \"" + table_name_ + "_data\"");
+        exec("DROP FUNCTION IF EXISTS \"" + table_name_ + "_guard\"(bigint, text, text, text)");
+    }
+
+    void write_transaction(const std::string& guard) override {
+        const std::string data = "\"" + table_name_ + "_data\"";
+        if (!data_made_) {
+            exec("CREATE TABLE IF NOT EXISTS " + data + " (id bigserial PRIMARY KEY, who text)");
+            data_made_ = true;
+        }
+        exec("BEGIN");
+        if (!guard.empty()) exec(guard);
+        exec("INSERT INTO " + data + " (who) VALUES ('bench')");
+        exec("COMMIT");
     }
 
     std::int64_t work_done() override {
@@ -209,6 +223,7 @@ class RawPostgres final : public RawClient {
     }
 
     void exec(const std::string& sql) { Result r(check(PQexec(conn_, sql.c_str()), sql.c_str())); }
+    bool data_made_ = false;
 
     void prepare(const char* name, const std::string& sql) {
         Result r(check(PQprepare(conn_, name, sql.c_str(), 0, nullptr), "PREPARE"));

@@ -99,7 +99,24 @@ class RawSqlite final : public RawClient {
         return sqlite3_changes64(db_);
     }
 
-    void drop_table() override { exec("DROP TABLE IF EXISTS " + table_); }
+    void drop_table() override {
+        exec("DROP TABLE IF EXISTS " + table_);
+        exec("DROP TABLE IF EXISTS " + data_table());
+        exec("DROP VIEW IF EXISTS " + beside("_guard"));
+    }
+
+    void write_transaction(const std::string& guard) override {
+        if (!data_made_) {
+            exec("CREATE TABLE IF NOT EXISTS " + data_table() + " (id INTEGER PRIMARY KEY, who TEXT)");
+            data_made_ = true;
+        }
+        // As a writer should begin on a database others write too: the
+        // write lock at once, so that its first write cannot fail busy.
+        exec("BEGIN IMMEDIATE");
+        if (!guard.empty()) exec(guard);
+        exec("INSERT INTO " + data_table() + " (who) VALUES ('bench')");
+        exec("COMMIT");
+    }
 
     std::string server_version() override { return std::string("SQLite ") + sqlite3_libversion(); }
 
@@ -173,6 +190,12 @@ class RawSqlite final : public RawClient {
                                  sqlite3_errmsg(db_));
     }
 
+    // "<table><suffix>", quoted as table_ is.
+    std::string beside(const std::string& suffix) const {
+        return table_.substr(0, table_.size() - 1) + suffix + "\"";
+    }
+    std::string data_table() const { return beside("_data"); }
+    bool data_made_ = false;
     std::string table_;
     std::string owner_;
     sqlite3* db_ = nullptr;

@@ -54,6 +54,8 @@ void bench_semaphore(Context& ctx, const BackendTarget& target);
 /// 4c. Lock sets of 1, 10, 100 names against the names one by one, and a
 ///     set of 10 against one lock.
 void bench_sets(Context& ctx, const BackendTarget& target);
+/// 4d. A write transaction guarded by a held lock against the same unguarded.
+void bench_guard(Context& ctx, const BackendTarget& target);
 /// 5. purge_expired() of 10^6 rows and the worst acquire latency meanwhile.
 void bench_reaper(Context& ctx, const BackendTarget& target);
 /// 6. `sqlock run NAME -- true` against `flock -n FILE true` and `true`:
