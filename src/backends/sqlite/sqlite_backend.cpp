@@ -8,6 +8,8 @@
 #include "sqlite_doctor.hpp"
 #include "sqlite_statements.hpp"
 #include "sqlite_url.hpp"
+#include "sqlock/error.hpp"
+#include "text.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -51,15 +53,21 @@ class SqliteBackend final : public Backend {
                 lock_name};
     }
 
-    // The caller's transaction takes the database's write lock with its
-    // first statement here, and no other writer gets it before the
-    // transaction ends: an expired row of the name is deleted, the name's
-    // row inserted unless a live one is there, and deleted again. The wait
-    // for another writer is the caller's handle's own busy timeout.
-    std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection&,
+    // A live holder is looked for on a connection of our own first: the
+    // caller's transaction would keep the write lock from its first write
+    // to its end, so the holder could not release while we wait, and a
+    // read there would fix its snapshot before the release. Only a name
+    // that looks free is taken in the caller's transaction: an expired row
+    // of the name deleted, the name's row inserted unless a live one came
+    // meanwhile, and deleted again; no other writer gets the write lock
+    // before the transaction ends. The wait for another writer is the
+    // caller's handle's own busy timeout.
+    std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection& own,
                                                      const std::string& lock_name,
                                                      const std::string& locked_by,
                                                      duration lease, duration) override {
+        const std::optional<Row> holder = own.find(lock_name);
+        if (holder && holder->seconds_left > 0) return std::nullopt;
         const std::string& T = tables_.table;
         const std::string now = "strftime('%Y-%m-%d %H:%M:%f','now')";
         tx.run("DELETE FROM " + T + " WHERE lockstring = ? AND expires <= " + now, {lock_name});
@@ -68,7 +76,15 @@ class SqliteBackend final : public Backend {
                 ", strftime('%Y-%m-%d %H:%M:%f','now', ?), ?)"
                 " ON CONFLICT (lockstring) DO NOTHING RETURNING id",
             {lock_name, sqlite::seconds_modifier(lease), locked_by});
-        if (rows.empty() || rows[0].empty() || !rows[0][0]) return std::nullopt;
+        if (rows.empty() || rows[0].empty() || !rows[0][0])
+            // Taken in the instant since the look: the caller's transaction
+            // now holds the write lock, which the holder needs to release,
+            // so waiting on would only stall both until the deadline.
+            throw error(errc::busy,
+                        "lock '" + text::printable(lock_name) +
+                            "' was taken just before this transaction could take it, and the "
+                            "transaction now holds the database's write lock: roll it back "
+                            "and try again");
         tx.run("DELETE FROM " + T + " WHERE id = ?", {*rows[0][0]});
         return std::stoll(*rows[0][0]);
     }
