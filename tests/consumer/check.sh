@@ -33,7 +33,8 @@ if compgen -G "$pcdir/../libsqlock.so*" >/dev/null; then
         { echo "check.sh: shared build, yet sqlock.pc lists its backends' libraries: $private" >&2; exit 1; }
 fi
 
-# The README's examples, extracted from the README itself so they cannot
+# The README's examples (and those of docs/guarded-writes.md, which include
+# libpqxx's headers), extracted from the documents themselves so they cannot
 # drift: every ```cpp block preceded by a line `<!-- consumer-test: STD... -->`
 # must compile warning-free in each standard it names, with GCC and (when
 # installed) clang. Compiled, not linked: the examples call the user's own
@@ -46,7 +47,7 @@ awk -v dir="$work" '
                              inside = 1; armed = 0; next }
     inside && /^```/       { inside = 0; close(file); next }
     inside                 { print > file }
-' "$readme"
+' "$readme" "$src/../../docs/guarded-writes.md"
 cflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags sqlock)
 compilers=(c++)
 command -v clang++ >/dev/null && compilers+=(clang++)
