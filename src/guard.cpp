@@ -34,10 +34,10 @@ bool says_missing(const error& e) {
 
 void check_usable(Transaction& tx, const GuardStatement& g) {
     if (tx.backend() != g.backend)
-        throw error(errc::invalid_argument,
-                    "a " + tx.backend() + " transaction cannot guard lock '" +
-                        detail::printable(g.name) + "', which lives in a " + g.backend +
-                        " database");
+        throw error(errc::invalid_argument, "a " + tx.backend() +
+                                                " transaction cannot guard lock '" +
+                                                detail::printable(g.name) + "', which lives in a " +
+                                                g.backend + " database");
     if (!tx.in_transaction())
         throw error(errc::invalid_argument,
                     "guarding with lock '" + detail::printable(g.name) +

@@ -54,8 +54,8 @@ std::int64_t Locker::lock_transaction(Transaction& tx, const std::string& name, 
     std::mt19937 jitter(std::random_device{}());
     duration pause = first_pause;
     for (;;) {
-        const duration left = std::max(duration::zero(), std::chrono::duration_cast<duration>(
-                                                             deadline - clock::now()));
+        const duration left = std::max(
+            duration::zero(), std::chrono::duration_cast<duration>(deadline - clock::now()));
         std::optional<std::int64_t> id = s.pool->with([&](detail::Connection& own) {
             return s.backend->try_lock_transaction(tx, own, name, owner.locked_by, row_lease, left);
         });

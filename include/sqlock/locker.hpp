@@ -317,9 +317,14 @@ class Locker {
     /// to end). Exclusive only; no heartbeat, no release: the transaction is
     /// the lease. Returns the fencing id the name got. Waits up to `wait`
     /// (zero: one attempt): errc::busy or errc::timeout when it is held, and
-    /// `tx` stays usable either way. Throws errc::invalid_argument for a bad
-    /// name or wait, a `tx` of another backend, or no transaction open.
-    /// docs/guarded-writes.md says what each backend's transaction holds.
+    /// `tx` stays usable. One refusal needs a rollback: errc::busy saying
+    /// "roll it back", when the name was taken in the instant between
+    /// sqlock's look and its insert and `tx` now holds a lock the holder
+    /// needs (SQLite's write lock; on MariaDB the row's). Throws
+    /// errc::invalid_argument for a bad name or wait, a `tx` of another
+    /// backend, or no transaction open. Does not take a place in the line of
+    /// waiters (waiting.md). Use READ COMMITTED on the servers: docs/
+    /// guarded-writes.md says what each backend's transaction holds.
     std::int64_t lock_transaction(Transaction& tx, const std::string& name,
                                   duration wait = duration::zero());
 

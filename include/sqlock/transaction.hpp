@@ -50,7 +50,8 @@ class Transaction {
     /// the database was locked (SQLite), else errc::backend carrying the
     /// driver's code (a SQLSTATE, an SQLite result code name, or MariaDB's
     /// "errno/SQLSTATE") and its message.
-    virtual std::vector<row> run(const std::string& sql, const std::vector<std::string>& params) = 0;
+    virtual std::vector<row> run(const std::string& sql,
+                                 const std::vector<std::string>& params) = 0;
 };
 
 /// The statement that guards a transaction with one held row, for a driver
@@ -76,8 +77,10 @@ struct GuardStatement {
 ///
 /// Throws errc::invalid_argument for a released or moved-from lock, a `tx`
 /// of another backend, or no transaction open on `tx` (nothing written);
-/// errc::configuration when the guard is missing from `tx`'s database
-/// (`sqlock init` creates it; or `tx` is on another database).
+/// errc::configuration when `tx`'s database has no guard (`sqlock init`
+/// creates it; or `tx` is on another database without a lock table);
+/// errc::lost too when `tx` is on another database with a lock table of
+/// that name, where this holder holds nothing.
 void guard(Transaction& tx, const Lock& lock);
 /// Guards `tx` with every row of `set` (one statement per name).
 void guard(Transaction& tx, const LockSet& set);

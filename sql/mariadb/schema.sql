@@ -118,7 +118,14 @@ CREATE PROCEDURE IF NOT EXISTS ${guard}(IN holder_id BIGINT,
     MODIFIES SQL DATA SQL SECURITY INVOKER
 BEGIN
     DECLARE held BIGINT DEFAULT NULL;
+    DECLARE markers BIGINT DEFAULT 0;
     DECLARE message VARCHAR(512);
+    -- A shared hold's marker first: once it is locked nobody takes the name
+    -- over, so a holder row found live next is still covered by it.
+    IF marker <> '' THEN
+        SELECT COUNT(*) INTO markers FROM ${table}
+         WHERE lockstring = marker COLLATE ${collation} LOCK IN SHARE MODE;
+    END IF;
     SELECT id INTO held FROM ${table}
      WHERE id = holder_id AND COALESCE(locked_by, '') = holder COLLATE ${collation}
        AND expires > UTC_TIMESTAMP(3)
@@ -127,9 +134,5 @@ BEGIN
         SET message = CONCAT('sqlock: lock "', lock_name,
                              '" is no longer held by this holder (lock row ', holder_id, ')');
         SIGNAL SQLSTATE 'SQLK1' SET MESSAGE_TEXT = message;
-    END IF;
-    IF marker <> '' THEN
-        SELECT COUNT(*) INTO held FROM ${table}
-         WHERE lockstring = marker COLLATE ${collation} LOCK IN SHARE MODE;
     END IF;
 END;

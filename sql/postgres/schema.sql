@@ -94,15 +94,17 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
 CREATE OR REPLACE FUNCTION ${guard}(holder_id bigint, holder text, marker text, lock_name text)
 RETURNS bigint LANGUAGE plpgsql AS $guard$
 BEGIN
+    -- A shared hold's marker first: once it is locked nobody takes the name
+    -- over, so a holder row found live next is still covered by it.
+    IF marker <> '' THEN
+        PERFORM 1 FROM ${table} WHERE lockstring = marker FOR KEY SHARE;
+    END IF;
     PERFORM 1 FROM ${table}
      WHERE id = holder_id AND locked_by = holder AND expires > clock_timestamp()
        FOR KEY SHARE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'sqlock: lock "%" is no longer held by this holder (lock row %)',
             lock_name, holder_id USING ERRCODE = 'SQLK1';
-    END IF;
-    IF marker <> '' THEN
-        PERFORM 1 FROM ${table} WHERE lockstring = marker FOR KEY SHARE;
     END IF;
     RETURN holder_id;
 END

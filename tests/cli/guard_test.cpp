@@ -20,7 +20,8 @@ namespace {
 // client's exit status in "$1/$2.status" and its stderr in "$1/$2.err".
 args_t guarded_writer(const std::string& dir, const std::string& who, const std::string& table,
                       const std::string& client) {
-    return {"sh", "-c",
+    return {"sh",
+            "-c",
             "touch \"$1/$2.started\"\n"
             "until [ -e \"$1/go-$2\" ]; do sleep 0.02; done\n"
             "APP_SQL=\"BEGIN; $SQLOCK_GUARD; INSERT INTO $3 (who) VALUES ('$2'); COMMIT;\"\n"
@@ -28,7 +29,10 @@ args_t guarded_writer(const std::string& dir, const std::string& who, const std:
                 client +
                 " >\"$1/$2.out\" 2>\"$1/$2.err\"\n"
                 "echo $? > \"$1/$2.status\"",
-            "sh", dir, who, table};
+            "sh",
+            dir,
+            who,
+            table};
 }
 
 struct Setup {
@@ -67,8 +71,8 @@ struct Setup {
 TEST_CASE("a job's guarded write commits while its run holds the lock", "[cli][guard]") {
     Setup s;
     touch(s.dir + "/go-only");
-    Result r = s.cli(run_args("ledger", {}, guarded_writer(s.dir, "only", s.table, s.client)),
-                     s.env);
+    Result r =
+        s.cli(run_args("ledger", {}, guarded_writer(s.dir, "only", s.table, s.client)), s.env);
     INFO(read_file(s.dir + "/only.err"));
     CHECK(r.code == 0);
     CHECK(s.status("only") == "0");

@@ -237,7 +237,9 @@ TEST_CASE("a guard refuses bad input and writes nothing", "[guard][validation]")
     SECTION("a moved-from lock") {
         auto moved = std::move(lock);
         auto tx = sqlock_test::app_transaction(db);
-        CHECK(category_of([&] { sqlock::guard(tx->adapter(), lock); }) ==  // NOLINT(bugprone-use-after-move)
+        CHECK(category_of([&] {
+                  sqlock::guard(tx->adapter(), lock);
+              }) ==  // NOLINT(bugprone-use-after-move)
               sqlock::errc::invalid_argument);
         CHECK_NOTHROW(sqlock::guard(tx->adapter(), moved));
         CHECK_NOTHROW(tx->commit());
@@ -444,4 +446,34 @@ TEST_CASE("processes mixing transaction-scoped and plain locks never overlap",
     CHECK(sqlock_test::query(db, "SELECT COUNT(*) FROM " + data).at(0).at(0) ==
           std::to_string(procs * rounds));
     CHECK(db.open().list().empty());
+}
+
+TEST_CASE("a least-privilege account can guard and take transaction-scoped locks",
+          "[guard][privileges]") {
+    auto db = fresh_database();
+    if (transactions_refused(db)) return;
+    // SQLite has no accounts: whoever may write the file may do everything.
+    if (!sqlock_test::is_server_backend()) return;
+    const std::string data = data_table(db);
+    // What docs/SECURITY.md tells an administrator to grant, and the
+    // application's own table.
+    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    sqlock_test::exec_sql(db, "GRANT SELECT, INSERT ON " + data + " TO sqlock_noaccess");
+    const sqlock_test::Database app_db{sqlock_test::with_user(db.url, "sqlock_noaccess"), db.table};
+    sqlock::LockerOptions options;
+    options.table = db.table;
+    sqlock::Locker locker(app_db.url, options);
+    auto lock = locker.lock("ledger");
+    {
+        auto tx = sqlock_test::app_transaction(app_db);
+        CHECK_NOTHROW(sqlock::guard(tx->adapter(), lock));
+        tx->query("INSERT INTO " + data + " (who) VALUES ('least')");
+        tx->commit();
+    }
+    {
+        auto tx = sqlock_test::app_transaction(app_db);
+        CHECK(locker.lock_transaction(tx->adapter(), "scoped") > 0);
+        tx->commit();
+    }
+    CHECK(writers(db, data) == std::multiset<std::string>{"least"});
 }

@@ -108,6 +108,12 @@ struct BackendHooks {
     std::string (*grant_table_use_sql)(const std::string& table,
                                        const std::string& account) = nullptr;
 
+    /// A server backend whose guard (guarded writes) needs a grant of its
+    /// own: the statement that lets `account` call the guard of `table`.
+    /// Null where using the table is enough.
+    std::string (*grant_guard_use_sql)(const std::string& table,
+                                       const std::string& account) = nullptr;
+
     /// sqlock::error::backend_code() of a statement the server refused for
     /// lack of a privilege on the table.
     std::string privilege_denied_code;
@@ -178,7 +184,8 @@ struct BackendHooks {
     /// Opens a connection of the application's own to the database at
     /// `url` (which may name a pooler) and, with `begin`, starts a
     /// transaction on it; without, each statement commits alone.
-    std::unique_ptr<AppTransaction> (*app_transaction)(const std::string& url, bool begin) = nullptr;
+    std::unique_ptr<AppTransaction> (*app_transaction)(const std::string& url,
+                                                       bool begin) = nullptr;
 
     /// The backend's own command-line client (psql, mariadb, sqlite3) as a
     /// job would run it: a shell command that runs the SQL in $APP_SQL on

@@ -260,6 +260,8 @@ void grant_table_use(const Database& db, const std::string& account) {
                      "; GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table + "_pauses TO " +
                      account + "; GRANT SELECT, INSERT, UPDATE, DELETE ON " + db.table +
                      "_leaders TO " + account);
+    if (const auto guard = backend_context().hooks.grant_guard_use_sql)
+        exec_sql(db, guard(db.table, account));
 }
 
 std::string privilege_denied_code() {

@@ -158,7 +158,8 @@ void exec_sql(const Database& db, const std::string& sql);
 /// documentation tells
 /// an administrator to grant a program that uses the table but does not
 /// create it (BackendHooks::grant_table_use_sql: SELECT, INSERT, UPDATE,
-/// DELETE, and on PostgreSQL USAGE on the table's id sequence).
+/// DELETE, and on PostgreSQL USAGE on the table's id sequence; on MariaDB
+/// EXECUTE on the guard procedure).
 void grant_table_use(const Database& db, const std::string& account);
 
 /// sqlock::error::backend_code() of a statement the server refused for lack

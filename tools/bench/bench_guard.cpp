@@ -25,13 +25,9 @@ void bench_guard(Context& ctx, const BackendTarget& target) {
         Comparison c = compare_rates([&] { raw->write_transaction(ours); },
                                      [&] { raw->write_transaction(baseline); }, ctx.scale.rounds,
                                      ctx.scale.round_seconds);
-        Result row = make_row("guard", target, operation, "tx/s");
-        row.sqlock = c.a;
-        row.baseline = c.b;
-        row.baseline_name = baseline_name;
-        row.paired_ratio = c.ratio;
+        Result row = comparison_row("guard", target, operation, c, baseline_name, note);
+        row.unit = "tx/s";
         row.goal = goal;
-        row.note = note;
         ctx.report.add(row);
     };
     add_row("write transaction, guarded", guard, "", "unguarded", Goal::ratio_at_least(0.8),

@@ -46,13 +46,8 @@ void bench_sets(Context& ctx, const BackendTarget& target) {
                        const std::function<void()>& baseline, const std::string& baseline_name,
                        Goal goal, const std::string& note) {
         Comparison c = compare_rates(ours, baseline, ctx.scale.rounds, ctx.scale.round_seconds);
-        Result row = make_row("sets", target, operation, "cycles/s");
-        row.sqlock = c.a;
-        row.baseline = c.b;
-        row.baseline_name = baseline_name;
-        row.paired_ratio = c.ratio;
+        Result row = comparison_row("sets", target, operation, c, baseline_name, note);
         row.goal = goal;
-        row.note = note;
         ctx.report.add(row);
     };
     auto take = [&](const std::string& name, const sqlock::LockOptions& o) {

@@ -37,7 +37,7 @@ void check_names(const std::vector<std::string>& given, const std::vector<std::s
 const std::vector<std::string>& section_names() {
     static const std::vector<std::string> names{"uncontended", "parallel", "contention", "growth",
                                                 "semaphore",   "reaper",   "command",    "memory",
-                                                "queue",       "sets",     "leader",      "guard"};
+                                                "queue",       "sets",     "leader",     "guard"};
     return names;
 }
 

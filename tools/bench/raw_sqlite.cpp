@@ -107,7 +107,8 @@ class RawSqlite final : public RawClient {
 
     void write_transaction(const std::string& guard) override {
         if (!data_made_) {
-            exec("CREATE TABLE IF NOT EXISTS " + data_table() + " (id INTEGER PRIMARY KEY, who TEXT)");
+            exec("CREATE TABLE IF NOT EXISTS " + data_table() +
+                 " (id INTEGER PRIMARY KEY, who TEXT)");
             data_made_ = true;
         }
         // As a writer should begin on a database others write too: the

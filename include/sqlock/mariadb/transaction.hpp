@@ -65,9 +65,9 @@ class MariadbTransaction final : public Transaction {
                     unsigned long* lengths = mysql_fetch_lengths(res);
                     row values;
                     for (unsigned int c = 0; c < columns; ++c)
-                        values.push_back(r[c] ? std::optional<std::string>(
-                                                    std::string(r[c], lengths[c]))
-                                              : std::nullopt);
+                        values.push_back(
+                            r[c] ? std::optional<std::string>(std::string(r[c], lengths[c]))
+                                 : std::nullopt);
                     rows.push_back(std::move(values));
                 }
                 mysql_free_result(res);

@@ -48,8 +48,9 @@ class SqliteTransaction final : public Transaction {
             row values;
             for (int c = 0; c < sqlite3_column_count(st); ++c) {
                 const unsigned char* text = sqlite3_column_text(st, c);
-                values.push_back(text ? std::optional<std::string>(reinterpret_cast<const char*>(text))
-                                      : std::nullopt);
+                values.push_back(
+                    text ? std::optional<std::string>(reinterpret_cast<const char*>(text))
+                         : std::nullopt);
             }
             rows.push_back(std::move(values));
         }

@@ -3,6 +3,7 @@
 
 #include "backend_module.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
 #include "sqlock/error.hpp"
+#include "text.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -54,8 +56,8 @@ class MariaBackend final : public Backend {
     // deleted again.
     std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection& own,
                                                      const std::string& lock_name,
-                                                     const std::string& locked_by,
-                                                     duration lease, duration wait) override {
+                                                     const std::string& locked_by, duration lease,
+                                                     duration wait) override {
         const std::string& T = target_->quoted_table;
         const std::string key = "'" + mariadb::sql::turn_key(*target_, lock_name) + "'";
         char seconds[32];
@@ -63,16 +65,29 @@ class MariaBackend final : public Backend {
                       static_cast<long long>(wait.count() / 1000),
                       static_cast<long long>(wait.count() % 1000));
         const auto turn = tx.run("SELECT GET_LOCK(" + key + ", " + seconds + ")", {});
-        if (turn.empty() || turn[0].empty() || turn[0][0].value_or("0") != "1")
-            return std::nullopt;
+        if (turn.empty() || turn[0].empty() || turn[0][0].value_or("0") != "1") return std::nullopt;
+        // Another transaction's row of the name, not committed yet, is
+        // waited for by InnoDB's row lock wait: bounded by the wait for this
+        // attempt (whole seconds, InnoDB's unit), the session's own bound
+        // given back after it.
+        const auto before = tx.run("SELECT @@SESSION.innodb_lock_wait_timeout", {});
+        const std::string restore = before.at(0).at(0).value_or("50");
+        const long long bound = std::max<long long>(1, (wait.count() + 999) / 1000);
         std::optional<std::int64_t> taken;
         try {
+            tx.run("SET SESSION innodb_lock_wait_timeout = " + std::to_string(bound), {});
             taken = insert_and_delete(tx, own, T, lock_name, locked_by, lease);
+        } catch (const error& e) {
+            give_back(tx, key, restore);
+            // 1205: that row's transaction outlasted the wait (only the
+            // statement is undone).
+            if (e.backend_code().rfind("1205/", 0) == 0) return std::nullopt;
+            throw;
         } catch (...) {
-            give_back_turn(tx, key);
+            give_back(tx, key, restore);
             throw;
         }
-        give_back_turn(tx, key);
+        give_back(tx, key, restore);
         return taken;
     }
     void diagnose(Diagnosis& out) override { mariadb::diagnose(*target_, out); }
@@ -98,8 +113,16 @@ class MariaBackend final : public Backend {
                    {lock_name, locked_by});
         } catch (const error& e) {
             // 1062: a row of the name came in since the look (a program
-            // that takes no turn, such as DBIx::Locker).
-            if (e.backend_code().rfind("1062/", 0) == 0) return std::nullopt;
+            // that takes no turn, such as DBIx::Locker). InnoDB keeps a
+            // shared lock on that row until the transaction ends, which
+            // would stall its holder's renewals: no waiting on.
+            if (e.backend_code().rfind("1062/", 0) == 0)
+                throw error(errc::busy,
+                            "lock '" + text::printable(lock_name) +
+                                "' was taken just before this transaction could take it, and "
+                                "the transaction now holds a lock on its row: roll it back "
+                                "and try again",
+                            e.backend_code());
             throw;
         }
         const auto id = tx.run("SELECT LAST_INSERT_ID()", {});
@@ -108,11 +131,15 @@ class MariaBackend final : public Backend {
         return std::stoll(inserted);
     }
 
-    static void give_back_turn(Transaction& tx, const std::string& key) noexcept {
+    // The turn `key`, and the session's lock wait bound `restore`.
+    static void give_back(Transaction& tx, const std::string& key,
+                          const std::string& restore) noexcept {
         try {
+            tx.run("SET SESSION innodb_lock_wait_timeout = " + std::to_string(std::stoll(restore)),
+                   {});
             tx.run("DO RELEASE_LOCK(" + key + ")", {});
         } catch (...) {
-            // The session's end gives it back; a broken link already has.
+            // The session's end gives them back; a broken link already has.
         }
     }
 

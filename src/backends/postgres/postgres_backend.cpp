@@ -74,8 +74,8 @@ class PostgresBackend final : public Backend {
     // again. A refusal rolls the savepoint back, undoing the delete too.
     std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection&,
                                                      const std::string& lock_name,
-                                                     const std::string& locked_by,
-                                                     duration lease, duration wait) override {
+                                                     const std::string& locked_by, duration lease,
+                                                     duration wait) override {
         const std::string& T = target_->quoted_table;
         tx.run("SAVEPOINT sqlock_transaction_lock", {});
         std::optional<std::int64_t> id;

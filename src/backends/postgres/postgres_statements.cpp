@@ -890,12 +890,12 @@ StatementSet statement_set(const PgTarget& target) {
 }
 
 std::string schema_script(const PgTarget& target) {
-    return substitute(schema_with_names(postgres_schema_sql, target.quoted_table,
-                                        target.quoted_index, target.quoted_runs,
-                                        target.quoted_pauses, runs_table_name(target.table),
-                                        target.quoted_queue, queue_table_name(target.table),
-                                        target.quoted_leaders),
-                      "guard", target.quoted_guard);
+    return substitute(
+        schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
+                          target.quoted_runs, target.quoted_pauses, runs_table_name(target.table),
+                          target.quoted_queue, queue_table_name(target.table),
+                          target.quoted_leaders),
+        "guard", target.quoted_guard);
 }
 
 }  // namespace sqlock::detail::postgres

@@ -15,16 +15,6 @@
 namespace sqlock::detail {
 namespace {
 
-// A text literal for a client that binds nothing (SQLOCK_GUARD in sqlite3).
-std::string sqlite_literal(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) {
-        if (c == '\'') out += '\'';
-        out += c;
-    }
-    return out + "'";
-}
-
 class SqliteBackend final : public Backend {
   public:
     SqliteBackend(SqliteUrl url, std::string table)
@@ -48,8 +38,8 @@ class SqliteBackend final : public Backend {
         return {name(),
                 insert + "?, ?, ?, ?)",
                 {std::to_string(id), locked_by, marker, lock_name},
-                insert + std::to_string(id) + ", " + sqlite_literal(locked_by) + ", " +
-                    sqlite_literal(marker) + ", " + sqlite_literal(lock_name) + ")",
+                insert + std::to_string(id) + ", " + sqlite::literal(locked_by) + ", " +
+                    sqlite::literal(marker) + ", " + sqlite::literal(lock_name) + ")",
                 lock_name};
     }
 
@@ -64,8 +54,8 @@ class SqliteBackend final : public Backend {
     // caller's handle's own busy timeout.
     std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection& own,
                                                      const std::string& lock_name,
-                                                     const std::string& locked_by,
-                                                     duration lease, duration) override {
+                                                     const std::string& locked_by, duration lease,
+                                                     duration) override {
         const std::optional<Row> holder = own.find(lock_name);
         if (holder && holder->seconds_left > 0) return std::nullopt;
         const std::string& T = tables_.table;

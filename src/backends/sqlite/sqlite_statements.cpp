@@ -73,7 +73,8 @@ std::string prunable_runs(const std::string& t) {
            " r.window_start < strftime('%Y-%m-%d %H:%M:%f','now','-366 days'))";
 }
 
-// `text` as an SQL string literal.
+}  // namespace
+
 std::string literal(const std::string& text) {
     std::string out = "'";
     for (char c : text) {
@@ -82,8 +83,6 @@ std::string literal(const std::string& text) {
     }
     return out + "'";
 }
-
-}  // namespace
 
 Tables::Tables(const std::string& name)
     : table(quote_table_name(name)),
@@ -405,9 +404,9 @@ StatementSet statement_set(const Tables& tables) {
 }
 
 std::string schema_script(const Tables& tables) {
-    std::string sql = schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs,
-                                        tables.pauses, tables.runs_name, tables.queue,
-                                        tables.queue_name, tables.leaders);
+    std::string sql =
+        schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs, tables.pauses,
+                          tables.runs_name, tables.queue, tables.queue_name, tables.leaders);
     sql = substitute(std::move(sql), "guard_check", tables.guard_check);
     return substitute(std::move(sql), "guard", tables.guard);
 }

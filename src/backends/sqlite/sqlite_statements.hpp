@@ -32,6 +32,10 @@ struct Tables {
     std::string guard_check;   // quoted: its trigger
 };
 
+/// `text` as an SQL string literal ('' doubles a quote; nothing else is
+/// special in SQLite's).
+std::string literal(const std::string& text);
+
 /// The lock's own statements.
 enum class Sql {
     insert,

@@ -176,6 +176,11 @@ std::string grant_table_use_sql(const std::string& table, const std::string& acc
     return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + account;
 }
 
+// The guard procedure beside the table (docs/guarded-writes.md).
+std::string grant_guard_use_sql(const std::string& table, const std::string& account) {
+    return "GRANT EXECUTE ON PROCEDURE " + table + "_guard TO " + account;
+}
+
 // The test server has no TLS: refused at the handshake. The MariaDB URL
 // takes no password parameter; an unknown mode is a URL sqlock cannot read.
 std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
@@ -262,19 +267,21 @@ std::string epoch_ms_sql(const std::string& column) {
 
 static BackendHooks::ClientCommand client_command(const std::string& url) {
     const MariadbTarget t = mariadb_target(url);
-    return {"mariadb --host=\"$APP_HOST\" --port=\"$APP_PORT\" --user=\"$APP_USER\" "
-            "\"$APP_DATABASE\" -e \"$APP_SQL\"",
-            {{"APP_HOST", t.host},
-             {"APP_PORT", std::to_string(t.port)},
-             {"APP_USER", t.user},
-             {"APP_DATABASE", t.database},
-             {"MYSQL_PWD", t.password}}};
+    return {
+        "mariadb --host=\"$APP_HOST\" --port=\"$APP_PORT\" --user=\"$APP_USER\" "
+        "\"$APP_DATABASE\" -e \"$APP_SQL\"",
+        {{"APP_HOST", t.host},
+         {"APP_PORT", std::to_string(t.port)},
+         {"APP_USER", t.user},
+         {"APP_DATABASE", t.database},
+         {"MYSQL_PWD", t.password}}};
 }
 
 BackendHooks mariadb_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
     hooks.grant_table_use_sql = grant_table_use_sql;
+    hooks.grant_guard_use_sql = grant_guard_use_sql;
     hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR
     // What to grant: the table's rights (no sequence, unlike PostgreSQL).
     hooks.missing_grant_hint = "GRANT SELECT, INSERT, UPDATE, DELETE ON";

@@ -222,7 +222,8 @@ static std::unique_ptr<AppTransaction> app_transaction(const std::string& url, b
 }
 
 static BackendHooks::ClientCommand client_command(const std::string& url) {
-    return {"psql \"$APP_DB\" -X -q -v ON_ERROR_STOP=1 -c \"$APP_SQL\"", {{"APP_DB", libpq_url(url)}}};
+    return {"psql \"$APP_DB\" -X -q -v ON_ERROR_STOP=1 -c \"$APP_SQL\"",
+            {{"APP_DB", libpq_url(url)}}};
 }
 
 BackendHooks postgres_test_hooks() {

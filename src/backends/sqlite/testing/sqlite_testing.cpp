@@ -195,7 +195,8 @@ std::string epoch_ms_sql(const std::string& column) {
 }  // namespace
 
 static BackendHooks::ClientCommand client_command(const std::string& url) {
-    return {"sqlite3 -bail -cmd '.timeout 10000' \"$APP_DB\" \"$APP_SQL\"", {{"APP_DB", file_of(url)}}};
+    return {"sqlite3 -bail -cmd '.timeout 10000' \"$APP_DB\" \"$APP_SQL\"",
+            {{"APP_DB", file_of(url)}}};
 }
 
 BackendHooks sqlite_test_hooks() {
