@@ -323,7 +323,7 @@ class Locker {
     /// needs (SQLite's write lock; on MariaDB the row's). Throws
     /// errc::invalid_argument for a bad name or wait, a `tx` of another
     /// backend, or no transaction open. Does not take a place in the line of
-    /// waiters (waiting.md). Use READ COMMITTED on the servers: docs/
+    /// waiters (waiting.md). On PostgreSQL use READ COMMITTED: docs/
     /// guarded-writes.md says what each backend's transaction holds.
     std::int64_t lock_transaction(Transaction& tx, const std::string& name,
                                   duration wait = duration::zero());
