@@ -79,6 +79,20 @@ TEST_CASE("a job's guarded write commits while its run holds the lock", "[cli][g
     CHECK(s.writers() == std::multiset<std::string>{"only"});
 }
 
+TEST_CASE("SQLOCK_GUARD carries a name with quotes and backslashes", "[cli][guard]") {
+    // Written into the statement as literals (PostgreSQL's E'' with the
+    // backslash doubled, MariaDB's hex, SQLite's doubled quote): the name
+    // must arrive as it is, and the error must name it.
+    Setup s;
+    const std::string name = "it's a \\back'slash\\";
+    touch(s.dir + "/go-odd");
+    Result r = s.cli(run_args(name, {}, guarded_writer(s.dir, "odd", s.table, s.client)), s.env);
+    INFO(read_file(s.dir + "/odd.err"));
+    CHECK(r.code == 0);
+    CHECK(s.status("odd") == "0");
+    CHECK(s.writers() == std::multiset<std::string>{"odd"});
+}
+
 TEST_CASE("a stopped run's job cannot write after a take-over", "[cli][guard]") {
     Setup s;
     Process first = s.cli.start(
