@@ -115,7 +115,15 @@ TEST_CASE("a stopped run's job cannot write after a take-over", "[cli][guard]") 
     // The first job wakes up and writes: its guard refuses, naming the lock.
     touch(s.dir + "/go-first");
     CHECK(s.status("first") != "0");
-    CHECK_THAT(read_file(s.dir + "/first.err"), Contains("lock \"ledger\" is no longer held"));
+    const std::string refusal = read_file(s.dir + "/first.err");
+    INFO(refusal);
+    // Through PgBouncer in statement mode the failed transaction is still
+    // open when the message ends, and the pooler may close the connection
+    // saying so before psql prints the guard's error: refused either way.
+    const bool statement_pooled = s.cli.db.url.find("pooler=statement") != std::string::npos;
+    CHECK((refusal.find("lock \"ledger\" is no longer held") != std::string::npos ||
+           (statement_pooled &&
+            refusal.find("not allowed in statement pooling mode") != std::string::npos)));
     first.signal(SIGCONT);
     first.wait(30s);
     CHECK(s.writers() == std::multiset<std::string>{"second"});
