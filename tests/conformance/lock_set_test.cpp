@@ -17,15 +17,7 @@ using namespace std::chrono_literals;
 using sqlock_test::category_of;
 using sqlock_test::fresh_database;
 
-namespace {
-
-std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows) {
-    std::vector<std::string> names;
-    for (const auto& r : rows) names.push_back(r.name);
-    return names;
-}
-
-}  // namespace
+using sqlock_test::names_of;
 
 TEST_CASE("a lock set takes every name, each with a fencing id of its own", "[set]") {
     auto db = fresh_database();

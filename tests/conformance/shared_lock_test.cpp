@@ -17,6 +17,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::category_of;
 using sqlock_test::fresh_database;
+using sqlock_test::names_of;
 
 namespace {
 
@@ -27,12 +28,6 @@ sqlock::LockOptions shared(sqlock::duration expires = 60s) {
     o.mode = sqlock::lock_mode::shared;
     o.expires = expires;
     return o;
-}
-
-std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows) {
-    std::vector<std::string> names;
-    for (const auto& r : rows) names.push_back(r.name);
-    return names;
 }
 
 }  // namespace

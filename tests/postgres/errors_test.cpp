@@ -30,11 +30,7 @@ bool contains(const std::string& text, const std::string& needle) {
     return text.find(needle) != std::string::npos;
 }
 
-sqlock::LockerOptions table(const std::string& name) {
-    sqlock::LockerOptions o;
-    o.table = name;
-    return o;
-}
+using pg_test::table;
 
 }  // namespace
 

@@ -36,6 +36,12 @@ std::string unique(const std::string& prefix) {
     return prefix + "_" + std::to_string(getpid()) + "_" + std::to_string(++n);
 }
 
+sqlock::LockerOptions table(const std::string& name) {
+    sqlock::LockerOptions o;
+    o.table = name;
+    return o;
+}
+
 std::string query(const std::string& u, const std::string& sql) {
     PGconn* conn = PQconnectdb(u.c_str());
     if (PQstatus(conn) != CONNECTION_OK) {

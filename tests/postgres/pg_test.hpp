@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "sqlock/options.hpp"
+
 #include "server_url.hpp"
 
 namespace pg_test {
@@ -25,6 +27,9 @@ using sqlock_test::with_user;
 
 /// A name unique to this process and call: "<prefix>_<pid>_<n>".
 std::string unique(const std::string& prefix);
+
+/// Options naming `name` as the lock table, the rest left at their defaults.
+sqlock::LockerOptions table(const std::string& name);
 
 /// Runs `sql` on a new connection to `url` and returns the first column of
 /// the first row ("" if none). Throws std::runtime_error on failure.

@@ -7,11 +7,7 @@
 
 namespace {
 
-sqlock::LockerOptions table(const std::string& name) {
-    sqlock::LockerOptions o;
-    o.table = name;
-    return o;
-}
+using pg_test::table;
 
 std::string indexes_of(const std::string& schema, const std::string& name) {
     return pg_test::query(pg_test::url(),

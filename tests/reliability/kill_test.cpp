@@ -41,20 +41,20 @@ enum Phase : int {
 const char* const phase_names[] = {"connecting", "acquiring", "acquired",
                                    "holding",    "releasing", "idle"};
 
-struct Resource {
+struct KilledResource {
     const char* name;
     int capacity;  // 0: plain lock
     int first_record;
 };
-constexpr Resource resources[] = {
+constexpr KilledResource killed_resources[] = {
     {"kill/a", 0, 0}, {"kill/b", 0, 1}, {"kill/c", 0, 2}, {"kill/d", 0, 3}, {"kill/sem", 3, 4},
 };
-constexpr int resource_count = sizeof resources / sizeof resources[0];
+constexpr int killed_resource_count = sizeof killed_resources / sizeof killed_resources[0];
 constexpr int record_count = 7;  // one per row: 4 locks + 3 slots
 constexpr int children = 4;
 constexpr int max_incarnations = 8192;
 
-struct Board {
+struct KillBoard {
     std::atomic<int> phase[children];
     std::atomic<int> holder[record_count];  // incarnation + 1 of the live holder, or 0
     std::atomic<bool> dead[max_incarnations];
@@ -71,7 +71,7 @@ struct Board {
     }
 };
 
-[[noreturn]] void child_main(const sqlock_test::Database& db, Board& board, int slot, int me,
+[[noreturn]] void child_main(const sqlock_test::Database& db, KillBoard& board, int slot, int me,
                              std::chrono::milliseconds lease) {
     std::mt19937 rng(static_cast<unsigned>(me * 7919 + getpid()));
     try {
@@ -79,7 +79,7 @@ struct Board {
         auto locker = db.open({.pool_size = 2});
         locker.list("kill/");  // first use opens the connection: part of "connecting"
         for (;;) {
-            const Resource& res = resources[rng() % resource_count];
+            const KilledResource& res = killed_resources[rng() % killed_resource_count];
             // Some holders keep their lease alive with a heartbeat: it must
             // die with them.
             // A waiter killed in line holds its place for its queue lease:
@@ -123,7 +123,7 @@ TEST_CASE("holders SIGKILLed at any point: locks come back after the lease, no s
         std::chrono::milliseconds(reliability::env_long("SQLOCK_KILL_LEASE_MS", 1500));
     const long target_kills = reliability::env_long("SQLOCK_KILLS", 200);
     const auto budget = std::chrono::seconds(reliability::env_long("SQLOCK_KILL_SECONDS", 20));
-    Shared<Board> board;
+    Shared<KillBoard> board;
 
     pid_t pids[children] = {-1, -1, -1, -1};
     int incarnation[children];
@@ -216,13 +216,13 @@ TEST_CASE("holders SIGKILLed at any point: locks come back after the lease, no s
     // waiters killed in line lapse with their queue lease.
     CHECK(eventually([&] { return locker.list_expired().size() == locker.list().size(); },
                      lease + 10s));
-    for (const auto& res : resources)
+    for (const auto& res : killed_resources)
         CHECK(eventually([&] { return locker.queue_length(res.name) == 0; }, 10s));
     const std::size_t stale = locker.list().size();
     CHECK(locker.purge_expired() == stale);
     CHECK(locker.list().empty());
     // Every name can be taken again at once.
-    for (const auto& res : resources) {
+    for (const auto& res : killed_resources) {
         INFO(res.name);
         if (res.capacity) {
             std::vector<sqlock::Lock> all;

@@ -26,7 +26,7 @@ using sqlock_test::fresh_database;
 
 namespace {
 
-const char* const helper = SQLOCK_RELIABILITY_HELPER;
+const char* const skew_helper = SQLOCK_RELIABILITY_HELPER;
 // Debian installs it under the multiarch directory of the machine.
 const std::string& faketime_lib() {
     static const std::string path = [] {
@@ -78,7 +78,7 @@ int current_year() {
 
 std::string run_helper(const sqlock_test::Database& db, const std::string& offset,
                        std::vector<std::string> args) {
-    args.insert(args.begin(), {helper, db.url, db.table});
+    args.insert(args.begin(), {skew_helper, db.url, db.table});
     auto o = sqlock_test::run(args, offset.empty() ? sqlock_test::Env{} : skewed(offset));
     INFO("helper " << args[3] << " under FAKETIME=" << offset << ": " << o.out << o.err);
     REQUIRE(o.code == 0);

@@ -268,4 +268,10 @@ std::string privilege_denied_code() {
     return backend_context().hooks.privilege_denied_code;
 }
 
+std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows) {
+    std::vector<std::string> names;
+    for (const auto& r : rows) names.push_back(r.name);
+    return names;
+}
+
 }  // namespace sqlock_test

@@ -110,6 +110,9 @@ bool enter_witness(const std::string& path);
 void leave_witness(const std::string& path);
 
 /// How many files in `dir` have names that start with `prefix`.
+// The names of listed rows, in the order listed.
+std::vector<std::string> names_of(const std::vector<sqlock::LockInfo>& rows);
+
 int files_starting(const std::string& dir, const std::string& prefix);
 
 /// The observer of the lock set stress tests: reads the table's rows under

@@ -45,7 +45,7 @@ struct Ledger {
     std::int64_t called_ns[max_waiters];       // by arrival index: when lock() was called
 };
 
-struct Outcome {
+struct QueueOutcome {
     double work_per_handoff = -1;          // < 0: not counted
     double upkeep_per_waiter_second = -1;  // < 0: not counted
     int worst_overtaken = 0;
@@ -75,7 +75,7 @@ void wait_for_line(sqlock::Locker& observer, const std::string& name, int n) {
     }
 }
 
-Outcome line_up(const Context& ctx, const BenchDatabase& db, int n) {
+QueueOutcome line_up(const Context& ctx, const BenchDatabase& db, int n) {
     const double upkeep = upkeep_seconds(ctx.options);
     Shared<StartLine> line;
     Shared<Ledger> ledger;
@@ -125,7 +125,7 @@ Outcome line_up(const Context& ctx, const BenchDatabase& db, int n) {
     children.join();
     const std::int64_t work_after = raw->work_done();
 
-    Outcome out;
+    QueueOutcome out;
     if (upkeep_before >= 0 && work_before >= 0)
         out.upkeep_per_waiter_second =
             static_cast<double>(work_before - upkeep_before) / upkeep / n;
@@ -163,14 +163,14 @@ Outcome line_up(const Context& ctx, const BenchDatabase& db, int n) {
 void bench_queue(Context& ctx, const BackendTarget& target) {
     const std::vector<int> sizes =
         ctx.options.quick ? std::vector<int>{8, 32} : std::vector<int>{8, 64, 256};
-    std::vector<std::pair<int, Outcome>> runs;
+    std::vector<std::pair<int, QueueOutcome>> runs;
     for (int n : sizes) {
         BenchDatabase db(target, "queue");
         runs.emplace_back(n, line_up(ctx, db, n));
         if (runs.back().second.overlaps)
             throw std::runtime_error("mutual exclusion violated: two holders at once");
     }
-    const Outcome& base = runs.front().second;
+    const QueueOutcome& base = runs.front().second;
     const std::string unit = target.kind == backend_kind::mariadb ? "statements" : "transactions";
     for (const auto& [n, o] : runs) {
         const std::string who = std::to_string(n) + " waiters 10 ms apart, 30 ms each";

@@ -102,11 +102,11 @@ Options parse_options(int argc, char** argv) {
 Scale scale_for(const Options& options) {
     Scale s;
     if (!options.quick) return s;
-    s.rounds = 5;
-    s.round_seconds = 0.15;
+    s.rounds = 3;
+    s.round_seconds = 0.1;
     s.parallel_rounds = 2;
-    s.parallel_seconds = 0.5;
-    s.contention_seconds = 2.5;
+    s.parallel_seconds = 0.3;
+    s.contention_seconds = 1.5;
     s.big_rows = 100'000;
     s.growth_seconds = 0.2;
     s.growth_rounds = 3;
