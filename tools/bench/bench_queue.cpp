@@ -1,7 +1,7 @@
 // 4. The queue of waiters: N processes arrive 10 ms apart at one name that
 // the benchmark holds, and wait in line; once all are in line it measures
 // the line's upkeep for a while, then releases, and each waiter holds the
-// name 30 ms once and leaves. Measured at 8, 64 and 256 waiters (8 and 32
+// name 30 ms once and leaves. Measured at 8, 64 and 256 waiters (8 and 16
 // in quick mode):
 //   - the database's own count of work (PostgreSQL: committed and rolled
 //     back transactions of the database, pg_stat_database; MariaDB:
@@ -162,7 +162,7 @@ QueueOutcome line_up(const Context& ctx, const BenchDatabase& db, int n) {
 
 void bench_queue(Context& ctx, const BackendTarget& target) {
     const std::vector<int> sizes =
-        ctx.options.quick ? std::vector<int>{8, 32} : std::vector<int>{8, 64, 256};
+        ctx.options.quick ? std::vector<int>{8, 16} : std::vector<int>{8, 64, 256};
     std::vector<std::pair<int, QueueOutcome>> runs;
     for (int n : sizes) {
         BenchDatabase db(target, "queue");

@@ -20,7 +20,9 @@ command -v clang++ >/dev/null || { echo "run.sh: clang++ not found (apt-get inst
 mkdir -p "$build"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# -O1 -g1, libFuzzer's advice: line tables are all a crash's stack needs.
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DSQLOCK_BUILD_FUZZERS=ON -DSQLOCK_BUILD_TOOLS=ON -DSQLOCK_BUILD_TESTS=OFF \
     -DSQLOCK_INSTALL=OFF "${launcher[@]}" >"$build/fuzz-configure.log" 2>&1 ||
     { cat "$build/fuzz-configure.log" >&2; exit 1; }
