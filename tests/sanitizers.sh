@@ -102,6 +102,9 @@ configure() {  # build-dir sanitizers optimisation
         { cat "$1.log" >&2; return 1; }
 }
 
+# The builds at the lowest priority: beside the whole run's main build
+# (nice 10), whose tests are its long pole, they take what that build and
+# every lane's tests leave.
 status=0
 for mode in "${modes[@]}"; do
     case "$mode" in
@@ -111,7 +114,7 @@ for mode in "${modes[@]}"; do
             # The programs of the tests run below, not those of the tests
             # left out (cli, fencing and fault_relay, pooler_tests): a test whose
             # program is missing from this list fails, it is not skipped.
-            nice -n 15 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
+            nice -n 19 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
                 postgres_tests failover_tests cli_run_outcome reliability reliability_helper \
                 reliability_sqlite reliability_pg_faults reliability_cli
             echo "== AddressSanitizer + UndefinedBehaviorSanitizer: all tests"
@@ -124,7 +127,7 @@ for mode in "${modes[@]}"; do
         tsan)
             build=$root/build-tsan
             configure "$build" thread -O1
-            nice -n 15 cmake --build "$build" -j"$jobs" --target conformance reliability \
+            nice -n 19 cmake --build "$build" -j"$jobs" --target conformance reliability \
                 reliability_helper reliability_pg_faults postgres_tests sqlite_specific
             echo "== ThreadSanitizer: the suites with threads"
             # die_after_fork=0: tests fork+exec the sqlock command from
