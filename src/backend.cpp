@@ -53,9 +53,10 @@ std::size_t slot_suffix_at(const std::string& lockstring) {
 int slot_number(const std::string& lockstring, const std::string& name, int capacity) {
     if (slot_suffix_at(lockstring) != name.size() || lockstring.compare(0, name.size(), name) != 0)
         return 0;
-    // More digits than any capacity has: not one of its slots (and no overflow).
+    // More digits than any capacity has: not one of its slots (and no
+    // overflow); a leading zero: not a row slot_lockstring() writes.
     const std::string digits = lockstring.substr(name.size() + 1);
-    if (digits.size() > std::to_string(capacity).size()) return 0;
+    if (digits.size() > std::to_string(capacity).size() || digits[0] == '0') return 0;
     const int n = std::stoi(digits);
     return n >= 1 && n <= capacity ? n : 0;
 }
