@@ -90,7 +90,9 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 # -g1: line tables are all a report's stack needs. ThreadSanitizer at -O1,
-# its own advice (at -O0 every local is a memory access it instruments).
+# its own advice (at -O0 every local is a memory access it instruments),
+# for the library and the command; the tests' own code is -O0 in every
+# build (tests/CMakeLists.txt): it waits, and its accesses are few.
 # AddressSanitizer + UBSan at -O0: UBSan's checks made -O1 code generation
 # three times as long (locker.cpp: 19.6 s of CPU against 5.7 s under ASan
 # alone and 6.1 s at -O0 with both), the larger part of a cold run's long
