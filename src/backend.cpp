@@ -10,6 +10,7 @@
 #include "backend_loader.hpp"
 #include "records.hpp"
 #include "sqlock/error.hpp"
+#include "tuned_claims.hpp"
 #include "validate.hpp"
 
 namespace sqlock::detail {
@@ -71,12 +72,22 @@ void validate_shared_name(const std::string& name) {
                         "'");
 }
 
-bool in_the_way(const Row& row, const std::vector<SetEntry>& entries,
+bool in_the_way(const Row& row, const std::vector<ClaimEntry>& entries,
                 const std::string& locked_by) {
     if (row.locked_by == locked_by) return false;
     if (row.locked_by != shared_marker_owner) return true;
-    return std::none_of(entries.begin(), entries.end(),
-                        [&](const SetEntry& e) { return e.shared() && e.name == row.lockstring; });
+    return std::none_of(entries.begin(), entries.end(), [&](const ClaimEntry& e) {
+        return e.shared() && e.name == row.lockstring;
+    });
+}
+
+bool claim_own_holder(ClaimResult& r, const std::string& locked_by) {
+    if (r.taken() || r.holders.size() != 1 || r.holders.front().locked_by != locked_by)
+        return false;
+    r.acquired = std::move(r.holders);
+    r.holders.clear();
+    r.claimed = true;
+    return true;
 }
 
 bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
@@ -91,46 +102,6 @@ duration certain_lease(const Row& row, duration lease) {
     const double left_ms = row.seconds_left * 1000.0;
     if (left_ms >= static_cast<double>(lease.count())) return lease;
     return duration(std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(left_ms)) - 1));
-}
-
-AcquireResult Connection::try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                           const std::string& locked_by, int* slot_out,
-                                           const QueueGate& gate) {
-    // Lowest slot first, always in the same order: concurrent callers cannot
-    // livelock, and capacity changes only move the upper bound.
-    AcquireResult last;
-    for (int slot = 1; slot <= capacity; ++slot) {
-        AcquireResult r = try_acquire(slot_lockstring(name, slot), lease, locked_by, gate);
-        if (r.queued) return r;  // the same waiters go first for every slot
-        // A slot of ours: taking another would leave it held until its
-        // lease ends.
-        claim_own_holder(r, locked_by);
-        if (r.acquired) {
-            *slot_out = slot;
-            return r;
-        }
-        // Report the slot that frees up first.
-        if (r.holder && (!last.holder || r.holder->seconds_left < last.holder->seconds_left))
-            last.holder = r.holder;
-    }
-    return last;
-}
-
-std::vector<Row> Connection::renew_set(const std::vector<std::int64_t>& ids,
-                                       const std::string& locked_by, duration lease) {
-    std::vector<Row> renewed;
-    for (std::int64_t id : ids)
-        if (auto row = renew(id, locked_by, lease)) renewed.push_back(std::move(*row));
-    return renewed;
-}
-
-std::size_t Connection::release_set(const std::vector<std::int64_t>& ids,
-                                    const std::vector<std::string>& lockstrings,
-                                    const std::string& locked_by, duration min_hold) {
-    std::size_t lost = 0;
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        if (release(ids[i], lockstrings[i], locked_by, min_hold) == ReleaseOutcome::lost) ++lost;
-    return lost;
 }
 
 bool Connection::has_history() {

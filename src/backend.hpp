@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "claim.hpp"
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
@@ -22,85 +23,15 @@
 
 namespace sqlock::detail {
 
-/// One row of the lock table, as read back from the database.
-struct Row {
-    std::int64_t id = 0;
-    std::string lockstring;
-    std::string created;  // UTC "YYYY-MM-DD HH:MM:SS.mmm"
-    std::string expires;  // same
-    std::string locked_by;
-    double seconds_left = 0.0;  // expires - database now
-};
+/// A claim's row of ours found again: an attempt that found its names held
+/// by `locked_by` (an owner string carries a token of its own, so the rows
+/// are ours: an earlier statement of ours took them and its answer never
+/// reached us, a statement applied after its caller gave up, or a retry)
+/// becomes taken, with those rows, and `claimed`. True when it did. For one
+/// name (a set tells its own rows apart: set_acquirer.cpp).
+bool claim_own_holder(ClaimResult& r, const std::string& locked_by);
 
-/// Outcome of one acquisition attempt.
-struct AcquireResult {
-    std::optional<Row> acquired;  // our new row, when we got the lock
-    std::optional<Row> holder;    // the current holder's row, when we did not (if known)
-    /// `acquired` is a row of ours that an earlier statement wrote, found
-    /// again (claim_own_holder), not one this attempt's statement wrote.
-    bool claimed = false;
-    /// Not acquired because waiters queued ahead go first (QueueGate),
-    /// whether or not the name was free.
-    bool queued = false;
-    /// Acquired, and the statement that took it also left the caller's
-    /// place in line (QueueGate::before) and woke the waiter behind it.
-    bool left_line = false;
-};
-
-/// Outcome of one attempt at a set of names (Connection::try_acquire_set).
-struct SetAcquireResult {
-    /// Every name's new row, in the order asked, when the set was taken;
-    /// empty when it was not (then nothing was written).
-    std::vector<Row> acquired;
-    /// When not taken: the live rows in the way, by name (those the backend
-    /// could read; a name freed meanwhile has none).
-    std::vector<Row> holders;
-    /// Not taken because a waiter is queued for one of the names.
-    bool queued = false;
-};
-
-/// One name of a lock set that mixes modes (Connection::try_acquire_mixed_set):
-/// taken exclusively when `shared_row` is empty, else shared, its holder row
-/// named `shared_row` (shared_lockstring(name, the owner's token)).
-struct SetEntry {
-    std::string name;
-    std::string shared_row;
-
-    bool shared() const noexcept { return !shared_row.empty(); }
-    /// The row the entry holds: the name's own, or its holder row.
-    const std::string& row() const noexcept { return shared() ? shared_row : name; }
-};
-
-/// Whether a live `row` among those a mixed set read (its names and holder
-/// rows) keeps the set of `entries` from being taken by `locked_by`: any
-/// row but a shared entry's marker and a row of its own.
-bool in_the_way(const Row& row, const std::vector<SetEntry>& entries, const std::string& locked_by);
-
-/// Whom an attempt lets go first: the live waiters queued for `name` (a
-/// lock's name, or a semaphore's without "#N") in `<table>_queue` whose
-/// ticket is below `before`. A caller that does not wait passes
-/// QueueGate::everyone(name): every waiter goes first. An inactive gate
-/// (no queue table) lets nobody first: the attempt is as it always was.
-struct QueueGate {
-    std::string name;
-    std::int64_t before = 0;
-
-    bool active() const noexcept { return before > 0; }
-    /// The caller holds ticket `before` (else it has no place: every live
-    /// waiter goes first).
-    bool has_place() const noexcept { return active() && before != INT64_MAX; }
-    static QueueGate none() { return {}; }
-    static QueueGate everyone(std::string name) { return {std::move(name), INT64_MAX}; }
-};
-
-/// An attempt that found the name held by `locked_by` (an owner string
-/// carries a token of its own, so the row is ours: an earlier statement of
-/// ours took it and its answer never reached us, a statement applied after
-/// its caller gave up, or a retry) becomes acquired, with that row, and
-/// `claimed`. True when it did.
-bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
-
-/// How long a claimed `row` (AcquireResult::claimed), ours, certainly lasts
+/// How long a claimed `row` (ClaimResult::claimed), ours, certainly lasts
 /// after `sent`, when it came back from a statement sent at `sent` or
 /// later: an earlier statement wrote it, perhaps one sent before `sent`, so
 /// only the time the database said it had left, less the millisecond its
@@ -110,11 +41,11 @@ bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
 /// cannot say so: MariaDB reads it a statement later.)
 duration certain_lease(const Row& row, duration lease);
 
-enum class ReleaseOutcome {
-    released,  // row deleted
-    kept,      // row kept until created + min_hold (min_hold not yet over)
-    lost,      // no row with this id and locked_by: not ours any more
-};
+/// Whether a live `row` among those a set read (its names and holder rows)
+/// keeps the set of `entries` from being taken by `locked_by`: any row but
+/// a shared entry's marker and a row of its own.
+bool in_the_way(const Row& row, const std::vector<ClaimEntry>& entries,
+                const std::string& locked_by);
 
 class Connection {
   public:
@@ -138,119 +69,42 @@ class Connection {
     /// does not call a table ready that the next `run` cannot use.
     virtual void check_access() = 0;
 
-    /// Inserts `lockstring`, or takes over its row if expired (new id). One
-    /// atomic step. When held, fills `holder` if it can do so cheaply. With
-    /// an active `gate`, does neither while a live waiter it names is
-    /// queued (`queued` then; the check is part of the same step).
-    virtual AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                                      const std::string& locked_by, const QueueGate& gate) = 0;
+    /// One attempt at `claim` as `locked_by`, each row to expire `lease`
+    /// from the database's now. One atomic step, all or nothing:
+    /// - an exclusive entry inserts the name's row, or takes over its
+    ///   expired row (a new id);
+    /// - a slot entry takes the lowest free (or expired) slot row
+    ///   slot_lockstring(name, n) among 1..capacity, tried always in that
+    ///   order (concurrent callers cannot livelock);
+    /// - a shared entry inserts the name's marker, or takes over an expired
+    ///   row of the name, or extends the live marker to cover the new
+    ///   lease; then inserts its holder row `shared_row`.
+    /// A name held live stops the claim (unless held shared and asked
+    /// shared); so does a live waiter queued for one of its names that goes
+    /// first (Claim::before; `queued` then), the check part of the same
+    /// step. A set's ids are drawn in the order of its names, each after
+    /// that name's turn, as one name's. Not taken: nothing was written, and
+    /// `holders` says what was in the way when that is cheap to know.
+    virtual ClaimResult acquire(const Claim& claim, duration lease,
+                                const std::string& locked_by) = 0;
 
-    /// Semaphore: the lowest free (or expired) slot of `name` among
-    /// 1..capacity, each slot a row `slot_lockstring(name, n)`, behind the
-    /// `gate` as try_acquire(). The default tries them in order with
-    /// try_acquire(); backends may do better.
-    virtual AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                           const std::string& locked_by, int* slot_out,
-                                           const QueueGate& gate);
+    /// Renews the rows `ids` (ids[i] is held.entries[i].row()'s) held by
+    /// `locked_by` to expire `lease` from now, only those still live, a
+    /// shared entry's only while its marker is live (which is then extended
+    /// to cover it); a set's in one transaction. Returns the rows it
+    /// renewed: a claim whose rows are not all returned is lost.
+    virtual std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
+                                   const std::string& locked_by, duration lease) = 0;
 
-    /// Takes every name of `lockstrings` (distinct, in bytewise order) as
-    /// `locked_by`, or none: one transaction inserts each row or takes over
-    /// its expired one (a new id), and when any name is live (or, with
-    /// `yield_to_queue`, has a live waiter in its line) writes nothing, so
-    /// no other client ever sees part of the set. Ids are drawn in the
-    /// order of the names, each after that name's turn, as try_acquire()
-    /// draws them.
-    virtual SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings,
-                                             duration lease, const std::string& locked_by,
-                                             bool yield_to_queue) = 0;
-
-    /// try_acquire_set() for a set with names held shared: in the same one
-    /// transaction, each exclusive entry as there, and each shared entry as
-    /// try_acquire_shared() takes it (its marker inserted, taken over or
-    /// extended; then its holder row), all or nothing. A name held live
-    /// stops the set, unless it is a shared entry's and held shared. Taken:
-    /// `acquired` holds each entry's row(), in any order, never a marker.
-    /// Not taken: `holders` holds the live rows among the names
-    /// and holder rows, markers included (the caller tells what was in the
-    /// way, and whether every row is already its own: a retry whose first
-    /// try took the set).
-    virtual SetAcquireResult try_acquire_mixed_set(const std::vector<SetEntry>& entries,
-                                                   duration lease, const std::string& locked_by,
-                                                   bool yield_to_queue) = 0;
-
-    /// Releases a mixed set's rows (ids[i] is entries[i].row()'s) in one
-    /// transaction, without a minimum hold: each exclusive entry's as
-    /// release_set() does, each shared entry's as release_shared() does
-    /// (its marker shrunk to the other holders, or deleted with the last).
-    /// Returns how many were not ours any more.
-    virtual std::size_t release_mixed_set(const std::vector<SetEntry>& entries,
-                                          const std::vector<std::int64_t>& ids,
-                                          const std::string& locked_by) = 0;
-
-    /// Renews a mixed set's rows (ids[i] is entries[i].row()'s) in one
-    /// transaction: each exclusive entry's as renew_set() does, each shared
-    /// entry's as renew_shared() does (only while its marker is live, which
-    /// is then extended to cover it). Returns the rows it renewed.
-    virtual std::vector<Row> renew_mixed_set(const std::vector<SetEntry>& entries,
-                                             const std::vector<std::int64_t>& ids,
-                                             const std::string& locked_by, duration lease) = 0;
-
-    /// Renews the live rows among `ids` held by `locked_by` to expire
-    /// `lease` from now; returns those it renewed (a set whose rows are not
-    /// all returned is lost). The default renews them one by one.
-    virtual std::vector<Row> renew_set(const std::vector<std::int64_t>& ids,
-                                       const std::string& locked_by, duration lease);
-
-    /// Releases every row (ids[i], lockstrings[i]) held by `locked_by`, as
-    /// release() does each; returns how many were not ours any more. The
-    /// default releases them one by one.
-    virtual std::size_t release_set(const std::vector<std::int64_t>& ids,
-                                    const std::vector<std::string>& lockstrings,
-                                    const std::string& locked_by, duration min_hold);
-
-    // Shared holds (LockOptions::mode = shared). A name held shared has its
-    // marker row: lockstring the name, locked_by shared_marker_owner, expiring
-    // no earlier than any of its holders' rows. The marker keeps exclusive
-    // holders (and DBIx::Locker programs) out through the unique constraint,
-    // with the exclusive statements unchanged. Each holder has a row of its
-    // own, shared_lockstring(name, token), which carries its id and lease.
-    // All three calls take the name's turn (the one exclusive acquisitions
-    // take), so that the marker always agrees with the holders' rows.
-
-    /// Takes `name` shared as `locked_by`, its row named `own`: inserts the
-    /// marker, or takes over an expired row of the name, or extends the live
-    /// marker to cover the new lease; then inserts `own`. When the name is
-    /// held exclusively (live), writes nothing and fills `holder`; behind an
-    /// active `gate`, as try_acquire(). One atomic step.
-    virtual AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
-                                             duration lease, const std::string& locked_by,
-                                             const QueueGate& gate) = 0;
-
-    /// Renews the shared holder's live row (id, locked_by) of `name` and
-    /// extends the marker to cover it; nullopt when the row or the marker is
-    /// gone or expired (the hold is lost).
-    virtual std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
-                                            const std::string& locked_by, duration lease) = 0;
-
-    /// Releases the shared holder's row as release() does (`own` its
-    /// lockstring), then shrinks the marker to the latest of the other live
-    /// holders' expiries, or deletes it when none is left (and wakes the
-    /// waiters of `name`). The outcome is the holder row's.
-    virtual ReleaseOutcome release_shared(std::int64_t id, const std::string& own,
-                                          const std::string& name, const std::string& locked_by,
-                                          duration min_hold) = 0;
-
-    /// Deletes the row if (id, locked_by) match; with min_hold > 0 instead
-    /// shortens its expiry to created + min_hold while that is still ahead.
-    /// `lockstring` is the row's (the caller read it with the row): a backend
-    /// that wakes waiters on another host tells those of this name.
-    virtual ReleaseOutcome release(std::int64_t id, const std::string& lockstring,
-                                   const std::string& locked_by, duration min_hold) = 0;
-
-    /// Sets expires = now + lease if (id, locked_by) match and the row has not
-    /// expired; returns the updated row, or nullopt when the lock is lost.
-    virtual std::optional<Row> renew(std::int64_t id, const std::string& locked_by,
-                                     duration lease) = 0;
+    /// Releases the rows `ids` (as renew()) held by `locked_by`: deletes
+    /// each, or with min_hold > 0 instead shortens its expiry to created +
+    /// min_hold while that is still ahead (`kept`); a shared entry's marker
+    /// is shrunk to the latest of the other live holders' expiries, or
+    /// deleted with the last. A set's in one transaction. Wakes the waiters
+    /// of the names freed (a backend that pushes releases tells other
+    /// hosts). Counts the rows that were not ours any more.
+    virtual ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
+                                 const std::string& locked_by, duration min_hold) = 0;
 
     /// True if the row (id, locked_by) exists and has not expired.
     virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;

@@ -86,8 +86,8 @@ std::vector<GuardStatement> LockSet::guard_statements() const {
                     "a released or moved-from lock set cannot guard a transaction");
     const detail::LockSetState& st = *state_;
     std::vector<GuardStatement> out;
-    for (std::size_t i = 0; i < st.entries.size(); ++i) {
-        const detail::SetEntry& e = st.entries[i];
+    for (std::size_t i = 0; i < st.claim.entries.size(); ++i) {
+        const detail::ClaimEntry& e = st.claim.entries[i];
         out.push_back(st.locker->backend->guard_statement(st.ids[i], st.locked_by,
                                                           e.shared() ? e.name : "", e.name));
     }

@@ -131,4 +131,33 @@ void Heartbeat::run_timer() {
     }
 }
 
+std::unique_ptr<Heartbeat> heartbeat_for(const LockOptions& o, duration db_timeout,
+                                         Validity& validity, std::string name, std::int64_t id,
+                                         std::function<bool(Heartbeat::clock::time_point)> renew,
+                                         std::function<void()> lost) {
+    if (!o.heartbeat) return nullptr;
+    const duration warn = o.warn_before > duration::zero() ? o.warn_before : o.expires / 4;
+    std::function<void(Heartbeat::clock::time_point)> expiring;
+    if (o.on_expiring)
+        expiring = [name, id, handler = o.on_expiring](Heartbeat::clock::time_point until) {
+            try {
+                handler(name, id, until);
+            } catch (...) {
+                // A throwing handler must not end the heartbeat.
+            }
+        };
+    std::function<void(int, duration)> renewed_late;
+    if (o.on_renewed_late)
+        renewed_late = [name, id, handler = o.on_renewed_late](int failures, duration left) {
+            try {
+                handler(name, id, failures, left);
+            } catch (...) {
+                // A throwing handler must not end the heartbeat.
+            }
+        };
+    return std::make_unique<Heartbeat>(Heartbeat::settings_for(o.expires, db_timeout, warn),
+                                       validity, std::move(renew), std::move(lost),
+                                       std::move(expiring), std::move(renewed_late));
+}
+
 }  // namespace sqlock::detail

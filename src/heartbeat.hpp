@@ -24,10 +24,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/options.hpp"
 
 namespace sqlock::detail {
 
@@ -115,5 +117,14 @@ class Heartbeat {
     std::thread timer_;
     std::thread renewer_;
 };
+
+/// The heartbeat a held lock or lock set is given, as `o` asks (null when
+/// o.heartbeat is off): it renews by `renew`, declares the hold lost by
+/// `lost`, and tells o.on_expiring and o.on_renewed_late `name` and `id`
+/// (a handler that throws does not end it).
+std::unique_ptr<Heartbeat> heartbeat_for(const LockOptions& o, duration db_timeout,
+                                         Validity& validity, std::string name, std::int64_t id,
+                                         std::function<bool(Heartbeat::clock::time_point)> renew,
+                                         std::function<void()> lost);
 
 }  // namespace sqlock::detail

@@ -73,8 +73,16 @@ release_error_handler set_release_error_handler(release_error_handler handler) {
 namespace detail {
 
 std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease) {
-    if (st.shared) return c.renew_shared(st.id, st.name, st.locked_by, lease);
-    return c.renew(st.id, st.locked_by, lease);
+    std::vector<Row> rows = c.renew(st.held, {st.id}, st.locked_by, lease);
+    if (rows.empty()) return std::nullopt;
+    return std::move(rows.front());
+}
+
+Claim held_claim(const std::string& name, const std::string& lockstring, bool shared) {
+    Claim held;
+    held.entries.push_back(shared ? ClaimEntry::shared_as(name, lockstring)
+                                  : ClaimEntry::exclusive(lockstring));
+    return held;
 }
 
 void LockState::mark_lost() noexcept {
@@ -106,13 +114,11 @@ void LockState::release_row() {
     // Not even "the retry was answered before valid_until" rules that out:
     // a crash failover to an asynchronous standby can lose the row itself,
     // and the link breaks exactly then.
-    ReleaseOutcome outcome = locker->pool->with([&](Connection& c) {
-        if (shared) return c.release_shared(id, lockstring, name, locked_by, min_hold);
-        return c.release(id, lockstring, locked_by, min_hold);
-    });
+    const ClaimRelease outcome = locker->pool->with(
+        [&](Connection& c) { return c.release(held, {id}, locked_by, min_hold); });
     // A shared release may have freed the name (its last holder left).
-    if (outcome == ReleaseOutcome::released) locker->hub->released(shared ? name : lockstring);
-    if (outcome == ReleaseOutcome::lost) {
+    if (!outcome.lost && !outcome.kept) locker->hub->released(shared ? name : lockstring);
+    if (outcome.lost) {
         lost = true;
         throw error(errc::lost, "lock '" + printable(lockstring) + "' (id " + std::to_string(id) +
                                     ") was no longer ours at release: it expired and was taken "

@@ -19,8 +19,7 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
             ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
         } reset{c};
         c.set_deadline(deadline);
-        if (any_shared()) return c.renew_mixed_set(entries, ids, locked_by, new_lease);
-        return c.renew_set(ids, locked_by, new_lease);
+        return c.renew(claim, ids, locked_by, new_lease);
     });
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const bool renewed =
@@ -38,11 +37,6 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
     return true;
 }
 
-bool LockSetState::any_shared() const noexcept {
-    return std::any_of(entries.begin(), entries.end(),
-                       [](const SetEntry& e) { return e.shared(); });
-}
-
 void LockSetState::mark_lost(const std::string& name, std::int64_t id) noexcept {
     if (lost.exchange(true)) return;
     if (on_lost) {
@@ -57,29 +51,8 @@ void LockSetState::release_rows() {
     if (heartbeat) heartbeat->stop();
     // As a Lock's release: a retry after a broken link that finds the rows
     // gone says "lost" rather than "released".
-    const std::size_t not_ours = locker->pool->with([&](Connection& c) {
-        if (any_shared() && min_hold <= duration::zero())
-            return c.release_mixed_set(entries, ids, locked_by);
-        // Exclusive names in one statement; with a minimum hold, each
-        // shared name's row on its own (as release_set() keeps rows one by
-        // one).
-        std::vector<std::int64_t> exclusive_ids;
-        std::vector<std::string> exclusive_names;
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            if (!entries[i].shared()) {
-                exclusive_ids.push_back(ids[i]);
-                exclusive_names.push_back(names[i]);
-            }
-        std::size_t lost_rows = 0;
-        if (!exclusive_ids.empty())
-            lost_rows = c.release_set(exclusive_ids, exclusive_names, locked_by, min_hold);
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            if (entries[i].shared() &&
-                c.release_shared(ids[i], entries[i].shared_row, names[i], locked_by, min_hold) ==
-                    ReleaseOutcome::lost)
-                ++lost_rows;
-        return lost_rows;
-    });
+    const std::size_t not_ours = locker->pool->with(
+        [&](Connection& c) { return c.release(claim, ids, locked_by, min_hold).lost; });
     for (const std::string& name : names) locker->hub->released(name);
     if (not_ours > 0) {
         lost = true;
@@ -159,12 +132,12 @@ const std::vector<std::int64_t>& LockSet::ids() const {
 
 lock_mode LockSet::mode(const std::string& name) const {
     const auto& s = checked(state_);
-    return s.entries[index_of(s, name)].shared() ? lock_mode::shared : lock_mode::exclusive;
+    return s.claim.entries[index_of(s, name)].shared() ? lock_mode::shared : lock_mode::exclusive;
 }
 
 const std::string& LockSet::lockstring(const std::string& name) const {
     const auto& s = checked(state_);
-    return s.entries[index_of(s, name)].row();
+    return s.claim.entries[index_of(s, name)].row();
 }
 
 const std::string& LockSet::locked_by() const {

@@ -20,8 +20,8 @@ namespace sqlock::detail {
 struct LockSetState {
     std::shared_ptr<LockerState> locker;
     std::vector<std::string> names;  // distinct, bytewise order
-    std::vector<SetEntry> entries;   // entries[i]: names[i], and its holder row if shared
-    std::vector<std::int64_t> ids;   // ids[i] is entries[i].row()'s id
+    Claim claim;                     // the set as held: claim.entries[i] is names[i]'s
+    std::vector<std::int64_t> ids;   // ids[i] is claim.entries[i].row()'s id
     std::string locked_by;
     std::string token;
     duration lease{};
@@ -35,8 +35,6 @@ struct LockSetState {
     std::atomic<bool> lost{false};
     std::unique_ptr<Heartbeat> heartbeat;
 
-    /// Whether any name is held shared.
-    bool any_shared() const noexcept;
     /// Renews every row as one (one statement, or one transaction with the
     /// markers of the names held shared). True when all were renewed (and
     /// `expires` is the earliest of theirs), false when any is not ours any

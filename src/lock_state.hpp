@@ -34,12 +34,17 @@ struct LockState;
 /// from now; nullopt when it is lost.
 std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease);
 
+/// The claim a held row is renewed and released by: its own row, or a
+/// shared holder's row of `name`.
+Claim held_claim(const std::string& name, const std::string& lockstring, bool shared);
+
 struct LockState {
     std::shared_ptr<LockerState> locker;
     std::string name;
     std::string lockstring;
     int slot = 0;
     bool shared = false;  // a shared hold: lockstring is its own row, name the marker's
+    Claim held;           // the row as held, as renew() and release() take it
     std::int64_t id = 0;
     std::string locked_by;
     std::string token;

@@ -202,14 +202,8 @@ bool ReleaseHub::woken_locked(const std::string& key, std::uint64_t mark) const 
     return it != epochs_.end() && it->second > mark;
 }
 
-void ReleaseHub::wait_after(const std::string& key, std::uint64_t mark,
+void ReleaseHub::wait_after(const std::vector<std::string>& keys, std::uint64_t mark,
                             std::chrono::steady_clock::time_point until) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait_until(lock, until, [&] { return woken_locked(key, mark); });
-}
-
-void ReleaseHub::wait_after_any(const std::vector<std::string>& keys, std::uint64_t mark,
-                                std::chrono::steady_clock::time_point until) {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait_until(lock, until, [&] {
         for (const std::string& key : keys)

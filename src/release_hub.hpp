@@ -42,16 +42,12 @@ class ReleaseHub {
     /// attempt, then wait_after() it, so no release in between is missed.
     std::uint64_t mark();
 
-    /// Waits until a release of `key` after `mark`, or `until`. The caller
-    /// chooses `until`: without notifications it is the next poll of its
-    /// backoff (see Locker's acquire loop), so this never waits past it.
-    void wait_after(const std::string& key, std::uint64_t mark,
+    /// Waits until a release of any of `keys` (a lock's name, a set's
+    /// names) after `mark`, or `until`. The caller chooses `until`: without
+    /// notifications it is the next poll of its backoff (wait_loop.cpp), so
+    /// this never waits past it.
+    void wait_after(const std::vector<std::string>& keys, std::uint64_t mark,
                     std::chrono::steady_clock::time_point until);
-
-    /// wait_after() for whichever of `keys` is released first (a set's
-    /// names).
-    void wait_after_any(const std::vector<std::string>& keys, std::uint64_t mark,
-                        std::chrono::steady_clock::time_point until);
 
     /// Whether wait_after(key, mark, ...) would return at once: a release of
     /// `key` (or a wake-up for it) came after `mark`, or every waiter is to

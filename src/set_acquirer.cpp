@@ -15,7 +15,6 @@
 // It lets the callers waiting in line for any of its names go first, as a
 // caller that does not wait does.
 #include <algorithm>
-#include <random>
 
 #include "contention_text.hpp"
 #include "current_pid.hpp"
@@ -25,6 +24,7 @@
 #include "sqlock/lock_set.hpp"
 #include "sqlock/locker.hpp"
 #include "validate.hpp"
+#include "wait_loop.hpp"
 
 namespace sqlock {
 namespace detail {
@@ -90,34 +90,28 @@ class SetAcquirer {
         }
     }
 
-    struct Refusal {
-        std::vector<Row> holders;
-        bool queued = false;
-    };
-
     std::optional<LockSet> attempt_once(const std::vector<SetMember>& members, const LockOptions& o,
                                         Owner& owner, Refusal* refusal) {
         ensure_initialized(*s_);
-        std::vector<SetEntry> entries;
-        std::vector<std::string> names;
-        bool any_shared = false;
-        for (const SetMember& m : members) {
-            const bool shared = m.mode == lock_mode::shared;
-            any_shared = any_shared || shared;
-            entries.push_back({m.name, shared ? shared_lockstring(m.name, owner.token) : ""});
-            names.push_back(m.name);
-        }
+        Claim claim;
+        claim.set = true;
+        for (const SetMember& m : members)
+            claim.entries.push_back(
+                m.mode == lock_mode::shared
+                    ? ClaimEntry::shared_as(m.name, shared_lockstring(m.name, owner.token))
+                    : ClaimEntry::exclusive(m.name));
+        const std::vector<ClaimEntry>& entries = claim.entries;
         const auto sent = clock::now();
-        SetAcquireResult r = s_->pool->with([&](Connection& c) {
-            if (any_shared)
-                return c.try_acquire_mixed_set(entries, o.expires, owner.locked_by, c.has_queue());
-            return c.try_acquire_set(names, o.expires, owner.locked_by, c.has_queue());
+        ClaimResult r = s_->pool->with([&](Connection& c) {
+            // No place in line: every waiter goes first, if there is a line.
+            claim.before = c.has_queue() ? INT64_MAX : 0;
+            return c.acquire(claim, o.expires, owner.locked_by);
         });
         // Each entry's row, in the order of the entries (the backends answer
         // in any order).
         auto rows_of = [&](std::vector<Row>& rows, bool live_and_ours) {
             std::vector<Row> out;
-            for (const SetEntry& e : entries)
+            for (const ClaimEntry& e : entries)
                 for (Row& row : rows)
                     if (row.lockstring == e.row() &&
                         (!live_and_ours ||
@@ -155,8 +149,9 @@ class SetAcquirer {
                 certain = std::min(certain, certain_lease(row, o.expires));
         auto st = std::make_shared<LockSetState>();
         st->locker = s_;
-        st->names = names;
-        st->entries = entries;
+        st->names = claim.names();
+        st->claim = std::move(claim);
+        st->claim.before = 0;
         for (const Row& row : r.acquired) {
             st->ids.push_back(row.id);
             if (st->expires.empty() || row.expires < st->expires) st->expires = row.expires;
@@ -181,86 +176,15 @@ class SetAcquirer {
             }
             st->validity.granted(resent, o.expires);
         }
-        if (o.heartbeat) start_heartbeat(*st, o);
+        give_heartbeat(*st, o);
         return LockSet(std::move(st));
     }
 
+    /// Attempts until taken, as `o` says (wait_for()).
     LockSet acquire(const std::vector<SetMember>& members, const LockOptions& o) {
-        std::vector<std::string> names;
-        for (const SetMember& m : members) names.push_back(m.name);
-        const bool waits = o.wait_forever || o.wait > duration::zero();
-        const auto start = clock::now();
-        const auto deadline = o.wait_forever ? clock::time_point::max() : start + o.wait;
-        Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
-        using micros = std::chrono::microseconds;
-        const PollSchedule schedule = s_->backend->poll_schedule();
-        micros backoff = schedule.first;
-        std::mt19937 jitter(std::random_device{}());
-        std::vector<std::unique_ptr<WatchGuard>> watches;  // while waiting with pushes
-        bool said = false;
-        bool hub_started = false;
-        for (;;) {
-            const std::uint64_t mark = s_->hub->mark();
-            Refusal refusal;
-            if (auto set = attempt_once(members, o, owner, &refusal)) return std::move(*set);
-            auto now = clock::now();
-            const auto waited = std::chrono::duration_cast<duration>(now - start);
-            std::optional<LockInfo> first;
-            if (!refusal.holders.empty()) first = to_info(refusal.holders.front());
-            const std::string db = " [" + s_->url.redacted + "]";
-            if (!waits) contention_error(errc::busy, refused_text(names, refusal) + db, first);
-            if (now >= deadline)
-                contention_error(
-                    errc::timeout,
-                    refused_text(names, refusal) + ", after waiting " + waited_text(waited) + db,
-                    first);
-            if (o.on_waiting && !o.on_waiting(first ? &*first : nullptr, waited))
-                contention_error(errc::timeout,
-                                 refused_text(names, refusal) + "; stopped waiting after " +
-                                     waited_text(waited) + db,
-                                 first);
-            auto until = deadline;
-            // The first holder in the way to run out frees its name then.
-            for (const Row& row : refusal.holders) {
-                if (row.seconds_left <= 0) continue;
-                const double ms = std::min(row.seconds_left * 1000.0 + 1.0, 86400000.0);
-                until = std::min(until, now + duration(static_cast<std::int64_t>(ms)));
-            }
-            if (o.on_waiting) until = std::min(until, now + o.progress_every);
-            // Once per wait, as a single lock's: start() waits up to 2 s for
-            // a listener that cannot connect (a refused or frozen link), which
-            // must not be paid again at every look.
-            if (!hub_started) {
-                s_->hub->start();
-                hub_started = true;
-                now = clock::now();
-            }
-            if (s_->hub->pushes() && !said) {
-                // A release is pushed only while a listener says someone
-                // waits for it: have ours say every name, then try again.
-                if (watches.empty())
-                    for (const std::string& name : names)
-                        watches.push_back(std::make_unique<WatchGuard>(*s_->hub, name));
-                bool all = true;
-                const auto limit = std::min(until, now + std::chrono::seconds(2));
-                for (const std::string& name : names) all = s_->hub->watched(name, limit) && all;
-                said = all;
-                if (said) continue;
-                now = clock::now();
-            }
-            if (said && s_->hub->pushes()) {
-                // Safety net against a missed notification.
-                until = std::min(until, now + std::chrono::seconds(5));
-            } else {
-                std::uniform_int_distribution<std::int64_t> spread(backoff.count() / 2,
-                                                                   backoff.count());
-                until = std::min(until, now + micros(spread(jitter)));
-                backoff =
-                    std::min(micros(static_cast<std::int64_t>(backoff.count() * schedule.growth)),
-                             micros(100'000));
-            }
-            s_->hub->wait_after_any(names, mark, until);
-        }
+        Waiting waiting(*this, members, o);
+        wait_for(*s_, waiting, o);
+        return waiting.take();
     }
 
   private:
@@ -282,35 +206,47 @@ class SetAcquirer {
         return text;
     }
 
-    void start_heartbeat(LockSetState& st, const LockOptions& o) {
+    void give_heartbeat(LockSetState& st, const LockOptions& o) {
         LockSetState* raw = &st;
-        const duration warn = o.warn_before > duration::zero() ? o.warn_before : o.expires / 4;
-        std::function<void(Heartbeat::clock::time_point)> expiring;
-        if (o.on_expiring)
-            expiring = [raw, handler = o.on_expiring](Heartbeat::clock::time_point until) {
-                try {
-                    handler(raw->names.front(), raw->ids.front(), until);
-                } catch (...) {
-                    // A throwing handler must not end the heartbeat.
-                }
-            };
-        std::function<void(int, duration)> renewed_late;
-        if (o.on_renewed_late)
-            renewed_late = [raw, handler = o.on_renewed_late](int failures, duration left) {
-                try {
-                    handler(raw->names.front(), raw->ids.front(), failures, left);
-                } catch (...) {
-                    // A throwing handler must not end the heartbeat.
-                }
-            };
-        st.heartbeat = std::make_unique<Heartbeat>(
-            Heartbeat::settings_for(o.expires, s_->options.db_timeout, warn), st.validity,
+        st.heartbeat = heartbeat_for(
+            o, s_->options.db_timeout, st.validity, st.names.front(), st.ids.front(),
             [raw](Heartbeat::clock::time_point deadline) {
                 return raw->renew_rows(raw->lease, deadline);
             },
-            [raw] { raw->mark_lost(raw->names.front(), raw->ids.front()); }, std::move(expiring),
-            std::move(renewed_late));
+            [raw] { raw->mark_lost(raw->names.front(), raw->ids.front()); });
     }
+
+    // The wait of a set: the wait loop's claimant, without a place in line.
+    class Waiting final : public Claimant {
+      public:
+        Waiting(SetAcquirer& acquirer, const std::vector<SetMember>& members, const LockOptions& o)
+            : a_(acquirer),
+              members_(members),
+              o_(o),
+              owner_(make_owner(o.metadata, o.min_hold, o.expires)) {
+            for (const SetMember& m : members) names_.push_back(m.name);
+        }
+
+        const std::vector<std::string>& names() const override { return names_; }
+        bool takes_place() const override { return false; }
+        const std::string& locked_by() const override { return owner_.locked_by; }
+        bool attempt(std::int64_t /*before: always every waiter*/, Refusal& refusal) override {
+            taken_ = a_.attempt_once(members_, o_, owner_, &refusal);
+            return taken_.has_value();
+        }
+        std::string refused_text(const Refusal& refusal) const override {
+            return SetAcquirer::refused_text(names_, refusal);
+        }
+        LockSet take() { return std::move(*taken_); }
+
+      private:
+        SetAcquirer& a_;
+        const std::vector<SetMember>& members_;
+        const LockOptions& o_;
+        std::vector<std::string> names_;
+        Owner owner_;
+        std::optional<LockSet> taken_;
+    };
 
     std::shared_ptr<LockerState> s_;
 };
@@ -330,7 +266,7 @@ static std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
     validate_options(options);
     SetAcquirer a(state);
     a.check_not_held_here(set);
-    SetAcquirer::Refusal refusal;
+    Refusal refusal;
     Owner owner = make_owner(options.metadata, options.min_hold, options.expires);
     return a.attempt_once(set, options, owner, &refusal);
 }

@@ -3,11 +3,10 @@
 // unique-index entry, which nobody else sees committed, keeps every other
 // acquirer of the name waiting until the transaction ends, and nothing is
 // left behind. Each backend makes one attempt (Backend::try_lock_transaction);
-// this file paces the attempts up to the caller's deadline.
+// the wait loop (wait_loop.hpp) paces the attempts up to the caller's
+// deadline, as every acquisition's.
 #include <algorithm>
 #include <chrono>
-#include <random>
-#include <thread>
 
 #include "sqlock/error.hpp"
 #include "sqlock/locker.hpp"
@@ -15,9 +14,11 @@
 
 #include "backend.hpp"
 #include "connection_pool.hpp"
+#include "contention_text.hpp"
 #include "locker_state.hpp"
 #include "owner.hpp"
 #include "validate.hpp"
+#include "wait_loop.hpp"
 
 namespace sqlock {
 namespace {
@@ -30,10 +31,54 @@ using clock = std::chrono::steady_clock;
 // with the transaction) would meet.
 constexpr duration row_lease = std::chrono::seconds(60);
 
-// Pacing between attempts at a name held by a committed row: 2 ms doubling
-// to 100 ms, with jitter so that many transactions do not look in lockstep.
-constexpr duration first_pause = std::chrono::milliseconds(2);
-constexpr duration longest_pause = std::chrono::milliseconds(100);
+// The wait of a transaction-scoped lock: the wait loop's claimant, without
+// a place in line (its row never outlives the transaction, so it cannot
+// hold one).
+class TransactionWaiting final : public detail::Claimant {
+  public:
+    TransactionWaiting(detail::LockerState& s, Transaction& tx, const std::string& name,
+                       duration wait)
+        : s_(s),
+          tx_(tx),
+          names_{name},
+          owner_(detail::make_owner({})),
+          deadline_(clock::now() + wait) {}
+
+    const std::vector<std::string>& names() const override { return names_; }
+    bool takes_place() const override { return false; }
+    const std::string& locked_by() const override { return owner_.locked_by; }
+
+    bool attempt(std::int64_t /*before*/, detail::Refusal& refusal) override {
+        const duration left = std::max(
+            duration::zero(), std::chrono::duration_cast<duration>(deadline_ - clock::now()));
+        id_ = s_.pool->with([&](detail::Connection& own) {
+            auto id = s_.backend->try_lock_transaction(tx_, own, names_.front(), owner_.locked_by,
+                                                       row_lease, left);
+            // Held by a committed row: the wait loop sleeps until it runs
+            // out, if no release wakes it first.
+            if (!id)
+                if (auto holder = own.find(names_.front())) refusal.holders.push_back(*holder);
+            return id;
+        });
+        return id_.has_value();
+    }
+
+    std::string refused_text(const detail::Refusal& refusal) const override {
+        std::string text = "lock '" + detail::printable(names_.front()) + "' is held";
+        if (auto info = refusal.first_holder()) text += " by " + detail::holder_text(info);
+        return text;
+    }
+
+    std::int64_t id() const { return *id_; }
+
+  private:
+    detail::LockerState& s_;
+    Transaction& tx_;
+    const std::vector<std::string> names_;
+    const detail::Owner owner_;
+    const clock::time_point deadline_;
+    std::optional<std::int64_t> id_;
+};
 
 }  // namespace
 
@@ -49,31 +94,11 @@ std::int64_t Locker::lock_transaction(Transaction& tx, const std::string& name, 
         throw error(errc::invalid_argument,
                     "a transaction-scoped lock of '" + detail::printable(name) +
                         "' needs an open transaction: outside one it would end at once");
-    const detail::Owner owner = detail::make_owner({});
-    const clock::time_point deadline = clock::now() + wait;
-    std::mt19937 jitter(std::random_device{}());
-    duration pause = first_pause;
-    for (;;) {
-        const duration left = std::max(
-            duration::zero(), std::chrono::duration_cast<duration>(deadline - clock::now()));
-        std::optional<std::int64_t> id = s.pool->with([&](detail::Connection& own) {
-            return s.backend->try_lock_transaction(tx, own, name, owner.locked_by, row_lease, left);
-        });
-        if (id) return *id;
-        const clock::time_point now = clock::now();
-        if (now >= deadline) {
-            if (wait == duration::zero())
-                throw error(errc::busy, "lock '" + detail::printable(name) + "' is held [" +
-                                            s.url.redacted + "]");
-            throw error(errc::timeout, "lock '" + detail::printable(name) +
-                                           "' was still held after waiting " +
-                                           format_duration(wait) + " [" + s.url.redacted + "]");
-        }
-        std::uniform_int_distribution<duration::rep> spread(pause.count() / 2, pause.count());
-        const auto sleep = std::min<clock::duration>(duration(spread(jitter)), deadline - now);
-        std::this_thread::sleep_for(sleep);
-        pause = std::min(longest_pause, pause * 2);
-    }
+    TransactionWaiting waiting(s, tx, name, wait);
+    LockOptions terms;
+    terms.wait = wait;
+    detail::wait_for(s, waiting, terms);
+    return waiting.id();
 }
 
 }  // namespace sqlock

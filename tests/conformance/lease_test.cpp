@@ -49,25 +49,27 @@ TEST_CASE("a row of ours found again counts for the time it had left, not a new 
         sqlock::detail::make_backend(sqlock::detail::parse_database_url(db.url), db.table, 10s);
     auto c = backend->connect();
     const std::string owner = R"({"by":"test","guid":"00112233445566778899aabbccddeeff"})";
-    auto first = c->try_acquire("found-again", 30s, owner, sqlock::detail::QueueGate::none());
-    REQUIRE(first.acquired);
+    sqlock::detail::Claim claim;
+    claim.entries.push_back(sqlock::detail::ClaimEntry::exclusive("found-again"));
+    auto first = c->acquire(claim, 30s, owner);
+    REQUIRE(first.taken());
     CHECK_FALSE(sqlock::detail::claim_own_holder(first, owner));  // already acquired
     CHECK_FALSE(first.claimed);  // written by this statement: the whole lease
 
     // Asked again by the same owner, for 60 s: the live row is found held
     // by ourselves.
-    auto again = c->try_acquire("found-again", 60s, owner, sqlock::detail::QueueGate::none());
-    REQUIRE_FALSE(again.acquired);
+    auto again = c->acquire(claim, 60s, owner);
+    REQUIRE_FALSE(again.taken());
     REQUIRE(sqlock::detail::claim_own_holder(again, owner));
     CHECK(again.claimed);
-    CHECK_FALSE(again.holder);
-    CHECK(again.acquired->id == first.acquired->id);
-    const auto certain = sqlock::detail::certain_lease(*again.acquired, 60s);
+    CHECK(again.holders.empty());
+    CHECK(again.acquired.front().id == first.acquired.front().id);
+    const auto certain = sqlock::detail::certain_lease(again.acquired.front(), 60s);
     CHECK(certain < 30s);
     CHECK(certain > 20s);
 
     // Another owner's row is not claimed.
-    auto other = c->try_acquire("found-again", 60s, owner + " ", sqlock::detail::QueueGate::none());
+    auto other = c->acquire(claim, 60s, owner + " ");
     CHECK_FALSE(sqlock::detail::claim_own_holder(other, owner + " "));
-    CHECK_FALSE(other.acquired);
+    CHECK_FALSE(other.taken());
 }

@@ -441,7 +441,7 @@ SetAcquireResult MariaConnection::try_acquire_set(const std::vector<std::string>
                     until, lockstrings, lockstrings, lockstrings.size(), yield_to_queue, what);
 }
 
-SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<ClaimEntry>& entries,
                                                         duration lease,
                                                         const std::string& locked_by,
                                                         bool yield_to_queue) {
@@ -449,9 +449,9 @@ SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<SetEnt
     const auto until = limit();
     const duration wait = turn_wait();
     std::vector<std::string> names, rows;
-    for (const SetEntry& e : entries) names.push_back(e.name);
+    for (const ClaimEntry& e : entries) names.push_back(e.name);
     rows = names;
-    for (const SetEntry& e : entries)
+    for (const ClaimEntry& e : entries)
         if (e.shared()) rows.push_back(e.shared_row);
     return take_set(
         sql::acquire_mixed_set(*target_, entries, lease, locked_by, wait, yield_to_queue), until,
@@ -495,7 +495,7 @@ SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_p
     return out;
 }
 
-std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<ClaimEntry>& entries,
                                                   const std::vector<std::int64_t>& ids,
                                                   const std::string& locked_by, duration lease) {
     const std::vector<std::string> shared = sql::shared_names(entries);
@@ -510,7 +510,7 @@ std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<SetEntry>& e
     return rows;
 }
 
-std::size_t MariaConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+std::size_t MariaConnection::release_mixed_set(const std::vector<ClaimEntry>& entries,
                                                const std::vector<std::int64_t>& ids,
                                                const std::string& locked_by) {
     const std::vector<std::string> shared = sql::shared_names(entries);
@@ -538,15 +538,15 @@ std::size_t MariaConnection::release_set(const std::vector<std::int64_t>& ids,
                                          const std::vector<std::string>& lockstrings,
                                          const std::string& locked_by, duration min_hold) {
     if (min_hold > duration::zero())
-        return Connection::release_set(ids, lockstrings, locked_by, min_hold);
+        return release_each(*this, ids, lockstrings, locked_by, min_hold);
     auto rs = run(sql::release_set(*target_, ids, locked_by), "releasing the lock set of id",
                   std::to_string(ids.front()));
     const auto deleted = rs.empty() ? std::size_t{0} : static_cast<std::size_t>(rs[0].affected);
     return ids.size() - std::min(deleted, ids.size());
 }
 
-ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& lockstring,
-                                        const std::string& locked_by, duration min_hold) {
+ReleaseOutcome MariaConnection::release_one(std::int64_t id, const std::string& lockstring,
+                                            const std::string& locked_by, duration min_hold) {
     if (min_hold <= duration::zero())
         return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
                                                        : ReleaseOutcome::lost;
@@ -559,8 +559,8 @@ ReleaseOutcome MariaConnection::release(std::int64_t id, const std::string& lock
     return as_bool(last.rows[0].at(1)) ? ReleaseOutcome::kept : ReleaseOutcome::lost;
 }
 
-std::optional<Row> MariaConnection::renew(std::int64_t id, const std::string& locked_by,
-                                          duration lease) {
+std::optional<Row> MariaConnection::renew_one(std::int64_t id, const std::string& locked_by,
+                                              duration lease) {
     const std::string what = describe("renewing lock id", std::to_string(id));
     auto rs =
         run(sql::renew(*target_, id, locked_by, lease), "renewing lock id", std::to_string(id));

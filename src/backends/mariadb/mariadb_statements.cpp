@@ -87,9 +87,9 @@ std::string literal(const std::string& text) {
     return out;
 }
 
-std::vector<std::string> shared_names(const std::vector<SetEntry>& entries) {
+std::vector<std::string> shared_names(const std::vector<ClaimEntry>& entries) {
     std::vector<std::string> shared;
-    for (const SetEntry& e : entries)
+    for (const ClaimEntry& e : entries)
         if (e.shared()) shared.push_back(e.name);
     return shared;
 }
@@ -308,13 +308,13 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
     return sql;
 }
 
-std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                               duration lease, const std::string& locked_by, duration wait,
                               bool yield_to_queue) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
     std::vector<std::string> names, exclusive, shared, own;
-    for (const SetEntry& e : entries) {
+    for (const ClaimEntry& e : entries) {
         names.push_back(e.name);
         (e.shared() ? shared : exclusive).push_back(e.name);
         if (e.shared()) own.push_back(e.shared_row);
@@ -402,7 +402,7 @@ std::string id_list(const std::vector<std::int64_t>& ids) {
 // The turns of a mixed set's shared names (as a single shared lock takes
 // one), each waited for its share of `wait`, then a first result set
 // saying whether every one came; `all` is set to that condition.
-std::string shared_turns(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string shared_turns(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                          duration wait, std::string& all) {
     const std::vector<std::string> keys = set_turn_keys(t, shared_names(entries));
     all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
@@ -532,7 +532,7 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
 // clang-format on
 
 // clang-format off
-std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                             const std::vector<std::int64_t>& ids, const std::string& locked_by,
                             duration lease, duration wait) {
     const std::string& T = t.quoted_table;
@@ -572,7 +572,7 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& e
     return sql;
 }
 
-std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait) {
     const std::string& T = t.quoted_table;

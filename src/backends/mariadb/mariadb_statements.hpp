@@ -22,10 +22,10 @@
 
 #include <vector>
 
-#include "backend.hpp"
 #include "mariadb_target.hpp"
 #include "sqlock/duration.hpp"
 #include "statement_set.hpp"
+#include "tuned_claims.hpp"
 
 namespace sqlock::detail::mariadb::sql {
 
@@ -34,7 +34,7 @@ std::string literal(const std::string& text);
 
 /// The names of `entries` held shared, in their order: the ones whose turn
 /// a mixed set's renewal and release take.
-std::vector<std::string> shared_names(const std::vector<SetEntry>& entries);
+std::vector<std::string> shared_names(const std::vector<ClaimEntry>& entries);
 
 /// The GET_LOCK name that serialises acquirers of `lockstring` in `t`'s
 /// table: "sqlock:" + 16 hex digits (MySQL allows at most 64 characters).
@@ -82,7 +82,7 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
 /// entry its marker inserted or extended and its holder row inserted, as
 /// acquire_shared does. Last result set: our rows (exclusive names and
 /// holder rows), by id.
-std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                               duration lease, const std::string& locked_by, duration wait,
                               bool yield_to_queue);
 
@@ -90,7 +90,7 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<SetEntry>&
 /// (Connection::renew_mixed_set): the shared names' turns, then one
 /// transaction. First result set: whether every turn came; last: the rows
 /// renewed.
-std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                             const std::vector<std::int64_t>& ids, const std::string& locked_by,
                             duration lease, duration wait);
 
@@ -98,7 +98,7 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& e
 /// (Connection::release_mixed_set): the shared names' turns, then one
 /// transaction. First result set: whether every turn came; last: how many
 /// of `ids` were deleted.
-std::string release_mixed_set(const MariaTarget& t, const std::vector<SetEntry>& entries,
+std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait);
 

@@ -525,12 +525,12 @@ SetAcquireResult PgConnection::try_acquire_set(const std::vector<std::string>& l
     return out;
 }
 
-SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<ClaimEntry>& entries,
                                                      duration lease, const std::string& locked_by,
                                                      bool yield_to_queue) {
     std::vector<std::string> rows, turns;
     std::string markers = "{";  // boolean[]: whether each row is a marker
-    for (const SetEntry& e : entries) {
+    for (const ClaimEntry& e : entries) {
         rows.push_back(e.name);
         turns.push_back(turn_name(e.name));
         markers += std::string(markers.size() > 1 ? "," : "") + (e.shared() ? "t" : "f");
@@ -568,7 +568,7 @@ SetAcquireResult PgConnection::try_acquire_mixed_set(const std::vector<SetEntry>
     return out;
 }
 
-MixedSetValues PgConnection::mixed_values(const std::vector<SetEntry>& entries,
+MixedSetValues PgConnection::mixed_values(const std::vector<ClaimEntry>& entries,
                                           const std::vector<std::int64_t>& ids,
                                           const std::string& locked_by) {
     auto literal = [&](const std::string& text) { return "'" + link_.get().esc(text) + "'"; };
@@ -576,7 +576,7 @@ MixedSetValues PgConnection::mixed_values(const std::vector<SetEntry>& entries,
     v.locked_by = literal(locked_by);
     v.marker = literal(shared_marker_owner);
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        const SetEntry& e = entries[i];
+        const ClaimEntry& e = entries[i];
         const std::string turn = turn_name(e.name);
         v.ids.push_back(std::to_string(ids[i]));
         v.names.push_back(literal(e.name));
@@ -591,7 +591,7 @@ MixedSetValues PgConnection::mixed_values(const std::vector<SetEntry>& entries,
     return v;
 }
 
-std::vector<Row> PgConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+std::vector<Row> PgConnection::renew_mixed_set(const std::vector<ClaimEntry>& entries,
                                                const std::vector<std::int64_t>& ids,
                                                const std::string& locked_by, duration lease) {
     MixedSetValues v = mixed_values(entries, ids, locked_by);
@@ -603,7 +603,7 @@ std::vector<Row> PgConnection::renew_mixed_set(const std::vector<SetEntry>& entr
     return rows;
 }
 
-std::size_t PgConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+std::size_t PgConnection::release_mixed_set(const std::vector<ClaimEntry>& entries,
                                             const std::vector<std::int64_t>& ids,
                                             const std::string& locked_by) {
     const MixedSetValues v = mixed_values(entries, ids, locked_by);
@@ -626,7 +626,7 @@ std::size_t PgConnection::release_set(const std::vector<std::int64_t>& ids,
                                       const std::vector<std::string>& lockstrings,
                                       const std::string& locked_by, duration min_hold) {
     if (min_hold > duration::zero())
-        return Connection::release_set(ids, lockstrings, locked_by, min_hold);
+        return release_each(*this, ids, lockstrings, locked_by, min_hold);
     std::vector<std::string> turns, channels;
     for (const std::string& l : lockstrings) {
         turns.push_back(turn_name(l));
@@ -639,8 +639,8 @@ std::size_t PgConnection::release_set(const std::vector<std::int64_t>& ids,
     return ids.size() - std::min(deleted, ids.size());
 }
 
-ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& lockstring,
-                                     const std::string& locked_by, duration min_hold) {
+ReleaseOutcome PgConnection::release_one(std::int64_t id, const std::string& lockstring,
+                                         const std::string& locked_by, duration min_hold) {
     // Without a minimum hold, the plain DELETE (+ NOTIFY) is cheaper than the
     // keep-or-delete statement (measured: about 5 us of a 60 us cycle).
     if (min_hold <= duration::zero())
@@ -653,8 +653,8 @@ ReleaseOutcome PgConnection::release(std::int64_t id, const std::string& lockstr
     return r[0][0].as<bool>() ? ReleaseOutcome::kept : ReleaseOutcome::released;
 }
 
-std::optional<Row> PgConnection::renew(std::int64_t id, const std::string& locked_by,
-                                       duration lease) {
+std::optional<Row> PgConnection::renew_one(std::int64_t id, const std::string& locked_by,
+                                           duration lease) {
     pqxx::result r =
         exec("renewing lock id", std::to_string(id), stmt::renew, id, locked_by, millis(lease));
     if (r.empty()) return std::nullopt;

@@ -319,7 +319,7 @@ SetAcquireResult SqliteConnection::try_acquire_set(const std::vector<std::string
     return result;
 }
 
-SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<SetEntry>& entries,
+SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<ClaimEntry>& entries,
                                                          duration lease,
                                                          const std::string& locked_by,
                                                          bool yield_to_queue) {
@@ -329,13 +329,13 @@ SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<SetEn
     SetAcquireResult result;
     if (yield_to_queue) {
         std::vector<std::string> names;
-        for (const SetEntry& e : entries) names.push_back(e.name);
+        for (const ClaimEntry& e : entries) names.push_back(e.name);
         Prepared waiting = prepare(Sql::set_waiters);
         waiting.bind(1, json_array(names));
         result.queued = waiting.step();
     }
     bool free = !result.queued;
-    for (const SetEntry& e : entries) {
+    for (const ClaimEntry& e : entries) {
         if (auto row = find(e.name); row && row->seconds_left > 0) {
             free = free && e.shared() && row->locked_by == shared_marker_owner;
             result.holders.push_back(std::move(*row));
@@ -355,7 +355,7 @@ SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<SetEn
                                            "' appeared while this connection held the write lock");
         return std::move(*row);
     };
-    for (const SetEntry& e : entries) {
+    for (const ClaimEntry& e : entries) {
         for (const std::string* expired : {&e.name, e.shared() ? &e.shared_row : nullptr}) {
             if (!expired) continue;
             Prepared del = prepare(Sql::delete_expired);
@@ -382,7 +382,7 @@ SetAcquireResult SqliteConnection::try_acquire_mixed_set(const std::vector<SetEn
 std::vector<Row> SqliteConnection::renew_set(const std::vector<std::int64_t>& ids,
                                              const std::string& locked_by, duration lease) {
     Transaction tx(*this, "starting the transaction that renews a set of locks");
-    std::vector<Row> renewed = Connection::renew_set(ids, locked_by, lease);
+    std::vector<Row> renewed = renew_each(*this, ids, locked_by, lease);
     tx.commit("committing the renewal of a set of locks");
     return renewed;
 }
@@ -400,13 +400,13 @@ std::size_t SqliteConnection::release_set(const std::vector<std::int64_t>& ids,
         return ids.size() - std::min(deleted, ids.size());
     }
     Transaction tx(*this, "starting the transaction that releases a set of locks");
-    const std::size_t lost = Connection::release_set(ids, lockstrings, locked_by, min_hold);
+    const std::size_t lost = release_each(*this, ids, lockstrings, locked_by, min_hold);
     tx.commit("committing the release of a set of locks");
     return lost;
 }
 
-ReleaseOutcome SqliteConnection::release(std::int64_t id, const std::string& lockstring,
-                                         const std::string& locked_by, duration min_hold) {
+ReleaseOutcome SqliteConnection::release_one(std::int64_t id, const std::string& lockstring,
+                                             const std::string& locked_by, duration min_hold) {
     if (min_hold > duration::zero()) {
         Prepared keep = prepare(Sql::keep_until_min_hold);
         keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
@@ -463,7 +463,7 @@ bool SqliteConnection::extend_marker(const std::string& name, const std::string&
 std::optional<Row> SqliteConnection::renew_shared(std::int64_t id, const std::string& name,
                                                   const std::string& locked_by, duration lease) {
     Transaction tx(*this, "starting the transaction that renews a shared lock");
-    std::optional<Row> row = renew(id, locked_by, lease);
+    std::optional<Row> row = renew_one(id, locked_by, lease);
     if (!row || !extend_marker(name, row->expires)) return std::nullopt;  // rolled back
     tx.commit("committing the renewal of a shared lock");
     return row;
@@ -473,7 +473,7 @@ ReleaseOutcome SqliteConnection::release_shared(std::int64_t id, const std::stri
                                                 const std::string& name,
                                                 const std::string& locked_by, duration min_hold) {
     Transaction tx(*this, "starting the transaction that releases a shared lock");
-    const ReleaseOutcome outcome = release(id, own, locked_by, min_hold);
+    const ReleaseOutcome outcome = release_one(id, own, locked_by, min_hold);
     fit_marker(name);
     tx.commit("committing the release of a shared lock");
     return outcome;
@@ -488,13 +488,13 @@ void SqliteConnection::fit_marker(const std::string& name) {
     }
 }
 
-std::vector<Row> SqliteConnection::renew_mixed_set(const std::vector<SetEntry>& entries,
+std::vector<Row> SqliteConnection::renew_mixed_set(const std::vector<ClaimEntry>& entries,
                                                    const std::vector<std::int64_t>& ids,
                                                    const std::string& locked_by, duration lease) {
     Transaction tx(*this, "starting the transaction that renews a set of locks");
     std::vector<Row> renewed;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        std::optional<Row> row = renew(ids[i], locked_by, lease);
+        std::optional<Row> row = renew_one(ids[i], locked_by, lease);
         // A holder row counts only while its marker covers it.
         if (row && (!entries[i].shared() || extend_marker(entries[i].name, row->expires)))
             renewed.push_back(std::move(*row));
@@ -503,14 +503,14 @@ std::vector<Row> SqliteConnection::renew_mixed_set(const std::vector<SetEntry>& 
     return renewed;
 }
 
-std::size_t SqliteConnection::release_mixed_set(const std::vector<SetEntry>& entries,
+std::size_t SqliteConnection::release_mixed_set(const std::vector<ClaimEntry>& entries,
                                                 const std::vector<std::int64_t>& ids,
                                                 const std::string& locked_by) {
     Transaction tx(*this, "starting the transaction that releases a set of locks");
     std::size_t not_ours = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        const SetEntry& e = entries[i];
-        if (release(ids[i], e.row(), locked_by, duration::zero()) == ReleaseOutcome::lost)
+        const ClaimEntry& e = entries[i];
+        if (release_one(ids[i], e.row(), locked_by, duration::zero()) == ReleaseOutcome::lost)
             ++not_ours;
         if (e.shared()) fit_marker(e.name);
     }
@@ -518,8 +518,8 @@ std::size_t SqliteConnection::release_mixed_set(const std::vector<SetEntry>& ent
     return not_ours;
 }
 
-std::optional<Row> SqliteConnection::renew(std::int64_t id, const std::string& locked_by,
-                                           duration lease) {
+std::optional<Row> SqliteConnection::renew_one(std::int64_t id, const std::string& locked_by,
+                                               duration lease) {
     Prepared st = prepare(Sql::renew);
     st.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(lease));
     if (!st.step()) return std::nullopt;
