@@ -5,7 +5,7 @@
 # In a shared build (BUILD_SHARED_LIBS=ON) each backend is a module,
 # sqlock-<name>.so, in the directory `sqlock/` beside libsqlock (installed in
 # ${CMAKE_INSTALL_LIBDIR}/sqlock), which the core loads when a URL first names
-# one of its schemes (src/backend_loader.cpp): a program that only uses SQLite
+# one of its schemes (src/loading/backend_loader.cpp): a program that only uses SQLite
 # never loads libpq. In a static build the backends are compiled into
 # libsqlock itself.
 
@@ -133,7 +133,7 @@ function(sqlock_backend_catalog output)
   endforeach()
   file(WRITE ${output}.tmp
 "// Generated from SQLOCK_BACKENDS by cmake/backends.cmake. Do not edit.
-#include \"backend_catalog.hpp\"
+#include \"loading/backend_catalog.hpp\"
 
 ${builtin_decls}
 namespace sqlock::detail {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "backend_factory.hpp"  // internal: the pool is tested directly
-#include "connection_pool.hpp"
+#include "loading/backend_factory.hpp"  // internal: the pool is tested directly
+#include "locker/connection_pool.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;

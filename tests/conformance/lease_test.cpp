@@ -2,7 +2,7 @@
 // slots and renewals alike), and what a row of ours found again counts for.
 #include <catch2/catch.hpp>
 
-#include "backend_factory.hpp"  // internal: a row found again is tested directly
+#include "loading/backend_factory.hpp"  // internal: a row found again is tested directly
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;

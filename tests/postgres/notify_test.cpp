@@ -17,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "fnv1a.hpp"
+#include "base/fnv1a.hpp"
 #include "pg_test.hpp"
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-// The owner record (src/owner.hpp): the `locked_by` JSON sqlock writes, and
+// The owner record (src/base/owner.hpp): the `locked_by` JSON sqlock writes, and
 // its lenient reading of whatever another program wrote there. Listing,
 // take-overs and the waiting line's messages all read holders through
 // parse_holder(), so it must never throw and must read back what
@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "owner.hpp"
+#include "base/owner.hpp"
 #include "sqlock/error.hpp"
 
 using namespace sqlock::detail;

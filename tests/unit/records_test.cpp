@@ -1,4 +1,4 @@
-// Reading the core's records from query rows (src/records.hpp): numbers as
+// Reading the core's records from query rows (src/contract/records.hpp): numbers as
 // the databases write them, whatever the program's locale; booleans in every
 // form a database sends; the answer of a combined pause check and run start.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "records.hpp"
+#include "contract/records.hpp"
 #include "sqlock/error.hpp"
 
 using sqlock::detail::Field;

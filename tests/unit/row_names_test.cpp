@@ -1,4 +1,4 @@
-// The names of the rows that are not a plain lock's (src/backend.hpp): a
+// The names of the rows that are not a plain lock's (src/contract/backend.hpp): a
 // semaphore's slots ("name#N") and a shared hold's rows ("name#shared-" and
 // 16 characters of the holder's token). Every backend's statements select
 // these rows by the same rules, so a name read back the wrong way would be a
@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "backend.hpp"
+#include "contract/backend.hpp"
 #include "sqlock/error.hpp"
 
 using namespace sqlock::detail;

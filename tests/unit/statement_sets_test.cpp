@@ -1,5 +1,5 @@
 // Every built backend's statement set against the contract of
-// src/statement_set.hpp: a statement for every key, referring to no
+// src/contract/statement_set.hpp: a statement for every key, referring to no
 // parameter beyond those the core passes. Built from each backend's own
 // code, without a server.
 #include <catch2/catch.hpp>
@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/url.hpp"
+#include "contract/statement_set.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/error.hpp"
-#include "statement_set.hpp"
-#include "url.hpp"
 #if SQLOCK_WITH_SQLITE
 #include "sqlite_statements.hpp"
 #endif

@@ -1,10 +1,10 @@
 // How often a waiter behind others looks at its place in line when nothing
-// pushes it a wake-up (src/wait_queue.hpp): a handful of looks over its wait,
+// pushes it a wake-up (src/waiting/wait_queue.hpp): a handful of looks over its wait,
 // however long the line, and never later than its place's renewal.
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "wait_queue.hpp"
+#include "waiting/wait_queue.hpp"
 
 using sqlock::detail::poll_pace;
 using namespace std::chrono_literals;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/owner.hpp"
 #include "fuzz_check.hpp"
-#include "owner.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
 

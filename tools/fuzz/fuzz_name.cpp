@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/validate.hpp"
 #include "fuzz_check.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace {
 

@@ -17,10 +17,10 @@
 
 #include "backends/postgres/postgres_redactor.hpp"
 #include "backends/sqlite/sqlite_url.hpp"
+#include "base/url.hpp"
 #include "fuzz_check.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
-#include "url.hpp"
 
 using sqlock::detail::parse_database_url;
 using sqlock::text::redact_url;

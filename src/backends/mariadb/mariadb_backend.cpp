@@ -1,19 +1,19 @@
 // The MariaDB/MySQL backend: locks shared by many hosts, via libmariadb.
 #include "mariadb_backend.hpp"
 
-#include "backend_module.hpp"
+#include "loading/backend_module.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 
+#include "base/validate.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_doctor.hpp"
 #include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "backend.hpp"
+#include "base/url.hpp"
+#include "contract/backend.hpp"
 #include "sqlock/duration.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail {
 

@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/validate.hpp"
+#include "contract/records.hpp"
 #include "mariadb_error.hpp"
 #include "mariadb_statements.hpp"
-#include "records.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail::mariadb {
 namespace {

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "contract/backend.hpp"
+#include "contract/tuned_claims.hpp"
 #include "mariadb_link.hpp"
 #include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
-#include "tuned_claims.hpp"
 
 namespace sqlock::detail::mariadb {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "host_resolution.hpp"
+#include "base/host_resolution.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_link.hpp"
 #include "mariadb_statements.hpp"

@@ -3,7 +3,7 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 
-#include "validate.hpp"
+#include "base/validate.hpp"
 
 namespace sqlock::detail::mariadb {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "mariadb_abandoned.hpp"
 
-#include "host_resolution.hpp"
+#include "base/host_resolution.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail::mariadb {

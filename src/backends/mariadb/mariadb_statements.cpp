@@ -5,9 +5,9 @@
 
 #include "sqlock/error.hpp"
 
-#include "backend.hpp"
-#include "fnv1a.hpp"
-#include "schema.hpp"
+#include "base/fnv1a.hpp"
+#include "contract/backend.hpp"
+#include "contract/schema.hpp"
 
 namespace sqlock::detail {
 extern const char* const mariadb_schema_sql;  // sql/mariadb/schema.sql, compiled in

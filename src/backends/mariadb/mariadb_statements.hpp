@@ -22,10 +22,10 @@
 
 #include <vector>
 
+#include "contract/statement_set.hpp"
+#include "contract/tuned_claims.hpp"
 #include "mariadb_target.hpp"
 #include "sqlock/duration.hpp"
-#include "statement_set.hpp"
-#include "tuned_claims.hpp"
 
 namespace sqlock::detail::mariadb::sql {
 

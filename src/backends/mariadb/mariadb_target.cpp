@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "schema.hpp"
+#include "contract/schema.hpp"
 #include "text.hpp"
 
 namespace sqlock::detail::mariadb {

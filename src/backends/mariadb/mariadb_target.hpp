@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/url.hpp"
 #include "mariadb_url.hpp"
 #include "sqlock/duration.hpp"
 #include "text.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail::mariadb {
 

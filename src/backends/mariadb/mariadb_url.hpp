@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "url.hpp"
+#include "base/url.hpp"
 
 namespace sqlock::detail::mariadb {
 

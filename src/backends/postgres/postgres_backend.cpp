@@ -1,18 +1,18 @@
 // The PostgreSQL backend: locks shared by many hosts, via libpqxx.
 #include "postgres_backend.hpp"
 
-#include "backend_module.hpp"
+#include "loading/backend_module.hpp"
 
 #include <algorithm>
 #include <optional>
 
+#include "base/validate.hpp"
 #include "postgres_connection.hpp"
 #include "postgres_doctor.hpp"
 #include "postgres_listener.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_target.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail {
 namespace {

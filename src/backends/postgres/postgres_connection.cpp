@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/utc_time.hpp"
 #include "postgres_error.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_watchdog.hpp"
 #include "sqlock/error.hpp"
-#include "utc_time.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

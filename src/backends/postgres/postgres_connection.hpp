@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "contract/backend.hpp"
+#include "contract/tuned_claims.hpp"
 #include "postgres_libpq.hpp"
 #include "postgres_link.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_target.hpp"
-#include "tuned_claims.hpp"
 
 namespace sqlock::detail::postgres {
 

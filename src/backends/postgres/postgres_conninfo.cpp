@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "host_resolution.hpp"
+#include "base/host_resolution.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "base/url.hpp"
 #include "sqlock/duration.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail::postgres {
 

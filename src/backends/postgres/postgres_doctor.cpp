@@ -10,12 +10,12 @@
 #include <pqxx/transaction>
 #include <utility>
 
-#include "host_resolution.hpp"
+#include "base/host_resolution.hpp"
+#include "contract/schema.hpp"
 #include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
 #include "postgres_watchdog.hpp"
-#include "schema.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <pqxx/except>
 
-#include "validate.hpp"
+#include "base/validate.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "contract/backend.hpp"
 #include "postgres_link.hpp"
 #include "postgres_target.hpp"
 

@@ -1,8 +1,8 @@
 #include "postgres_pooler.hpp"
 
+#include "base/url.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

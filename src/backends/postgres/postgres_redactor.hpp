@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/url.hpp"
 #include "text.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail::postgres {
 

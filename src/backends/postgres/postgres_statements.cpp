@@ -5,11 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "backend.hpp"
-#include "fnv1a.hpp"
-#include "schema.hpp"
+#include "base/fnv1a.hpp"
+#include "base/validate.hpp"
+#include "contract/backend.hpp"
+#include "contract/schema.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail {
 extern const char* const postgres_schema_sql;  // sql/postgres/schema.sql, compiled in

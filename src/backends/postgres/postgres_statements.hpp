@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
+#include "contract/statement_set.hpp"
 #include "postgres_target.hpp"
-#include "statement_set.hpp"
 
 namespace sqlock::detail::postgres {
 

@@ -2,9 +2,9 @@
 
 #include <cstdint>
 
+#include "base/validate.hpp"
+#include "contract/schema.hpp"
 #include "postgres_conninfo.hpp"
-#include "schema.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <string>
 
+#include "base/url.hpp"
 #include "postgres_pooler.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/duration.hpp"
-#include "url.hpp"
 
 namespace sqlock::detail::postgres {
 

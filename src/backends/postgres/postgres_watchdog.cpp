@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "current_pid.hpp"
+#include "base/current_pid.hpp"
 
 namespace sqlock::detail::postgres {
 namespace {

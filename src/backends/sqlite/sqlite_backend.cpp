@@ -3,14 +3,14 @@
 // sqlite_connection.hpp, its SQL sqlite_statements.cpp.
 #include "sqlite_backend.hpp"
 
-#include "backend_module.hpp"
+#include "base/validate.hpp"
+#include "loading/backend_module.hpp"
 #include "sqlite_connection.hpp"
 #include "sqlite_doctor.hpp"
 #include "sqlite_statements.hpp"
 #include "sqlite_url.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail {
 namespace {

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "backend.hpp"
-#include "url.hpp"
+#include "base/url.hpp"
+#include "contract/backend.hpp"
 
 namespace sqlock::detail {
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <iterator>
 
+#include "base/validate.hpp"
 #include "sqlite_error.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail::sqlite {
 namespace {

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "contract/backend.hpp"
+#include "contract/tuned_claims.hpp"
 #include "sqlite_prepared.hpp"
 #include "sqlite_statements.hpp"
 #include "sqlite_url.hpp"
-#include "tuned_claims.hpp"
 
 namespace sqlock::detail::sqlite {
 

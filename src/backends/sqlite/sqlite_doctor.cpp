@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "schema.hpp"
+#include "contract/schema.hpp"
 #include "sqlite_connection.hpp"
 #include "sqlock/error.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "schema.hpp"
-#include "validate.hpp"
+#include "base/validate.hpp"
+#include "contract/schema.hpp"
 
 namespace sqlock::detail {
 extern const char* const sqlite_schema_sql;  // sql/sqlite/schema.sql, compiled in

@@ -9,8 +9,8 @@
 
 #include <string>
 
+#include "contract/statement_set.hpp"
 #include "sqlock/duration.hpp"
-#include "statement_set.hpp"
 
 namespace sqlock::detail::sqlite {
 

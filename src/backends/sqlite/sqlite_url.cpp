@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
+#include "base/validate.hpp"
 #include "sqlock/error.hpp"
-#include "validate.hpp"
 
 namespace sqlock::detail {
 

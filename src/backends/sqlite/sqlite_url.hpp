@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "url.hpp"
+#include "base/url.hpp"
 
 namespace sqlock::detail {
 

@@ -1,0 +1,305 @@
+// The backend contract: what every database must do for sqlock.
+//
+// A Backend is created once per Locker from its URL and creates Connections
+// for the Locker's pool. A Connection is used by one thread at a time (the
+// pool guarantees it). Every time value is computed by the database; the
+// client's clock is never consulted for anything stored or compared.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contract/claim.hpp"
+#include "contract/statement_set.hpp"
+#include "sqlock/diagnosis.hpp"
+#include "sqlock/duration.hpp"
+#include "sqlock/lock_info.hpp"
+#include "sqlock/transaction.hpp"
+
+namespace sqlock::detail {
+
+/// A claim's row of ours found again: an attempt that found its names held
+/// by `locked_by` (an owner string carries a token of its own, so the rows
+/// are ours: an earlier statement of ours took them and its answer never
+/// reached us, a statement applied after its caller gave up, or a retry)
+/// becomes taken, with those rows, and `claimed`. True when it did. For one
+/// name (a set tells its own rows apart: set_acquirer.cpp).
+bool claim_own_holder(ClaimResult& r, const std::string& locked_by);
+
+/// How long a claimed `row` (ClaimResult::claimed), ours, certainly lasts
+/// after `sent`, when it came back from a statement sent at `sent` or
+/// later: an earlier statement wrote it, perhaps one sent before `sent`, so
+/// only the time the database said it had left, less the millisecond its
+/// rounding up may add, and never more than `lease`. (A row the attempt's
+/// own statement wrote lasts the whole lease from `sent`: the database set
+/// its expiry from its own now, later than the sending. Its seconds_left
+/// cannot say so: MariaDB reads it a statement later.)
+duration certain_lease(const Row& row, duration lease);
+
+/// Whether a live `row` among those a set read (its names and holder rows)
+/// keeps the set of `entries` from being taken by `locked_by`: any row but
+/// a shared entry's marker and a row of its own.
+bool in_the_way(const Row& row, const std::vector<ClaimEntry>& entries,
+                const std::string& locked_by);
+
+class Connection {
+  public:
+    virtual ~Connection() = default;
+
+    using clock = std::chrono::steady_clock;
+
+    /// Bounds the operations that follow until reset with time_point::max():
+    /// each gives up by `deadline` (a server that has not answered:
+    /// errc::connection and the connection is abandoned; SQLite's busy wait:
+    /// errc::busy). Tighter than the backend's own bounds, never looser. The
+    /// heartbeat uses it so a renewal never outlasts its turn.
+    virtual void set_deadline(clock::time_point deadline) { (void)deadline; }
+
+    /// Creates the table and index if missing.
+    virtual void init_schema() = 0;
+
+    /// Checks, without changing anything, that this connection may do what
+    /// locking needs (read and write the table); throws errc::configuration
+    /// naming what is missing. For Locker::init(), so that `sqlock init`
+    /// does not call a table ready that the next `run` cannot use.
+    virtual void check_access() = 0;
+
+    /// One attempt at `claim` as `locked_by`, each row to expire `lease`
+    /// from the database's now. One atomic step, all or nothing:
+    /// - an exclusive entry inserts the name's row, or takes over its
+    ///   expired row (a new id);
+    /// - a slot entry takes the lowest free (or expired) slot row
+    ///   slot_lockstring(name, n) among 1..capacity, tried always in that
+    ///   order (concurrent callers cannot livelock);
+    /// - a shared entry inserts the name's marker, or takes over an expired
+    ///   row of the name, or extends the live marker to cover the new
+    ///   lease; then inserts its holder row `shared_row`.
+    /// A name held live stops the claim (unless held shared and asked
+    /// shared); so does a live waiter queued for one of its names that goes
+    /// first (Claim::before; `queued` then), the check part of the same
+    /// step. A set's ids are drawn in the order of its names, each after
+    /// that name's turn, as one name's. Not taken: nothing was written, and
+    /// `holders` says what was in the way when that is cheap to know.
+    virtual ClaimResult acquire(const Claim& claim, duration lease,
+                                const std::string& locked_by) = 0;
+
+    /// Renews the rows `ids` (ids[i] is held.entries[i].row()'s) held by
+    /// `locked_by` to expire `lease` from now, only those still live, a
+    /// shared entry's only while its marker is live (which is then extended
+    /// to cover it); a set's in one transaction. Returns the rows it
+    /// renewed: a claim whose rows are not all returned is lost.
+    virtual std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
+                                   const std::string& locked_by, duration lease) = 0;
+
+    /// Releases the rows `ids` (as renew()) held by `locked_by`: deletes
+    /// each, or with min_hold > 0 instead shortens its expiry to created +
+    /// min_hold while that is still ahead (`kept`); a shared entry's marker
+    /// is shrunk to the latest of the other live holders' expiries, or
+    /// deleted with the last. A set's in one transaction. Wakes the waiters
+    /// of the names freed (a backend that pushes releases tells other
+    /// hosts). Counts the rows that were not ours any more.
+    virtual ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
+                                 const std::string& locked_by, duration min_hold) = 0;
+
+    /// True if the row (id, locked_by) exists and has not expired.
+    virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;
+
+    /// Deletes at most `batch` expired rows in one short transaction. When
+    /// has_history(), the runs of the rows it deletes that are still marked
+    /// running end in the same transaction: outcome lost, ended at the row's
+    /// expiry.
+    virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
+
+    /// The shortest pause a batched purge leaves between its batches
+    /// (batch_pacing.hpp): longer than the longest sleep of this backend's
+    /// busy wait, so that a waiter asleep during a batch wakes inside the
+    /// pause, not in the next batch. None for servers, whose waiters queue
+    /// on the row lock instead of sleeping.
+    virtual duration min_batch_pause() const { return duration::zero(); }
+
+    /// Rows whose lockstring starts with `prefix` (all if empty), by name.
+    virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
+
+    /// The row named `lockstring`, if any.
+    virtual std::optional<Row> find(const std::string& lockstring) = 0;
+
+    /// Deletes the row with this id and exact locked_by; returns whether it
+    /// did. `lockstring` as for release().
+    virtual bool delete_exact(std::int64_t id, const std::string& lockstring,
+                              const std::string& locked_by) = 0;
+
+    // Everything beyond the lock's own life (run history, once-per windows,
+    // pauses, counts) is written once in the core over query(): each
+    // backend supplies the SQL of every Query as data (its StatementSet,
+    // statement_set.hpp) and runs it here.
+
+    /// Runs this backend's SQL for `key` with `params` bound (never spliced
+    /// into the text as they are), in one round trip, as one transaction
+    /// when its QueryText says so, and returns its rows and how many rows it
+    /// changed. Errors as every operation's: sqlock::error with the
+    /// backend's code, the message saying describe_query(key, params).
+    virtual Rows query(Query key, const std::vector<Value>& params) = 0;
+
+    // The tables init() creates beside the lock table (`<table>_runs`,
+    // `<table>_pauses`, `<table>_queue`, `<table>_leaders`). A table seen stays known for the
+    // connection's life (tables are never dropped); one not seen is looked for again, both at once
+    // (Query::side_tables), since `sqlock run` needs both and each look is a round trip on a
+    // connection that may be new.
+
+    /// Whether the history table exists (Locker::init() creates it).
+    bool has_history();
+    /// Whether the pauses table exists (Locker::init() creates it).
+    bool has_pauses();
+    /// Whether the queue of waiters exists (Locker::init() creates it).
+    /// Every acquisition asks, so a look that found none is trusted for 30 s.
+    bool has_queue();
+    /// Whether the leaders' values exist (Locker::init() creates them).
+    bool has_leaders();
+    /// Forgets that a look found no queue: init_schema() may just have made it.
+    void forget_missing_queue() noexcept { queue_looked_ = {}; }
+
+  protected:
+    enum class SideTable { history, pauses, queue, leaders };
+
+    /// Whether `table`, which Query::side_tables did not find, is there all
+    /// the same. The default trusts the catalog the statement reads, which
+    /// lists every table. MariaDB's information_schema lists only the tables
+    /// this user has a privilege on: a job whose user may not read the
+    /// pauses table must fail on it, not read "nothing paused", so MariaDB
+    /// probes the table itself.
+    virtual bool unlisted_side_table_exists(SideTable table) {
+        (void)table;
+        return false;
+    }
+
+  private:
+    void learn_side_tables();
+
+    bool history_known_ = false;
+    bool pauses_known_ = false;
+    bool queue_known_ = false;
+    bool leaders_known_ = false;
+    clock::time_point queue_looked_{};  // when a look last found no queue
+};
+
+/// Push notifications of releases, for backends that have them (PostgreSQL
+/// LISTEN/NOTIFY). Used from a single thread, but for interrupt().
+class ReleaseListener {
+  public:
+    virtual ~ReleaseListener() = default;
+    /// Starts listening; after it returns, every later release is reported,
+    /// and every wake-up sent to `inbox`: a name (a channel) that this
+    /// process alone listens on, which a waiter leaves in its queue row
+    /// (wait_queue.hpp) so that the one ahead of it, leaving, wakes it.
+    virtual void listen(const std::string& inbox) = 0;
+    /// Waits up to `timeout`, or until interrupt(); returns the lockstrings
+    /// released meanwhile (empty on timeout). Throws sqlock::error on
+    /// connection failure.
+    virtual std::vector<std::string> await(duration timeout) = 0;
+    /// Says, for as long as this listener lives, that a waiter sleeps on
+    /// `name` (`on`), or no longer does. A backend may push only the releases
+    /// of names some listener waits for, and only to those listeners; once
+    /// this returns, every release of `name` is reported. Throws
+    /// sqlock::error on connection failure.
+    virtual void waiting(const std::string& name, bool on) = 0;
+    /// Makes the running await() return at once (or the next one, if none
+    /// runs). The one call that may come from any thread.
+    virtual void interrupt() noexcept = 0;
+};
+
+/// How the first in line polls a name when nothing pushes its release: the
+/// first look `first` after an attempt, each next one `growth` times later
+/// (with jitter), up to 25 ms (100 ms for a table without a queue).
+struct PollSchedule {
+    std::chrono::microseconds first{1000};
+    double growth = 2.0;
+};
+
+class Backend {
+  public:
+    virtual ~Backend() = default;
+    /// A server's default: each look is a round trip. Looking from 0.25 ms,
+    /// growing 1.5x, did not shorten MariaDB's hand-off (8 processes taking
+    /// turns: p50 2.7-3.0 ms either way) and costs more round trips.
+    virtual PollSchedule poll_schedule() const { return {}; }
+    virtual std::unique_ptr<Connection> connect() = 0;
+    /// Null for backends that cannot push release events; waiters then poll
+    /// with capped exponential backoff and jitter.
+    virtual std::unique_ptr<ReleaseListener> listen() { return nullptr; }
+    /// Makes the database itself exist, for Locker::init(). Only file-based
+    /// backends have anything to do; a server's database is created by its
+    /// administrator.
+    virtual void create_database() {}
+    virtual std::string name() const = 0;
+    /// The guard (sqlock/transaction.hpp) of lock row `id` held by
+    /// `locked_by`, named `name`; `marker` is a shared hold's marker row,
+    /// else empty. The default: errc::configuration (no guard here).
+    virtual GuardStatement guard_statement(std::int64_t id, const std::string& locked_by,
+                                           const std::string& marker,
+                                           const std::string& name) const;
+    /// One attempt at Locker::lock_transaction() on the caller's open `tx`:
+    /// the fencing id when `name` was taken until `tx` ends, nullopt when it
+    /// is held, `tx` usable either way. Waits at most `wait` for a writer
+    /// of the name that has not committed yet. `own` is a connection of the
+    /// Locker's own, for what must not read `tx`'s snapshot. The default:
+    /// errc::configuration.
+    virtual std::optional<std::int64_t> try_lock_transaction(Transaction& tx, Connection& own,
+                                                             const std::string& name,
+                                                             const std::string& locked_by,
+                                                             duration lease, duration wait);
+    /// Adds what Locker::diagnose() reports about this backend's path to the
+    /// database. The default suits a backend without a server or pushes.
+    virtual void diagnose(Diagnosis& out) {
+        out.facts.push_back(
+            {"wake-ups",
+             "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
+             "without a queue table); "
+             "releases in this process wake at once"});
+    }
+};
+
+/// The locked_by of a shared marker row: what every statement compares.
+extern const std::string shared_marker_owner;
+
+/// "name#shared-" + the first 16 characters of `token`: the row of one
+/// shared holder of `name`.
+std::string shared_lockstring(const std::string& name, const std::string& token);
+
+/// The name a shared holder row (shared_lockstring()) belongs to; nullopt
+/// for any other lockstring.
+std::optional<std::string> shared_name_of(const std::string& lockstring);
+
+/// The prefix every shared holder row of `name` starts with.
+std::string shared_prefix(const std::string& name);
+
+/// The first text after every one that starts with shared_prefix(name),
+/// bytewise: [shared_prefix(name), shared_prefix_end(name)) is exactly the
+/// holders' rows, as a range of an index that orders bytes.
+std::string shared_prefix_end(const std::string& name);
+
+/// How many bytes a name may have to be held shared: its holders' rows must
+/// fit the lockstring column.
+constexpr std::size_t max_shared_name_bytes = 104;
+
+/// Throws errc::invalid_argument for a (valid) name too long to be held
+/// shared.
+void validate_shared_name(const std::string& name);
+
+/// "name#N": the row of slot N of semaphore `name`.
+std::string slot_lockstring(const std::string& name, int slot);
+
+/// Where a trailing "#N" (N one or more ASCII digits) starts in
+/// `lockstring`, the position of its '#'; npos when there is none. What is
+/// before it is the semaphore's name ("" for "#7").
+std::size_t slot_suffix_at(const std::string& lockstring);
+
+/// N when `lockstring` is slot_lockstring(name, N) for an N in 1..capacity,
+/// else 0.
+int slot_number(const std::string& lockstring, const std::string& name, int capacity);
+
+}  // namespace sqlock::detail

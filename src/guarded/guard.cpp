@@ -1,0 +1,132 @@
+// The guard: a held lock making the caller's own transaction commit only
+// while the lock is held (sqlock/transaction.hpp). Each backend writes the
+// statement (Backend::guard_statement); the database objects it calls are
+// created by init from sql/<backend>/schema.sql.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sqlock/error.hpp"
+#include "sqlock/leadership.hpp"
+#include "sqlock/lock.hpp"
+#include "sqlock/lock_set.hpp"
+#include "sqlock/transaction.hpp"
+
+#include "base/validate.hpp"
+#include "contract/backend.hpp"
+#include "lock/lock_state.hpp"
+#include "sets/lock_set_state.hpp"
+
+namespace sqlock {
+namespace {
+
+// The text every backend's guard error carries (sql/*/schema.sql).
+constexpr const char* not_held_text = "is no longer held by this holder";
+
+bool says_missing(const error& e) {
+    const std::string& code = e.backend_code();
+    const std::string what = e.what();
+    // PostgreSQL: undefined function; MariaDB: no such procedure; SQLite:
+    // no such table (the view).
+    return code == "42883" || code.rfind("1305/", 0) == 0 ||
+           what.find("no such table") != std::string::npos;
+}
+
+void check_usable(Transaction& tx, const GuardStatement& g) {
+    if (tx.backend() != g.backend)
+        throw error(errc::invalid_argument, "a " + tx.backend() +
+                                                " transaction cannot guard lock '" +
+                                                detail::printable(g.name) + "', which lives in a " +
+                                                g.backend + " database");
+    if (!tx.in_transaction())
+        throw error(errc::invalid_argument,
+                    "guarding with lock '" + detail::printable(g.name) +
+                        "' needs an open transaction: outside one each statement commits "
+                        "alone, and the guard would protect nothing");
+}
+
+void run_guard(Transaction& tx, const GuardStatement& g) {
+    try {
+        tx.run(g.sql, g.params);
+    } catch (const error& e) {
+        const std::string what = e.what();
+        if (what.find(not_held_text) != std::string::npos)
+            throw error(errc::lost,
+                        "lock '" + detail::printable(g.name) +
+                            "' is no longer held by this holder (it ran out and was taken "
+                            "over, or was released; or the transaction is on another "
+                            "database): the guarded transaction must roll back",
+                        e.backend_code());
+        if (says_missing(e))
+            throw error(errc::configuration,
+                        "the guard of lock '" + detail::printable(g.name) +
+                            "' is missing in this transaction's database: run `sqlock init` "
+                            "on the lock's database as the table's owner, and guard only "
+                            "transactions on that database (" +
+                            what + ")",
+                        e.backend_code());
+        throw;
+    }
+}
+
+}  // namespace
+
+GuardStatement Lock::guard_statement() const {
+    if (!active())
+        throw error(errc::invalid_argument,
+                    "a released or moved-from lock cannot guard a transaction");
+    const detail::LockState& st = *state_;
+    return st.locker->backend->guard_statement(st.id, st.locked_by, st.shared ? st.name : "",
+                                               st.name);
+}
+
+std::vector<GuardStatement> LockSet::guard_statements() const {
+    if (!active())
+        throw error(errc::invalid_argument,
+                    "a released or moved-from lock set cannot guard a transaction");
+    const detail::LockSetState& st = *state_;
+    std::vector<GuardStatement> out;
+    for (std::size_t i = 0; i < st.claim.entries.size(); ++i) {
+        const detail::ClaimEntry& e = st.claim.entries[i];
+        out.push_back(st.locker->backend->guard_statement(st.ids[i], st.locked_by,
+                                                          e.shared() ? e.name : "", e.name));
+    }
+    return out;
+}
+
+void guard(Transaction& tx, const Lock& lock) {
+    const GuardStatement g = lock.guard_statement();
+    check_usable(tx, g);
+    if (lock.lost())
+        throw error(errc::lost, "lock '" + detail::printable(g.name) +
+                                    "' was found lost: its guarded transaction must roll back");
+    run_guard(tx, g);
+}
+
+void guard(Transaction& tx, const LockSet& set) {
+    const std::vector<GuardStatement> all = set.guard_statements();
+    for (const GuardStatement& g : all) check_usable(tx, g);
+    if (set.lost())
+        throw error(errc::lost, "lock set was found lost: its guarded transaction must roll back");
+    for (const GuardStatement& g : all) run_guard(tx, g);
+}
+
+void guard(Transaction& tx, const Leadership& leadership) {
+    guard(tx, leadership.lock());
+}
+
+namespace detail {
+
+GuardStatement Backend::guard_statement(std::int64_t, const std::string&, const std::string&,
+                                        const std::string&) const {
+    throw error(errc::configuration, "the " + name() + " backend has no guard");
+}
+
+std::optional<std::int64_t> Backend::try_lock_transaction(Transaction&, Connection&,
+                                                          const std::string&, const std::string&,
+                                                          duration, duration) {
+    throw error(errc::configuration, "the " + name() + " backend has no transaction locks");
+}
+
+}  // namespace detail
+}  // namespace sqlock

@@ -1,0 +1,66 @@
+// The one wait of every acquisition: a lock, a semaphore slot, a shared
+// hold, a lock set, a leader's campaign (a lock) and a transaction-scoped
+// lock. It owns the deadline, the place in the name's line (wait_queue.hpp),
+// the wake-ups (pushed releases through the ReleaseHub, else polling on the
+// backend's schedule with jitter), the safety net against a missed push,
+// the progress hook and the busy and timeout errors. What it waits for is a
+// Claimant: one attempt at a time, and the words for what was in the way.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contract/claim.hpp"
+#include "locker/locker_state.hpp"
+#include "sqlock/lock_info.hpp"
+#include "sqlock/options.hpp"
+
+namespace sqlock::detail {
+
+/// What a failed attempt found.
+struct Refusal {
+    std::vector<Row> holders;   // the rows in the way, when known
+    bool queued = false;        // waiters ahead went first
+    bool queue_exists = false;  // the table has a queue of waiters
+    bool left_line = false;     // on success: the attempt also left our place in line
+    bool lapsed = false;        // taken, but its lease ran out before it was confirmed
+
+    /// The first row in the way, as the caller sees it.
+    std::optional<LockInfo> first_holder() const;
+};
+
+/// One kind of acquisition, as the wait loop drives it.
+class Claimant {
+  public:
+    virtual ~Claimant() = default;
+    /// The names whose releases wake it.
+    virtual const std::vector<std::string>& names() const = 0;
+    /// Whether it waits with a place in its one name's line. A set takes
+    /// none (set_acquirer.cpp says why): it lets every waiter go first.
+    virtual bool takes_place() const = 0;
+    /// Who it is in the line (the owner string its place is held by).
+    virtual const std::string& locked_by() const = 0;
+    /// One attempt, letting the live waiters queued before ticket `before`
+    /// go first (INT64_MAX: every one). True when taken (the claimant keeps
+    /// what it took); else `refusal` says what was in the way.
+    virtual bool attempt(std::int64_t before, Refusal& refusal) = 0;
+    /// Taken, then its place left in a round trip of its own (which a link
+    /// that freezes can stretch): whether what it took is still vouched
+    /// for. False: it lapsed; the claimant lets go of it and keeps its
+    /// owner for the next attempt.
+    virtual bool vouched_after_leaving() { return true; }
+    /// Why it was refused: the start of the busy and timeout messages.
+    virtual std::string refused_text(const Refusal& refusal) const = 0;
+    /// The start of the timeout message (refused_text() unless said otherwise).
+    virtual std::string timeout_text(const Refusal& refusal) const { return refused_text(refusal); }
+};
+
+/// Attempts `claimant` until it is taken (returns), or as `o` says stops:
+/// at once when `o` does not wait (errc::busy), at its deadline or when
+/// its progress hook says so (errc::timeout). The errors carry the first
+/// row in the way and end with the database's redacted URL.
+void wait_for(LockerState& s, Claimant& claimant, const LockOptions& o);
+
+}  // namespace sqlock::detail
