@@ -2,7 +2,6 @@
 
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
-#include "waiting/wait_queue.hpp"
 
 namespace sqlock::detail {
 namespace {

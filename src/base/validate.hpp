@@ -4,12 +4,22 @@
 
 #include "text.hpp"
 
+#include <chrono>
 #include <string>
 
 #include "sqlock/duration.hpp"
 #include "sqlock/options.hpp"
 
 namespace sqlock::detail {
+
+/// The shortest place lease a caller may ask for, and what a lock's own
+/// lease stands for when it is shorter: a place is renewed every third of
+/// its lease, and much more often than that costs the server more than
+/// the hold it waits for.
+constexpr duration min_queue_lease = std::chrono::milliseconds(100);
+/// The longest place lease the default gives: a long-leased lock's waiter
+/// that stops answering is out of the line within this.
+constexpr duration default_queue_lease_cap = std::chrono::seconds(15);
 
 constexpr std::size_t max_name_bytes = 128;
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "contract/claim.hpp"
+#include "contract/row_names.hpp"
 #include "contract/statement_set.hpp"
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
@@ -22,30 +23,6 @@
 #include "sqlock/transaction.hpp"
 
 namespace sqlock::detail {
-
-/// A claim's row of ours found again: an attempt that found its names held
-/// by `locked_by` (an owner string carries a token of its own, so the rows
-/// are ours: an earlier statement of ours took them and its answer never
-/// reached us, a statement applied after its caller gave up, or a retry)
-/// becomes taken, with those rows, and `claimed`. True when it did. For one
-/// name (a set tells its own rows apart: set_acquirer.cpp).
-bool claim_own_holder(ClaimResult& r, const std::string& locked_by);
-
-/// How long a claimed `row` (ClaimResult::claimed), ours, certainly lasts
-/// after `sent`, when it came back from a statement sent at `sent` or
-/// later: an earlier statement wrote it, perhaps one sent before `sent`, so
-/// only the time the database said it had left, less the millisecond its
-/// rounding up may add, and never more than `lease`. (A row the attempt's
-/// own statement wrote lasts the whole lease from `sent`: the database set
-/// its expiry from its own now, later than the sending. Its seconds_left
-/// cannot say so: MariaDB reads it a statement later.)
-duration certain_lease(const Row& row, duration lease);
-
-/// Whether a live `row` among those a set read (its names and holder rows)
-/// keeps the set of `entries` from being taken by `locked_by`: any row but
-/// a shared entry's marker and a row of its own.
-bool in_the_way(const Row& row, const std::vector<ClaimEntry>& entries,
-                const std::string& locked_by);
 
 class Connection {
   public:
@@ -262,44 +239,5 @@ class Backend {
              "releases in this process wake at once"});
     }
 };
-
-/// The locked_by of a shared marker row: what every statement compares.
-extern const std::string shared_marker_owner;
-
-/// "name#shared-" + the first 16 characters of `token`: the row of one
-/// shared holder of `name`.
-std::string shared_lockstring(const std::string& name, const std::string& token);
-
-/// The name a shared holder row (shared_lockstring()) belongs to; nullopt
-/// for any other lockstring.
-std::optional<std::string> shared_name_of(const std::string& lockstring);
-
-/// The prefix every shared holder row of `name` starts with.
-std::string shared_prefix(const std::string& name);
-
-/// The first text after every one that starts with shared_prefix(name),
-/// bytewise: [shared_prefix(name), shared_prefix_end(name)) is exactly the
-/// holders' rows, as a range of an index that orders bytes.
-std::string shared_prefix_end(const std::string& name);
-
-/// How many bytes a name may have to be held shared: its holders' rows must
-/// fit the lockstring column.
-constexpr std::size_t max_shared_name_bytes = 104;
-
-/// Throws errc::invalid_argument for a (valid) name too long to be held
-/// shared.
-void validate_shared_name(const std::string& name);
-
-/// "name#N": the row of slot N of semaphore `name`.
-std::string slot_lockstring(const std::string& name, int slot);
-
-/// Where a trailing "#N" (N one or more ASCII digits) starts in
-/// `lockstring`, the position of its '#'; npos when there is none. What is
-/// before it is the semaphore's name ("" for "#7").
-std::size_t slot_suffix_at(const std::string& lockstring);
-
-/// N when `lockstring` is slot_lockstring(name, N) for an N in 1..capacity,
-/// else 0.
-int slot_number(const std::string& lockstring, const std::string& name, int capacity);
 
 }  // namespace sqlock::detail

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/duration.hpp"
+
 namespace sqlock::detail {
 
 /// One row of the lock table, as read back from the database.
@@ -114,5 +116,29 @@ struct ClaimRelease {
     std::size_t lost = 0;  // rows that were not ours any more
     bool kept = false;     // a row kept until created + min_hold instead of deleted
 };
+
+/// A claim's row of ours found again: an attempt that found its names held
+/// by `locked_by` (an owner string carries a token of its own, so the rows
+/// are ours: an earlier statement of ours took them and its answer never
+/// reached us, a statement applied after its caller gave up, or a retry)
+/// becomes taken, with those rows, and `claimed`. True when it did. For one
+/// name (a set tells its own rows apart: set_acquirer.cpp).
+bool claim_own_holder(ClaimResult& r, const std::string& locked_by);
+
+/// How long a claimed `row` (ClaimResult::claimed), ours, certainly lasts
+/// after `sent`, when it came back from a statement sent at `sent` or
+/// later: an earlier statement wrote it, perhaps one sent before `sent`, so
+/// only the time the database said it had left, less the millisecond its
+/// rounding up may add, and never more than `lease`. (A row the attempt's
+/// own statement wrote lasts the whole lease from `sent`: the database set
+/// its expiry from its own now, later than the sending. Its seconds_left
+/// cannot say so: MariaDB reads it a statement later.)
+duration certain_lease(const Row& row, duration lease);
+
+/// Whether a live `row` among those a set read (its names and holder rows)
+/// keeps the set of `entries` from being taken by `locked_by`: any row but
+/// a shared entry's marker and a row of its own.
+bool in_the_way(const Row& row, const std::vector<ClaimEntry>& entries,
+                const std::string& locked_by);
 
 }  // namespace sqlock::detail

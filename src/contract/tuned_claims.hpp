@@ -80,7 +80,13 @@ enum class ReleaseOutcome {
 };
 
 /// claim_own_holder() for one name's attempt.
-bool claim_own_holder(AcquireResult& r, const std::string& locked_by);
+inline bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
+    if (r.acquired || !r.holder || r.holder->locked_by != locked_by) return false;
+    r.acquired = std::move(r.holder);
+    r.holder.reset();
+    r.claimed = true;
+    return true;
+}
 
 inline ClaimResult to_claim_result(AcquireResult&& r, int slot = 0) {
     ClaimResult out;

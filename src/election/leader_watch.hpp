@@ -13,8 +13,8 @@
 #include <string>
 
 #include "contract/backend.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/leadership.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 

@@ -6,10 +6,10 @@
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "contract/side_table.hpp"
 #include "election/leader_read.hpp"
 #include "lock/lock_state.hpp"
 #include "sqlock/locker.hpp"
+#include "state/side_table.hpp"
 
 namespace sqlock {
 

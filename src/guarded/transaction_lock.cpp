@@ -15,8 +15,8 @@
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
-#include "locker/connection_pool.hpp"
-#include "locker/locker_state.hpp"
+#include "state/connection_pool.hpp"
+#include "state/locker_state.hpp"
 #include "waiting/contention_text.hpp"
 #include "waiting/wait_loop.hpp"
 

@@ -5,14 +5,14 @@
 
 #include <chrono>
 
-#include "base/batch_pacing.hpp"
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "contract/side_table.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/locker.hpp"
+#include "state/batch_pacing.hpp"
+#include "state/locker_state.hpp"
+#include "state/side_table.hpp"
 
 namespace sqlock {
 

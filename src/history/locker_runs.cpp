@@ -7,15 +7,15 @@
 
 #include <cstdio>
 
-#include "base/batch_pacing.hpp"
 #include "base/owner.hpp"
 #include "base/utc_time.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "contract/side_table.hpp"
 #include "lock/lock_state.hpp"
 #include "sqlock/locker.hpp"
+#include "state/batch_pacing.hpp"
+#include "state/side_table.hpp"
 
 namespace sqlock {
 

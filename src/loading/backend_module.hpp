@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "base/url.hpp"
 #include "contract/backend.hpp"
+#include "loading/url.hpp"
 #include "sqlock/config.hpp"
 
 namespace sqlock::detail {

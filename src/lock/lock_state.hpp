@@ -14,9 +14,9 @@
 
 #include "contract/backend.hpp"
 #include "lock/heartbeat.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 

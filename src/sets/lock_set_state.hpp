@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "lock/heartbeat.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/options.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <random>
 
+#include "state/release_hub.hpp"
 #include "waiting/contention_text.hpp"
-#include "waiting/release_hub.hpp"
 #include "waiting/wait_queue.hpp"
 
 namespace sqlock::detail {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "contract/claim.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 

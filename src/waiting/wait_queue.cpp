@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "contract/records.hpp"
-#include "locker/locker_state.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "loading/backend_factory.hpp"  // internal: the pool is tested directly
-#include "locker/connection_pool.hpp"
+#include "state/connection_pool.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;

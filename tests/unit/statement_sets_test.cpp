@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/url.hpp"
 #include "contract/statement_set.hpp"
+#include "loading/url.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/error.hpp"
 #if SQLOCK_WITH_SQLITE

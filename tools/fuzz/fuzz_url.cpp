@@ -17,8 +17,8 @@
 
 #include "backends/postgres/postgres_redactor.hpp"
 #include "backends/sqlite/sqlite_url.hpp"
-#include "base/url.hpp"
 #include "fuzz_check.hpp"
+#include "loading/url.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "base/url.hpp"
 #include "contract/backend.hpp"
+#include "loading/url.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock::detail {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 #include "mariadb_url.hpp"
 #include "sqlock/duration.hpp"
 #include "text.hpp"

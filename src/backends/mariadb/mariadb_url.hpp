@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 
 namespace sqlock::detail::mariadb {
 

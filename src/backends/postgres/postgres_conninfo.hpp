@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock::detail::postgres {

@@ -1,6 +1,6 @@
 #include "postgres_pooler.hpp"
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 #include "sqlock/error.hpp"
 #include "text.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 #include "text.hpp"
 
 namespace sqlock::detail::postgres {

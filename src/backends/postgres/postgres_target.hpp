@@ -5,7 +5,7 @@
 #include <atomic>
 #include <string>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 #include "postgres_pooler.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/duration.hpp"

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "base/url.hpp"
 #include "contract/backend.hpp"
+#include "loading/url.hpp"
 
 namespace sqlock::detail {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "base/url.hpp"
+#include "loading/url.hpp"
 
 namespace sqlock::detail {
 

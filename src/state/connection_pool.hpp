@@ -82,4 +82,4 @@ class ConnectionPool {
 
 }  // namespace sqlock::detail
 
-#include "locker/connection_pool_impl.hpp"
+#include "state/connection_pool_impl.hpp"

@@ -1,4 +1,4 @@
-#include "waiting/release_hub.hpp"
+#include "state/release_hub.hpp"
 
 #include <algorithm>
 #include <vector>

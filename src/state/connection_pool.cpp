@@ -1,4 +1,4 @@
-#include "locker/connection_pool.hpp"
+#include "state/connection_pool.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,11 +1,11 @@
 #include "sqlock/locker.hpp"
 
-#include "base/batch_pacing.hpp"
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
+#include "state/batch_pacing.hpp"
 #include "waiting/contention_text.hpp"
 
 namespace sqlock {

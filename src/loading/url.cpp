@@ -1,4 +1,4 @@
-#include "base/url.hpp"
+#include "loading/url.hpp"
 
 #include <sys/stat.h>
 

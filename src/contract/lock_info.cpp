@@ -1,6 +1,6 @@
 #include "sqlock/lock_info.hpp"
 
-#include "contract/backend.hpp"
+#include "contract/row_names.hpp"
 
 #include <signal.h>
 #include <sys/types.h>
@@ -12,7 +12,6 @@
 
 #include "base/owner.hpp"
 
-#include "base/url.hpp"
 #include "base/utc_time.hpp"
 #include "base/validate.hpp"
 

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "contract/backend.hpp"
-#include "locker/connection_pool.hpp"
-#include "locker/locker_state.hpp"
 #include "sqlock/error.hpp"
+#include "state/connection_pool.hpp"
+#include "state/locker_state.hpp"
 
 namespace sqlock::detail {
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <thread>
 
-#include "base/url.hpp"
 #include "contract/backend.hpp"
-#include "locker/connection_pool.hpp"
+#include "loading/url.hpp"
 #include "sqlock/options.hpp"
-#include "waiting/release_hub.hpp"
+#include "state/connection_pool.hpp"
+#include "state/release_hub.hpp"
 
 namespace sqlock::detail {
 
