@@ -23,8 +23,10 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 using sqlock_test::Outcome;
 using sqlock_test::read_file;
+using sqlock_test::spawn_options;
 
 extern char** environ;
 
@@ -67,7 +69,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
     if (!reliability::have_table_dump()) return;
     auto db = fresh_database();
     auto other = db.open();
-    auto sentinel = other.lock("sentinel", {.expires = 1h});
+    auto sentinel = other.lock("sentinel", lock_options().expires(1h));
     sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
                                   " (lockstring, created, expires, locked_by) VALUES ('old', "
                                   "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
@@ -292,7 +294,7 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
     }
     sqlock_test::Process run({cli, "--db", db.url, "--table", db.table, "run", "proc-check", "--",
                               "sh", "-c", "echo started; read line"},
-                             clean, {.pipe_stdin = true, .pipe_stdout = true});
+                             clean, spawn_options().pipe_stdin(true).pipe_stdout(true));
     REQUIRE(run.read_line() == "started");
     const std::string cmdline = read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
     INFO("cmdline: " << cmdline);
@@ -318,8 +320,8 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     if (!reliability::have_table_dump()) return;
     auto db = fresh_database();
     auto holder = db.open();
-    auto job = holder.lock("job", {.expires = 1h});
-    auto job2 = holder.lock("job2", {.expires = 1h});
+    auto job = holder.lock("job", lock_options().expires(1h));
+    auto job2 = holder.lock("job2", lock_options().expires(1h));
     auto slot = holder.acquire_slot("job", 3);
     for (const char* name : {"job#2", "jo", "old-1"})
         sqlock_test::exec_sql(

@@ -44,8 +44,10 @@ using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
 using reliability::CutOff;
 using reliability::Relay;
+using sqlock_test::locker_options;
 using sqlock_test::port_of;
 using sqlock_test::read_file;
+using sqlock_test::spawn_options;
 using sqlock_test::with_port;
 using std::chrono::milliseconds;
 
@@ -69,8 +71,8 @@ long trials() {
 // SIGKILL; its stderr goes to `err`.
 void start(std::unique_ptr<sqlock_test::Process>& slot, const std::vector<std::string>& argv,
            const std::string& err) {
-    slot = std::make_unique<sqlock_test::Process>(
-        argv, sqlock_test::Env{}, sqlock_test::SpawnOptions{.stderr_path = err, .own_group = true});
+    slot = std::make_unique<sqlock_test::Process>(argv, sqlock_test::Env{},
+                                                  spawn_options().stderr_path(err).own_group(true));
 }
 
 // The timestamps (ns since the epoch, `date +%s%N`) a job wrote.
@@ -136,7 +138,7 @@ struct Fault {
 // expiry moved), read directly at `url`, so a fault cuts off a holder whose
 // heartbeat is known to run.
 void await_renewal(const std::string& url, const std::string& table, const std::string& name) {
-    sqlock::Locker observer(url, {.table = table});
+    sqlock::Locker observer(url, locker_options().table(table));
     const auto first = observer.show(name);
     REQUIRE(first);
     REQUIRE(eventually(
@@ -400,7 +402,7 @@ TEST_CASE("fencing: server stopped with SIGSTOP, then resumed", "[fencing][sigst
     INFO(script_variable);
     REQUIRE(script);  // this test starts (and stops) a server of its own
     PrivateServer cluster(script);
-    sqlock::Locker(cluster.url(), {.table = "fenced"}).init();
+    sqlock::Locker(cluster.url(), locker_options().table("fenced")).init();
     Fault f;
     f.name = "server SIGSTOP";
     f.a_url = cluster.url();

@@ -10,6 +10,8 @@
 using namespace std::chrono_literals;
 using sqlock::errc;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -60,24 +62,23 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
     // Something to leave alone: a live lock held by someone else, and an
     // expired row written by another program.
     auto other = db.open();
-    auto sentinel = other.lock("sentinel", {.expires = 1h});
+    auto sentinel = other.lock("sentinel", lock_options().expires(1h));
     sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
                                   " (lockstring, created, expires, locked_by) VALUES ('old', "
                                   "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
     const std::string before = reliability::dump_table(db);
-    auto held = locker.lock("mine", {.expires = 1h});
+    auto held = locker.lock("mine", lock_options().expires(1h));
     const std::string with_mine = reliability::dump_table(db);
 
     const std::string n129(129, 'n'), n127(127, 's'), t64(64, 't');
-    const auto opts = [](sqlock::LockOptions o) { return o; };
     auto try_name = [&](const std::string& name) { return [&, name] { locker.try_lock(name); }; };
     auto parse = [](const std::string& text) { return [text] { sqlock::parse_duration(text); }; };
     auto open_url = [](const std::string& url) {
         // Opening is lazy: the first operation reaches the database.
-        return [url] { sqlock::Locker(url, {.pool_timeout = 5s}).list(); };
+        return [url] { sqlock::Locker(url, locker_options().pool_timeout(5s)).list(); };
     };
     auto open_table = [&](const std::string& table) {
-        return [&, table] { sqlock::Locker(db.url, {.table = table}).list(); };
+        return [&, table] { sqlock::Locker(db.url, locker_options().table(table)).list(); };
     };
     const std::string bad_dir = sqlock_test::scratch_dir() + "/no/such/dir/x.db";
     // SQLite URL parameters are checked whatever the backend under test.
@@ -138,39 +139,41 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         {"overflow in days", errc::invalid_argument, parse("106751991167d")},
         // Lock options.
         {"zero lease", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = 0s})); }},
+         [&] { locker.try_lock("d", lock_options().expires(0s)); }},
         {"negative lease", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = -1s})); }},
+         [&] { locker.try_lock("d", lock_options().expires(-1s)); }},
         {"lease of 367 days", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = std::chrono::hours(24 * 367)})); }},
-        {"negative wait", errc::invalid_argument, [&] { locker.lock("d", opts({.wait = -1ms})); }},
+         [&] { locker.try_lock("d", lock_options().expires(std::chrono::hours(24 * 367))); }},
+        {"negative wait", errc::invalid_argument,
+         [&] { locker.lock("d", lock_options().wait(-1ms)); }},
         {"wait of 400 days", errc::invalid_argument,
-         [&] { locker.lock("d", opts({.wait = std::chrono::hours(24 * 400)})); }},
+         [&] { locker.lock("d", lock_options().wait(std::chrono::hours(24 * 400))); }},
         {"negative minimum hold", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.min_hold = -1s})); }},
+         [&] { locker.try_lock("d", lock_options().min_hold(-1s)); }},
         {"minimum hold of 367 days", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.min_hold = std::chrono::hours(24 * 367)})); }},
+         [&] { locker.try_lock("d", lock_options().min_hold(std::chrono::hours(24 * 367))); }},
         {"renew with a zero lease", errc::invalid_argument, [&] { held.renew(0s); }},
         {"renew with a negative lease", errc::invalid_argument, [&] { held.renew(-5s); }},
         {"metadata key not UTF-8", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"\xff", "v"}}}));
+             locker.try_lock("d", lock_options().metadata({{"\xff", "v"}}));
          }},
         {"metadata value not UTF-8", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"k", "\xc0\xaf"}}}));
+             locker.try_lock("d", lock_options().metadata({{"k", "\xc0\xaf"}}));
          }},
         {"metadata over 1024 bytes", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"k", std::string(2000, 'm')}}}));
+             locker.try_lock("d", lock_options().metadata({{"k", std::string(2000, 'm')}}));
          }},
         {"purge batch of 0", errc::invalid_argument, [&] { locker.purge_expired(0); }},
         // Locker options and table names.
-        {"pool size 0", errc::invalid_argument, [&] { sqlock::Locker(db.url, {.pool_size = 0}); }},
+        {"pool size 0", errc::invalid_argument,
+         [&] { sqlock::Locker(db.url, locker_options().pool_size(0)); }},
         {"pool size 1001", errc::invalid_argument,
-         [&] { sqlock::Locker(db.url, {.pool_size = 1001}); }},
+         [&] { sqlock::Locker(db.url, locker_options().pool_size(1001)); }},
         {"negative pool timeout", errc::invalid_argument,
-         [&] { sqlock::Locker(db.url, {.pool_timeout = -1s}); }},
+         [&] { sqlock::Locker(db.url, locker_options().pool_timeout(-1s)); }},
         {"empty table name", errc::invalid_argument, open_table("")},
         {"table starting with a digit", errc::invalid_argument, open_table("1abc")},
         {"table with a dash", errc::invalid_argument, open_table("a-b")},

@@ -25,6 +25,8 @@ using namespace std::chrono_literals;
 using reliability::Shared;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -76,7 +78,7 @@ struct KillBoard {
     std::mt19937 rng(static_cast<unsigned>(me * 7919 + getpid()));
     try {
         board.phase[slot] = connecting;
-        auto locker = db.open({.pool_size = 2});
+        auto locker = db.open(locker_options().pool_size(2));
         locker.list("kill/");  // first use opens the connection: part of "connecting"
         for (;;) {
             const KilledResource& res = killed_resources[rng() % killed_resource_count];
@@ -84,7 +86,8 @@ struct KillBoard {
             // die with them.
             // A waiter killed in line holds its place for its queue lease:
             // the shortest, so the line is clear soon after the leases.
-            sqlock::LockOptions options{.expires = lease, .wait = 30s, .heartbeat = rng() % 4 == 0};
+            sqlock::LockOptions options =
+                lock_options().expires(lease).wait(30s).heartbeat(rng() % 4 == 0);
             options.queue_lease = 1s;
             board.phase[slot] = acquiring;
             sqlock::Lock lock = res.capacity ? locker.acquire_slot(res.name, res.capacity, options)

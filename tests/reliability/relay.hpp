@@ -17,7 +17,7 @@ class Relay {
     /// Starts a relay on a free 127.0.0.1 port towards `target_port`.
     explicit Relay(int target_port)
         : child_({FAULT_RELAY, std::to_string(target_port)}, {},
-                 {.pipe_stdin = true, .pipe_stdout = true}) {
+                 sqlock_test::spawn_options().pipe_stdin(true).pipe_stdout(true)) {
         auto line = child_.read_line(10s);
         REQUIRE(line);
         port_ = std::stoi(*line);

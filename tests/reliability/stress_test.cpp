@@ -22,6 +22,8 @@
 using namespace std::chrono_literals;
 using reliability::Shared;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -94,7 +96,7 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
         const bool waiting = rng() % 4 != 0;
         try {
             std::optional<sqlock::Lock> lock;
-            const sqlock::LockOptions options{.expires = 60s, .wait = 60s};
+            const sqlock::LockOptions options = lock_options().expires(60s).wait(60s);
             if (res.capacity == 0)
                 lock =
                     waiting ? locker.lock(res.name, options) : locker.try_lock(res.name, options);
@@ -166,7 +168,7 @@ TEST_CASE("8 processes x 4 threads: no overlap, no over-allocation, no stray err
         [&](int p) {
             // One Locker per process, shared by its threads (the documented use):
             // the pool is smaller than the thread count on purpose.
-            auto locker = db.open({.pool_size = 3});
+            auto locker = db.open(locker_options().pool_size(3));
             std::vector<std::thread> pool;
             for (int t = 0; t < threads; ++t)
                 pool.emplace_back(worker, std::cref(db), std::ref(locker), std::ref(*board),

@@ -1,5 +1,6 @@
 // Shared helpers for sqlock's tests: the backend under test, scratch files,
-// child processes (process.hpp), server URLs (server_url.hpp).
+// child processes (process.hpp), server URLs (server_url.hpp), options in
+// one expression (options.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backend_context.hpp"
+#include "options.hpp"
 #include "process.hpp"
 #include "server_url.hpp"
 #include "sqlock/sqlock.hpp"
