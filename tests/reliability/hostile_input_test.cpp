@@ -59,13 +59,7 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
     if (!reliability::have_table_dump()) return;
     auto db = fresh_database();
     auto locker = db.open();
-    // Something to leave alone: a live lock held by someone else, and an
-    // expired row written by another program.
-    auto other = db.open();
-    auto sentinel = other.lock("sentinel", lock_options().expires(1h));
-    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
-                                  " (lockstring, created, expires, locked_by) VALUES ('old', "
-                                  "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
+    const reliability::Bystanders bystanders(db);
     const std::string before = reliability::dump_table(db);
     auto held = locker.lock("mine", lock_options().expires(1h));
     const std::string with_mine = reliability::dump_table(db);
@@ -249,10 +243,7 @@ TEST_CASE("a '?' or '#' in a URL password does not escape redaction", "[hostile]
     // Redaction used to end the authority at the first '?' or '#' and then
     // find no '@' before it. Found by fuzz_url. Each backend's URL grammar
     // says where its userinfo ends (its hook).
-    if (!sqlock_test::is_server_backend()) {
-        SUCCEED("server backends only: SQLite URLs have no password");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
     const auto redacted_urls = sqlock_test::backend_context().hooks.redacted_urls;
     if (!redacted_urls) {
         sqlock_test::skip_test("passwords that end a userinfo elsewhere: no redacted_urls hook");

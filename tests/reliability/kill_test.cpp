@@ -56,21 +56,12 @@ constexpr int record_count = 7;  // one per row: 4 locks + 3 slots
 constexpr int children = 4;
 constexpr int max_incarnations = 8192;
 
-struct KillBoard {
+struct KillBoard : reliability::SharedErrors {
     std::atomic<int> phase[children];
     std::atomic<int> holder[record_count];  // incarnation + 1 of the live holder, or 0
     std::atomic<bool> dead[max_incarnations];
     std::atomic<long> acquisitions{0};
     std::atomic<int> overlaps{0};
-    std::atomic<int> errors{0};
-    char first_error[512]{};
-    std::atomic<bool> error_written{false};
-
-    void record_error(const std::string& text) {
-        ++errors;
-        if (!error_written.exchange(true))
-            std::strncpy(first_error, text.c_str(), sizeof first_error - 1);
-    }
 };
 
 [[noreturn]] void child_main(const sqlock_test::Database& db, KillBoard& board, int slot, int me,

@@ -138,11 +138,11 @@ TEST_CASE("library: a lock whose lease ran out before its acquisition was confir
     auto db = sqlock_test::fresh_database();
     sqlock::Locker observer = db.open();
     observer.list("slow");  // the table exists before the relay slows down
-    reliability::Relay relay(sqlock_test::port_of(db.url));
+    reliability::Relay relay(db.url);
     relay.command("slow 60");
     sqlock::LockerOptions options;
     options.table = db.table;
-    sqlock::Locker slow(sqlock_test::with_port(db.url, relay.port()), options);
+    sqlock::Locker slow(relay.url(), options);
     sqlock::LockOptions o;
     o.expires = 20ms;
     try {
@@ -160,11 +160,10 @@ TEST_CASE("library: a lock whose lease ran out before its acquisition was confir
 
 TEST_CASE("library: a server that does not answer, or refuses, fails a call within db_timeout",
           "[fencing][library]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(sqlock_test::port_of(db.url));
-    const std::string url = sqlock_test::with_port(db.url, relay.port());
-    sqlock::Locker locker(url, locker_options().table(db.table).db_timeout(1s));
+    reliability::Relay relay(db.url);
+    sqlock::Locker locker(relay.url(), locker_options().table(db.table).db_timeout(1s));
     // The hot path (acquire, release) and an ordinary statement (list), each
     // through a link that drops everything, then one that refuses.
     for (const char* fault : {"freeze", "refuse"}) {
@@ -286,10 +285,10 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
 // name is free afterwards.
 TEST_CASE("library: a release whose reply was lost says lost on the next try, and the name is free",
           "[fencing][library]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(sqlock_test::port_of(db.url));
-    sqlock::Locker locker(sqlock_test::with_port(db.url, relay.port()),
+    reliability::Relay relay(db.url);
+    sqlock::Locker locker(relay.url(),
                           locker_options().table(db.table).pool_size(1).db_timeout(1s));
     // The pool's one connection has prepared the release statement: what
     // the frozen relay holds back is then the DELETE itself, not its PREPARE.

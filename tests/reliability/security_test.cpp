@@ -28,8 +28,6 @@ mode_t mode_of(const std::string& path) {
     return st.st_mode & 07777;
 }
 
-using sqlock_test::is_server_backend;
-
 }  // namespace
 
 TEST_CASE("the default SQLite database and its directory are private to the user", "[security]") {
@@ -175,14 +173,10 @@ TEST_CASE("the reaper deletes only expired rows and reports each one", "[securit
 
 TEST_CASE("a least-privilege server account can lock, release and reap, but not init",
           "[security][privileges]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only: SQLite has no accounts");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
     auto db = fresh_database();  // created by the owner role
     // What the README tells an administrator to grant, and nothing more.
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
-    const std::string url = sqlock_test::with_user(db.url, "sqlock_noaccess");
+    const std::string url = sqlock_test::least_privileged(db).url;
     sqlock::Locker locker(url, locker_options().table(db.table));
     sqlock::Locker other(url, locker_options().table(db.table));
     {
@@ -244,10 +238,7 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
 
 TEST_CASE("no server password in errors for a wrong password or an unreachable server",
           "[security][redaction]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);

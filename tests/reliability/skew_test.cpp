@@ -107,10 +107,7 @@ TEST_CASE("libfaketime skews a child's wall clock", "[skew]") {
 
 TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the server's view",
           "[skew]") {
-    if (!sqlock_test::is_server_backend()) {
-        SUCCEED("server backends only; SQLite's case is below");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite's case is below")) return;
     if (!have_faketime()) return;
     auto db = fresh_database();
     auto locker = db.open();
@@ -164,10 +161,7 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
 
 TEST_CASE("SQLite: a skewed process is consistent with itself; its clock is the database's",
           "[skew]") {
-    if (sqlock_test::is_server_backend()) {
-        SUCCEED("embedded backends only: a server has a clock of its own");
-        return;
-    }
+    if (!sqlock_test::only_on_embedded_backend("a server has a clock of its own")) return;
     if (!have_faketime()) return;
     for (const std::string offset : {"-3d", "+10y"}) {
         INFO("FAKETIME=" << offset);

@@ -36,7 +36,8 @@ constexpr Resource resources[] = {
 };
 constexpr int resource_count = sizeof resources / sizeof resources[0];
 
-struct Board {
+// Its errors: sqlock errors the callers did not cause.
+struct Board : reliability::SharedErrors {
     std::atomic<long> attempts{0};
     std::atomic<long> acquisitions{0};
     std::atomic<long> try_misses{0};  // try_* that found everything held: expected, not an error
@@ -44,15 +45,6 @@ struct Board {
     std::atomic<int> holders[resource_count]{};      // current holders, across processes
     std::atomic<int> max_holders[resource_count]{};  // the most ever seen at once
     std::atomic<int> overlaps{0};                    // witness files found already there
-    std::atomic<int> errors{0};                      // sqlock errors the callers did not cause
-    char first_error[512]{};
-    std::atomic<bool> error_written{false};
-
-    void record_error(const std::string& text) {
-        ++errors;
-        if (!error_written.exchange(true))
-            std::strncpy(first_error, text.c_str(), sizeof first_error - 1);
-    }
 };
 
 std::string witness_path(const std::string& dir, const sqlock::Lock& lock) {
