@@ -17,6 +17,7 @@
 
 using namespace std::chrono_literals;
 using namespace cli_test;
+using sqlock_test::lock_options;
 
 TEST_CASE("a crowd of waiting sqlock runs on one name all run their job, in arrival order",
           "[.crowd]") {
@@ -25,7 +26,7 @@ TEST_CASE("a crowd of waiting sqlock runs on one name all run their job, in arri
     const int crowd = size ? std::atoi(size) : 256;
     auto cli = fresh_cli();
     auto locker = cli.db.open();
-    auto held = locker.lock("crowd", {.expires = 10min});
+    auto held = locker.lock("crowd", lock_options().expires(10min));
     const std::string log = make_dir() + "/order";
     std::vector<Process> waiters;
     waiters.reserve(crowd);

@@ -11,8 +11,6 @@ using namespace cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-using sqlock_test::is_server_backend;
-
 TEST_CASE("every malformed database URL exits 64, from --db and SQLOCK_DB alike",
           "[cli][database]") {
     Cli cli;
@@ -53,10 +51,7 @@ TEST_CASE("a home directory that does not exist is a configuration error", "[cli
 }
 
 TEST_CASE("a login the server refuses is a configuration error", "[cli][database]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite has no logins")) return;
     Cli cli = fresh_cli();
     const sqlock_test::ServerUrl good(cli.db.url);
     sqlock_test::ServerUrl wrong_password = good, unknown_role = good, unknown_database = good;
@@ -84,10 +79,7 @@ TEST_CASE("a login the server refuses is a configuration error", "[cli][database
 }
 
 TEST_CASE("init says when the role may not use the table", "[cli][database]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only: SQLite has no roles");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite has no roles")) return;
     Cli cli = fresh_cli();  // the table exists, made by the owner role
     sqlock_test::ServerUrl url(cli.db.url);
     url.user = "sqlock_noaccess";  // same password; no grants on this table

@@ -119,16 +119,12 @@ TEST_CASE("doctor reports the run history and pauses tables, and asks for init w
 }
 
 TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doctor][privileges]") {
-    if (!sqlock_test::is_server_backend()) return;  // SQLite: access is the file's
+    if (!sqlock_test::only_on_server_backend("SQLite's access is the file's")) return;
     Cli cli = fresh_cli();
-    sqlock_test::grant_table_use(cli.db, "sqlock_noaccess");
+    const std::string url = sqlock_test::least_privileged(cli.db).url;
     // Standard SQL, the same on every server: all but DELETE on the pauses.
     sqlock_test::exec_sql(cli.db,
                           "REVOKE DELETE ON " + cli.db.table + "_pauses FROM sqlock_noaccess");
-    // The same URL as another user (same password on the test servers).
-    std::string url = cli.db.url;
-    const std::size_t user = url.find("://") + 3;
-    url.replace(user, url.find(':', user) - user, "sqlock_noaccess");
     Result r = cli.bare({"doctor", "--table", cli.db.table}, {{"SQLOCK_DB", url}});
     INFO(r.err);
     CHECK(r.code == 78);
@@ -142,17 +138,14 @@ TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doct
 
 TEST_CASE("a paused job does not run for a user who may not read the pauses table",
           "[cli][doctor][privileges][pause]") {
-    if (!sqlock_test::is_server_backend()) return;  // SQLite: access is the file's
+    if (!sqlock_test::only_on_server_backend("SQLite's access is the file's")) return;
     Cli cli = fresh_cli();
     REQUIRE(cli({"pause", "nightly", "--reason", "restore in progress"}).code == 0);
-    sqlock_test::grant_table_use(cli.db, "sqlock_noaccess");
+    const std::string url = sqlock_test::least_privileged(cli.db).url;
     // No privilege at all on it: MariaDB's information_schema then does not
     // list the table, which once read as "no pauses table, nothing paused".
     sqlock_test::exec_sql(cli.db, "REVOKE SELECT, INSERT, UPDATE, DELETE ON " + cli.db.table +
                                       "_pauses FROM sqlock_noaccess");
-    std::string url = cli.db.url;
-    const std::size_t user = url.find("://") + 3;
-    url.replace(user, url.find(':', user) - user, "sqlock_noaccess");
     const std::string witness = make_dir() + "/ran";
     Result run = cli.bare({"run", "nightly", "--table", cli.db.table, "--", "touch", witness},
                           {{"SQLOCK_DB", url}});

@@ -13,6 +13,7 @@
 using namespace cli_test;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
+using sqlock_test::spawn_options;
 
 namespace {
 
@@ -62,7 +63,7 @@ TEST_CASE("elect publishes its value, and leader shows it", "[cli][leader]") {
     Process p =
         cli.start(with_command({"elect", "svc", "--value", "10.0.0.7:8080", "--expires", "10s"},
                                leader_job(dir)),
-                  {}, SpawnOptions{.own_group = true});
+                  {}, spawn_options().own_group(true));
     // The line, not the file: `>>` creates the file before it writes.
     REQUIRE(sqlock_test::eventually([&] { return !leaders_seen(dir).empty(); }));
     const auto led = leaders_seen(dir);
@@ -97,7 +98,7 @@ TEST_CASE("candidates lead one at a time through a kill and a resignation, as th
     Cli cli = fresh_cli();
     const std::string dir = make_dir();
     Process watcher = cli.start({"leader", "ha", "--watch", "--json", "--poll", "50ms"}, {},
-                                SpawnOptions{.pipe_stdout = true});
+                                spawn_options().pipe_stdout(true));
     CHECK(next_event(watcher)["event"] == "vacant");
 
     std::vector<Process> candidates;
@@ -105,7 +106,7 @@ TEST_CASE("candidates lead one at a time through a kill and a resignation, as th
         candidates.push_back(cli.start(
             with_command({"elect", "ha", "--value", "c" + std::to_string(c), "--expires", "2s"},
                          leader_job(dir)),
-            {}, SpawnOptions{.own_group = true}));
+            {}, spawn_options().own_group(true)));
     auto await_leaders = [&](std::size_t n) {
         return sqlock_test::eventually([&] { return leaders_seen(dir).size() >= n; }, 30s);
     };

@@ -15,6 +15,7 @@ using namespace cli_test;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using sqlock_test::spawn_options;
 using std::chrono::milliseconds;
 
 namespace {
@@ -52,7 +53,7 @@ bool alive(const std::string& pid_file) {
 // sqlock in its own process group: if the test fails half-way, its clean-up
 // kills the job's processes too, which may ignore SIGTERM.
 Process start_run(const Cli& cli, const args_t& args) {
-    return cli.start(args, {}, SpawnOptions{.own_group = true});
+    return cli.start(args, {}, spawn_options().own_group(true));
 }
 
 }  // namespace

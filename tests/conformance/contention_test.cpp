@@ -11,6 +11,7 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("processes contending for one name never overlap", "[contention][stress]") {
     auto db = fresh_database();
@@ -24,9 +25,9 @@ TEST_CASE("processes contending for one name never overlap", "[contention][stres
         auto locker = db.open();
         int got = 0;
         for (int r = 0; r < rounds; ++r) {
-            auto lock = locker.try_lock("the-one", {.expires = 30s});
+            auto lock = locker.try_lock("the-one", lock_options().expires(30s));
             if (!lock) {
-                lock = locker.lock("the-one", {.expires = 30s, .wait = 60s});
+                lock = locker.lock("the-one", lock_options().expires(30s).wait(60s));
             }
             if (!sqlock_test::enter_witness(witness)) return 2;  // two holders at once
             ++got;
@@ -51,7 +52,7 @@ TEST_CASE("processes on names of their own never turn each other away", "[conten
         auto locker = db.open();
         for (int r = 0; r < rounds; ++r) {
             auto lock = locker.try_lock("own-" + std::to_string(i) + "-" + std::to_string(r % 3),
-                                        {.expires = 30s});
+                                        lock_options().expires(30s));
             if (!lock) return 2;  // refused a name that nobody holds
         }
         return 0;
@@ -66,7 +67,7 @@ TEST_CASE("fencing tokens grow in acquisition order across processes", "[content
     auto codes = sqlock_test::run_children(4, [&](int) {
         auto locker = db.open();
         for (int r = 0; r < 15; ++r) {
-            auto lock = locker.lock("fence", {.wait = 60s});
+            auto lock = locker.lock("fence", lock_options().wait(60s));
             // Append under the lock: the file's order is the acquisition order.
             FILE* f = fopen(log.c_str(), "a");
             fprintf(f, "%lld\n", static_cast<long long>(lock.id()));

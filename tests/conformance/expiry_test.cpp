@@ -6,6 +6,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("ids are strictly increasing and never reused", "[fencing]") {
     auto db = fresh_database();
@@ -27,8 +28,9 @@ TEST_CASE("purge_expired deletes only expired rows", "[purge]") {
     auto holder = db.open();
     std::vector<sqlock::Lock> short_leases;
     for (int i = 0; i < 5; ++i)
-        short_leases.push_back(holder.lock("short-" + std::to_string(i), {.expires = 100ms}));
-    auto keep = holder.lock("long", {.expires = 1h});
+        short_leases.push_back(
+            holder.lock("short-" + std::to_string(i), lock_options().expires(100ms)));
+    auto keep = holder.lock("long", lock_options().expires(1h));
     auto reaper = db.open();
     REQUIRE(eventually([&] { return reaper.list_expired().size() == 5; }));
     CHECK(reaper.purge_expired() == 5);

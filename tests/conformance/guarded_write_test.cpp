@@ -255,7 +255,7 @@ TEST_CASE("a guard refuses bad input and writes nothing", "[guard][validation]")
     SECTION("a transaction on another database") {
         // On a server fresh_database() is a new table in the same database:
         // there is no other database to try.
-        if (sqlock_test::is_server_backend()) return;
+        if (!sqlock_test::only_on_embedded_backend("no other database to try")) return;
         // Another file with a lock table of the same name: the lock is not
         // held there.
         auto elsewhere = fresh_database();
@@ -452,14 +452,13 @@ TEST_CASE("a least-privilege account can guard and take transaction-scoped locks
           "[guard][privileges]") {
     auto db = fresh_database();
     if (transactions_refused(db)) return;
-    // SQLite has no accounts: whoever may write the file may do everything.
-    if (!sqlock_test::is_server_backend()) return;
+    // Whoever may write an SQLite file may do everything.
+    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
     const std::string data = data_table(db);
     // What docs/SECURITY.md tells an administrator to grant, and the
     // application's own table.
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    const sqlock_test::Database app_db = sqlock_test::least_privileged(db);
     sqlock_test::exec_sql(db, "GRANT SELECT, INSERT ON " + data + " TO sqlock_noaccess");
-    const sqlock_test::Database app_db{sqlock_test::with_user(db.url, "sqlock_noaccess"), db.table};
     sqlock::LockerOptions options;
     options.table = db.table;
     sqlock::Locker locker(app_db.url, options);

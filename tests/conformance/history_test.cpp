@@ -11,13 +11,16 @@
 using namespace std::chrono_literals;
 using sqlock::run_outcome;
 using sqlock_test::fresh_database;
+using sqlock_test::history_query;
+using sqlock_test::lock_options;
+using sqlock_test::run_start;
 
 TEST_CASE("a run is recorded from start to end, with its host and fencing id", "[history]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto lock = locker.lock("job");
-    const std::int64_t run = locker.start_run(lock, {.program = "backup"});
-    auto runs = locker.history({.name = "job"});
+    const std::int64_t run = locker.start_run(lock, run_start().program("backup"));
+    auto runs = locker.history(history_query().name("job"));
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == run);
     CHECK(runs[0].outcome == run_outcome::running);
@@ -52,7 +55,7 @@ TEST_CASE("every outcome is stored, read back and counted as it was recorded", "
         const std::int64_t run = locker.start_run(lock);
         CHECK(locker.finish_run(lock, run, {outcome, {}, 15}) == outcome);
         lock.release();
-        auto runs = locker.history({.name = name});
+        auto runs = locker.history(history_query().name(name));
         REQUIRE(runs.size() == 1);
         CHECK(runs[0].outcome == outcome);
         CHECK(runs[0].signal == 15);
@@ -70,7 +73,7 @@ TEST_CASE("every outcome is stored, read back and counted as it was recorded", "
 TEST_CASE("a run whose lock was lost before its end is recorded lost", "[history]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("job", {.expires = 1h});
+    auto lock = locker.lock("job", lock_options().expires(1h));
     const std::int64_t run = locker.start_run(lock);
     REQUIRE(locker.force_release("job"));
     // Read as lost at once: its lock row is gone.
@@ -98,7 +101,7 @@ TEST_CASE("once-per windows are UTC, aligned on the epoch, shifted by the offset
     CHECK(sqlock_test::seconds_between(day.start, lock.created()) >= 0);
     CHECK(sqlock_test::seconds_between(lock.created(), day.end) > 0);
 
-    const std::int64_t run = locker.start_run(lock, {.window_start_ms = day.start_ms});
+    const std::int64_t run = locker.start_run(lock, run_start().window_start_ms(day.start_ms));
     CHECK_FALSE(locker.once_per_window(lock, 24h, 3h).done);  // running: not done
     locker.finish_run(lock, run, {run_outcome::succeeded, 0, {}});
     auto again = locker.once_per_window(lock, 24h, 3h);
@@ -118,7 +121,7 @@ TEST_CASE("a failed run leaves its window open, unless any outcome counts", "[hi
     auto locker = db.open();
     auto lock = locker.lock("job");
     auto w = locker.once_per_window(lock, 24h);
-    const std::int64_t run = locker.start_run(lock, {.window_start_ms = w.start_ms});
+    const std::int64_t run = locker.start_run(lock, run_start().window_start_ms(w.start_ms));
     locker.finish_run(lock, run, {run_outcome::killed, {}, 9});
     CHECK_FALSE(locker.once_per_window(lock, 24h).done);
     auto any = locker.once_per_window(lock, 24h, 0ms, /*any_outcome=*/true);
@@ -144,7 +147,7 @@ TEST_CASE("once-per and history arguments are checked", "[history][validation]")
     CHECK(invalid([&] { locker.once_per_window(lock, 1h, 1h); }));
     CHECK(invalid([&] { locker.once_per_window(lock, 1h, -1ms); }));
     CHECK(invalid([&] { locker.finish_run(lock, 1, {run_outcome::running, {}, {}}); }));
-    CHECK(invalid([&] { locker.history({.limit = 0}); }));
+    CHECK(invalid([&] { locker.history(history_query().limit(0)); }));
     CHECK(invalid([&] { locker.prune_history(0ms); }));
     auto other = db.open();
     CHECK(invalid([&] { other.start_run(lock); }));
@@ -170,8 +173,8 @@ TEST_CASE("the whole history has every run, however long ago it started", "[hist
     REQUIRE(all.size() == 2);
     CHECK(all[0].name == "job");
     CHECK(all[1].name == "old");
-    CHECK(locker.history({.name = "old"}).size() == 1);
-    CHECK(locker.history({.name = "old", .since = 24h}).empty());
+    CHECK(locker.history(history_query().name("old")).size() == 1);
+    CHECK(locker.history(history_query().name("old").since(24h)).empty());
 }
 
 TEST_CASE("prune_history deletes old runs only, never a live one", "[history][prune]") {
@@ -229,7 +232,7 @@ TEST_CASE("a dead holder's run reads lost, and the reaper records when its lease
     auto db = fresh_database();
     auto locker = db.open();
     // A holder that stops renewing (as a killed process does): detached.
-    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    auto lock = locker.lock("job", lock_options().expires(300ms).heartbeat(false));
     locker.start_run(lock);
     const sqlock::LockInfo row = lock.detach();
     CHECK(locker.history()[0].outcome == run_outcome::running);
@@ -250,9 +253,9 @@ TEST_CASE("a run whose lock was taken over reads lost; the new holder's window i
     auto db = fresh_database();
     auto locker = db.open();
     auto other = db.open();
-    auto lock = locker.lock("job", {.expires = 300ms, .heartbeat = false});
+    auto lock = locker.lock("job", lock_options().expires(300ms).heartbeat(false));
     auto w = locker.once_per_window(lock, 24h);
-    locker.start_run(lock, {.window_start_ms = w.start_ms});
+    locker.start_run(lock, run_start().window_start_ms(w.start_ms));
     lock.detach();
     std::optional<sqlock::Lock> taker;
     REQUIRE(sqlock_test::eventually([&] { return (taker = other.try_lock("job")).has_value(); }));

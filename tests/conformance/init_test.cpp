@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 using sqlock_test::fresh_database;
+using sqlock_test::locker_options;
 
 TEST_CASE("auto_init creates the table only when asked, or for the embedded default", "[init]") {
     using mode = sqlock::LockerOptions::auto_init_mode;
@@ -14,7 +15,7 @@ TEST_CASE("auto_init creates the table only when asked, or for the embedded defa
     const std::string table =
         sqlock_test::is_server_backend() ? db.table + "_auto" : "auto_created";
     auto needs_init = [&](mode m) {
-        sqlock::Locker locker(db.url, {.table = table, .auto_init = m});
+        sqlock::Locker locker(db.url, locker_options().table(table).auto_init(m));
         try {
             locker.try_lock("first");
             FAIL("the table was there or was created");
@@ -29,10 +30,10 @@ TEST_CASE("auto_init creates the table only when asked, or for the embedded defa
         needs_init(mode::never);  // still missing after the attempt above
     }
     SECTION("`always` creates it on first use, for everyone") {
-        sqlock::Locker creating(db.url, {.table = table, .auto_init = mode::always});
+        sqlock::Locker creating(db.url, locker_options().table(table).auto_init(mode::always));
         auto lock = creating.try_lock("first");
         REQUIRE(lock);
-        sqlock::Locker other(db.url, {.table = table, .auto_init = mode::never});
+        sqlock::Locker other(db.url, locker_options().table(table).auto_init(mode::never));
         CHECK_FALSE(other.try_lock("first"));
         CHECK(other.list().size() == 1);
     }
@@ -52,7 +53,7 @@ TEST_CASE("auto_init creates the table only when asked, or for the embedded defa
         setenv("XDG_STATE_HOME", state.c_str(), 1);
         unsetenv("SQLOCK_DB");
         {
-            sqlock::Locker never("", {.auto_init = mode::never});
+            sqlock::Locker never("", locker_options().auto_init(mode::never));
             try {
                 never.try_lock("first");
                 FAIL("`never` created the table of the embedded default");

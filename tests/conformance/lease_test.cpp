@@ -7,6 +7,7 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("the default lease is one hour", "[lease]") {
     auto db = fresh_database();
@@ -29,7 +30,7 @@ TEST_CASE("the default lease is one hour", "[lease]") {
           Approx(3600).margin(0.002));
 
     // renew() without a length renews by the lease the lock was taken with.
-    auto short_lease = locker.try_lock("renewed", {.expires = 10min});
+    auto short_lease = locker.try_lock("renewed", lock_options().expires(10min));
     REQUIRE(short_lease);
     short_lease->renew();
     auto renewed = locker.show("renewed");

@@ -7,11 +7,12 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("list returns rows by name with holder and time left", "[listing]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto b = locker.lock("backup/db", {.expires = 30min});
+    auto b = locker.lock("backup/db", lock_options().expires(30min));
     auto a = locker.lock("backup/app");
     auto c = locker.lock("cron/report");
     auto all = locker.list();

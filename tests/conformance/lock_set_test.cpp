@@ -17,6 +17,7 @@ using namespace std::chrono_literals;
 using sqlock_test::category_of;
 using sqlock_test::fresh_database;
 
+using sqlock_test::lock_options;
 using sqlock_test::names_of;
 
 TEST_CASE("a lock set takes every name, each with a fencing id of its own", "[set]") {
@@ -142,7 +143,7 @@ TEST_CASE("a set times out naming what is in its way", "[set]") {
     auto a = holder.lock("late-a");
     auto locker = db.open();
     try {
-        locker.lock_all({"late-a", "late-b"}, {.wait = 300ms});
+        locker.lock_all({"late-a", "late-b"}, lock_options().wait(300ms));
         FAIL("taken");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::timeout);
@@ -157,7 +158,7 @@ TEST_CASE("a set takes over expired rows, with new ids", "[set]") {
     auto holder = db.open();
     // A lease long enough for an acquisition under a sanitizer on a loaded
     // machine: one that outlasts its lease is not handed out.
-    const auto old = holder.lock("exp-a", {.expires = 1s, .heartbeat = false}).detach();
+    const auto old = holder.lock("exp-a", lock_options().expires(1s).heartbeat(false)).detach();
     auto locker = db.open();
     REQUIRE(sqlock_test::eventually([&] {
         auto row = locker.show("exp-a");
@@ -219,7 +220,7 @@ TEST_CASE("a set's heartbeat renews every row; losing one is losing the set", "[
 TEST_CASE("renew() and held() answer for the whole set", "[set]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto set = locker.lock_all({"r-a", "r-b"}, {.expires = 1h, .heartbeat = false});
+    auto set = locker.lock_all({"r-a", "r-b"}, lock_options().expires(1h).heartbeat(false));
     set.renew(2h);
     for (const auto& row : locker.list("r-")) CHECK(row.seconds_left > 3600);
     db.open().force_release("r-a");
@@ -234,7 +235,7 @@ TEST_CASE("a set is not re-entrant: a name this thread holds here is busy", "[se
     auto locker = db.open();
     auto a = locker.lock("mine-a");
     CHECK(category_of([&] {
-              locker.lock_all({"mine-a", "mine-b"}, {.wait = 10s});
+              locker.lock_all({"mine-a", "mine-b"}, lock_options().wait(10s));
           }) == sqlock::errc::busy);
     CHECK(names_of(locker.list("mine-")) == std::vector<std::string>{"mine-a"});
 }

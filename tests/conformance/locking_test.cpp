@@ -7,6 +7,7 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("try_lock acquires a free name and refuses a second holder", "[locking]") {
     auto db = fresh_database();
@@ -94,7 +95,7 @@ TEST_CASE("a failed release in a destructor goes to the handler, not an exceptio
 TEST_CASE("renew extends the lease from the database clock", "[locking]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("renewed", {.expires = 10s});
+    auto lock = locker.lock("renewed", lock_options().expires(10s));
     std::string before = lock.expires();
     lock.renew(1h);
     CHECK(lock.expires() > before);
@@ -119,7 +120,7 @@ TEST_CASE("detach leaves the row held after the handle is gone", "[locking]") {
     auto locker = db.open();
     std::string token;
     {
-        auto lock = locker.lock("window", {.expires = 1h});
+        auto lock = locker.lock("window", lock_options().expires(1h));
         token = lock.owner_token();
         auto id = lock.id();
         auto info = lock.detach();

@@ -11,6 +11,7 @@ using namespace std::chrono_literals;
 using sqlock::lock_mode;
 using sqlock_test::category_of;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 namespace {
 
@@ -103,13 +104,13 @@ TEST_CASE("a waiting mixed set wakes when the exclusive holder in its way leaves
           "[set][shared]") {
     auto db = fresh_database();
     auto holder = db.open();
-    auto x = holder.lock("wake-x", {.expires = 60s});
+    auto x = holder.lock("wake-x", lock_options().expires(60s));
     auto locker = db.open();
     std::atomic<bool> got{false};
     std::thread waiter([&] {
         try {
             auto set = locker.lock_all({{"wake-x", lock_mode::shared}, {"wake-y"}},
-                                       {.expires = 60s, .wait = 30s});
+                                       lock_options().expires(60s).wait(30s));
             got = set.mode("wake-x") == lock_mode::shared;
         } catch (...) {
         }
@@ -177,7 +178,7 @@ TEST_CASE("a mixed set whose shared name lost its marker is lost at its renewal"
     auto db = fresh_database();
     auto locker = db.open();
     auto set = locker.lock_all({{"nomark-s", lock_mode::shared}, {"nomark-x"}},
-                               {.expires = 1h, .heartbeat = false});
+                               lock_options().expires(1h).heartbeat(false));
     set.renew();  // renewed whole while the marker is there
     // Another program deletes the marker alone: the holder row no longer
     // keeps exclusive holders out, so it must not be renewed as held.
@@ -192,7 +193,7 @@ TEST_CASE("a mixed set left by a crashed holder is taken over once its lease end
     // The first holder stops renewing and never releases, as a killed
     // process would: its holder row, its exclusive row and the marker stay.
     auto gone = db.open().lock_all({{"crash-s", lock_mode::shared}, {"crash-x"}},
-                                   {.expires = 300ms, .heartbeat = false});
+                                   lock_options().expires(300ms).heartbeat(false));
     const auto old_s = gone.id("crash-s"), old_x = gone.id("crash-x");
     gone.detach();
     auto locker = db.open();

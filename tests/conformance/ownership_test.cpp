@@ -14,6 +14,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 namespace {
 bool expired(sqlock::Locker& locker, const std::string& name) {
@@ -25,7 +26,7 @@ bool expired(sqlock::Locker& locker, const std::string& name) {
 TEST_CASE("locked_by is JSON naming host, pid, guid, user and program", "[ownership]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("who", {.metadata = {{"ticket", "OPS-7"}}});
+    auto lock = locker.lock("who", lock_options().metadata({{"ticket", "OPS-7"}}));
     auto j = nlohmann::json::parse(lock.locked_by());
     CHECK(j.at("pid").get<long>() == getpid());
     CHECK(j.at("guid").get<std::string>() == lock.owner_token());
@@ -43,7 +44,7 @@ TEST_CASE("an expired lock is taken over with a new id; the stale handle is lost
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto stale = a.lock("takeover", {.expires = 200ms});
+    auto stale = a.lock("takeover", lock_options().expires(200ms));
     REQUIRE(eventually([&] { return expired(b, "takeover"); }));
     auto fresh = b.try_lock("takeover");
     REQUIRE(fresh);
@@ -73,7 +74,7 @@ TEST_CASE("an expired lock is taken over with a new id; the stale handle is lost
 TEST_CASE("an expired lock does not block even before the reaper runs", "[ownership]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto old = a.lock("lapsed", {.expires = 100ms});
+    auto old = a.lock("lapsed", lock_options().expires(100ms));
     auto b = db.open();
     REQUIRE(eventually([&] { return b.try_lock("lapsed").has_value(); }));
 }
@@ -81,7 +82,7 @@ TEST_CASE("an expired lock does not block even before the reaper runs", "[owners
 TEST_CASE("renewing an expired lock fails even if nobody took it", "[ownership]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("late", {.expires = 100ms});
+    auto lock = locker.lock("late", lock_options().expires(100ms));
     REQUIRE(eventually([&] { return expired(locker, "late"); }));
     CHECK_THROWS_MATCHES(lock.renew(1h), sqlock::error,
                          Catch::Predicate<sqlock::error>([](const sqlock::error& e) {

@@ -9,12 +9,13 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("busy and timeout errors carry the holder as a LockInfo", "[progress]") {
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto held = a.lock("job", {.expires = 1h});
+    auto held = a.lock("job", lock_options().expires(1h));
     try {
         b.lock("job");
         FAIL("must be busy");
@@ -29,9 +30,9 @@ TEST_CASE("busy and timeout errors carry the holder as a LockInfo", "[progress]"
         REQUIRE(copy.holder() != nullptr);
         CHECK(copy.holder()->id == held.id());
     }
-    auto slot = a.acquire_slot("pool", 1, {.expires = 1h});
+    auto slot = a.acquire_slot("pool", 1, lock_options().expires(1h));
     try {
-        b.acquire_slot("pool", 1, {.wait = 200ms});
+        b.acquire_slot("pool", 1, lock_options().wait(200ms));
         FAIL("must time out");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::timeout);
@@ -51,7 +52,7 @@ TEST_CASE("the progress hook sees the holder while waiting and can stop the wait
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto held = a.lock("slow", {.expires = 1h});
+    auto held = a.lock("slow", lock_options().expires(1h));
     int calls = 0;
     std::int64_t seen_id = 0;
     sqlock::duration last_waited{};
@@ -109,7 +110,7 @@ TEST_CASE("a row kept by a minimum hold says that its job finished", "[progress]
     auto a = db.open();
     auto b = db.open();
     {
-        auto job = a.lock("cron", {.expires = 1h, .min_hold = 10min});
+        auto job = a.lock("cron", lock_options().expires(1h).min_hold(10min));
         auto running = b.show("cron");
         REQUIRE(running);
         CHECK_FALSE(sqlock::kept_by_min_hold(*running));  // still running
@@ -130,7 +131,7 @@ TEST_CASE("a row kept by a minimum hold says that its job finished", "[progress]
         CHECK(msg.find("is held by") == std::string::npos);
     }
     // Without a minimum hold nothing is claimed.
-    auto plain = a.lock("plain", {.expires = 1h});
+    auto plain = a.lock("plain", lock_options().expires(1h));
     CHECK_FALSE(sqlock::kept_by_min_hold(*b.show("plain")));
 }
 
@@ -139,13 +140,13 @@ TEST_CASE("a holder on this host whose process is gone is shown as such", "[prog
     // A child takes a lock, leaves it held and exits.
     auto codes = sqlock_test::run_children(1, [&](int) {
         auto locker = db.open();
-        auto lock = locker.lock("orphan", {.expires = 1h});
+        auto lock = locker.lock("orphan", lock_options().expires(1h));
         lock.detach();
         return 0;
     });
     REQUIRE(codes == std::vector<int>{0});
     auto locker = db.open();
-    auto mine = locker.lock("alive", {.expires = 1h});
+    auto mine = locker.lock("alive", lock_options().expires(1h));
     auto orphan = locker.show("orphan");
     REQUIRE(orphan);
     CHECK(sqlock::holder_process_gone(*orphan));
@@ -159,7 +160,7 @@ TEST_CASE("a holder on this host whose process is gone is shown as such", "[prog
 TEST_CASE("created and expires as system_clock time points", "[progress]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("timed", {.expires = 1h});
+    auto lock = locker.lock("timed", lock_options().expires(1h));
     auto info = locker.show("timed");
     REQUIRE(info);
     const auto now = std::chrono::system_clock::now();

@@ -15,6 +15,7 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 namespace {
 
@@ -124,7 +125,7 @@ TEST_CASE("waiters are served in the order they started to wait", "[queue]") {
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("order");
-    auto held = locker.lock("line", {.expires = 60s});
+    auto held = locker.lock("line", lock_options().expires(60s));
     constexpr int waiters = 6;
     const std::vector<pid_t> pids = line_up(db, locker, "line", 0, waiters, log, Waiting{});
     held.release();
@@ -143,7 +144,7 @@ TEST_CASE("waiters woken often by their progress hook still look at their place 
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("hooked");
-    auto held = locker.lock("hooked", {.expires = 60s});
+    auto held = locker.lock("hooked", lock_options().expires(60s));
     constexpr int waiters = 8;
     const std::vector<pid_t> pids =
         line_up(db, locker, "hooked", 0, waiters, log, Waiting{120s, 60s, 30ms, 10ms});
@@ -162,8 +163,8 @@ TEST_CASE("waiters for a semaphore take its free slots in the order they came", 
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("slots");
-    auto first = locker.acquire_slot("pool", 2, {.expires = 60s});
-    auto second = locker.acquire_slot("pool", 2, {.expires = 60s});
+    auto first = locker.acquire_slot("pool", 2, lock_options().expires(60s));
+    auto second = locker.acquire_slot("pool", 2, lock_options().expires(60s));
     constexpr int waiters = 5;
     const std::vector<pid_t> pids = line_up(db, locker, "pool", 2, waiters, log, Waiting{});
     first.release();
@@ -177,7 +178,7 @@ TEST_CASE("a waiter killed in the middle of the line stalls it no longer than it
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("killed");
-    auto held = locker.lock("line", {.expires = 60s});
+    auto held = locker.lock("line", lock_options().expires(60s));
     // The default place lease: the waiters' lock lease, 1 s.
     const std::vector<pid_t> pids = line_up(db, locker, "line", 0, 3, log, Waiting{0ms, 1s});
     kill(pids[1], SIGKILL);
@@ -201,7 +202,7 @@ TEST_CASE(
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("frozen");
-    auto held = locker.lock("line", {.expires = 60s});
+    auto held = locker.lock("line", lock_options().expires(60s));
     std::vector<pid_t> pids;
     pids.push_back(spawn_waiter(db, "line", 0, 0, log, Waiting{5s}));
     REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("line") == 1u; }));
@@ -240,7 +241,7 @@ TEST_CASE(
     auto db = fresh_database();
     auto locker = db.open();
     const std::string log = log_path("frozen-head");
-    auto held = locker.lock("head", {.expires = 60s});
+    auto held = locker.lock("head", lock_options().expires(60s));
     std::vector<pid_t> pids;
     pids.push_back(spawn_waiter(db, "head", 0, 0, log, Waiting{0ms, lease}));
     REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("head") == 1u; }));
@@ -274,8 +275,8 @@ TEST_CASE("a waiter that gives up leaves the line at once", "[queue]") {
     auto db = fresh_database();
     auto holder = db.open();
     auto waiter = db.open();
-    auto held = holder.lock("line", {.expires = 60s});
-    CHECK_THROWS_AS(waiter.lock("line", {.wait = 300ms}), sqlock::error);
+    auto held = holder.lock("line", lock_options().expires(60s));
+    CHECK_THROWS_AS(waiter.lock("line", lock_options().wait(300ms)), sqlock::error);
     CHECK(holder.queue_length("line") == 0);
     // Interrupted by its progress hook: the same.
     sqlock::LockOptions o;

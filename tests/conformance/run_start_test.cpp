@@ -8,6 +8,7 @@
 using namespace std::chrono_literals;
 using sqlock::run_outcome;
 using sqlock_test::fresh_database;
+using sqlock_test::history_query;
 
 TEST_CASE("a paused job records no run and gets the pause back", "[history][pause]") {
     auto db = fresh_database();
@@ -37,7 +38,7 @@ TEST_CASE("a paused job records no run and gets the pause back", "[history][paus
     CHECK_FALSE(again.run_id);
     REQUIRE(again.pause);
     CHECK_FALSE(again.pause->until);
-    CHECK(locker.history({.name = "job"}).empty());
+    CHECK(locker.history(history_query().name("job")).empty());
 }
 
 TEST_CASE("a job that is not paused gets a run id, and the run is in the history",
@@ -57,7 +58,7 @@ TEST_CASE("a job that is not paused gets a run id, and the run is in the history
     CHECK_FALSE(start.pause);
     REQUIRE(start.run_id);
 
-    const auto runs = admin.history({.name = "job"});
+    const auto runs = admin.history(history_query().name("job"));
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == *start.run_id);
     CHECK(runs[0].name == "job");
@@ -67,7 +68,7 @@ TEST_CASE("a job that is not paused gets a run id, and the run is in the history
     REQUIRE(runs[0].window_start);
     CHECK(*runs[0].window_start == "1970-01-02 00:00:00.000");
     CHECK(locker.finish_run(lock, *start.run_id, {}) == run_outcome::succeeded);
-    CHECK(admin.history({.name = "job"})[0].outcome == run_outcome::succeeded);
+    CHECK(admin.history(history_query().name("job"))[0].outcome == run_outcome::succeeded);
 
     // Resumed: runs again.
     admin.resume("jobs");

@@ -9,6 +9,7 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 TEST_CASE("at most capacity holders, lowest free slot first", "[semaphore]") {
     auto db = fresh_database();
@@ -58,9 +59,9 @@ TEST_CASE("capacity is each caller's own view", "[semaphore]") {
 TEST_CASE("waiting for a slot, expiry take-over and minimum hold apply", "[semaphore]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto a = locker.acquire_slot("w", 1, {.expires = 300ms});
+    auto a = locker.acquire_slot("w", 1, lock_options().expires(300ms));
     auto other = db.open();
-    auto b = other.acquire_slot("w", 1, {.wait = 20s});  // a's lease runs out
+    auto b = other.acquire_slot("w", 1, lock_options().wait(20s));  // a's lease runs out
     CHECK(b.id() > a.id());
     CHECK(b.slot() == 1);
     sqlock::set_release_error_handler([](const sqlock::error&) {});
@@ -72,8 +73,8 @@ TEST_CASE("a released slot stays taken for its minimum hold", "[semaphore]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto other = db.open();
-    auto kept = locker.acquire_slot("m", 2, {.expires = 1h, .min_hold = 1h});
-    auto plain = locker.acquire_slot("m", 2, {.expires = 1h});
+    auto kept = locker.acquire_slot("m", 2, lock_options().expires(1h).min_hold(1h));
+    auto plain = locker.acquire_slot("m", 2, lock_options().expires(1h));
     CHECK(kept.slot() == 1);
     CHECK(plain.slot() == 2);
     const auto kept_id = kept.id();
@@ -102,7 +103,7 @@ TEST_CASE("many processes never over-allocate, whatever their capacities", "[sem
         auto locker = db.open();
         int capacity = (i % 3) + 2;  // 2, 3 or 4
         for (int r = 0; r < rounds; ++r) {
-            auto lock = locker.acquire_slot("hammer", capacity, {.wait = 60s});
+            auto lock = locker.acquire_slot("hammer", capacity, lock_options().wait(60s));
             if (lock.slot() < 1 || lock.slot() > capacity) return 3;
             std::string witness = dir + "/slot-" + std::to_string(lock.slot());
             if (!sqlock_test::enter_witness(witness))

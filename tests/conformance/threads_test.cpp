@@ -7,10 +7,12 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 TEST_CASE("threads sharing a Locker exclude each other", "[threads]") {
     auto db = fresh_database();
-    auto locker = db.open({.pool_size = 3});
+    auto locker = db.open(locker_options().pool_size(3));
     std::atomic<int> inside{0}, max_inside{0}, acquisitions{0};
     std::atomic<int> errors{0};
     {
@@ -19,7 +21,7 @@ TEST_CASE("threads sharing a Locker exclude each other", "[threads]") {
             threads.emplace_back([&] {
                 try {
                     for (int i = 0; i < 20; ++i) {
-                        auto lock = locker.lock("threaded", {.wait = 60s});
+                        auto lock = locker.lock("threaded", lock_options().wait(60s));
                         int now = ++inside;
                         int seen = max_inside.load();
                         while (now > seen && !max_inside.compare_exchange_weak(seen, now)) {

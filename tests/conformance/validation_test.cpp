@@ -6,6 +6,8 @@
 using namespace std::chrono_literals;
 using sqlock_test::category_of;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 TEST_CASE("bad lock names are rejected and nothing is written", "[validation]") {
     auto db = fresh_database();
@@ -44,25 +46,27 @@ TEST_CASE("hostile but valid names are stored as data, never as SQL", "[validati
 TEST_CASE("zero, negative and absurd durations are rejected", "[validation]") {
     auto db = fresh_database();
     auto locker = db.open();
-    CHECK(category_of([&] { locker.lock("d", {.expires = 0s}); }) ==
+    CHECK(category_of([&] { locker.lock("d", lock_options().expires(0s)); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.lock("d", {.expires = -5s}); }) ==
+    CHECK(category_of([&] { locker.lock("d", lock_options().expires(-5s)); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.lock("d", {.expires = std::chrono::hours(24 * 400)}); }) ==
+    CHECK(category_of([&] {
+              locker.lock("d", lock_options().expires(std::chrono::hours(24 * 400)));
+          }) == sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { locker.lock("d", lock_options().wait(-1s)); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.lock("d", {.wait = -1s}); }) == sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.lock("d", {.min_hold = -1s}); }) ==
+    CHECK(category_of([&] { locker.lock("d", lock_options().min_hold(-1s)); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.acquire_slot("d", 0); }) == sqlock::errc::invalid_argument);
     // A minimum hold longer than the lease would keep the lock past it.
-    CHECK(category_of([&] { locker.lock("d", {.expires = 1min, .min_hold = 5min}); }) ==
+    CHECK(category_of([&] { locker.lock("d", lock_options().expires(1min).min_hold(5min)); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { locker.try_lock("d", {.expires = 1min, .min_hold = 61s}); }) ==
+    CHECK(category_of([&] { locker.try_lock("d", lock_options().expires(1min).min_hold(61s)); }) ==
           sqlock::errc::invalid_argument);
     CHECK(category_of([&] { locker.acquire_slot(std::string(127, 's'), 10); }) ==
           sqlock::errc::invalid_argument);
     CHECK(locker.list().empty());
-    CHECK_NOTHROW(locker.try_lock("d", {.expires = 1min, .min_hold = 1min}));
+    CHECK_NOTHROW(locker.try_lock("d", lock_options().expires(1min).min_hold(1min)));
 }
 
 TEST_CASE("bad table names and URLs are rejected before touching a database", "[validation]") {
@@ -70,7 +74,7 @@ TEST_CASE("bad table names and URLs are rejected before touching a database", "[
     for (const std::string& table : std::vector<std::string>{
              "", "1abc", "a-b", "x;drop", "a b", "\"q\"", "a.b.c", std::string(64, 't')}) {
         INFO(table);
-        CHECK(category_of([&] { sqlock::Locker(db.url, {.table = table}); }) ==
+        CHECK(category_of([&] { sqlock::Locker(db.url, locker_options().table(table)); }) ==
               sqlock::errc::invalid_argument);
     }
     // One rule for a URL that cannot be read, whatever is wrong with it:

@@ -16,15 +16,16 @@ using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
 
 TEST_CASE("a wait that runs out throws timeout naming holder, expiry and wait", "[waiting]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto held = a.lock("slow", {.expires = 1h});
+    auto held = a.lock("slow", lock_options().expires(1h));
     auto b = db.open();
     auto start = steady::now();
     try {
-        b.lock("slow", {.wait = 300ms});
+        b.lock("slow", lock_options().wait(300ms));
         FAIL("must time out");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::timeout);
@@ -41,7 +42,7 @@ TEST_CASE("busy and timeout messages read as sentences", "[waiting]") {
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto only = a.acquire_slot("single", 1, {.expires = 1h});
+    auto only = a.acquire_slot("single", 1, lock_options().expires(1h));
     try {
         b.acquire_slot("single", 1);
         FAIL("must be busy");
@@ -51,9 +52,9 @@ TEST_CASE("busy and timeout messages read as sentences", "[waiting]") {
         CHECK(msg.find("the only slot of semaphore 'single' is taken by") != std::string::npos);
         CHECK(msg.find("all 1 slots") == std::string::npos);
     }
-    auto held = a.lock("slow", {.expires = 1h});
+    auto held = a.lock("slow", lock_options().expires(1h));
     try {
-        b.lock("slow", {.wait = 1100ms});
+        b.lock("slow", lock_options().wait(1100ms));
         FAIL("must time out");
     } catch (const sqlock::error& e) {
         const std::string msg = e.what();
@@ -103,7 +104,7 @@ TEST_CASE("a waiter in another process gets the lock soon after release", "[wait
             auto waiter = db.open();
             if (waiter.try_lock("handoff")) return 4;  // must be held
             times->entered = now_ns();
-            const auto id = waiter.lock("handoff", {.wait = 20s}).id();
+            const auto id = waiter.lock("handoff", lock_options().wait(20s)).id();
             times->returned = now_ns();
             return id > held.id() ? 0 : 2;
         } catch (...) {
@@ -127,7 +128,7 @@ TEST_CASE("a waiter is woken by a release in the same process", "[waiting]") {
     sqlock_test::ScopedThread waiter([&] {
         try {
             entered = now_ns();
-            got = locker.lock("local", {.wait = 20s}).id();
+            got = locker.lock("local", lock_options().wait(20s)).id();
             returned = now_ns();
         } catch (...) {
         }
@@ -144,9 +145,9 @@ TEST_CASE("a waiter is woken by a release in the same process", "[waiting]") {
 TEST_CASE("a waiter takes over when the holder's lease runs out", "[waiting]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto crashed = a.lock("lease", {.expires = 300ms});  // never released in time
+    auto crashed = a.lock("lease", lock_options().expires(300ms));  // never released in time
     auto b = db.open();
-    auto lock = b.lock("lease", {.wait = 20s});
+    auto lock = b.lock("lease", lock_options().wait(20s));
     CHECK(lock.id() > crashed.id());
     sqlock::set_release_error_handler([](const sqlock::error&) {});
     crashed = std::move(lock);  // the stale one's release fails quietly
@@ -159,7 +160,7 @@ TEST_CASE("zero wait means try once", "[waiting]") {
     auto held = a.lock("once");
     auto b = db.open();
     auto start = steady::now();
-    CHECK_THROWS_AS(b.lock("once", {.wait = 0s}), sqlock::error);
+    CHECK_THROWS_AS(b.lock("once", lock_options().wait(0s)), sqlock::error);
     CHECK(steady::now() - start < 5s);
 }
 
@@ -169,7 +170,7 @@ TEST_CASE("re-entry by the holding thread fails fast unless asked for", "[waitin
     auto outer = locker.lock("nested");
     auto start = steady::now();
     try {
-        locker.lock("nested", {.wait = 30s});
+        locker.lock("nested", lock_options().wait(30s));
         FAIL("must fail fast");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::busy);
@@ -181,11 +182,11 @@ TEST_CASE("re-entry by the holding thread fails fast unless asked for", "[waitin
 TEST_CASE("re-entrant mode counts nested holds and releases on the last", "[waiting]") {
     auto db = fresh_database();
     auto locker = db.open();
-    auto outer = locker.lock("counted", {.reentrant = true});
+    auto outer = locker.lock("counted", lock_options().reentrant(true));
     {
-        auto inner = locker.lock("counted", {.wait = 5s, .reentrant = true});
+        auto inner = locker.lock("counted", lock_options().wait(5s).reentrant(true));
         CHECK(inner.id() == outer.id());
-        auto innermost = locker.try_lock("counted", {.reentrant = true});
+        auto innermost = locker.try_lock("counted", lock_options().reentrant(true));
         REQUIRE(innermost);
     }
     CHECK(outer.held());
@@ -202,7 +203,7 @@ TEST_CASE("another thread of the same process waits instead of failing", "[waiti
     std::atomic<int> got{0};
     sqlock_test::ScopedThread other([&] {
         try {
-            auto l = locker.lock("shared", {.wait = 20s});
+            auto l = locker.lock("shared", lock_options().wait(20s));
             got = 1;
         } catch (...) {
         }
@@ -217,7 +218,7 @@ TEST_CASE("wait_forever waits past `wait` until the lock frees", "[waiting]") {
     auto locker = db.open();
     // Not renewed, so it frees when the lease runs out: the waiter cannot
     // get it sooner, and gets it in the end.
-    auto held = locker.lock("forever", {.expires = 3s});
+    auto held = locker.lock("forever", lock_options().expires(3s));
     const std::string elapsed_file =
         sqlock_test::scratch_dir() + "/forever-" + std::to_string(getpid());
     // Forked before this process has any other thread (none exists yet: no
@@ -228,7 +229,7 @@ TEST_CASE("wait_forever waits past `wait` until the lock frees", "[waiting]") {
             auto start = std::chrono::steady_clock::now();
             // `wait` is ignored with wait_forever: a wait of 100 ms would
             // time out long before the lease ends.
-            auto lock = waiter.lock("forever", {.wait = 100ms, .wait_forever = true});
+            auto lock = waiter.lock("forever", lock_options().wait(100ms).wait_forever(true));
             auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - start)
                           .count();

@@ -15,6 +15,9 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::history_query;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -44,7 +47,7 @@ long long rollbacks() {
 TEST_CASE("a lock row carries server times as UTC text and a growing id", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto lock = a.lock("times", {.expires = 90s});
+    auto lock = a.lock("times", lock_options().expires(90s));
     CHECK(is_utc_text(lock.created()));
     CHECK(is_utc_text(lock.expires()));
     // created is the server's now, in UTC.
@@ -118,10 +121,10 @@ TEST_CASE("an expired lock is taken over with a new, larger id", "[pg]") {
     auto b = db.open();
     b.list();  // connected before the lease starts: a slow connect must not outlast it
     // 1 s: ten times what the check below takes under a sanitizer here.
-    auto old = a.lock("takeover", {.expires = 1s});
+    auto old = a.lock("takeover", lock_options().expires(1s));
     CHECK_FALSE(b.try_lock("takeover"));
     REQUIRE(sqlock_test::eventually([&] { return b.show("takeover")->expired(); }));
-    auto taken = b.try_lock("takeover", {.expires = 1h});
+    auto taken = b.try_lock("takeover", lock_options().expires(1h));
     REQUIRE(taken);
     CHECK(taken->id() > old.id());
     // The old handle can neither renew nor release the new holder's row.
@@ -144,7 +147,7 @@ TEST_CASE("an expired lock is taken over with a new, larger id", "[pg]") {
 TEST_CASE("busy names the holder, read right after the failed attempt", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto held = a.lock("holder-named", {.metadata = {{"job", "nightly"}}});
+    auto held = a.lock("holder-named", lock_options().metadata({{"job", "nightly"}}));
     auto b = db.open();
     try {
         b.lock("holder-named");
@@ -230,9 +233,9 @@ TEST_CASE(
 TEST_CASE("semaphore slots: lowest free first, the earliest to expire reported", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto s1 = a.try_acquire_slot("pool", 3, {.expires = 1h});
-    auto s2 = a.try_acquire_slot("pool", 3, {.expires = 10min});
-    auto s3 = a.try_acquire_slot("pool", 3, {.expires = 1h});
+    auto s1 = a.try_acquire_slot("pool", 3, lock_options().expires(1h));
+    auto s2 = a.try_acquire_slot("pool", 3, lock_options().expires(10min));
+    auto s3 = a.try_acquire_slot("pool", 3, lock_options().expires(1h));
     REQUIRE((s1 && s2 && s3));
     CHECK(s1->slot() == 1);
     CHECK(s2->slot() == 2);
@@ -259,8 +262,8 @@ TEST_CASE("semaphore slots: lowest free first, the earliest to expire reported",
 TEST_CASE("an expired semaphore slot is taken over before higher free slots", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto s1 = a.try_acquire_slot("lease", 3, {.expires = 1s});
-    auto s2 = a.try_acquire_slot("lease", 3, {.expires = 1h});
+    auto s1 = a.try_acquire_slot("lease", 3, lock_options().expires(1s));
+    auto s2 = a.try_acquire_slot("lease", 3, lock_options().expires(1h));
     REQUIRE((s1 && s2));
     auto b = db.open();
     REQUIRE(sqlock_test::eventually([&] { return b.show("lease#1")->expired(); }));
@@ -273,7 +276,7 @@ TEST_CASE("an expired semaphore slot is taken over before higher free slots", "[
 
 TEST_CASE("several threads racing for slots each get a distinct one", "[pg]") {
     auto db = fresh_database();
-    auto a = db.open({.pool_size = 8});
+    auto a = db.open(locker_options().pool_size(8));
     std::vector<std::optional<sqlock::Lock>> got(8);
     std::atomic<int> errors{0};
     {
@@ -302,7 +305,7 @@ TEST_CASE("several threads racing for slots each get a distinct one", "[pg]") {
 TEST_CASE("min_hold keeps the row until created + min_hold", "[pg]") {
     auto db = fresh_database();
     auto a = db.open();
-    auto lock = a.lock("cron", {.expires = 1h, .min_hold = 700ms});
+    auto lock = a.lock("cron", lock_options().expires(1h).min_hold(700ms));
     lock.release();
     auto row = a.show("cron");
     REQUIRE(row);
@@ -358,8 +361,8 @@ TEST_CASE("an acquired lock's created and expires are its row's, to the millisec
     // client's conversion must agree with what every other statement reads.
     auto db = fresh_database();
     auto locker = db.open();
-    auto lock = locker.lock("stamped", {.expires = 90s});
-    auto slot = locker.acquire_slot("stamps", 3, {.expires = 90s});
+    auto lock = locker.lock("stamped", lock_options().expires(90s));
+    auto slot = locker.acquire_slot("stamps", 3, lock_options().expires(90s));
     for (const auto& row : locker.list()) {
         INFO(row.name);
         if (row.name == "stamped") {
@@ -382,7 +385,7 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     const std::string app = pg_test::unique("runstart");
     const std::string prefix = "app=" + app + " ";
     auto locker = logged_locker(db, app);
-    auto lock = locker.lock("nightly", {.expires = 1min});
+    auto lock = locker.lock("nightly", lock_options().expires(1min));
     // Learns which side tables there are: once per connection, not per run.
     CHECK_FALSE(locker.paused("nightly"));
     auto statements_during = [&](auto&& f) {
@@ -414,5 +417,5 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     CHECK(refused.pause->reason == "maintenance");
     CHECK_FALSE(refused.run_id);
     // Only the first run was recorded.
-    CHECK(admin.history({.name = "nightly"}).size() == 1);
+    CHECK(admin.history(history_query().name("nightly")).size() == 1);
 }

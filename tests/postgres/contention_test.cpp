@@ -16,6 +16,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
 
 TEST_CASE("processes waiting for one name take turns, one holder at a time", "[pg][contention]") {
     auto db = fresh_database();
@@ -44,7 +45,7 @@ TEST_CASE("processes waiting for one name take turns, one holder at a time", "[p
         auto longest = steady::duration::zero();
         for (int r = 0; r < rounds; ++r) {
             auto asked = steady::now();
-            auto lock = locker.lock("turns", {.expires = 30s, .wait = 60s});
+            auto lock = locker.lock("turns", lock_options().expires(30s).wait(60s));
             const auto got = steady::now();
             longest = std::max(longest, got - std::max(asked, last_release()));
             // Only one process at a time can create the witness.
@@ -87,7 +88,8 @@ TEST_CASE("processes sharing a semaphore never share a slot", "[pg][contention]"
     auto codes = sqlock_test::run_children(procs, [&](int) {
         auto locker = db.open();
         for (int r = 0; r < rounds; ++r) {
-            auto slot = locker.acquire_slot("pair", capacity, {.expires = 30s, .wait = 60s});
+            auto slot =
+                locker.acquire_slot("pair", capacity, lock_options().expires(30s).wait(60s));
             if (slot.slot() < 1 || slot.slot() > capacity) return 4;
             std::string witness = base + ".slot" + std::to_string(slot.slot());
             if (!sqlock_test::enter_witness(witness)) return 2;

@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 using sqlock_test::fresh_database;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -35,7 +36,7 @@ TEST_CASE("a read-only server is a configuration error at once, and one problem"
     // What a standby looks like to a client, without a standby.
     const std::string url =
         pg_test::with_param(db.url, "options", "-c%20default_transaction_read_only%3Don");
-    sqlock::Locker locker(url, {.table = db.table});
+    sqlock::Locker locker(url, locker_options().table(db.table));
     try {
         locker.try_lock("x");
         FAIL("a lock was taken on a read-only server");
@@ -52,7 +53,8 @@ TEST_CASE("a read-only server is a configuration error at once, and one problem"
 
 TEST_CASE("diagnose: a role without grants on the table is one problem", "[pg][doctor]") {
     auto db = fresh_database();
-    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"),
+                          locker_options().table(db.table));
     const sqlock::Diagnosis d = locker.diagnose();
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges") != std::string::npos);
@@ -65,9 +67,9 @@ TEST_CASE("diagnose: a role without grants on the table is one problem", "[pg][d
 TEST_CASE("diagnose: a role with grants on the lock table but not its pauses table",
           "[pg][doctor]") {
     auto db = fresh_database();
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    const auto limited = sqlock_test::least_privileged(db);
     sqlock_test::exec_sql(db, "REVOKE ALL ON " + db.table + "_pauses FROM sqlock_noaccess");
-    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    sqlock::Locker locker(limited.url, locker_options().table(db.table));
     const sqlock::Diagnosis d = locker.diagnose();
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on pauses table " + db.table +
@@ -82,9 +84,9 @@ TEST_CASE("diagnose: one privilege missing on the lock table is a problem", "[pg
     // has_table_privilege() with a list is true when any one is held: each
     // privilege must be asked for on its own.
     auto db = fresh_database();
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
+    const auto limited = sqlock_test::least_privileged(db);
     sqlock_test::exec_sql(db, "REVOKE DELETE ON " + db.table + " FROM sqlock_noaccess");
-    sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"), {.table = db.table});
+    sqlock::Locker locker(limited.url, locker_options().table(db.table));
     const sqlock::Diagnosis d = locker.diagnose();
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on lock table " + db.table) !=

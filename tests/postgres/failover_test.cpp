@@ -31,6 +31,9 @@
 
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
+using sqlock_test::spawn_options;
 
 namespace {
 
@@ -116,7 +119,7 @@ auto through_failover(F&& f) -> decltype(f()) {
 }
 
 void check_standby_refuses(const Pair& pair, const std::string& table) {
-    sqlock::Locker on_standby(pair.standby_url, {.table = table});
+    sqlock::Locker on_standby(pair.standby_url, locker_options().table(table));
     const auto start = steady::now();
     try {
         on_standby.try_lock("anything");
@@ -142,7 +145,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     }
     Pair pair(mode);
     const std::string table = "failover";
-    sqlock::Locker locker(pair.multi_url, {.table = table, .pool_size = 2});
+    sqlock::Locker locker(pair.multi_url, locker_options().table(table).pool_size(2));
     locker.init();
 
     // Ids before the failover: acquired and released in turn.
@@ -154,15 +157,15 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     }
     // The witness: true while someone holds "held" by our own account.
     std::atomic<bool> holding{true};
-    auto held = locker.lock("held", {.expires = 10min});
+    auto held = locker.lock("held", lock_options().expires(10min));
     max_id = std::max<long long>(max_id, held.id());
 
     // A waiter on its own Locker, waiting across the failover.
-    sqlock::Locker other(pair.multi_url, {.table = table});
+    sqlock::Locker other(pair.multi_url, locker_options().table(table));
     std::atomic<bool> overlap{false};
     auto waiter = std::async(std::launch::async, [&]() -> long long {
         return through_failover([&] {
-            auto l = other.lock("held", {.expires = 1min, .wait = 60s});
+            auto l = other.lock("held", lock_options().expires(1min).wait(60s));
             if (holding.load()) overlap = true;
             return static_cast<long long>(l.id());
         });
@@ -187,7 +190,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
 
     // One lock taken just before the primary goes away: with synchronous
     // replication, its commit returned only once the standby had flushed it.
-    std::optional<sqlock::Lock> last = locker.lock("last", {.expires = 10min});
+    std::optional<sqlock::Lock> last = locker.lock("last", lock_options().expires(10min));
     max_id = std::max<long long>(max_id, last->id());
     pair.fail_over(how);
 
@@ -198,7 +201,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     CHECK(through_failover([&] { return held.held(); }));
     CHECK(through_failover([&] { return last->held(); }));
     // Still exclusive: nobody else gets it.
-    sqlock::Locker third(pair.multi_url, {.table = table});
+    sqlock::Locker third(pair.multi_url, locker_options().table(table));
     CHECK_FALSE(through_failover([&] { return third.try_lock("held").has_value(); }));
 
     // Released on the new primary, the waiter gets it, with a larger id.
@@ -214,7 +217,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     max_id = waiter_id;
     // And ids keep growing on the new primary.
     for (int i = 0; i < 5; ++i) {
-        auto l = through_failover([&] { return third.lock("turns", {.wait = 10s}); });
+        auto l = through_failover([&] { return third.lock("turns", lock_options().wait(10s)); });
         CHECK(l.id() > max_id);
         max_id = l.id();
     }
@@ -244,7 +247,7 @@ TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, noth
     }
     Pair pair("sync");
     const std::string table = "failover_run";
-    sqlock::Locker(pair.multi_url, {.table = table}).init();
+    sqlock::Locker(pair.multi_url, locker_options().table(table)).init();
     const std::string dir = sqlock_test::scratch_dir();
     const std::string stamps = dir + "/run-stamps", stop = dir + "/run-stop",
                       term = dir + "/run-term", err = dir + "/run-err";
@@ -271,7 +274,7 @@ TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, noth
         stop,
         term};
     // Starting a program is safe from this process, which has threads.
-    sqlock_test::Process job(args, {}, {.stderr_path = err});
+    sqlock_test::Process job(args, {}, spawn_options().stderr_path(err));
     REQUIRE(sqlock_test::eventually([&] { return !sqlock_test::read_file(stamps).empty(); }, 20s));
     const std::string row_sql =
         "SELECT id || ' ' || expires FROM " + table + " WHERE lockstring = 'job'";

@@ -24,6 +24,7 @@
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
 
 namespace {
 
@@ -171,14 +172,14 @@ TEST_CASE("a release notifies only while someone waits for the name", "[pg][noti
     holder.lock("quiet").release();
     CHECK(channel.heard().empty());
 
-    auto held = holder.lock("wanted", {.expires = 1h});
-    auto slot = holder.acquire_slot("pool", 1, {.expires = 1h});
+    auto held = holder.lock("wanted", lock_options().expires(1h));
+    auto slot = holder.acquire_slot("pool", 1, lock_options().expires(1h));
     std::optional<sqlock::Lock> got_lock, got_slot;
     {
         sqlock_test::ScopedThread lock_waiter(
-            [&] { got_lock.emplace(waiter.lock("wanted", {.wait = 30s})); });
+            [&] { got_lock.emplace(waiter.lock("wanted", lock_options().wait(30s))); });
         sqlock_test::ScopedThread slot_waiter(
-            [&] { got_slot.emplace(waiter.acquire_slot("pool", 1, {.wait = 30s})); });
+            [&] { got_slot.emplace(waiter.acquire_slot("pool", 1, lock_options().wait(30s))); });
         // The waiting Locker's listener says it waits for both names.
         REQUIRE(sqlock_test::eventually(
             [&] { return pg_test::count(pg_test::waiting_sessions(db.url, db.table), ",") == 1; }));
@@ -202,7 +203,7 @@ TEST_CASE("a release notifies only while someone waits for the name", "[pg][noti
 TEST_CASE("a waiter that gives up stops saying it waits", "[pg][notify]") {
     auto db = fresh_database();
     auto holder = db.open();
-    auto held = holder.lock("long", {.expires = 1h});
+    auto held = holder.lock("long", lock_options().expires(1h));
     auto waiter = db.open();
     std::atomic<bool> give_up{false};
     bool timed_out = false;
@@ -232,11 +233,11 @@ TEST_CASE("a waiter in another process acquires within ms of the release, withou
           "[pg][notify]") {
     auto db = fresh_database();
     auto holder = db.open();
-    auto held = holder.lock("handoff", {.expires = 1h});
+    auto held = holder.lock("handoff", lock_options().expires(1h));
     const std::int64_t held_id = held.id();
     Waiter child = Waiter::start([&] {
         auto locker = db.open();
-        auto lock = locker.lock("handoff", {.expires = 1h, .wait = 30s});
+        auto lock = locker.lock("handoff", lock_options().expires(1h).wait(30s));
         return std::make_pair(now_ns(), lock.id());
     });
     child.wait_ready();
@@ -262,12 +263,12 @@ TEST_CASE("a waiter in another process acquires within ms of the release, withou
 TEST_CASE("every waiter is woken, each in turn, long before the safety net", "[pg][notify]") {
     auto db = fresh_database();
     auto holder = db.open();
-    auto held = holder.lock("queue", {.expires = 1h});
+    auto held = holder.lock("queue", lock_options().expires(1h));
     std::vector<Waiter> children;
     for (int i = 0; i < 3; ++i)
         children.push_back(Waiter::start([&] {
             auto locker = db.open();
-            auto lock = locker.lock("queue", {.expires = 1h, .wait = 30s});
+            auto lock = locker.lock("queue", lock_options().expires(1h).wait(30s));
             auto at = now_ns();
             std::this_thread::sleep_for(50ms);
             return std::make_pair(at, lock.id());  // released on return: wakes the next one
@@ -295,7 +296,7 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
     auto s2 = holder.acquire_slot("sem", 2);
     Waiter child = Waiter::start([&] {
         auto locker = db.open();
-        auto slot = locker.acquire_slot("sem", 2, {.wait = 30s});
+        auto slot = locker.acquire_slot("sem", 2, lock_options().wait(30s));
         return std::make_pair(now_ns(), slot.slot() == 2 ? slot.id() : std::int64_t{-1});
     });
     child.wait_ready();
@@ -319,12 +320,12 @@ TEST_CASE("a waiter for a semaphore is woken by a slot release", "[pg][notify]")
 TEST_CASE("a release kept by min_hold tells waiters the new, nearer expiry", "[pg][notify]") {
     auto db = fresh_database();
     auto holder = db.open();
-    auto held = holder.lock("cron", {.expires = 1h, .min_hold = 4s});
+    auto held = holder.lock("cron", lock_options().expires(1h).min_hold(4s));
     const std::int64_t held_id = held.id();
     const std::int64_t created_at = now_ns();
     Waiter child = Waiter::start([&] {
         auto locker = db.open();
-        auto lock = locker.lock("cron", {.wait = 30s});
+        auto lock = locker.lock("cron", lock_options().wait(30s));
         return std::make_pair(now_ns(), lock.id());
     });
     child.wait_ready();
@@ -376,7 +377,7 @@ TEST_CASE("a Locker says at most max_said_keys names; waiters beyond them poll",
     auto holder = db.open();
     std::vector<sqlock::Lock> held;
     for (int i = 0; i < names; ++i)
-        held.push_back(holder.lock("many-" + std::to_string(i), {.expires = 1h}));
+        held.push_back(holder.lock("many-" + std::to_string(i), lock_options().expires(1h)));
     auto waiter = db.open();
     std::atomic<int> acquired{0};
     // Failed attempts per waiter: from its third on, it has either been

@@ -24,6 +24,8 @@
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -54,11 +56,11 @@ Turns take_turns(const std::string& url, const std::string& table, const std::st
     const int procs = 4, rounds = 10;
     Turns out;
     out.codes = sqlock_test::run_children(procs, [&](int child) {
-        sqlock::Locker locker(url, {.table = table, .pool_size = 2});
+        sqlock::Locker locker(url, locker_options().table(table).pool_size(2));
         auto longest = steady::duration::zero();
         for (int r = 0; r < rounds; ++r) {
             auto asked = steady::now();
-            auto lock = locker.lock("turns", {.expires = 30s, .wait = 60s});
+            auto lock = locker.lock("turns", lock_options().expires(30s).wait(60s));
             longest = std::max(longest, steady::now() - asked);
             // Only one process at a time can create the witness.
             if (!sqlock_test::enter_witness(witness)) return 2;
@@ -121,7 +123,7 @@ TEST_CASE("pooler=statement: init and every operation work without transactions"
     // A table created through the statement pooler: init must not need
     // BEGIN/COMMIT, which statement mode refuses.
     const std::string table = pg_test::unique("stmt");
-    sqlock::Locker(url, {.table = table}).init();
+    sqlock::Locker(url, locker_options().table(table)).init();
     check_turns(take_turns(url, table, "statement"));
 }
 
@@ -137,20 +139,22 @@ TEST_CASE("the pooler parameter is checked and never reaches libpq", "[pooler]")
         return sqlock::errc::backend;
     };
     const std::string bare = without_pooler(db.url);
-    CHECK(category_of([&] { sqlock::Locker(bare + "?pooler=bouncy", {.table = db.table}); }) ==
-          sqlock::errc::invalid_argument);
     CHECK(category_of([&] {
-              sqlock::Locker(bare + "?pooler=session&pooler=transaction", {.table = db.table});
+              sqlock::Locker(bare + "?pooler=bouncy", locker_options().table(db.table));
+          }) == sqlock::errc::invalid_argument);
+    CHECK(category_of([&] {
+              sqlock::Locker(bare + "?pooler=session&pooler=transaction",
+                             locker_options().table(db.table));
           }) == sqlock::errc::invalid_argument);
     // Taken out wherever it stands among libpq's own parameters.
     sqlock::Locker middle(bare + "?connect_timeout=10&pooler=transaction&application_name=x",
-                          {.table = db.table});
+                          locker_options().table(db.table));
     CHECK(middle.try_lock("middle"));
 }
 
 TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pooler]") {
     auto db = fresh_database();
-    sqlock::Locker unnamed(without_pooler(db.url), {.table = db.table});
+    sqlock::Locker unnamed(without_pooler(db.url), locker_options().table(db.table));
     const sqlock::Diagnosis d = unnamed.diagnose();
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("add pooler=transaction") != std::string::npos);

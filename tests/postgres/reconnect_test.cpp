@@ -10,6 +10,8 @@
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
 using steady = std::chrono::steady_clock;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -38,7 +40,7 @@ std::chrono::milliseconds handoff_delay(const sqlock_test::Database& db, sqlock:
     sqlock_test::ScopedThread t([&] {
         waiting = true;
         try {
-            auto lock = waiter.lock(name, {.wait = 30s});
+            auto lock = waiter.lock(name, lock_options().wait(30s));
             acquired = steady::now();
         } catch (...) {
             acquired = steady::time_point::max();  // reported as a huge delay
@@ -60,8 +62,8 @@ TEST_CASE("release and renew work after the holder's connection was terminated",
     auto db = fresh_database();
     const std::string app = pg_test::unique("terminated");
     auto locker = tagged_locker(db, app);
-    auto lock = locker.lock("survivor", {.expires = 1h});
-    auto other = locker.lock("other", {.expires = 1h});
+    auto lock = locker.lock("survivor", lock_options().expires(1h));
+    auto other = locker.lock("other", lock_options().expires(1h));
     REQUIRE(terminate_backends(db.url, app) >= 1);
     // The row is still there: nobody else may take it.
     CHECK_FALSE(db.open().try_lock("survivor"));
@@ -79,7 +81,7 @@ TEST_CASE("the start of a run is not sent again after its connection broke", "[p
     auto db = fresh_database();
     auto locker = db.open();
     locker.init();
-    auto lock = locker.lock("job", {.expires = 1h});
+    auto lock = locker.lock("job", lock_options().expires(1h));
     // Every other insert into the history ends its own session, as a link
     // lost once the statement had gone out. Sent again on a new connection,
     // it would pass: had the first committed, that would be a second run.
@@ -119,7 +121,7 @@ TEST_CASE("a terminated listener reconnects and waiters are still woken", "[pg]"
     CHECK(handoff_delay(db, waiter, first, "wake") < 1s);
     // Kill every connection of the waiting Locker, its listener included.
     REQUIRE(terminate_backends(db.url, app) >= 1);
-    auto second = holder.lock("wake", {.wait = 10s});
+    auto second = holder.lock("wake", lock_options().wait(10s));
     CHECK(handoff_delay(db, waiter, second, "wake") < 1s);
 }
 
@@ -127,10 +129,10 @@ TEST_CASE("a waiter whose listener is terminated mid-wait says again that it wai
     auto db = fresh_database();
     auto waiter = db.open();
     auto holder = db.open();
-    auto held = holder.lock("wake", {.expires = 1h});
+    auto held = holder.lock("wake", lock_options().expires(1h));
     steady::time_point acquired = steady::time_point::max();
     sqlock_test::ScopedThread t([&] {
-        auto lock = waiter.lock("wake", {.wait = 30s});
+        auto lock = waiter.lock("wake", lock_options().wait(30s));
         acquired = steady::now();
     });
     std::string said;
@@ -155,10 +157,10 @@ TEST_CASE("a waiter whose listener is terminated mid-wait says again that it wai
 TEST_CASE("a lock survives a server restart; release and renew work afterwards", "[pg][serial]") {
     if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
-    auto locker = db.open({.pool_size = 2});
+    auto locker = db.open(locker_options().pool_size(2));
     auto holder = db.open();
-    auto renewed = locker.lock("renewed", {.expires = 1h});
-    auto released = locker.lock("released", {.expires = 1h});
+    auto renewed = locker.lock("renewed", lock_options().expires(1h));
+    auto released = locker.lock("released", lock_options().expires(1h));
     // Start the waiting machinery (and its listener) before the restart.
     auto wake = holder.lock("wake");
     CHECK(handoff_delay(db, locker, wake, "wake") < 1s);
@@ -174,7 +176,7 @@ TEST_CASE("a lock survives a server restart; release and renew work afterwards",
     CHECK_FALSE(db.open().try_lock("renewed"));
     CHECK_NOTHROW(renewed.release());
     // The listener found its way back: waiters are woken promptly again.
-    auto again = holder.lock("wake", {.wait = 10s});
+    auto again = holder.lock("wake", lock_options().wait(10s));
     CHECK(handoff_delay(db, locker, again, "wake") < 1s);
     CHECK(locker.list().empty());
 }
@@ -192,10 +194,8 @@ TEST_CASE("a heartbeat keeps a lock across a server restart", "[pg][serial]") {
     const auto lease = std::max<std::chrono::milliseconds>(3s, 6 * restart);
     INFO("one restart took " << restart.count() << " ms; lease " << lease.count() << " ms");
     std::atomic<bool> lost{false};
-    auto lock =
-        locker.lock("beating", {.expires = lease,
-                                .heartbeat = true,
-                                .on_lost = [&](const std::string&, std::int64_t) { lost = true; }});
+    auto lock = locker.lock("beating", lock_options().expires(lease).heartbeat(true).on_lost(
+                                           [&](const std::string&, std::int64_t) { lost = true; }));
     pg_test::restart_server();
     // An observation window longer than the lease: only renewals kept it.
     std::this_thread::sleep_for(lease + 1s);

@@ -16,6 +16,8 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -41,7 +43,7 @@ TEST_CASE("a slot insert the server finishes after sqlock gave up on it is never
     sqlock_test::exec_sql(db, "CREATE TRIGGER " + db.table + "_slow BEFORE INSERT ON " + db.table +
                                   " FOR EACH ROW IF NEW.lockstring = 'slow#1' THEN "
                                   "SET @slept = SLEEP(4); END IF");
-    sqlock::Locker locker = db.open({.db_timeout = 1s});
+    sqlock::Locker locker = db.open(locker_options().db_timeout(1s));
 
     // Slot 1's batch is abandoned after 1 s, its turn still held by the
     // server; the pool's retry finds no slot of ours, and slot 1's turn does
@@ -49,7 +51,7 @@ TEST_CASE("a slot insert the server finishes after sqlock gave up on it is never
     std::optional<sqlock::Lock> lock;
     std::optional<sqlock::errc> failed;
     try {
-        lock = locker.try_acquire_slot("slow", 2, {.expires = 60s});
+        lock = locker.try_acquire_slot("slow", 2, lock_options().expires(60s));
     } catch (const sqlock::error& e) {
         failed = e.category();
     }

@@ -23,8 +23,10 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 using sqlock_test::Outcome;
 using sqlock_test::read_file;
+using sqlock_test::spawn_options;
 
 extern char** environ;
 
@@ -58,19 +60,13 @@ Outcome sqlock_cmd(const sqlock_test::Database& db, std::vector<std::string> arg
     return sqlock_test::run(args, env, {}, 60s);
 }
 
-using sqlock_test::is_server_backend;
-
 }  // namespace
 
 TEST_CASE("hostile input to the CLI: documented exit code, one line, table unchanged",
           "[cli][hostile]") {
     if (!reliability::have_table_dump()) return;
     auto db = fresh_database();
-    auto other = db.open();
-    auto sentinel = other.lock("sentinel", {.expires = 1h});
-    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
-                                  " (lockstring, created, expires, locked_by) VALUES ('old', "
-                                  "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
+    const reliability::Bystanders bystanders(db);
     const std::string before = reliability::dump_table(db);
     const std::string n129(129, 'n');
     const std::string missing_dir = sqlock_test::scratch_dir() + "/no/such/dir/x.db";
@@ -215,10 +211,7 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
 }
 
 TEST_CASE("no password in any output of any command, failing or not", "[cli][security]") {
-    if (!is_server_backend()) {
-        SUCCEED("needs a server URL with a password");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("needs a URL with a password")) return;
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
@@ -275,10 +268,7 @@ TEST_CASE("no password in any output of any command, failing or not", "[cli][sec
 
 TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the child's",
           "[cli][security]") {
-    if (!is_server_backend()) {
-        SUCCEED("needs a server URL with a password");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("needs a URL with a password")) return;
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     // Not inherited from this test process either: every variable of ours
@@ -292,7 +282,7 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
     }
     sqlock_test::Process run({cli, "--db", db.url, "--table", db.table, "run", "proc-check", "--",
                               "sh", "-c", "echo started; read line"},
-                             clean, {.pipe_stdin = true, .pipe_stdout = true});
+                             clean, spawn_options().pipe_stdin(true).pipe_stdout(true));
     REQUIRE(run.read_line() == "started");
     const std::string cmdline = read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
     INFO("cmdline: " << cmdline);
@@ -318,8 +308,8 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
     if (!reliability::have_table_dump()) return;
     auto db = fresh_database();
     auto holder = db.open();
-    auto job = holder.lock("job", {.expires = 1h});
-    auto job2 = holder.lock("job2", {.expires = 1h});
+    auto job = holder.lock("job", lock_options().expires(1h));
+    auto job2 = holder.lock("job2", lock_options().expires(1h));
     auto slot = holder.acquire_slot("job", 3);
     for (const char* name : {"job#2", "jo", "old-1"})
         sqlock_test::exec_sql(
@@ -379,10 +369,8 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
 
 TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a problem (exit 78)",
           "[cli][doctor]") {
-    if (is_server_backend()) {
-        SUCCEED("SQLite only: a server's access is its grants (doctor_test.cpp)");
+    if (!sqlock_test::only_on_embedded_backend("a server's access is its grants (doctor_test.cpp)"))
         return;
-    }
     // A directory anyone may enter: the database is read by another user.
     // In /tmp, not the scratch directory: another user must enter it.
     char dir_template[] = "/tmp/sqlock-doctor-XXXXXX";
@@ -457,13 +445,9 @@ TEST_CASE("the CLI's default database is private to the user", "[cli][security]"
 }
 
 TEST_CASE("the CLI with a least-privilege server account", "[cli][security][privileges]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only: SQLite has no accounts");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
     auto db = fresh_database();
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
-    sqlock_test::Database limited{sqlock_test::with_user(db.url, "sqlock_noaccess"), db.table};
+    const sqlock_test::Database limited = sqlock_test::least_privileged(db);
     CHECK(sqlock_cmd(limited, {"run", "lp", "--", "true"}).code == 0);
     CHECK(sqlock_cmd(limited, {"acquire", "lp", "--expires", "100ms"}).code == 0);
     CHECK(sqlock_cmd(limited, {"list"}).code == 0);

@@ -19,9 +19,7 @@ namespace reliability {
 /// no link, the test passes as it is and the caller returns: not a skip,
 /// which would mark the whole suite skipped while the rest of it runs.
 inline bool has_link() {
-    if (sqlock_test::is_server_backend()) return true;
-    SUCCEED("no link to a server on an embedded database");
-    return false;
+    return sqlock_test::only_on_server_backend("no link to a server on an embedded database");
 }
 
 /// `url` is how the holder reaches the database; `db_url` how everyone
@@ -36,8 +34,8 @@ struct CutOff {
     bool prepare(const std::string& database_url) {
         db_url = url = database_url;
         if (sqlock_test::is_server_backend()) {
-            relay = std::make_unique<Relay>(sqlock_test::port_of(db_url));
-            url = sqlock_test::with_port(db_url, relay->port());
+            relay = std::make_unique<Relay>(db_url);
+            url = relay->url();
             return true;
         }
         if (sqlock_test::backend_context().hooks.hold_write_lock) return true;

@@ -44,9 +44,9 @@ using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
 using reliability::CutOff;
 using reliability::Relay;
-using sqlock_test::port_of;
+using sqlock_test::locker_options;
 using sqlock_test::read_file;
-using sqlock_test::with_port;
+using sqlock_test::spawn_options;
 using std::chrono::milliseconds;
 
 namespace {
@@ -69,8 +69,8 @@ long trials() {
 // SIGKILL; its stderr goes to `err`.
 void start(std::unique_ptr<sqlock_test::Process>& slot, const std::vector<std::string>& argv,
            const std::string& err) {
-    slot = std::make_unique<sqlock_test::Process>(
-        argv, sqlock_test::Env{}, sqlock_test::SpawnOptions{.stderr_path = err, .own_group = true});
+    slot = std::make_unique<sqlock_test::Process>(argv, sqlock_test::Env{},
+                                                  spawn_options().stderr_path(err).own_group(true));
 }
 
 // The timestamps (ns since the epoch, `date +%s%N`) a job wrote.
@@ -136,7 +136,7 @@ struct Fault {
 // expiry moved), read directly at `url`, so a fault cuts off a holder whose
 // heartbeat is known to run.
 void await_renewal(const std::string& url, const std::string& table, const std::string& name) {
-    sqlock::Locker observer(url, {.table = table});
+    sqlock::Locker observer(url, locker_options().table(table));
     const auto first = observer.show(name);
     REQUIRE(first);
     REQUIRE(eventually(
@@ -251,11 +251,11 @@ void trial(const Fault& fault, const std::string& job, const std::string& table,
 void relay_trials(const std::string& mode, const std::string& job, bool background = false,
                   Shape shape = Shape::lock) {
     auto db = sqlock_test::fresh_database();
-    Relay relay(port_of(db.url));
+    Relay relay(db.url);
     Fault f;
     f.name = "relay " + mode + (job == stubborn_job ? " +TERM ignored" : "") +
              (background ? " +background" : "") + shape_tag(shape);
-    f.a_url = with_port(db.url, relay.port());
+    f.a_url = relay.url();
     f.b_url = db.url;
     // Slow: every packet takes twice as long as a renewal may.
     f.apply = [&] { relay.command(mode == "slow" ? "slow 1500" : mode); };
@@ -345,7 +345,7 @@ class PrivateServer {
 }  // namespace
 
 TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
-    if (!sqlock_test::is_server_backend()) return;  // a network fault: server only
+    if (!reliability::has_link()) return;
     relay_trials("freeze", holder_job);
     relay_trials("refuse", holder_job);
     relay_trials("slow", holder_job);
@@ -389,18 +389,18 @@ TEST_CASE("fencing: background processes of the job are stopped too", "[fencing]
 }
 
 TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]") {
-    if (sqlock_test::is_server_backend()) return;  // a lock of the database file: embedded only
+    if (!sqlock_test::only_on_embedded_backend("a lock of the database file")) return;
     write_lock_trials(holder_job);
 }
 
 TEST_CASE("fencing: server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!sqlock_test::only_on_server_backend("a server process to stop")) return;
     const std::string script_variable = sqlock_test::backend_context().script_variable;
     const char* script = std::getenv(script_variable.c_str());
     INFO(script_variable);
     REQUIRE(script);  // this test starts (and stops) a server of its own
     PrivateServer cluster(script);
-    sqlock::Locker(cluster.url(), {.table = "fenced"}).init();
+    sqlock::Locker(cluster.url(), locker_options().table("fenced")).init();
     Fault f;
     f.name = "server SIGSTOP";
     f.a_url = cluster.url();
@@ -441,10 +441,10 @@ TEST_CASE("the job keeps the lock until its background processes have ended",
 
 TEST_CASE("other commands fail in bounded time against a server that does not answer",
           "[fencing][commands]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    Relay relay(port_of(db.url));
-    const std::string url = with_port(db.url, relay.port());
+    Relay relay(db.url);
+    const std::string url = relay.url();
     relay.command("freeze");
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(!password.empty());
@@ -472,9 +472,9 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
 }
 
 TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][outage]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    Relay relay(port_of(db.url));
+    Relay relay(db.url);
     const std::string dir = sqlock_test::scratch_dir();
     const std::string w = dir + "/outage-" + std::to_string(getpid());
     // Runs ~4 s; records a SIGTERM if it gets one.
@@ -485,8 +485,8 @@ TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][out
     // Lease 6 s: renewals every 1 s, SIGTERM due 3 s before valid_until,
     // so at least 2 s after the cut; the outage lasts 0.8 s.
     start(a,
-          {cli, "--db", with_port(db.url, relay.port()), "--table", db.table, "run", "outage",
-           "--expires", "6s", "--", "/bin/sh", "-c", job, "job", w},
+          {cli, "--db", relay.url(), "--table", db.table, "run", "outage", "--expires", "6s", "--",
+           "/bin/sh", "-c", job, "job", w},
           w + ".err");
     REQUIRE(eventually([&] { return !stamps(w).empty(); }, 10s));
     await_renewal(db.url, db.table, "outage");

@@ -150,10 +150,5 @@ TEST_CASE("a row's expired() flag agrees with what the database will do with it"
                                           quoted(r.name) + ", " + r.created + ", " + r.expires +
                                           ", " + r.locked_by + ")");
     auto locker = db.open();
-    std::set<std::string> expired;
-    for (const auto& info : locker.list_expired()) expired.insert(info.name);
-    for (const auto& info : locker.list()) {
-        INFO(info.name << ": expires '" << info.expires << "' left " << info.seconds_left);
-        CHECK(info.expired() == (expired.count(info.name) == 1));
-    }
+    reliability::check_expired_agrees_with_list_expired(locker);
 }

@@ -50,11 +50,18 @@ int run(int argc, char** argv) {
     if (argc < 4) return usage();
     const std::string url = argv[1], table = argv[2], command = argv[3];
     auto arg = [&](int i) -> std::string { return i < argc ? argv[i] : ""; };
-    auto lease = [&](int i) { return std::chrono::milliseconds(std::stoll(arg(i))); };
-    sqlock::Locker locker(url, {.table = table});
+    // A lease of ARGS[i] milliseconds.
+    auto lease = [&](int i) {
+        sqlock::LockOptions options;
+        options.expires = std::chrono::milliseconds(std::stoll(arg(i)));
+        return options;
+    };
+    sqlock::LockerOptions options;
+    options.table = table;
+    sqlock::Locker locker(url, options);
 
     if (command == "hold") {
-        auto lock = locker.try_lock(arg(4), {.expires = lease(5)});
+        auto lock = locker.try_lock(arg(4), lease(5));
         if (!lock) {
             std::cout << "held" << std::endl;
             return 0;
@@ -65,7 +72,7 @@ int run(int argc, char** argv) {
         lock->release();
         std::cout << "released" << std::endl;
     } else if (command == "try") {
-        auto lock = locker.try_lock(arg(4), {.expires = lease(5)});
+        auto lock = locker.try_lock(arg(4), lease(5));
         if (lock) {
             std::cout << lock_text(locker, *lock) << std::endl;
             lock->release();
@@ -82,7 +89,7 @@ int run(int argc, char** argv) {
     } else if (command == "purge") {
         std::cout << "purged=" << locker.purge_expired() << std::endl;
     } else if (command == "renew") {
-        auto lock = locker.lock(arg(4), {.expires = lease(5)});
+        auto lock = locker.lock(arg(4), lease(5));
         lock.renew();
         std::cout << "renewed held=" << (lock.held() ? 1 : 0) << " "
                   << row_text(*locker.show(arg(4))) << std::endl;

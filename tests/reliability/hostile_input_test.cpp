@@ -10,6 +10,8 @@
 using namespace std::chrono_literals;
 using sqlock::errc;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -51,40 +53,26 @@ std::string bytes(const char* data, std::size_t n) {
     return std::string(data, n);
 }
 
-}  // namespace
+// A case that opens a Locker on `url` and lists its locks: opening is lazy,
+// the first operation reaches the database.
+std::function<void()> open_url(const std::string& url) {
+    return [url] { sqlock::Locker(url, locker_options().pool_timeout(5s)).list(); };
+}
 
-TEST_CASE("hostile input to the library: right category, one line, table unchanged", "[hostile]") {
-    if (!reliability::have_table_dump()) return;
-    auto db = fresh_database();
-    auto locker = db.open();
-    // Something to leave alone: a live lock held by someone else, and an
-    // expired row written by another program.
-    auto other = db.open();
-    auto sentinel = other.lock("sentinel", {.expires = 1h});
-    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
-                                  " (lockstring, created, expires, locked_by) VALUES ('old', "
-                                  "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
-    const std::string before = reliability::dump_table(db);
-    auto held = locker.lock("mine", {.expires = 1h});
-    const std::string with_mine = reliability::dump_table(db);
+// A case that opens a Locker on `db` with the table `table` and lists it.
+std::function<void()> open_table(const sqlock_test::Database& db, const std::string& table) {
+    return [url = db.url, table] { sqlock::Locker(url, locker_options().table(table)).list(); };
+}
 
-    const std::string n129(129, 'n'), n127(127, 's'), t64(64, 't');
-    const auto opts = [](sqlock::LockOptions o) { return o; };
+void append(std::vector<Case>& cases, const std::vector<Case>& more) {
+    cases.insert(cases.end(), more.begin(), more.end());
+}
+
+// Lock and semaphore names; `locker` holds "mine", someone else "sentinel".
+std::vector<Case> name_cases(sqlock::Locker& locker) {
+    const std::string n129(129, 'n'), n127(127, 's');
     auto try_name = [&](const std::string& name) { return [&, name] { locker.try_lock(name); }; };
-    auto parse = [](const std::string& text) { return [text] { sqlock::parse_duration(text); }; };
-    auto open_url = [](const std::string& url) {
-        // Opening is lazy: the first operation reaches the database.
-        return [url] { sqlock::Locker(url, {.pool_timeout = 5s}).list(); };
-    };
-    auto open_table = [&](const std::string& table) {
-        return [&, table] { sqlock::Locker(db.url, {.table = table}).list(); };
-    };
-    const std::string bad_dir = sqlock_test::scratch_dir() + "/no/such/dir/x.db";
-    // SQLite URL parameters are checked whatever the backend under test.
-    const std::string sqlite_url = "sqlite://" + sqlock_test::scratch_dir() + "/params.db";
-
-    std::vector<Case> cases = {
-        // Lock names.
+    return {
         {"empty name", errc::invalid_argument, try_name("")},
         {"129-byte name", errc::invalid_argument, try_name(n129)},
         {"10000-byte name", errc::invalid_argument, try_name(std::string(10000, 'x'))},
@@ -118,7 +106,13 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         {"capacity 0", errc::invalid_argument, [&] { locker.try_acquire_slot("s", 0); }},
         {"capacity -1", errc::invalid_argument, [&] { locker.acquire_slot("s", -1); }},
         {"capacity 10001", errc::invalid_argument, [&] { locker.try_acquire_slot("s", 10001); }},
-        // Duration text.
+    };
+}
+
+// Durations as text.
+std::vector<Case> duration_text_cases() {
+    auto parse = [](const std::string& text) { return [text] { sqlock::parse_duration(text); }; };
+    return {
         {"empty duration", errc::invalid_argument, parse("")},
         {"negative duration", errc::invalid_argument, parse("-5")},
         {"fractional duration", errc::invalid_argument, parse("1.5h")},
@@ -136,56 +130,77 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
         {"20-digit number", errc::invalid_argument, parse("99999999999999999999")},
         {"int64 max milliseconds", errc::invalid_argument, parse("9223372036854775807ms")},
         {"overflow in days", errc::invalid_argument, parse("106751991167d")},
-        // Lock options.
+    };
+}
+
+// Lock options, and a renewal of `held` with a bad lease.
+std::vector<Case> lock_option_cases(sqlock::Locker& locker, sqlock::Lock& held) {
+    return {
         {"zero lease", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = 0s})); }},
+         [&] { locker.try_lock("d", lock_options().expires(0s)); }},
         {"negative lease", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = -1s})); }},
+         [&] { locker.try_lock("d", lock_options().expires(-1s)); }},
         {"lease of 367 days", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.expires = std::chrono::hours(24 * 367)})); }},
-        {"negative wait", errc::invalid_argument, [&] { locker.lock("d", opts({.wait = -1ms})); }},
+         [&] { locker.try_lock("d", lock_options().expires(std::chrono::hours(24 * 367))); }},
+        {"negative wait", errc::invalid_argument,
+         [&] { locker.lock("d", lock_options().wait(-1ms)); }},
         {"wait of 400 days", errc::invalid_argument,
-         [&] { locker.lock("d", opts({.wait = std::chrono::hours(24 * 400)})); }},
+         [&] { locker.lock("d", lock_options().wait(std::chrono::hours(24 * 400))); }},
         {"negative minimum hold", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.min_hold = -1s})); }},
+         [&] { locker.try_lock("d", lock_options().min_hold(-1s)); }},
         {"minimum hold of 367 days", errc::invalid_argument,
-         [&] { locker.try_lock("d", opts({.min_hold = std::chrono::hours(24 * 367)})); }},
+         [&] { locker.try_lock("d", lock_options().min_hold(std::chrono::hours(24 * 367))); }},
         {"renew with a zero lease", errc::invalid_argument, [&] { held.renew(0s); }},
         {"renew with a negative lease", errc::invalid_argument, [&] { held.renew(-5s); }},
         {"metadata key not UTF-8", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"\xff", "v"}}}));
+             locker.try_lock("d", lock_options().metadata({{"\xff", "v"}}));
          }},
         {"metadata value not UTF-8", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"k", "\xc0\xaf"}}}));
+             locker.try_lock("d", lock_options().metadata({{"k", "\xc0\xaf"}}));
          }},
         {"metadata over 1024 bytes", errc::invalid_argument,
          [&] {
-             locker.try_lock("d", opts({.metadata = {{"k", std::string(2000, 'm')}}}));
+             locker.try_lock("d", lock_options().metadata({{"k", std::string(2000, 'm')}}));
          }},
         {"purge batch of 0", errc::invalid_argument, [&] { locker.purge_expired(0); }},
-        // Locker options and table names.
-        {"pool size 0", errc::invalid_argument, [&] { sqlock::Locker(db.url, {.pool_size = 0}); }},
+    };
+}
+
+// Options of a Locker on `db`, and table names.
+std::vector<Case> locker_option_cases(const sqlock_test::Database& db) {
+    const std::string t64(64, 't');
+    return {
+        {"pool size 0", errc::invalid_argument,
+         [&] { sqlock::Locker(db.url, locker_options().pool_size(0)); }},
         {"pool size 1001", errc::invalid_argument,
-         [&] { sqlock::Locker(db.url, {.pool_size = 1001}); }},
+         [&] { sqlock::Locker(db.url, locker_options().pool_size(1001)); }},
         {"negative pool timeout", errc::invalid_argument,
-         [&] { sqlock::Locker(db.url, {.pool_timeout = -1s}); }},
-        {"empty table name", errc::invalid_argument, open_table("")},
-        {"table starting with a digit", errc::invalid_argument, open_table("1abc")},
-        {"table with a dash", errc::invalid_argument, open_table("a-b")},
-        {"table with a semicolon", errc::invalid_argument, open_table("x;drop")},
+         [&] { sqlock::Locker(db.url, locker_options().pool_timeout(-1s)); }},
+        {"empty table name", errc::invalid_argument, open_table(db, "")},
+        {"table starting with a digit", errc::invalid_argument, open_table(db, "1abc")},
+        {"table with a dash", errc::invalid_argument, open_table(db, "a-b")},
+        {"table with a semicolon", errc::invalid_argument, open_table(db, "x;drop")},
         {"table with SQL", errc::invalid_argument,
-         open_table("sqlock_locks; DROP TABLE sqlock_locks")},
-        {"table with a blank", errc::invalid_argument, open_table("a b")},
-        {"table in double quotes", errc::invalid_argument, open_table("\"q\"")},
-        {"table with a quote", errc::invalid_argument, open_table("a'b")},
-        {"three-part table name", errc::invalid_argument, open_table("a.b.c")},
-        {"table name of 64 bytes", errc::invalid_argument, open_table(t64)},
-        {"non-ASCII table name", errc::invalid_argument, open_table("\xc3\xbcnicode")},
-        {"empty schema", errc::invalid_argument, open_table(".locks")},
-        {"empty table after schema", errc::invalid_argument, open_table("ops.")},
-        // URLs.
+         open_table(db, "sqlock_locks; DROP TABLE sqlock_locks")},
+        {"table with a blank", errc::invalid_argument, open_table(db, "a b")},
+        {"table in double quotes", errc::invalid_argument, open_table(db, "\"q\"")},
+        {"table with a quote", errc::invalid_argument, open_table(db, "a'b")},
+        {"three-part table name", errc::invalid_argument, open_table(db, "a.b.c")},
+        {"table name of 64 bytes", errc::invalid_argument, open_table(db, t64)},
+        {"non-ASCII table name", errc::invalid_argument, open_table(db, "\xc3\xbcnicode")},
+        {"empty schema", errc::invalid_argument, open_table(db, ".locks")},
+        {"empty table after schema", errc::invalid_argument, open_table(db, "ops.")},
+    };
+}
+
+// URLs, of every backend whatever the backend under test.
+std::vector<Case> url_cases() {
+    const std::string bad_dir = sqlock_test::scratch_dir() + "/no/such/dir/x.db";
+    // SQLite URL parameters are checked whatever the backend under test.
+    const std::string sqlite_url = "sqlite://" + sqlock_test::scratch_dir() + "/params.db";
+    return {
         {"unknown scheme", errc::invalid_argument,
          open_url("oracle://u:" + planted_password + "@h/db")},
         {"no scheme", errc::invalid_argument, open_url("/just/a/path.db")},
@@ -214,19 +229,36 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
          open_url("postgresql://127.0.0.1:1/db?user=u&password=" + planted_password)},
         {"PostgreSQL URL with a bad percent escape", errc::invalid_argument,
          open_url("postgresql://u:" + planted_password + "%zz@127.0.0.1:1/db")},
-        // Use after release.
-        {"a released Lock", errc::invalid_argument,
-         [&] {
-             auto lock = locker.lock("short-lived");
-             lock.release();
-             (void)lock.id();
-         }},
     };
+}
+
+}  // namespace
+
+TEST_CASE("hostile input to the library: right category, one line, table unchanged", "[hostile]") {
+    if (!reliability::have_table_dump()) return;
+    auto db = fresh_database();
+    auto locker = db.open();
+    const reliability::Bystanders bystanders(db);
+    const std::string before = reliability::dump_table(db);
+    auto held = locker.lock("mine", lock_options().expires(1h));
+    const std::string with_mine = reliability::dump_table(db);
+
+    std::vector<Case> cases = name_cases(locker);
+    append(cases, duration_text_cases());
+    append(cases, lock_option_cases(locker, held));
+    append(cases, locker_option_cases(db));
+    append(cases, url_cases());
+    // Use after release.
+    cases.push_back({"a released Lock", errc::invalid_argument, [&] {
+                         auto lock = locker.lock("short-lived");
+                         lock.release();
+                         (void)lock.id();
+                     }});
     // And what is refused only on this backend.
     if (const auto hostile = sqlock_test::backend_context().hooks.hostile_inputs) {
         for (const sqlock_test::HostileInput& input : hostile(planted_password))
             cases.push_back({input.what, input.category,
-                             input.url.empty() ? std::function<void()>(open_table(input.table))
+                             input.url.empty() ? std::function<void()>(open_table(db, input.table))
                                                : std::function<void()>(open_url(input.url))});
     } else {
         sqlock_test::skip_test("inputs refused only on this backend: no hostile_inputs hook");
@@ -246,10 +278,7 @@ TEST_CASE("a '?' or '#' in a URL password does not escape redaction", "[hostile]
     // Redaction used to end the authority at the first '?' or '#' and then
     // find no '@' before it. Found by fuzz_url. Each backend's URL grammar
     // says where its userinfo ends (its hook).
-    if (!sqlock_test::is_server_backend()) {
-        SUCCEED("server backends only: SQLite URLs have no password");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
     const auto redacted_urls = sqlock_test::backend_context().hooks.redacted_urls;
     if (!redacted_urls) {
         sqlock_test::skip_test("passwords that end a userinfo elsewhere: no redacted_urls hook");

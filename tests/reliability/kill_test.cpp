@@ -25,6 +25,8 @@ using namespace std::chrono_literals;
 using reliability::Shared;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -54,21 +56,12 @@ constexpr int record_count = 7;  // one per row: 4 locks + 3 slots
 constexpr int children = 4;
 constexpr int max_incarnations = 8192;
 
-struct KillBoard {
+struct KillBoard : reliability::SharedErrors {
     std::atomic<int> phase[children];
     std::atomic<int> holder[record_count];  // incarnation + 1 of the live holder, or 0
     std::atomic<bool> dead[max_incarnations];
     std::atomic<long> acquisitions{0};
     std::atomic<int> overlaps{0};
-    std::atomic<int> errors{0};
-    char first_error[512]{};
-    std::atomic<bool> error_written{false};
-
-    void record_error(const std::string& text) {
-        ++errors;
-        if (!error_written.exchange(true))
-            std::strncpy(first_error, text.c_str(), sizeof first_error - 1);
-    }
 };
 
 [[noreturn]] void child_main(const sqlock_test::Database& db, KillBoard& board, int slot, int me,
@@ -76,7 +69,7 @@ struct KillBoard {
     std::mt19937 rng(static_cast<unsigned>(me * 7919 + getpid()));
     try {
         board.phase[slot] = connecting;
-        auto locker = db.open({.pool_size = 2});
+        auto locker = db.open(locker_options().pool_size(2));
         locker.list("kill/");  // first use opens the connection: part of "connecting"
         for (;;) {
             const KilledResource& res = killed_resources[rng() % killed_resource_count];
@@ -84,7 +77,8 @@ struct KillBoard {
             // die with them.
             // A waiter killed in line holds its place for its queue lease:
             // the shortest, so the line is clear soon after the leases.
-            sqlock::LockOptions options{.expires = lease, .wait = 30s, .heartbeat = rng() % 4 == 0};
+            sqlock::LockOptions options =
+                lock_options().expires(lease).wait(30s).heartbeat(rng() % 4 == 0);
             options.queue_lease = 1s;
             board.phase[slot] = acquiring;
             sqlock::Lock lock = res.capacity ? locker.acquire_slot(res.name, res.capacity, options)

@@ -9,6 +9,7 @@
 #include "reliability_support.hpp"
 
 using namespace std::chrono_literals;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -28,7 +29,7 @@ TEST_CASE("leader watch: cut off, it says so, and reports what it finds back",
     auto db = sqlock_test::fresh_database();
     reliability::CutOff cut;
     REQUIRE(cut.prepare(db.url));
-    sqlock::Locker watching(cut.url, {.table = db.table, .db_timeout = 1s});
+    sqlock::Locker watching(cut.url, locker_options().table(db.table).db_timeout(1s));
     sqlock::Locker candidates = db.open();
     sqlock::ObserveOptions o;
     o.poll = 50ms;

@@ -20,6 +20,8 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -96,7 +98,7 @@ TEST_CASE("library: on_expiring fires before the row expires by the database clo
     Seen seen;
     reliability::CutOff cut;
     if (!cut.prepare(db.url)) return;
-    sqlock::Locker locker(cut.url, {.table = db.table});
+    sqlock::Locker locker(cut.url, locker_options().table(db.table));
     auto lock = locker.lock("warned", watched(seen));
     CHECK(lock.valid_until() > steady::now() + 2s);
     cut.apply();
@@ -111,7 +113,7 @@ TEST_CASE("library: valid_until counts from when the acquisition or renewal was 
     auto db = sqlock_test::fresh_database();
     auto locker = db.open();
     const auto before = steady::now();
-    auto lock = locker.lock("counted", {.expires = 10s});
+    auto lock = locker.lock("counted", lock_options().expires(10s));
     const auto after = steady::now();
     CHECK(lock.valid_until() >= before + 10s);
     CHECK(lock.valid_until() <= after + 10s);
@@ -136,11 +138,11 @@ TEST_CASE("library: a lock whose lease ran out before its acquisition was confir
     auto db = sqlock_test::fresh_database();
     sqlock::Locker observer = db.open();
     observer.list("slow");  // the table exists before the relay slows down
-    reliability::Relay relay(sqlock_test::port_of(db.url));
+    reliability::Relay relay(db.url);
     relay.command("slow 60");
     sqlock::LockerOptions options;
     options.table = db.table;
-    sqlock::Locker slow(sqlock_test::with_port(db.url, relay.port()), options);
+    sqlock::Locker slow(relay.url(), options);
     sqlock::LockOptions o;
     o.expires = 20ms;
     try {
@@ -158,11 +160,10 @@ TEST_CASE("library: a lock whose lease ran out before its acquisition was confir
 
 TEST_CASE("library: a server that does not answer, or refuses, fails a call within db_timeout",
           "[fencing][library]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(sqlock_test::port_of(db.url));
-    const std::string url = sqlock_test::with_port(db.url, relay.port());
-    sqlock::Locker locker(url, {.table = db.table, .db_timeout = 1s});
+    reliability::Relay relay(db.url);
+    sqlock::Locker locker(relay.url(), locker_options().table(db.table).db_timeout(1s));
     // The hot path (acquire, release) and an ordinary statement (list), each
     // through a link that drops everything, then one that refuses.
     for (const char* fault : {"freeze", "refuse"}) {
@@ -259,7 +260,7 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
 
     reliability::CutOff cut;
     if (!cut.prepare(db.url)) return;
-    sqlock::Locker locker(cut.url, {.table = db.table});
+    sqlock::Locker locker(cut.url, locker_options().table(db.table));
     auto lock = locker.lock("late", o);
     const auto cut_until = lock.valid_until();
     cut.apply();
@@ -284,15 +285,15 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
 // name is free afterwards.
 TEST_CASE("library: a release whose reply was lost says lost on the next try, and the name is free",
           "[fencing][library]") {
-    if (!sqlock_test::is_server_backend()) return;
+    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
-    reliability::Relay relay(sqlock_test::port_of(db.url));
-    sqlock::Locker locker(sqlock_test::with_port(db.url, relay.port()),
-                          {.table = db.table, .pool_size = 1, .db_timeout = 1s});
+    reliability::Relay relay(db.url);
+    sqlock::Locker locker(relay.url(),
+                          locker_options().table(db.table).pool_size(1).db_timeout(1s));
     // The pool's one connection has prepared the release statement: what
     // the frozen relay holds back is then the DELETE itself, not its PREPARE.
     locker.lock("warm-up").release();
-    auto lock = locker.lock("reply-lost", {.expires = 60s});
+    auto lock = locker.lock("reply-lost", lock_options().expires(60s));
     // The release's statement waits in the frozen relay; the call gives up
     // (1 s, then the pool's retry meets a connect that hangs).
     relay.command("freeze");

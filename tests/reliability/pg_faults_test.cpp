@@ -25,6 +25,7 @@ using reliability::Shared;
 using sqlock::errc;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
 
 namespace {
 
@@ -63,7 +64,7 @@ void wait_for(sqlock::Locker& locker, const std::string& name, WaitLog& log,
               clock_type::time_point deadline) {
     while (clock_type::now() < deadline) {
         try {
-            auto lock = locker.lock(name, {.expires = 60s, .wait = 30s});
+            auto lock = locker.lock(name, lock_options().expires(60s).wait(30s));
             if (!log.holder_released) ++log.too_early;
             ++log.acquired;
             lock.release();
@@ -128,11 +129,11 @@ TEST_CASE("server restart while locks are held and others wait", "[pg-faults][re
         _exit(code);
     }
     auto holder = db.open();
-    auto plain = holder.lock("restart/plain", {.expires = 60s});
+    auto plain = holder.lock("restart/plain", lock_options().expires(60s));
     // The lease is 20 s, far longer than a restart even on a slow machine
     // (measured here: about 0.5 s per restart, so 3x slower is still far inside):
     // the heartbeat must ride the restarts out.
-    auto beating = holder.lock("restart/beating", {.expires = 20s, .heartbeat = true});
+    auto beating = holder.lock("restart/beating", lock_options().expires(20s).heartbeat(true));
     log->lock_held = true;
     // A prober in this process that must never be granted the held lock.
     auto probe_locker = db.open();
@@ -177,7 +178,7 @@ TEST_CASE("sessions terminated while locks are held and others wait", "[pg-fault
     int terminated = 0, rounds = 0;
     for (int round = 0; round < 5; ++round) {
         const std::string name = "terminate/" + std::to_string(round);
-        auto lock = holder.lock(name, {.expires = 60s, .heartbeat = round % 2 == 1});
+        auto lock = holder.lock(name, lock_options().expires(60s).heartbeat(round % 2 == 1));
         Shared<WaitLog> log;
         sqlock_test::ScopedThread waiter(
             [&] { wait_for(waiter_locker, name, *log, clock_type::now() + 60s); });
@@ -214,7 +215,7 @@ TEST_CASE("a lock lost while its session was gone is reported lost, not released
     auto db = fresh_database();
     auto holder = db.open();
     auto other = db.open();
-    auto lock = holder.lock("lost-while-away", {.expires = 300ms});
+    auto lock = holder.lock("lost-while-away", lock_options().expires(300ms));
     terminate_sessions(db);
     // The lease runs out and someone else takes the lock meanwhile.
     std::optional<sqlock::Lock> taker;

@@ -15,6 +15,8 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -69,10 +71,10 @@ TEST_CASE(
     REQUIRE(cut.prepare(db.url));
     sqlock::Locker observer = db.open();
     // The cut waiter's calls give up after 2 s, so that its thread ends.
-    sqlock::Locker cut_locker(cut.url, {.table = db.table, .db_timeout = 2s});
+    sqlock::Locker cut_locker(cut.url, locker_options().table(db.table).db_timeout(2s));
     sqlock::Locker behind_locker = db.open();
 
-    sqlock::Lock held = observer.lock("line", {.expires = 60s});
+    sqlock::Lock held = observer.lock("line", lock_options().expires(60s));
     std::atomic<int> holders{0}, overlaps{0};
     Waiter first, second;
     // The cut waiter's lock lease, and so its place's (the default).

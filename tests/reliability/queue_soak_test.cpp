@@ -69,9 +69,8 @@ TEST_CASE(
     options.table = db.table;
     options.db_timeout = 2s;  // a call on a frozen link gives up, as a job's would
     for (int i = 0; i < hosts; ++i) {
-        relays.push_back(std::make_unique<reliability::Relay>(sqlock_test::port_of(db.url)));
-        lockers.push_back(std::make_unique<sqlock::Locker>(
-            sqlock_test::with_port(db.url, relays.back()->port()), options));
+        relays.push_back(std::make_unique<reliability::Relay>(db.url));
+        lockers.push_back(std::make_unique<sqlock::Locker>(relays.back()->url(), options));
     }
 
     std::vector<Host> seen(hosts);

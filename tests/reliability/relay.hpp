@@ -14,10 +14,12 @@ namespace reliability {
 
 class Relay {
   public:
-    /// Starts a relay on a free 127.0.0.1 port towards `target_port`.
-    explicit Relay(int target_port)
-        : child_({FAULT_RELAY, std::to_string(target_port)}, {},
-                 {.pipe_stdin = true, .pipe_stdout = true}) {
+    /// Starts a relay on a free 127.0.0.1 port towards the server of
+    /// `server_url`; url() reaches that server through it.
+    explicit Relay(const std::string& server_url)
+        : child_({FAULT_RELAY, std::to_string(sqlock_test::port_of(server_url))}, {},
+                 sqlock_test::spawn_options().pipe_stdin(true).pipe_stdout(true)),
+          server_url_(server_url) {
         auto line = child_.read_line(10s);
         REQUIRE(line);
         port_ = std::stoi(*line);
@@ -36,9 +38,12 @@ class Relay {
         return child_.read_line(10s) == std::optional<std::string>("ok");
     }
     int port() const { return port_; }
+    /// The server's URL, with the relay's port in place of the server's.
+    std::string url() const { return sqlock_test::with_port(server_url_, port_); }
 
   private:
     sqlock_test::Process child_;
+    std::string server_url_;
     int port_ = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "reliability_support.hpp"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
+#include <set>
 
 namespace reliability {
 
@@ -27,6 +29,23 @@ bool have_table_dump() {
     if (sqlock_test::backend_context().hooks.table_dump_sql) return true;
     sqlock_test::skip_test("comparing the lock table: no table_dump_sql hook");
     return false;
+}
+
+void check_expired_agrees_with_list_expired(sqlock::Locker& locker) {
+    std::set<std::string> expired;
+    for (const auto& info : locker.list_expired()) expired.insert(info.name);
+    for (const auto& info : locker.list()) {
+        INFO(info.name << ": expires '" << info.expires << "' left " << info.seconds_left);
+        CHECK(info.expired() == (expired.count(info.name) == 1));
+    }
+}
+
+Bystanders::Bystanders(const sqlock_test::Database& db)
+    : holder_(db.open()),
+      sentinel_(holder_.lock("sentinel", sqlock_test::lock_options().expires(1h))) {
+    sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
+                                  " (lockstring, created, expires, locked_by) VALUES ('old', "
+                                  "'2001-01-01 00:00:00', '2001-01-01 00:00:01', '{\"pid\":1}')");
 }
 
 long env_long(const char* name, long fallback) {

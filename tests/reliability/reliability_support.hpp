@@ -1,12 +1,15 @@
 // Helpers for the reliability suite: reading the lock table without going
 // through sqlock (so a test can compare it byte for byte), load settings from
-// the environment, and memory shared with forked children. Running programs,
+// the environment, what a battery of hostile inputs must leave alone, and
+// memory shared with forked children. Running programs,
 // server URLs and files: tests/support/.
 #pragma once
 
 #include <sys/mman.h>
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -29,6 +32,22 @@ std::string dump_table(const sqlock_test::Database& db);
 /// True when dump_table() works on this backend; otherwise skips the test
 /// (sqlock_test::skip_test), which should return.
 bool have_table_dump();
+
+/// Every row that `locker` lists says expired() exactly when list_expired()
+/// (what the database will take over and reap) names it.
+void check_expired_agrees_with_list_expired(sqlock::Locker& locker);
+
+/// What a battery of hostile inputs must leave alone in `db`'s table, there
+/// for the object's lifetime: a live lock ("sentinel") held by another
+/// Locker, and an expired row ("old") written by another program.
+class Bystanders {
+  public:
+    explicit Bystanders(const sqlock_test::Database& db);
+
+  private:
+    sqlock::Locker holder_;
+    sqlock::Lock sentinel_;
+};
 
 /// An integer from the environment, or `fallback`: lets CI and the sanitizer
 /// runs scale the load without recompiling.
@@ -57,6 +76,20 @@ class Shared {
 
   private:
     T* ptr_;
+};
+
+/// Errors met in any of several processes, for a board in Shared memory
+/// (a base of it): how many, and the text of the first.
+struct SharedErrors {
+    std::atomic<int> errors{0};
+    char first_error[512]{};
+    std::atomic<bool> error_written{false};
+
+    void record_error(const std::string& text) {
+        ++errors;
+        if (!error_written.exchange(true))
+            std::strncpy(first_error, text.c_str(), sizeof first_error - 1);
+    }
 };
 
 /// True if this binary was built with AddressSanitizer or ThreadSanitizer.

@@ -14,6 +14,9 @@
 
 using namespace std::chrono_literals;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
+using sqlock_test::spawn_options;
 
 namespace {
 
@@ -24,8 +27,6 @@ mode_t mode_of(const std::string& path) {
     if (stat(path.c_str(), &st) != 0) return 07777;  // missing: never a match
     return st.st_mode & 07777;
 }
-
-using sqlock_test::is_server_backend;
 
 }  // namespace
 
@@ -47,7 +48,7 @@ TEST_CASE("the default SQLite database and its directory are private to the user
                 {"SQLOCK_DB", std::nullopt}};
             mode_t old = umask(umask_value);
             sqlock_test::Process holder({helper, "", "sqlock_locks", "hold", "private", "60000"},
-                                        env, {.pipe_stdin = true, .pipe_stdout = true});
+                                        env, spawn_options().pipe_stdin(true).pipe_stdout(true));
             umask(old);
             auto line = holder.read_line();
             REQUIRE(line);
@@ -88,7 +89,7 @@ TEST_CASE("force_release deletes exactly the row it reports, even while the lock
     std::thread churn([&] {
         for (int i = 0; i < 400; ++i) {
             try {
-                auto lock = holders.lock("churn", {.expires = 1h, .wait = 30s});
+                auto lock = holders.lock("churn", lock_options().expires(1h).wait(30s));
                 const std::int64_t id = lock.id();
                 // Hold briefly, so the force thread often finds a holder.
                 std::this_thread::sleep_for(std::chrono::microseconds(300));
@@ -172,18 +173,14 @@ TEST_CASE("the reaper deletes only expired rows and reports each one", "[securit
 
 TEST_CASE("a least-privilege server account can lock, release and reap, but not init",
           "[security][privileges]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only: SQLite has no accounts");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
     auto db = fresh_database();  // created by the owner role
     // What the README tells an administrator to grant, and nothing more.
-    sqlock_test::grant_table_use(db, "sqlock_noaccess");
-    const std::string url = sqlock_test::with_user(db.url, "sqlock_noaccess");
-    sqlock::Locker locker(url, {.table = db.table});
-    sqlock::Locker other(url, {.table = db.table});
+    const std::string url = sqlock_test::least_privileged(db).url;
+    sqlock::Locker locker(url, locker_options().table(db.table));
+    sqlock::Locker other(url, locker_options().table(db.table));
     {
-        auto lock = locker.lock("lp", {.expires = 1h});
+        auto lock = locker.lock("lp", lock_options().expires(1h));
         CHECK_FALSE(other.try_lock("lp"));
         lock.renew();
         CHECK(lock.held());
@@ -197,18 +194,18 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
     sqlock::set_release_error_handler({});
     // Waiting (LISTEN/NOTIFY on PostgreSQL) needs no further privilege.
     {
-        auto held = locker.lock("lp-wait", {.expires = 1h});
+        auto held = locker.lock("lp-wait", lock_options().expires(1h));
         std::thread releaser([&] {
             // Gives the waiter time to start waiting; the outcome does not
             // depend on it (a waiter arriving later finds the lock free).
             std::this_thread::sleep_for(200ms);
             held.release();
         });
-        CHECK_NOTHROW(other.lock("lp-wait", {.wait = 10s}));
+        CHECK_NOTHROW(other.lock("lp-wait", lock_options().wait(10s)));
         releaser.join();
     }
     {
-        auto short_lease = locker.lock("lp-short", {.expires = 100ms});
+        auto short_lease = locker.lock("lp-short", lock_options().expires(100ms));
         CHECK(sqlock_test::eventually([&] { return !other.list_expired().empty(); }));
         CHECK(other.purge_expired() == 1);
         sqlock::set_release_error_handler([](const sqlock::error&) {});
@@ -218,7 +215,7 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
 
     // init needs CREATE on the schema, which this role lacks: a configuration
     // error that says what is missing.
-    sqlock::Locker creator(url, {.table = db.table + "_new"});
+    sqlock::Locker creator(url, locker_options().table(db.table + "_new"));
     try {
         creator.init();
         FAIL("init succeeded without CREATE");
@@ -231,7 +228,7 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
     // Without the grants at all: also configuration, never "busy" or "lost".
     auto bare = fresh_database();
     try {
-        sqlock::Locker(url, {.table = bare.table}).try_lock("x");
+        sqlock::Locker(url, locker_options().table(bare.table)).try_lock("x");
         FAIL("locked without privileges");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::configuration);
@@ -241,10 +238,7 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
 
 TEST_CASE("no server password in errors for a wrong password or an unreachable server",
           "[security][redaction]") {
-    if (!is_server_backend()) {
-        SUCCEED("server backends only");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
@@ -273,7 +267,7 @@ TEST_CASE("no server password in errors for a wrong password or an unreachable s
     for (const auto& c : cases) {
         INFO("case " << (&c - cases.data()));  // never the URL: it holds the password
         try {
-            sqlock::Locker locker(c.url, {.table = db.table});
+            sqlock::Locker locker(c.url, locker_options().table(db.table));
             CHECK(locker.url().find(password) == std::string::npos);
             locker.try_lock("x");
             FAIL("connected with a bad URL");

@@ -23,6 +23,8 @@
 using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::spawn_options;
 
 namespace {
 
@@ -105,14 +107,11 @@ TEST_CASE("libfaketime skews a child's wall clock", "[skew]") {
 
 TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the server's view",
           "[skew]") {
-    if (!sqlock_test::is_server_backend()) {
-        SUCCEED("server backends only; SQLite's case is below");
-        return;
-    }
+    if (!sqlock_test::only_on_server_backend("SQLite's case is below")) return;
     if (!have_faketime()) return;
     auto db = fresh_database();
     auto locker = db.open();
-    auto held = locker.lock("skew-held", {.expires = 60s});
+    auto held = locker.lock("skew-held", lock_options().expires(60s));
     int checks = 0;
     for (const std::string offset : {"-3d", "+10y"}) {
         INFO("FAKETIME=" << offset);
@@ -127,7 +126,8 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
         // What it takes carries the server's time: a full lease left for us,
         // and this year in the row, not the client's.
         sqlock_test::Process holder({helper, db.url, db.table, "hold", "skew-mine", "60000"},
-                                    skewed(offset), {.pipe_stdin = true, .pipe_stdout = true});
+                                    skewed(offset),
+                                    spawn_options().pipe_stdin(true).pipe_stdout(true));
         auto line = holder.read_line();
         REQUIRE(line);
         INFO(*line);
@@ -146,7 +146,7 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
         CHECK(field(run_helper(db, offset, {"renew", "skew-renew", "60000"}), "held") == "1");
         // A lease that ran out by the server's clock is free for the skewed
         // client, and only then.
-        auto brief = locker.lock("skew-brief", {.expires = 300ms});
+        auto brief = locker.lock("skew-brief", lock_options().expires(300ms));
         REQUIRE(eventually([&] { return locker.list_expired().size() == 1; }));
         CHECK(run_helper(db, offset, {"try", "skew-brief", "60000"}).rfind("acquired", 0) == 0);
         sqlock::set_release_error_handler([](const sqlock::error&) {});
@@ -161,17 +161,15 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
 
 TEST_CASE("SQLite: a skewed process is consistent with itself; its clock is the database's",
           "[skew]") {
-    if (sqlock_test::is_server_backend()) {
-        SUCCEED("embedded backends only: a server has a clock of its own");
-        return;
-    }
+    if (!sqlock_test::only_on_embedded_backend("a server has a clock of its own")) return;
     if (!have_faketime()) return;
     for (const std::string offset : {"-3d", "+10y"}) {
         INFO("FAKETIME=" << offset);
         auto db = fresh_database();
         // Within the skewed process: lease arithmetic is unchanged.
         sqlock_test::Process holder({helper, db.url, db.table, "hold", "self", "60000"},
-                                    skewed(offset), {.pipe_stdin = true, .pipe_stdout = true});
+                                    skewed(offset),
+                                    spawn_options().pipe_stdin(true).pipe_stdout(true));
         auto line = holder.read_line();
         REQUIRE(line);
         INFO(*line);

@@ -22,6 +22,8 @@
 using namespace std::chrono_literals;
 using reliability::Shared;
 using sqlock_test::fresh_database;
+using sqlock_test::lock_options;
+using sqlock_test::locker_options;
 
 namespace {
 
@@ -34,7 +36,8 @@ constexpr Resource resources[] = {
 };
 constexpr int resource_count = sizeof resources / sizeof resources[0];
 
-struct Board {
+// Its errors: sqlock errors the callers did not cause.
+struct Board : reliability::SharedErrors {
     std::atomic<long> attempts{0};
     std::atomic<long> acquisitions{0};
     std::atomic<long> try_misses{0};  // try_* that found everything held: expected, not an error
@@ -42,15 +45,6 @@ struct Board {
     std::atomic<int> holders[resource_count]{};      // current holders, across processes
     std::atomic<int> max_holders[resource_count]{};  // the most ever seen at once
     std::atomic<int> overlaps{0};                    // witness files found already there
-    std::atomic<int> errors{0};                      // sqlock errors the callers did not cause
-    char first_error[512]{};
-    std::atomic<bool> error_written{false};
-
-    void record_error(const std::string& text) {
-        ++errors;
-        if (!error_written.exchange(true))
-            std::strncpy(first_error, text.c_str(), sizeof first_error - 1);
-    }
 };
 
 std::string witness_path(const std::string& dir, const sqlock::Lock& lock) {
@@ -94,7 +88,7 @@ void worker(const sqlock_test::Database& db, sqlock::Locker& locker, Board& boar
         const bool waiting = rng() % 4 != 0;
         try {
             std::optional<sqlock::Lock> lock;
-            const sqlock::LockOptions options{.expires = 60s, .wait = 60s};
+            const sqlock::LockOptions options = lock_options().expires(60s).wait(60s);
             if (res.capacity == 0)
                 lock =
                     waiting ? locker.lock(res.name, options) : locker.try_lock(res.name, options);
@@ -166,7 +160,7 @@ TEST_CASE("8 processes x 4 threads: no overlap, no over-allocation, no stray err
         [&](int p) {
             // One Locker per process, shared by its threads (the documented use):
             // the pool is smaller than the thread count on purpose.
-            auto locker = db.open({.pool_size = 3});
+            auto locker = db.open(locker_options().pool_size(3));
             std::vector<std::thread> pool;
             for (int t = 0; t < threads; ++t)
                 pool.emplace_back(worker, std::cref(db), std::ref(locker), std::ref(*board),

@@ -12,6 +12,8 @@
 
 #include "test_support.hpp"
 
+using sqlock_test::locker_options;
+
 namespace {
 
 // Sets an environment variable for one scope.
@@ -103,8 +105,9 @@ TEST_CASE("a pool checkout times out naming the pool's size and busy count", "[s
     REQUIRE(sqlite3_open(path.c_str(), &blocker) == SQLITE_OK);
     REQUIRE(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
 
-    sqlock::Locker locker("sqlite://" + path + "?busy_timeout=10000",
-                          {.pool_size = 1, .pool_timeout = std::chrono::milliseconds(200)});
+    sqlock::Locker locker(
+        "sqlite://" + path + "?busy_timeout=10000",
+        locker_options().pool_size(1).pool_timeout(std::chrono::milliseconds(200)));
     std::atomic<bool> inside{false};
     sqlock_test::ScopedThread busy([&] {
         inside = true;

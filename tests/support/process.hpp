@@ -118,7 +118,7 @@ struct SpawnOptions {
 /// Thread safety: one Process is used by one thread at a time.
 ///
 ///   Process job({"/bin/sh", "-c", "echo started; read line"}, {},
-///               {.pipe_stdin = true, .pipe_stdout = true});
+///               spawn_options().pipe_stdin(true).pipe_stdout(true));
 ///   REQUIRE(job.read_line() == "started");
 ///   job.write_line("done");
 ///   CHECK(job.finish().code == 0);

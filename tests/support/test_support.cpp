@@ -47,6 +47,27 @@ bool is_server_backend() {
     return !backend_context().url_variable.empty();
 }
 
+namespace {
+
+// The reason a test passes without running: `only`, and `why` if given.
+std::string only_because(const std::string& only, const std::string& why) {
+    return why.empty() ? only : only + ": " + why;
+}
+
+}  // namespace
+
+bool only_on_server_backend(const std::string& why) {
+    if (is_server_backend()) return true;
+    SUCCEED(only_because("server backends only", why));
+    return false;
+}
+
+bool only_on_embedded_backend(const std::string& why) {
+    if (!is_server_backend()) return true;
+    SUCCEED(only_because("embedded backends only", why));
+    return false;
+}
+
 const std::string& scratch_dir() {
     // Deliberately leaked: the atexit cleanup below is registered while this
     // static is being initialised, so it would run after a normal static's
@@ -262,6 +283,11 @@ void grant_table_use(const Database& db, const std::string& account) {
                      "_leaders TO " + account);
     if (const auto guard = backend_context().hooks.grant_guard_use_sql)
         exec_sql(db, guard(db.table, account));
+}
+
+Database least_privileged(const Database& db) {
+    grant_table_use(db, "sqlock_noaccess");
+    return {with_user(db.url, "sqlock_noaccess"), db.table};
 }
 
 std::string privilege_denied_code() {

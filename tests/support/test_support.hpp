@@ -1,5 +1,6 @@
 // Shared helpers for sqlock's tests: the backend under test, scratch files,
-// child processes (process.hpp), server URLs (server_url.hpp).
+// child processes (process.hpp), server URLs (server_url.hpp), options in
+// one expression (options.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backend_context.hpp"
+#include "options.hpp"
 #include "process.hpp"
 #include "server_url.hpp"
 #include "sqlock/sqlock.hpp"
@@ -32,6 +34,19 @@ const BackendContext& backend_context();
 /// (one with a testing/server.sh: postgres, mariadb): it has accounts and
 /// grants, a network that can fail, and a clock of its own. False for SQLite.
 bool is_server_backend();
+
+/// For a test that only a server backend can run (accounts, passwords, host
+/// names, a network): true on one. On an embedded database the test passes
+/// as it is ("server backends only: " and `why`) and the caller returns: not
+/// a skip, which would mark the whole suite skipped while the rest of it runs.
+///
+///   if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
+bool only_on_server_backend(const std::string& why = {});
+
+/// The converse, for a test of what only an embedded database does: true on
+/// one; on a server backend the test passes ("embedded backends only: " and
+/// `why`).
+bool only_on_embedded_backend(const std::string& why = {});
 
 /// A fresh, empty lock table on the backend under test: a new database of an
 /// embedded backend (a new SQLite file), or a new table name on the server at
@@ -164,6 +179,11 @@ void exec_sql(const Database& db, const std::string& sql);
 /// DELETE, and on PostgreSQL USAGE on the table's id sequence; on MariaDB
 /// EXECUTE on the guard procedure).
 void grant_table_use(const Database& db, const std::string& account);
+
+/// Server backends: `db` as the test server's least-privileged account
+/// ("sqlock_noaccess") sees it, once granted what a program that uses the
+/// table needs (grant_table_use) and nothing more.
+Database least_privileged(const Database& db);
 
 /// sqlock::error::backend_code() of a statement the server refused for lack
 /// of a privilege on the table (BackendHooks::privilege_denied_code:
