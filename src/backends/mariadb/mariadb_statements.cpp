@@ -451,21 +451,29 @@ std::string acquire_shared(const MariaTarget& t, const std::string& name, const 
     const std::string M = literal(shared_marker_owner);
     const std::string queued =
         !gate.active() ? "0" : waiter_ahead(t, gate);
-    return "SET @sqlock_queued = " + queued + ";\n"
-           "SET @sqlock_turn = IF(@sqlock_queued, NULL, GET_LOCK('" + turn_key(t, name) + "', " +
-           seconds(wait) + "));\n"
+    // Each statement of a batch costs the server about as much as a small
+    // write, so the values that need no other are set in one: whether
+    // waiters go first (read twice, in one statement's snapshot), the turn,
+    // and the one lease end of the marker and our row (from this
+    // statement's start: never earlier than the caller's send). The marker
+    // is then read back by its primary key (LAST_INSERT_ID(), the row its
+    // insert made or met), as is our row: a read by name walks the unique
+    // index's delete-marked entries of every earlier marker of the name.
+    return "SET @sqlock_queued = " + queued + ", @sqlock_turn = IF(" + queued + ", NULL, GET_LOCK('" +
+           turn_key(t, name) + "', " + seconds(wait) + ")), @sqlock_until = " + now + " + " +
+           micros(lease) + ";\n"
            "START TRANSACTION;\n"
-           "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n"
            "DELETE FROM " + T + " WHERE lockstring = " + N + " AND " +
            unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
            N + ", NULL), " + now + ", @sqlock_until, " + M + ") ON DUPLICATE KEY UPDATE"
-           " expires = IF(locked_by = " + M + ", GREATEST(expires, VALUES(expires)), expires);\n"
-           "SET @sqlock_shared = (SELECT COUNT(*) FROM " + T + " WHERE lockstring = " + N +
+           " expires = IF(locked_by = " + M + ", GREATEST(expires, VALUES(expires)), expires),"
+           " id = LAST_INSERT_ID(id);\n"
+           "SET @sqlock_shared = (SELECT COUNT(*) FROM " + T + " WHERE id = LAST_INSERT_ID()"
            " AND locked_by = " + M + ");\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_shared = 1, " +
            literal(own) + ", NULL), " + now + ", @sqlock_until, " + literal(locked_by) + ");\n"
-           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring = " + literal(own) + ";\n"
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id = LAST_INSERT_ID();\n"
            "COMMIT;\n" + give_back_shared_turn(t, name);
 }
 
@@ -512,15 +520,22 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
     const std::string holders = "lockstring >= " + literal(prefix) + " AND lockstring < " +
                                 literal(upper) + " AND LEFT(lockstring, " +
                                 std::to_string(prefix.size()) + ") = " + literal(prefix);
+    // Without a minimum hold our row is deleted outright: the statements
+    // that would keep it are not sent (each costs the server about as much
+    // as a small write). What the release found is set in one statement
+    // with the other holders' latest expiry.
+    const bool keeps = min_hold > duration::zero();
+    const std::string keep =
+        keeps ? "UPDATE " + T + " SET expires = " + until + " WHERE " + mine + " AND " + until +
+                    " > " + now + ";\n"
+                    "SET @sqlock_kept = ROW_COUNT();\n"
+                    "DELETE FROM " + T + " WHERE " + mine + " AND @sqlock_kept = 0;\n"
+              : "DELETE FROM " + T + " WHERE " + mine + ";\n";
     return shared_turn(t, name, wait) +
            "SELECT COALESCE(@sqlock_turn = 1, 0);\n"
-           "START TRANSACTION;\n"
-           "UPDATE " + T + " SET expires = " + until + " WHERE " + mine + " AND " +
-           (min_hold > duration::zero() ? "1" : "0") + " = 1 AND " + until + " > " + now + ";\n"
-           "SET @sqlock_kept = ROW_COUNT();\n"
-           "DELETE FROM " + T + " WHERE " + mine + " AND @sqlock_kept = 0;\n"
-           "SET @sqlock_deleted = ROW_COUNT();\n"
-           "SET @sqlock_until = (SELECT MAX(expires) FROM " + T + " WHERE " + holders +
+           "START TRANSACTION;\n" + keep +
+           "SET @sqlock_deleted = ROW_COUNT(), " + (keeps ? "" : "@sqlock_kept = 0, ") +
+           "@sqlock_until = (SELECT MAX(expires) FROM " + T + " WHERE " + holders +
            " AND expires > " + now + ");\n"
            "DELETE FROM " + T + " WHERE lockstring = " + N + " AND locked_by = " + M +
            " AND @sqlock_until IS NULL AND @sqlock_turn = 1;\n"

@@ -395,8 +395,23 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
     SharedValues v = shared_values(name, locked_by);
     v.id = std::to_string(id);
     v.min_hold_ms = std::to_string(std::max<std::int64_t>(0, millis(min_hold)));
-    const pqxx::result r =
-        exec_simple("releasing a shared lock", name, shared_release_sql(*target_, v));
+    // One simple query, its turn first, as always. On a connection of our
+    // own, its work is the session's prepared statement, run by EXECUTE
+    // (planning it on every release cost about as much as running it);
+    // through a transaction pooler, the whole text (send() falls back when
+    // the statement is not on the server session we were given).
+    const Statement& st = statements_.at(stmt::release_shared);
+    const pqxx::result r = send(
+        "releasing a shared lock", name,
+        [&] {
+            link_.get().prepare_now(st.name);
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec(shared_release_execute_sql(*target_, v, st.name));
+        },
+        [&] {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec(shared_release_sql(*target_, v));
+        });
     if (r[0][0].as<std::int64_t>() > 0) return ReleaseOutcome::kept;
     return r[0][1].as<std::int64_t>() > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }

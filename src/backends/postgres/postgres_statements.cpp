@@ -229,7 +229,11 @@ std::string shared_renew_sql(const PgTarget& target, const SharedValues& v) {
         " FROM o, (SELECT count(*) FROM m) AS extended";
 }
 
-std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
+namespace {
+
+// The release's work, after its turn (shared_release_sql): `v` holds
+// literals, or the parameters of the prepared form (statements()).
+std::string shared_release_work(const PgTarget& target, const SharedValues& v) {
     const std::string& T = target.quoted_table;
     const std::string min_hold = millis(v.min_hold_ms.c_str());
     // The other live holders' latest expiry, and ours when min_hold keeps
@@ -239,7 +243,7 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
     // and a scan of the table reads every dead row too (15 ms a release on
     // a table with 200,000 dead rows, against 1-2 ms this way; an index for
     // the prefix made every exclusive acquisition 10-25% slower).
-    return shared_turn(target, v) +
+    return
         "WITH k AS (UPDATE " + T + " SET expires = created + " + min_hold +
         " WHERE id = " + v.id + " AND locked_by = " + v.locked_by + " AND " + v.min_hold_ms +
         " > 0 AND created + " + min_hold + " > now() RETURNING expires),"
@@ -257,6 +261,19 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
         " (SELECT count(CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, v.turn) +
         ") THEN NULL ELSE pg_notify(" + v.channel + ", dm.lockstring) END) FROM dm),"
         " (SELECT count(*) FROM um)";
+}
+
+}  // namespace
+
+std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
+    return shared_turn(target, v) + shared_release_work(target, v);
+}
+
+std::string shared_release_execute_sql(const PgTarget& target, const SharedValues& v,
+                                       const std::string& prepared) {
+    return shared_turn(target, v) + "EXECUTE \"" + prepared + "\"(" + v.id + ", " +
+        v.locked_by + ", " + v.min_hold_ms + ", " + v.name + ", " + v.marker + ", " + v.prefix +
+        ", " + v.turn + ", " + v.channel + ")";
 }
 // clang-format on
 
@@ -567,6 +584,23 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     };
     out.emplace_back(stmt::acquire_shared, shared_sql(false));
     out.emplace_back(stmt::acquire_shared_queued, shared_sql(true));
+    // The work of a shared release (shared_release_sql), run by EXECUTE
+    // after the turn in the same simple query (shared_release_execute_sql):
+    // planned once per session instead of on every release. $1 id, $2
+    // locked_by, $3 min_hold ms, $4 name, $5 the marker's locked_by, $6
+    // shared_prefix(name), $7 turn name, $8 its channel.
+    {
+        SharedValues p;
+        p.id = "$1::bigint";
+        p.locked_by = "$2::text";
+        p.min_hold_ms = "$3::bigint";
+        p.name = "$4::text";
+        p.marker = "$5::text";
+        p.prefix = "$6::text";
+        p.turn = "$7::text";
+        p.channel = "$8::text";
+        out.emplace_back(stmt::release_shared, shared_release_work(target, p));
+    }
     // $1 the names (text[]). Those held live, by name.
     out.emplace_back(stmt::set_holders,
         "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = ANY ($1::text[])"

@@ -48,6 +48,8 @@ constexpr const char* acquire_mixed_set_queued = "sqlock_acquire_mixed_set_queue
 /// the queue in the _queued form.
 constexpr const char* acquire_shared = "sqlock_acquire_shared";
 constexpr const char* acquire_shared_queued = "sqlock_acquire_shared_queued";
+/// A shared release's work after its turn (shared_release_execute_sql).
+constexpr const char* release_shared = "sqlock_release_shared";
 /// The live rows among a set's names.
 constexpr const char* set_holders = "sqlock_set_holders";
 constexpr const char* renew_set = "sqlock_renew_set";
@@ -112,6 +114,11 @@ struct SharedValues {
 std::string shared_renew_sql(const PgTarget& target, const SharedValues& v);
 /// release: one row (rows kept by min_hold, rows deleted).
 std::string shared_release_sql(const PgTarget& target, const SharedValues& v);
+/// The same, its second statement an EXECUTE of `prepared`, the session's
+/// prepared stmt::release_shared, with the values of `v`: the same work,
+/// planned once per session.
+std::string shared_release_execute_sql(const PgTarget& target, const SharedValues& v,
+                                       const std::string& prepared);
 
 /// The values of a mixed lock set's renewal and release, each a literal
 /// (ids and the lease as digits).
