@@ -1,11 +1,11 @@
 // How a backend answers the three claim calls of the contract (backend.hpp)
 // with a statement tuned for each kind of claim: one exclusive name (the hot
 // path), a semaphore slot, a shared hold, a set of exclusive names, a set
-// that mixes modes. A backend defines the per-kind calls below as members,
-// and its acquire(), renew() and release() hand the claim to
-// acquire_by_kind(), renew_by_kind() and release_by_kind(), which pick the
-// call. A backend without a tuned statement for a kind may answer it
-// another way (renew_each() and release_each() do a set's rows one by one).
+// that mixes modes. A backend defines the per-kind calls below as members
+// and derives from TunedConnection, whose acquire(), renew() and release()
+// hand the claim to acquire_by_kind(), renew_by_kind() and
+// release_by_kind(), which pick the call. A backend without a tuned statement for a kind may answer
+// it another way (renew_each() and release_each() do a set's rows one by one).
 //
 // The per-kind calls a backend `B` defines:
 //   AcquireResult try_acquire(lockstring, lease, locked_by, const QueueGate&)
@@ -190,6 +190,27 @@ ClaimRelease release_by_kind(B& c, const Claim& held, const std::vector<std::int
     }
     return out;
 }
+
+/// A Connection whose claim calls go to its per-kind calls: a backend's
+/// class `B` derives from TunedConnection<B> and defines those.
+template <class B>
+class TunedConnection : public Connection {
+  public:
+    ClaimResult acquire(const Claim& claim, duration lease, const std::string& locked_by) final {
+        return acquire_by_kind(self(), claim, lease, locked_by);
+    }
+    std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
+                           const std::string& locked_by, duration lease) final {
+        return renew_by_kind(self(), held, ids, locked_by, lease);
+    }
+    ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
+                         const std::string& locked_by, duration min_hold) final {
+        return release_by_kind(self(), held, ids, locked_by, min_hold);
+    }
+
+  private:
+    B& self() { return static_cast<B&>(*this); }
+};
 
 /// A set's rows renewed one by one, for a backend without one statement
 /// for it (inside its own transaction, if it wants them renewed together).

@@ -23,7 +23,7 @@
 
 namespace sqlock::detail::mariadb {
 
-class MariaConnection final : public Connection {
+class MariaConnection final : public TunedConnection<MariaConnection> {
   public:
     /// `set`: the core's statements for the target's table
     /// (sql::statement_set()), built once and shared by its connections.
@@ -34,18 +34,6 @@ class MariaConnection final : public Connection {
 
     void init_schema() override;
     void check_access() override;
-
-    ClaimResult acquire(const Claim& claim, duration lease, const std::string& locked_by) override {
-        return acquire_by_kind(*this, claim, lease, locked_by);
-    }
-    std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
-                           const std::string& locked_by, duration lease) override {
-        return renew_by_kind(*this, held, ids, locked_by, lease);
-    }
-    ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
-                         const std::string& locked_by, duration min_hold) override {
-        return release_by_kind(*this, held, ids, locked_by, min_hold);
-    }
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     /// The privileges check_access() finds missing: "SELECT", ... on the

@@ -34,7 +34,7 @@
 
 namespace sqlock::detail::postgres {
 
-class PgConnection final : public Connection {
+class PgConnection final : public TunedConnection<PgConnection> {
   public:
     /// `core`: the core's statements for the target's table
     /// (core_statements()), built once and shared by its connections.
@@ -45,18 +45,6 @@ class PgConnection final : public Connection {
 
     void init_schema() override;
     void check_access() override;
-
-    ClaimResult acquire(const Claim& claim, duration lease, const std::string& locked_by) override {
-        return acquire_by_kind(*this, claim, lease, locked_by);
-    }
-    std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
-                           const std::string& locked_by, duration lease) override {
-        return renew_by_kind(*this, held, ids, locked_by, lease);
-    }
-    ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
-                         const std::string& locked_by, duration min_hold) override {
-        return release_by_kind(*this, held, ids, locked_by, min_hold);
-    }
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     AcquireResult try_acquire(const std::string& lockstring, duration lease,

@@ -29,7 +29,7 @@
 
 namespace sqlock::detail::sqlite {
 
-class SqliteConnection final : public Connection {
+class SqliteConnection final : public TunedConnection<SqliteConnection> {
   public:
     /// `create`: make the file if it is missing (the embedded default, and
     /// Locker::init()); otherwise a missing file is a configuration error, so
@@ -47,18 +47,6 @@ class SqliteConnection final : public Connection {
     void init_schema() override;
 
     void check_access() override;
-
-    ClaimResult acquire(const Claim& claim, duration lease, const std::string& locked_by) override {
-        return acquire_by_kind(*this, claim, lease, locked_by);
-    }
-    std::vector<Row> renew(const Claim& held, const std::vector<std::int64_t>& ids,
-                           const std::string& locked_by, duration lease) override {
-        return renew_by_kind(*this, held, ids, locked_by, lease);
-    }
-    ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
-                         const std::string& locked_by, duration min_hold) override {
-        return release_by_kind(*this, held, ids, locked_by, min_hold);
-    }
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
 
