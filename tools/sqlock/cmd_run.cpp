@@ -182,10 +182,6 @@ void add_job_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "DUR");
     add("once-per-offset", "Shift the --once-per windows' start by DUR (less than the window)",
         cxxopts::value<std::string>(), "DUR");
-    add("tz",
-        "With --once-per: windows in time zone ZONE (e.g. Europe/Berlin), from its local "
-        "midnight; default $SQLOCK_TZ, else UTC",
-        cxxopts::value<std::string>(), "ZONE");
     add("once-per-any-outcome",
         "With --once-per: a run that failed, was killed or lost also counts as done");
     add("no-history", "Do not record this run in the run history (`sqlock history`)");
@@ -202,6 +198,10 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         "Wait a random time in [0, DUR) before asking for the lock, so that a fleet's cron does "
         "not hit the database on the same second",
         cxxopts::value<std::string>(), "DUR");
+    add("tz",
+        "With --once-per: windows in time zone ZONE (e.g. Europe/Berlin), from its local "
+        "midnight; default $SQLOCK_TZ, else UTC",
+        cxxopts::value<std::string>(), "ZONE");
     add("retry",
         "Run COMMAND again, up to N more times, when it fails by itself; the lock stays held "
         "in between",
