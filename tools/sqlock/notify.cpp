@@ -37,16 +37,21 @@ std::vector<std::string> notify_environment(const std::vector<std::string>& extr
     std::vector<std::string> passwords;
     for (const std::string& url : db_urls)
         for (std::string& p : passwords_of(url)) passwords.push_back(std::move(p));
+    // Only what is inherited is filtered: the SQLOCK_* values sqlock adds
+    // are its own (a short password must not take them away).
     std::vector<std::string> env;
-    for (std::string& entry : command_environment(extra)) {
+    for (std::string& entry : command_environment({})) {
         const std::string name = name_of(entry);
-        if (name == "SQLOCK_DB" || name == "PGPASSWORD" || name == "MYSQL_PWD") continue;
+        bool added = false;
+        for (const std::string& x : extra) added = added || name_of(x) == name;
+        if (added || name == "SQLOCK_DB" || name == "PGPASSWORD" || name == "MYSQL_PWD") continue;
         const std::string value = entry.substr(name.size() + 1);
         if (!sqlock::text::password_ranges(value).empty()) continue;
         bool holds = false;
         for (const std::string& p : passwords) holds = holds || value.find(p) != std::string::npos;
         if (!holds) env.push_back(std::move(entry));
     }
+    env.insert(env.end(), extra.begin(), extra.end());
     return env;
 }
 

@@ -14,10 +14,10 @@
 
 namespace sqlock_cli {
 
-/// The environment for a notification: ours with `extra` ("NAME=value"),
-/// less what could carry the database's password: SQLOCK_DB, PGPASSWORD,
-/// MYSQL_PWD, every variable whose value holds a URL with a password, and
-/// every variable whose value holds a password of one of `db_urls`.
+/// The environment for a notification: ours less what could carry the
+/// database's password (SQLOCK_DB, PGPASSWORD, MYSQL_PWD, every variable
+/// whose value holds a URL with a password or a password of one of
+/// `db_urls`), then `extra` ("NAME=value", replacing any of the same name).
 std::vector<std::string> notify_environment(const std::vector<std::string>& extra,
                                             const std::vector<std::string>& db_urls);
 
