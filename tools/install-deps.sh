@@ -11,7 +11,10 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/backends.sh"
 
-packages=(build-essential cmake pkg-config libcxxopts-dev catch2 nlohmann-json3-dev)
+# libhowardhinnant-date-dev: time zones for `run --tz` (date/tz.h, and
+# libdate-tz, which reads the system's tzdata).
+packages=(build-essential cmake pkg-config libcxxopts-dev catch2 nlohmann-json3-dev
+          libhowardhinnant-date-dev)
 # Assigned apart from `read`, so that a backend without its declarations
 # fails here (set -e) instead of adding nothing.
 backend_list=$(sqlock_backends)

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sqlock/diagnosis.hpp"
@@ -212,6 +215,17 @@ class Locker {
     /// from another Locker.
     OncePerWindow once_per_window(const Lock& lock, duration length,
                                   duration offset = duration::zero(), bool any_outcome = false);
+
+    /// Draws the window of a once-per decision around the database's now:
+    /// [start, end) in milliseconds since the Unix epoch.
+    using once_per_rule = std::function<std::pair<std::int64_t, std::int64_t>(std::int64_t now_ms)>;
+    /// As above, with the window `rule` draws around the database's now:
+    /// windows that are not a fixed length from the epoch, such as days in
+    /// a time zone (`sqlock run --tz`), still judged by the database's
+    /// clock. Throws errc::invalid_argument when the window it draws does
+    /// not hold now or is longer than 366 days, and as above.
+    OncePerWindow once_per_window(const Lock& lock, const once_per_rule& rule,
+                                  bool any_outcome = false);
 
     /// Records that a run starts under `lock` (outcome running); returns
     /// the run's id for finish_run(). Empty fields of `info` are this

@@ -59,6 +59,10 @@ struct RunRecord {
     /// ended - started, in seconds (to the millisecond); for a running job,
     /// now - started; unknown when `ended` is.
     std::optional<double> duration_seconds{};
+    /// Its place among the runs of one hold of the lock, from 1: a job run
+    /// again under the same lock (`sqlock run --retry`) is recorded as one
+    /// run per attempt, all with the lock's fencing id.
+    int attempt = 1;
 };
 
 /// What start_run() records besides what the Lock says (name, fencing id).

@@ -63,6 +63,7 @@ RunRecord read_run(const std::vector<Field>& r) {
     if (r.at(11)) run.exit_status = static_cast<int>(as_int64(r.at(11)));
     if (r.at(12)) run.signal = static_cast<int>(as_int64(r.at(12)));
     if (r.at(13)) run.duration_seconds = as_double(r.at(13));
+    run.attempt = static_cast<int>(as_int64(r.at(14)));
     return run;
 }
 

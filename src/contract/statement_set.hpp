@@ -24,12 +24,23 @@
 
 namespace sqlock::detail {
 
+/// The attempt column of a run `alias` among `runs`: the runs of one hold
+/// of a lock share its fencing id (a lock row's id is never reused), so a
+/// run's attempt is the number of runs of its name and fencing id up to
+/// and including it, by id. Standard SQL, the same on every backend.
+inline std::string run_attempt_column(const std::string& runs, const std::string& alias) {
+    return "(SELECT COUNT(*) FROM " + runs + " AS a WHERE a.fencing_id = " + alias +
+           ".fencing_id AND a.name = " + alias + ".name AND a.id <= " + alias + ".id)";
+}
+
 /// The core's statements. A run is read with the columns
 ///   id, name, window_start, host, pid, username, program, fencing_id,
-///   started, ended, outcome, exit_status, exit_signal, duration_seconds
+///   started, ended, outcome, exit_status, exit_signal, duration_seconds,
+///   attempt
 /// with the outcome derived as RunRecord says (a run still marked running
 /// whose lock row is gone or expired reads as lost, ended at the row's expiry
-/// while the row is there). A pause is read with the columns
+/// while the row is there) and the attempt as run_attempt_column() counts it. A pause is read with
+/// the columns
 ///   name, paused_by, reason, created, paused_until (NULL: until resumed)
 /// and is in force while paused_until is NULL or later than now.
 enum class Query : std::size_t {

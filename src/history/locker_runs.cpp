@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <tuple>
+#include <utility>
 
 #include "base/owner.hpp"
 #include "base/utc_time.hpp"
@@ -176,13 +178,25 @@ const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& lo
 
 OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duration offset,
                                       bool any_outcome) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    state_of(state_, lock.state_);  // a moved-from Lock or another Locker's: said first
     detail::validate_lease(length, "once-per window");
     detail::validate_non_negative(offset, "once-per offset");
     if (offset >= length)
         throw error(errc::invalid_argument, "the once-per offset (" + format_duration(offset) +
                                                 ") must be shorter than the window (" +
                                                 format_duration(length) + ")");
+    return once_per_window(
+        lock,
+        [&](std::int64_t now) {
+            const std::int64_t start = detail::window_start_ms(now, length.count(), offset.count());
+            return std::make_pair(start, start + length.count());
+        },
+        any_outcome);
+}
+
+OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rule,
+                                      bool any_outcome) {
+    const detail::LockState& held = state_of(state_, lock.state_);
     if (!lock.active())
         throw error(errc::invalid_argument,
                     "lock '" + detail::printable(held.lockstring) +
@@ -192,8 +206,14 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
     std::vector<RunRecord> runs;
     with_history(*state_, [&](detail::Connection& c) {
         const std::int64_t now = now_millis(c);
-        w.start_ms = detail::window_start_ms(now, length.count(), offset.count());
-        w.end_ms = w.start_ms + length.count();
+        std::tie(w.start_ms, w.end_ms) = rule(now);
+        // The reaper keeps a window's runs for 366 days (prunable_runs).
+        constexpr std::int64_t longest = 366LL * 24 * 3600 * 1000;
+        if (!(w.start_ms <= now && now < w.end_ms) || w.end_ms - w.start_ms > longest)
+            throw error(errc::invalid_argument,
+                        "the once-per window from " + detail::utc_text(w.start_ms) + " to " +
+                            detail::utc_text(w.end_ms) + " does not hold the database's now, " +
+                            detail::utc_text(now) + ", or is longer than 366 days");
         w.start = detail::utc_text(w.start_ms);
         w.end = detail::utc_text(w.end_ms);
         runs = query_runs(c, detail::Query::window_runs,

@@ -241,3 +241,36 @@ TEST_CASE("the run history's end: timed out over the job's status, lost over tim
     r.lost = true;
     CHECK(run_end(r).outcome == sqlock::run_outcome::lost);
 }
+
+TEST_CASE("--retry runs again a job that failed by itself, not one sqlock stopped") {
+    auto attempt = [](int status) {
+        SuperviseResult r;
+        r.status = status;
+        return r;
+    };
+    CHECK_FALSE(retryable(attempt(exited(0))));
+    CHECK(retryable(attempt(exited(1))));
+    CHECK(retryable(attempt(exited(127))));
+    CHECK(retryable(attempt(killed_by(SIGSEGV))));  // killed, but not by sqlock
+    for (bool SuperviseResult::*stopped :
+         {&SuperviseResult::lost, &SuperviseResult::fenced, &SuperviseResult::timed_out,
+          &SuperviseResult::signalled, &SuperviseResult::leftovers}) {
+        SuperviseResult r = attempt(exited(1));
+        r.*stopped = true;
+        CHECK_FALSE(retryable(r));
+    }
+}
+
+TEST_CASE("--retry-delay doubles after each failure, up to a cap, jittered down by half at most") {
+    using std::chrono::milliseconds;
+    const milliseconds base(1000);
+    CHECK(retry_backoff(base, 1, 0.0) == milliseconds(1000));
+    CHECK(retry_backoff(base, 2, 0.0) == milliseconds(2000));
+    CHECK(retry_backoff(base, 3, 0.0) == milliseconds(4000));
+    CHECK(retry_backoff(base, 11, 0.0) == milliseconds(600000));  // 1024 s capped at 10 min
+    CHECK(retry_backoff(base, 60, 0.0) == milliseconds(600000));
+    CHECK(retry_backoff(base, 3, 0.5) == milliseconds(3000));
+    CHECK(retry_backoff(base, 3, 0.999) > milliseconds(2000));
+    // A base above the cap is the cap.
+    CHECK(retry_backoff(milliseconds(3600000), 5, 0.0) == milliseconds(3600000));
+}

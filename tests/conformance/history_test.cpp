@@ -266,3 +266,60 @@ TEST_CASE("a run whose lock was taken over reads lost; the new holder's window i
     CHECK_FALSE(other.once_per_window(*taker, 24h).done);
     CHECK(other.once_per_window(*taker, 24h, 0ms, /*any_outcome=*/true).done);
 }
+
+TEST_CASE("the runs of one hold of a lock are numbered as attempts", "[history]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    {
+        auto lock = locker.lock("job");
+        auto first = locker.start_run(lock);
+        locker.finish_run(lock, first, {run_outcome::failed, 1, {}});
+        auto second = locker.start_run(lock);
+        locker.finish_run(lock, second, {run_outcome::succeeded, 0, {}});
+    }
+    {
+        auto other = locker.lock("other");  // another name: its own count
+        locker.finish_run(other, locker.start_run(other), {run_outcome::succeeded, 0, {}});
+    }
+    auto lock = locker.lock("job");  // a new hold: attempt 1 again
+    locker.start_run(lock);
+    auto runs = locker.history(sqlock::HistoryQuery{"job"});
+    REQUIRE(runs.size() == 3);  // newest first
+    CHECK(runs[0].attempt == 1);
+    CHECK(runs[1].attempt == 2);
+    CHECK(runs[1].outcome == run_outcome::succeeded);
+    CHECK(runs[2].attempt == 1);
+    CHECK(runs[1].fencing_id == runs[2].fencing_id);
+    CHECK(runs[0].fencing_id != runs[1].fencing_id);
+    CHECK(locker.history(sqlock::HistoryQuery{"other"}).at(0).attempt == 1);
+    // job_status reads the same column.
+    CHECK(locker.job_status("job").last_success->attempt == 2);
+}
+
+TEST_CASE("a once-per window drawn by a rule around the database's now", "[history][once-per]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto lock = locker.lock("job");
+    std::int64_t seen = 0;
+    // A window that holds now: what the rule said, and open.
+    auto w = locker.once_per_window(lock, [&](std::int64_t now) {
+        seen = now;
+        return std::make_pair(now - 1000, now + 1000);
+    });
+    CHECK(w.start_ms == seen - 1000);
+    CHECK(w.end_ms == seen + 1000);
+    CHECK_FALSE(w.done);
+    locker.finish_run(lock, locker.start_run(lock, {{}, {}, 0, {}, w.start_ms}),
+                      {run_outcome::succeeded, 0, {}});
+    // The same start later: done.
+    auto again = locker.once_per_window(
+        lock, [&](std::int64_t now) { return std::make_pair(seen - 1000, now + 1000); });
+    CHECK(again.done);
+    // A window that does not hold now is refused.
+    CHECK_THROWS_MATCHES(
+        locker.once_per_window(lock,
+                               [](std::int64_t now) { return std::make_pair(now + 10, now + 20); }),
+        sqlock::error, Catch::Matchers::Predicate<sqlock::error>([](const sqlock::error& e) {
+            return e.category() == sqlock::errc::invalid_argument;
+        }));
+}

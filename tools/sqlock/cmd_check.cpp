@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "database.hpp"
 #include "exit_codes.hpp"
+#include "local_windows.hpp"
 #include "lock_format.hpp"
 #include "option_values.hpp"
 
@@ -27,8 +28,11 @@ const char* const check_details =
     "              (sqlock pause)\n"
     "  2 CRITICAL  no run succeeded within --max-age (or none is recorded)\n"
     "  3 UNKNOWN   the database cannot be read, there is no history table, bad usage\n"
+    "A job retried with `run --retry` has a run per attempt: its last attempt is its\n"
+    "last run, and the line names the attempt when it was not the first.\n"
     "A run in progress is mentioned but changes nothing. The age counts from the end of\n"
-    "the last success, by the database's clock. With --json: one JSON object with the\n"
+    "the last success, by the database's clock. Times are UTC, or in --tz ZONE (or\n"
+    "SQLOCK_TZ). With --json: one JSON object with the\n"
     "same facts.\n"
     "\n"
     "Example (Icinga/Nagios command line):\n"
@@ -39,6 +43,8 @@ void add_check_options(cxxopts::Options& options, const std::string& group) {
     add("max-age", "CRITICAL unless a run succeeded within DUR (e.g. 25h) (required)",
         cxxopts::value<std::string>(), "DUR");
     add("json", "Print one JSON object instead of the plugin's line");
+    add("tz", "Write times in time zone ZONE (e.g. Europe/Berlin); default $SQLOCK_TZ, else UTC",
+        cxxopts::value<std::string>(), "ZONE");
 }
 
 namespace {
@@ -52,9 +58,10 @@ std::string whole_seconds(double seconds) {
     return s == 0 ? "0s" : sqlock::format_duration(sqlock::duration(s * 1000));
 }
 
-// "2026-11-22 03:00:12 UTC" from the databases' text.
-std::string utc_seconds(const std::string& text) {
-    return text.substr(0, 19) + " UTC";
+// "2026-11-22 03:00:12 UTC" from the databases' text; with a zone (--tz),
+// "2026-11-22 04:00:12 CET".
+std::string shown_time(const std::string& text, const date::time_zone* zone) {
+    return zone ? local_text(zone, text) : text.substr(0, 19) + " UTC";
 }
 
 // "failed (exit 3)", "was killed (SIGKILL)", "was lost", "timed out (...)".
@@ -71,6 +78,11 @@ std::string ending_phrase(const sqlock::RunRecord& run) {
         default:
             return sqlock::to_string(run.outcome);
     }
+}
+
+// " (attempt 3)" for a run that was a retry (`run --retry`), else "".
+std::string attempt_text(const sqlock::RunRecord& run) {
+    return run.attempt > 1 ? " (attempt " + std::to_string(run.attempt) + ")" : std::string();
 }
 
 // The performance data after "|": age of the last success against the
@@ -98,7 +110,9 @@ struct Verdict {
 
 // `max_age_text` is --max-age as given ("25h" stays "25h").
 Verdict judge(const sqlock::JobStatus& status, const std::optional<sqlock::PauseInfo>& pause,
-              sqlock::duration max_age, const std::string& max_age_text) {
+              sqlock::duration max_age, const std::string& max_age_text,
+              const date::time_zone* zone) {
+    const auto utc_seconds = [zone](const std::string& text) { return shown_time(text, zone); };
     const double max_age_seconds = static_cast<double>(max_age.count()) / 1000.0;
     const auto& success = status.last_success;
     const bool recent =
@@ -111,10 +125,11 @@ Verdict judge(const sqlock::JobStatus& status, const std::optional<sqlock::Pause
     std::string success_text =
         success ? "last success " + utc_seconds(success->ended.value_or(success->started)) + " (" +
                       whole_seconds(status.success_age_seconds.value_or(0)) + " ago), took " +
-                      seconds_text(success->duration_seconds)
+                      seconds_text(success->duration_seconds) + attempt_text(*success)
                 : std::string("no successful run recorded");
     std::string failure_text = last_failed ? "last run " + ending_phrase(*last) + " at " +
-                                                 utc_seconds(last->ended.value_or(last->started))
+                                                 utc_seconds(last->ended.value_or(last->started)) +
+                                                 attempt_text(*last)
                                            : std::string();
 
     Verdict v;
@@ -175,10 +190,12 @@ int run_check(Invocation& inv) {
     const sqlock::duration max_age =
         duration_option(inv.options, "max-age", duration_kind::positive);
     const std::string& name = inv.args[0];
+    const date::time_zone* zone =
+        zone_setting(inv.options.count("tz") > 0, string_option(inv.options, "tz"));
     sqlock::Locker locker = open_locker(inv.global);
     const sqlock::JobStatus status = locker.job_status(name);
     const std::optional<sqlock::PauseInfo> pause = locker.paused(name);
-    const Verdict v = judge(status, pause, max_age, inv.options["max-age"].as<std::string>());
+    const Verdict v = judge(status, pause, max_age, inv.options["max-age"].as<std::string>(), zone);
     const std::string line = plugin_line(v.state, sqlock::text::printable(name) + ": " + v.text) +
                              performance_data(status, static_cast<double>(max_age.count()) / 1000);
 

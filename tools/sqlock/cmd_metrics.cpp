@@ -18,8 +18,10 @@ const char* const metrics_details =
     "  sqlock_job_last_success_timestamp_seconds  when the last success ended (Unix time)\n"
     "  sqlock_job_last_run_duration_seconds       how long the last finished run took\n"
     "  sqlock_job_last_outcome{outcome=...}       1 for the last finished run's outcome, else 0\n"
+    "  sqlock_job_last_run_attempt                its attempt (run --retry; 1 if not retried)\n"
     "  sqlock_job_running                         runs in progress\n"
-    "  sqlock_job_runs{outcome=...}               runs in the history kept, by outcome\n"
+    "  sqlock_job_runs{outcome=...}               runs in the history kept, by outcome (a\n"
+    "                                             retried job: one per attempt)\n"
     "and for the table: sqlock_locks_held, sqlock_locks_expired (waiting for `reap`).\n"
     "Every series has the labels table and (per job) name. Write it atomically for\n"
     "node_exporter's textfile collector, e.g. every minute from cron:\n"
@@ -102,6 +104,10 @@ int run_metrics(Invocation& inv) {
     Family last_outcome(
         "sqlock_job_last_outcome",
         "The outcome of the job's last finished run: 1 for it, 0 for the other outcomes.", "gauge");
+    Family last_attempt("sqlock_job_last_run_attempt",
+                        "The attempt the job's last finished run was (run --retry): 1 for the "
+                        "first.",
+                        "gauge");
     Family running("sqlock_job_running", "Runs of the job in progress.", "gauge");
     Family recorded("sqlock_job_runs",
                     "Runs of the job in the run history kept, by outcome (pruning by `sqlock "
@@ -116,6 +122,7 @@ int run_metrics(Invocation& inv) {
         if (status.last_finished) {
             if (status.last_finished->duration_seconds)
                 last_duration.sample(job, number(*status.last_finished->duration_seconds));
+            last_attempt.sample(job, std::to_string(status.last_finished->attempt));
             // Every outcome but running: a finished run never is.
             for (sqlock::run_outcome o : sqlock::all_run_outcomes)
                 if (o != sqlock::run_outcome::running)
@@ -137,8 +144,8 @@ int run_metrics(Invocation& inv) {
     expired.sample(table, std::to_string(locks.expired));
 
     std::string out;
-    for (const Family* f :
-         {&last_success, &last_duration, &last_outcome, &running, &recorded, &held, &expired})
+    for (const Family* f : {&last_success, &last_duration, &last_outcome, &last_attempt, &running,
+                            &recorded, &held, &expired})
         out += f->text();
     out.pop_back();  // Output::data adds the last newline
     Output::data(out);

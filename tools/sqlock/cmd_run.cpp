@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "event_log.hpp"
 #include "exit_codes.hpp"
+#include "local_windows.hpp"
 #include "lock_format.hpp"
 #include "option_values.hpp"
 #include "run_session.hpp"
@@ -86,10 +87,15 @@ const char* const run_details =
     "\n"
     "--once-per DUR runs COMMAND at most once per window of DUR: windows on the\n"
     "database's clock, in UTC, aligned on the Unix epoch (1d is a UTC day), shifted\n"
-    "by --once-per-offset (1d with 3h: days that start at 03:00 UTC). Under the lock,\n"
-    "sqlock looks for a run of NAME in the current window that succeeded (with\n"
-    "--once-per-any-outcome: that ended in any way); if there is one, COMMAND is not\n"
-    "run and sqlock exits 0 (a line with --verbose). A failed, killed, lost or\n"
+    "by --once-per-offset (1d with 3h: days that start at 03:00 UTC). With --tz ZONE\n"
+    "(or SQLOCK_TZ), windows are aligned on local midnight in that IANA zone: whole\n"
+    "days are local calendar days (23 or 25 hours at a DST change), and a length that\n"
+    "divides a day (1h, 6h) counts real time from local midnight, the day's last\n"
+    "window ending at the next; --once-per-offset shifts them in local time. Still\n"
+    "judged by the database's clock. Under the lock, sqlock looks for a run of NAME\n"
+    "in the current window that succeeded (with --once-per-any-outcome: that ended\n"
+    "in any way); if there is one, COMMAND is not run and sqlock exits 0 (a line\n"
+    "with --verbose). A failed, killed, lost or\n"
     "timed-out run leaves the window open for the next attempt. Decided under the\n"
     "lock and recorded before it is released, so hosts never both run one window,\n"
     "whatever their clocks or cron times.\n"
@@ -107,6 +113,27 @@ const char* const run_details =
     "time, level, event, message, the lock name, host, pid and database. COMMAND's\n"
     "own output is left as it is. See docs/logging.md.\n"
     "\n"
+    "--splay DUR waits a random time in [0, DUR) before asking for the lock, so that\n"
+    "hosts whose cron fires on the same second do not all reach the database at once\n"
+    "(--verbose says how long). A forwarded signal ends the wait: nothing is taken,\n"
+    "COMMAND does not run, and sqlock exits 128+N (143 for SIGTERM).\n"
+    "\n"
+    "--notify CMD (repeatable) runs CMD through sh -c on the host that runs the job:\n"
+    "once before COMMAND starts (SQLOCK_EVENT=start) and once after the lock was\n"
+    "released at the end (SQLOCK_EVENT=end), with SQLOCK_OUTCOME (the history's\n"
+    "outcome: succeeded, failed, killed, lost, timed_out), SQLOCK_EXIT (the status\n"
+    "run exits with), SQLOCK_DURATION (seconds), SQLOCK_NAME, SQLOCK_ID, SQLOCK_RUN_ID\n"
+    "and SQLOCK_HOST. A host that does not run the job notifies nothing, unless\n"
+    "--notify-skips asks for SQLOCK_EVENT=skip (SQLOCK_OUTCOME: busy, timeout,\n"
+    "paused, window_done, interrupted). --notify-output passes the job's stdout and\n"
+    "stderr through pipes and gives the end event their last 64 KiB in the file\n"
+    "$SQLOCK_OUTPUT_FILE (removed afterwards). CMD's stdin is /dev/null and its\n"
+    "stdout goes to stderr. It is killed after --notify-timeout (10s); its failure\n"
+    "is reported (event notify_failed) and changes neither the exit status nor the\n"
+    "lock. It never sees the database's password: SQLOCK_DB, PGPASSWORD, MYSQL_PWD\n"
+    "and any variable holding a password of the database URL are left out of its\n"
+    "environment. See docs/cron.md.\n"
+    "\n"
     "Examples:\n"
     "  sqlock run nightly-backup --expires 2h -- /usr/local/bin/backup --full\n"
     "  sqlock run sync --max-runtime 30m -- /usr/local/bin/sync\n"
@@ -114,9 +141,13 @@ const char* const run_details =
     "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
     "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
     "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n"
-    "  sqlock run orders-db --shared --wait 10m -- ./report.sh\n";
+    "  sqlock run orders-db --shared --wait 10m -- ./report.sh\n"
+    "  sqlock run report --splay 30s --once-per 1d \\\n"
+    "      --notify 'curl -fsS -m 10 -o /dev/null "
+    "https://hc.example/ping/UUID/${SQLOCK_EXIT:-start}' \\\n"
+    "      -- /usr/local/bin/report\n";
 
-void add_run_options(cxxopts::Options& options, const std::string& group) {
+void add_job_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
     add("expires", "Lease: the lock stops counting this long after it was taken or last renewed",
         cxxopts::value<std::string>()->default_value("1h"), "DUR");
@@ -158,6 +189,39 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         "How run reports on stderr: text (lines for people, the default) or json (one object "
         "per event, for journald or a log shipper); default $SQLOCK_LOG_FORMAT",
         cxxopts::value<std::string>(), "FORMAT");
+}
+
+void add_run_options(cxxopts::Options& options, const std::string& group) {
+    add_job_options(options, group);
+    auto add = options.add_options(group);
+    add("splay",
+        "Wait a random time in [0, DUR) before asking for the lock, so that a fleet's cron does "
+        "not hit the database on the same second",
+        cxxopts::value<std::string>(), "DUR");
+    add("tz",
+        "With --once-per: windows in time zone ZONE (e.g. Europe/Berlin), from its local "
+        "midnight; default $SQLOCK_TZ, else UTC",
+        cxxopts::value<std::string>(), "ZONE");
+    add("retry",
+        "Run COMMAND again, up to N more times, when it fails by itself; the lock stays held "
+        "in between",
+        cxxopts::value<std::string>(), "N");
+    add("retry-delay",
+        "Wait DUR before the first retry, doubling for each further one (jittered, at most 10m "
+        "or DUR; default 10s)",
+        cxxopts::value<std::string>(), "DUR");
+    add("notify",
+        "Run CMD (through sh -c) when the job starts and when it has ended, on the host that "
+        "runs it (repeatable; see SQLOCK_EVENT)",
+        cxxopts::value<std::vector<std::string>>(), "CMD");
+    add("notify-output",
+        "Give --notify the tail of the job's output in a file ($SQLOCK_OUTPUT_FILE); the output "
+        "still goes where it goes");
+    add("notify-skips",
+        "Also run --notify (SQLOCK_EVENT=skip) when this host does not run the job (busy, "
+        "paused, window done)");
+    add("notify-timeout", "Kill a --notify command that has not ended after DUR (default 10s)",
+        cxxopts::value<std::string>(), "DUR");
 }
 
 namespace {
@@ -230,15 +294,11 @@ void fit_grace(const cxxopts::ParseResult& o, RunSettings& s) {
                           sqlock::format_duration(room) + " or less, or a longer --expires");
 }
 
-std::string this_host() {
-    char name[256] = {};
-    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
-    return sqlock::text::printable(name);
-}
-
 RunSettings parse_settings(const Invocation& inv) {
-    return parse_run_settings(inv, "run",
-                              "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]");
+    RunSettings s = parse_run_settings(
+        inv, "run", "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]");
+    parse_cron_settings(inv.options, s);
+    return s;
 }
 
 }  // namespace
@@ -315,12 +375,49 @@ RunSettings parse_run_settings(const Invocation& inv, const std::string& command
                                   sqlock::format_duration(*s.once_per));
         }
         s.once_per_any_outcome = o.count("once-per-any-outcome") > 0;
+        s.tz = zone_setting(o.count("tz") > 0, string_option(o, "tz"));
+        if (s.tz) check_local_window(std::chrono::duration_cast<milliseconds>(*s.once_per));
+    } else if (o.count("tz")) {
+        throw usage_error("--tz needs --once-per DUR: it says where windows start");
     } else if (o.count("once-per-offset") || o.count("once-per-any-outcome")) {
         throw usage_error(std::string(o.count("once-per-offset") ? "--once-per-offset"
                                                                  : "--once-per-any-outcome") +
                           " needs --once-per DUR");
     }
     return s;
+}
+
+std::string this_host() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return sqlock::text::printable(name);
+}
+
+void parse_cron_settings(const cxxopts::ParseResult& o, RunSettings& s) {
+    if (o.count("splay"))
+        s.splay = std::chrono::duration_cast<milliseconds>(
+            duration_option(o, "splay", duration_kind::non_negative));
+    s.retries = static_cast<int>(integer_option(o, "retry", 0, 100, 0));
+    if (o.count("retry-delay")) {
+        if (!o.count("retry")) throw usage_error("--retry-delay needs --retry N");
+        s.retry_delay = std::chrono::duration_cast<milliseconds>(
+            duration_option(o, "retry-delay", duration_kind::positive));
+    }
+    if (o.count("notify")) {
+        s.notify = o["notify"].as<std::vector<std::string>>();
+        for (const std::string& cmd : s.notify)
+            if (cmd.find_first_not_of(" \t\n") == std::string::npos)
+                throw usage_error("--notify needs a shell command, got " + in_quotes(cmd));
+    }
+    s.notify_output = o.count("notify-output") > 0;
+    s.notify_skips = o.count("notify-skips") > 0;
+    if (o.count("notify-timeout"))
+        s.notify_timeout = std::chrono::duration_cast<milliseconds>(
+            duration_option(o, "notify-timeout", duration_kind::positive));
+    if (s.notify.empty())
+        for (const char* needs : {"notify-output", "notify-skips", "notify-timeout"})
+            if (o.count(needs))
+                throw usage_error(std::string("--") + needs + " needs --notify CMD");
 }
 
 int run_run(Invocation& inv) {

@@ -227,6 +227,7 @@ nlohmann::ordered_json run_json(const sqlock::RunRecord& run) {
             {"user", run.user},
             {"program", run.program},
             {"fencing_id", run.fencing_id},
+            {"attempt", run.attempt},
             {"started", run.started},
             {"ended", or_null(run.ended)},
             {"outcome", sqlock::to_string(run.outcome)},

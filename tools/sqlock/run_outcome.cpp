@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+
 #include "exit_codes.hpp"
 #include "supervisor.hpp"
 
@@ -40,6 +42,24 @@ sqlock::RunEnd run_end(const SuperviseResult& result) {
     if (WIFEXITED(result.status)) end.exit_status = WEXITSTATUS(result.status);
     if (WIFSIGNALED(result.status)) end.signal = WTERMSIG(result.status);
     return end;
+}
+
+bool retryable(const SuperviseResult& result) noexcept {
+    if (result.lost || result.fenced || result.timed_out || result.signalled || result.leftovers)
+        return false;
+    return !(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0);
+}
+
+std::chrono::milliseconds retry_backoff(std::chrono::milliseconds base, int failed,
+                                        double jitter) noexcept {
+    const std::chrono::milliseconds cap =
+        std::max<std::chrono::milliseconds>(base, std::chrono::minutes(10));
+    std::chrono::milliseconds d = base;
+    for (int i = 1; i < failed && d < cap; ++i) d *= 2;
+    d = std::min(d, cap);
+    jitter = std::clamp(jitter, 0.0, 1.0);
+    return std::chrono::milliseconds(
+        static_cast<std::int64_t>(static_cast<double>(d.count()) * (1.0 - jitter / 2)));
 }
 
 }  // namespace sqlock_cli

@@ -4,6 +4,8 @@
 // record or release is unit-tested (tests/cli/run_outcome_test.cpp).
 #pragma once
 
+#include <chrono>
+
 #include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
@@ -54,5 +56,20 @@ int exit_code_for_status(int status) noexcept;
 /// --max-runtime, else by its wait status (succeeded, failed, killed); its
 /// exit status or signal in every case.
 sqlock::RunEnd run_end(const SuperviseResult& result);
+
+/// Whether `run --retry` runs the job again after this attempt: it failed
+/// (exited non-zero, or a signal killed it) by itself. Not when sqlock
+/// stopped it (a lost or fenced lock, --max-runtime), when a signal was
+/// forwarded to it (someone asked it to stop), nor when some of its
+/// processes would not die.
+bool retryable(const SuperviseResult& result) noexcept;
+
+/// The wait before the next attempt after `failed` attempts (1 or more):
+/// `base` doubled for each failure after the first, capped at the larger
+/// of `base` and 10 minutes, then jittered down by up to half by `jitter`
+/// (in [0, 1): a random draw), so that jobs that failed together do not
+/// retry together.
+std::chrono::milliseconds retry_backoff(std::chrono::milliseconds base, int failed,
+                                        double jitter) noexcept;
 
 }  // namespace sqlock_cli

@@ -1,11 +1,20 @@
 #include "run_session.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <random>
+#include <system_error>
 #include <utility>
 
 #include "database.hpp"
+#include "local_windows.hpp"
 #include "lock_format.hpp"
+#include "notify.hpp"
 #include "output.hpp"
 #include "process_tree.hpp"
 #include "text.hpp"
@@ -21,6 +30,16 @@ nlohmann::ordered_json run_end_json(const sqlock::RunEnd& end) {
     j["signal"] = end.signal ? nlohmann::ordered_json(signal_name(*end.signal)) : nullptr;
     return j;
 }
+
+// How an attempt ended, for the retry's line: "exited 3", "was killed by SIGSEGV".
+std::string describe_status(int status) {
+    if (WIFEXITED(status)) return "exited " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return "was killed by " + signal_name(WTERMSIG(status));
+    return "failed";
+}
+
+// What --notify-output keeps of the job's output.
+constexpr std::size_t output_tail_limit = 64 * 1024;
 
 }  // namespace
 
@@ -67,13 +86,119 @@ RunSession::RunSession(Invocation& inv, RunSettings& settings, EventLog& log)
 }
 
 int RunSession::run() {
+    int code = exit_code::ok;
+    try {
+        code = run_phases();
+    } catch (const cli_error& e) {
+        // Every phase has released the lock (or never had it) by the time
+        // it throws: a notification never delays the next holder.
+        if (start_notified_)
+            notify("end", e.code());
+        else if (!skip_reason_.empty() && s_.notify_skips)
+            notify("skip", e.code());
+        throw;
+    }
+    if (start_notified_)
+        notify("end", code);
+    else if (!skip_reason_.empty() && s_.notify_skips)
+        notify("skip", code);
+    return code;
+}
+
+int RunSession::run_phases() {
     acquire();
     if (std::optional<EarlyExit> exit = gate()) return leave_early(*exit);
     if (std::optional<EarlyExit> exit = start()) return leave_early(*exit);
-    return finish(supervise());
+    SuperviseResult result = supervise();
+    while (retry(result)) {
+    }
+    if (tail_) tail_->stop();
+    return finish(result);
 }
 
 // --- acquire ---------------------------------------------------------------
+
+// --splay: a random wait before asking for the lock, so that the hosts of a
+// fleet whose cron fires on the same second do not all ask at once. Any
+// forwarded signal ends it: nothing was taken, nothing runs.
+void RunSession::splay() {
+    if (s_.splay <= milliseconds::zero()) return;
+    std::random_device seed;
+    std::uniform_int_distribution<std::int64_t> pick(0, s_.splay.count() - 1);
+    const milliseconds delay(pick(seed));
+    log_.event(
+        event_level::info, "splay",
+        "waiting " + sqlock::format_duration(delay) + " (--splay " +
+            sqlock::format_duration(s_.splay) + ") before asking for " +
+            in_quotes(s_.request.name) + db_,
+        {{"delay_seconds", seconds_value(delay)}, {"splay_seconds", seconds_value(s_.splay)}});
+    const auto deadline = std::chrono::steady_clock::now() + delay;
+    for (auto now = std::chrono::steady_clock::now(); now < deadline;
+         now = std::chrono::steady_clock::now()) {
+        const std::optional<siginfo_t> info =
+            signals_.wait(std::chrono::ceil<milliseconds>(deadline - now));
+        if (!info || info->si_signo == SIGCHLD) continue;
+        const int signo = info->si_signo;
+        skip_reason_ = "interrupted";
+        throw log_.ending(event_level::warning, "skipped", exit_code::signal_base + signo,
+                          "interrupted by " + signal_name(signo) + " during --splay; lock " +
+                              in_quotes(s_.request.name) + " was not asked for" + db_,
+                          {{"reason", "interrupted"}, {"signal", signal_name(signo)}});
+    }
+}
+
+// --notify: each command in turn, with what happened in its environment.
+// Its failure is said and changes nothing else.
+void RunSession::notify(const std::string& event, int code) {
+    std::vector<std::string> extra = {"SQLOCK_EVENT=" + event, "SQLOCK_NAME=" + s_.request.name,
+                                      "SQLOCK_HOST=" + this_host()};
+    if (lock_id_) extra.push_back("SQLOCK_ID=" + std::to_string(lock_id_));
+    if (run_id_) extra.push_back("SQLOCK_RUN_ID=" + std::to_string(*run_id_));
+    if (event == "start") extra.push_back("SQLOCK_OUTCOME=running");
+    if (event == "skip") extra.push_back("SQLOCK_OUTCOME=" + skip_reason_);
+    if (event != "start") extra.push_back("SQLOCK_EXIT=" + std::to_string(code));
+    if (event == "end" && s_.retries > 0)
+        extra.push_back("SQLOCK_ATTEMPTS=" + std::to_string(attempt_));
+    std::string output_file;
+    if (event == "end") {
+        extra.push_back("SQLOCK_OUTCOME=" + outcome_);
+        const auto ran = ended_ > first_started_
+                             ? std::chrono::duration_cast<milliseconds>(ended_ - first_started_)
+                             : milliseconds::zero();
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.3f", ran.count() / 1000.0);
+        extra.push_back(std::string("SQLOCK_DURATION=") + seconds);
+        if (tail_) {
+            output_file = write_temporary_file(tail_->text());
+            if (output_file.empty())
+                Output::error("could not write the job's output for --notify-output to a file");
+            else
+                extra.push_back("SQLOCK_OUTPUT_FILE=" + output_file);
+        }
+    }
+    // --db, else $SQLOCK_DB (dropped by name too): both may hold it.
+    const char* env_db = std::getenv("SQLOCK_DB");
+    const std::vector<std::string> env =
+        notify_environment(extra, {inv_.global.db, env_db ? env_db : ""});
+    for (const std::string& command : s_.notify) {
+        const NotifyResult r =
+            run_notification(command, env, s_.notify_timeout, signals_.original_mask());
+        nlohmann::ordered_json fields = {{"notify_event", event},
+                                         {"command", sqlock::text::printable(command)}};
+        fields["exit_status"] =
+            r.exit_status >= 0 ? nlohmann::ordered_json(r.exit_status) : nullptr;
+        if (r.ok)
+            log_.event(event_level::info, "notified",
+                       "--notify " + in_quotes(command) + " for the " + event + " event succeeded",
+                       fields);
+        else
+            log_.event(event_level::error, "notify_failed",
+                       "--notify " + in_quotes(command) + " for the " + event + " event " +
+                           r.problem + "; the job's exit status and the lock are unchanged",
+                       fields);
+    }
+    if (!output_file.empty()) ::unlink(output_file.c_str());
+}
 
 void RunSession::acquire() {
     // Before the lock: a mistyped command must not take (or, with
@@ -84,6 +209,7 @@ void RunSession::acquire() {
         throw cli_error(e.code(), e.what() + std::string(" (lock ") + in_quotes(s_.request.name) +
                                       " not taken)" + db_);
     }
+    splay();
 
     s_.request.options.on_lost = [lost = lost_](const std::string&, std::int64_t) { *lost = true; };
     s_.request.options.on_renewed_late = [&log = log_, db = db_](const std::string&,
@@ -122,13 +248,14 @@ void RunSession::acquire() {
             lock_.emplace(sqlock_cli::acquire_set(locker_, s_.request, acquire_out, interrupted));
     } catch (const sqlock::error& e) {
         if (e.category() != sqlock::errc::busy && e.category() != sqlock::errc::timeout) throw;
-        nlohmann::ordered_json fields = {
-            {"reason", e.category() == sqlock::errc::busy ? "busy" : "timeout"}};
+        skip_reason_ = e.category() == sqlock::errc::busy ? "busy" : "timeout";
+        nlohmann::ordered_json fields = {{"reason", skip_reason_}};
         fields["holder"] = e.holder() ? lock_json(*e.holder()) : nullptr;
         throw log_.ending(event_level::notice, "skipped", s_.conflict_code, e.what(), fields,
                           /*quiet_ok=*/true);
     } catch (const cli_error& e) {
         if (e.code() <= exit_code::signal_base) throw;  // interrupted while waiting
+        skip_reason_ = "interrupted";
         throw log_.ending(event_level::warning, "skipped", e.code(), e.what(),
                           {{"reason", "interrupted"},
                            {"signal", signal_name(e.code() - exit_code::signal_base)}});
@@ -280,9 +407,17 @@ sqlock::RunStart RunSession::run_start() const {
 }
 
 void RunSession::said_recording() const {
-    inv_.out.detail("recording run " + std::to_string(*run_id_) + " of " +
-                    in_quotes(s_.request.name) +
-                    (window_ ? " for window " + window_->start + " UTC" : std::string()) + db_);
+    inv_.out.detail(
+        "recording run " + std::to_string(*run_id_) + " of " + in_quotes(s_.request.name) +
+        (window_ ? " for window " + window_->start + " UTC" + local_window_text() : std::string()) +
+        db_);
+}
+
+// " (2026-03-29 00:00:00 CET to 2026-03-30 00:00:00 CEST)" with --tz, else "".
+std::string RunSession::local_window_text() const {
+    if (!s_.tz || !window_) return {};
+    return " (" + local_text(s_.tz, window_->start) + " to " + local_text(s_.tz, window_->end) +
+           ")";
 }
 
 std::optional<RunSession::EarlyExit> RunSession::decide_window() {
@@ -290,18 +425,29 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
     // counts was recorded (before its lock was released) by whoever held it.
     if (!s_.once_per) return std::nullopt;
     try {
-        window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
-                                          s_.once_per_any_outcome);
+        if (s_.tz) {
+            const auto length = std::chrono::duration_cast<milliseconds>(*s_.once_per);
+            const auto offset = std::chrono::duration_cast<milliseconds>(s_.once_per_offset);
+            window_ = locker_.once_per_window(
+                *lock_->single(),
+                [&](std::int64_t now) { return local_window(s_.tz, length, offset, now); },
+                s_.once_per_any_outcome);
+        } else {
+            window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
+                                              s_.once_per_any_outcome);
+        }
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
                                 std::string(e.what()) + " (deciding on the --once-per window; " +
                                     job_ + " was not started)");
     }
     if (window_->done) {
+        skip_reason_ = "window_done";
         const sqlock::RunRecord& by = *window_->done_by;
         log_.event(event_level::info, "skipped",
-                   "window " + window_->start + " to " + window_->end + " UTC of " +
-                       in_quotes(s_.request.name) + " is done: run " + std::to_string(by.id) + " " +
+                   "window " + window_->start + " to " + window_->end + " UTC" +
+                       local_window_text() + " of " + in_quotes(s_.request.name) +
+                       " is done: run " + std::to_string(by.id) + " " +
                        sqlock::to_string(by.outcome) + " on " + sqlock::text::printable(by.host) +
                        " (started " + by.started + " UTC); not running " + job_ + db_,
                    {{"reason", "window_done"},
@@ -323,6 +469,7 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
 // time; the row ends with its lease. (A release that found the lock lost
 // has let go of it already: nothing to detach.)
 int RunSession::leave_early(const EarlyExit& exit) {
+    if (exit.event == "skipped") skip_reason_ = exit.fields.value("reason", "");
     std::optional<std::pair<std::string, int>> failed;  // message, exit code
     try {
         lock_->release();
@@ -347,26 +494,139 @@ int RunSession::leave_early(const EarlyExit& exit) {
 // --- supervise -------------------------------------------------------------
 
 std::optional<RunSession::EarlyExit> RunSession::start() {
-    std::vector<std::string> extra_env = lock_->environment();
-    if (window_) extra_env.push_back("SQLOCK_WINDOW_START=" + window_->start);
-    const std::vector<std::string> env = command_environment(extra_env);
+    // Before the job: a start ping that arrives after the end ping would
+    // read as a job that is still running.
+    if (!s_.notify.empty()) {
+        notify("start", exit_code::ok);
+        start_notified_ = true;
+    }
     // The job's background processes stay ours (see process_tree.hpp).
     become_subreaper();
+    if (s_.notify_output) tail_.emplace(output_tail_limit);
+    std::optional<EarlyExit> exit = spawn_job();
+    first_started_ = started_;
+    return exit;
+}
+
+// One attempt of the job: started with the lock in its environment.
+std::optional<RunSession::EarlyExit> RunSession::spawn_job() {
+    std::vector<std::string> extra_env = lock_->environment();
+    if (window_) extra_env.push_back("SQLOCK_WINDOW_START=" + window_->start);
+    if (s_.retries > 0) extra_env.push_back("SQLOCK_ATTEMPT=" + std::to_string(attempt_));
+    const std::vector<std::string> env = command_environment(extra_env);
     try {
-        child_.emplace(ChildProcess::spawn(path_, s_.command, env, signals_.original_mask()));
+        const auto spawn = [&] {
+            child_.emplace(ChildProcess::spawn(path_, s_.command, env, signals_.original_mask()));
+        };
+        if (tail_)
+            tail_->spawn(spawn);
+        else
+            spawn();
     } catch (const cli_error& e) {
         return EarlyExit::error(e.code(), e.what() + db_);
+    } catch (const std::system_error& e) {
+        return EarlyExit::error(exit_code::internal,
+                                std::string(e.what()) + "; " + job_ + " was not started" + db_);
     }
     started_ = std::chrono::steady_clock::now();
     nlohmann::ordered_json fields = {
         {"id", lock_id_}, {"command", s_.program}, {"child_pid", static_cast<long>(child_->pid())}};
     fields["run_id"] = run_id_ ? nlohmann::ordered_json(*run_id_) : nullptr;
     fields["window_start"] = window_ ? nlohmann::ordered_json(window_->start) : nullptr;
-    log_.event(
-        event_level::info, "started",
-        "started " + job_ + " (pid " + std::to_string(child_->pid()) + ") under " + what_ + db_,
-        fields);
+    fields["attempt"] = attempt_;
+    log_.event(event_level::info, "started",
+               "started " + job_ + " (pid " + std::to_string(child_->pid()) + ")" +
+                   (attempt_ > 1 ? ", attempt " + std::to_string(attempt_) : std::string()) +
+                   " under " + what_ + db_,
+               fields);
     return std::nullopt;
+}
+
+// --retry: after an attempt that failed by itself, under the same lock
+// (the heartbeat goes on): record the attempt's end, wait, record and
+// start the next one. False when there is none (the result stands, for finish()):
+// no retries left, sqlock stopped the job, a signal came, the lock is lost
+// or can no longer be vouched for, or recording failed where it matters.
+bool RunSession::retry(SuperviseResult& result) {
+    if (attempt_ > s_.retries || !retryable(result)) return false;
+    const sqlock::RunEnd end = run_end(result);
+    std::random_device seed;
+    const milliseconds delay =
+        retry_backoff(s_.retry_delay, attempt_, std::uniform_real_distribution<double>(0, 1)(seed));
+    nlohmann::ordered_json fields = {{"id", lock_id_}, {"attempt", attempt_}};
+    fields.update(run_end_json(end));
+    fields["delay_seconds"] = seconds_value(delay);
+    log_.event(event_level::notice, "retrying",
+               job_ + " " + describe_status(result.status) + " (attempt " +
+                   std::to_string(attempt_) + " of " + std::to_string(s_.retries + 1) +
+                   "); running it again in " + sqlock::format_duration(delay) + " under " + what_ +
+                   db_,
+               fields);
+    if (run_id_) {
+        try {
+            // Recorded lost: the lease ran out unnoticed (no heartbeat).
+            if (locker_.finish_run(*lock_->single(), *run_id_, end) != end.outcome) {
+                run_id_.reset();
+                Output::error("not retrying " + job_ + ": " + what_ + " was no longer held" + db_);
+                return false;
+            }
+        } catch (const sqlock::error& e) {
+            Output::error("not retrying: recording the end of attempt " + std::to_string(attempt_) +
+                          " failed: " + e.what());
+            return false;
+        }
+        run_id_.reset();
+    }
+    if (!await_retry(delay)) return false;
+    ++attempt_;
+    if (s_.history && lock_->single()) {
+        try {
+            run_id_ = locker_.start_run(*lock_->single(), run_start());
+            said_recording();
+        } catch (const sqlock::error& e) {
+            // A --once-per window is decided by what is recorded: an attempt
+            // that could not be must not run.
+            Output::error((window_ ? "not retrying: " : "not recording this attempt: ") +
+                          std::string("recording its start failed: ") + e.what());
+            if (window_) return false;
+        }
+    }
+    if (std::optional<EarlyExit> failed = spawn_job()) {
+        Output::error(failed->message);
+        result = SuperviseResult{};
+        result.status = W_EXITCODE(failed->code & 0xff, 0);
+        return false;
+    }
+    result = supervise();
+    return true;
+}
+
+// The wait between attempts: a forwarded signal ends it (the last attempt's
+// status stands), and so does a lock that is lost or can no longer be
+// vouched for long enough to start another attempt.
+bool RunSession::await_retry(milliseconds delay) {
+    const auto deadline = std::chrono::steady_clock::now() + delay;
+    for (auto now = std::chrono::steady_clock::now();; now = std::chrono::steady_clock::now()) {
+        if (*lost_) {
+            Output::error("not retrying " + job_ + ": " + what_ + " was lost" + db_);
+            return false;
+        }
+        if (lock_->valid_until() - now < s_.margin + s_.grace) {
+            Output::error("not retrying " + job_ + ": the lease of " + what_ +
+                          " ends too soon for another attempt (it could not be renewed)" + db_);
+            return false;
+        }
+        if (now >= deadline) return true;
+        const std::optional<siginfo_t> info = signals_.wait(std::min<milliseconds>(
+            std::chrono::ceil<milliseconds>(deadline - now), milliseconds(200)));
+        if (info && info->si_signo != SIGCHLD) {
+            log_.event(
+                event_level::warning, "retry_cancelled",
+                "not retrying " + job_ + ": interrupted by " + signal_name(info->si_signo) + db_,
+                {{"id", lock_id_}, {"signal", signal_name(info->si_signo)}});
+            return false;
+        }
+    }
 }
 
 std::string RunSession::lost_on() const {
@@ -422,7 +682,9 @@ SuperviseResult RunSession::supervise() {
                        " process" + (n == 1 ? "" : "es") + " it started have ended too" + db_,
                    {{"id", lock_id_}, {"processes", n}});
     };
-    return sqlock_cli::supervise(*child_, signals_, *lost_, policy, events);
+    SuperviseResult result = sqlock_cli::supervise(*child_, signals_, *lost_, policy, events);
+    ended_ = std::chrono::steady_clock::now();
+    return result;
 }
 
 // --- finish ----------------------------------------------------------------
@@ -443,6 +705,7 @@ int RunSession::finish(const SuperviseResult& result) {
     if (result.leftovers)
         Output::error("some processes of the job did not die after SIGKILL; leaving them" + db_);
 
+    outcome_ = sqlock::to_string(end.outcome);
     RunOutcome outcome;
     outcome.wait_status = result.status;
     outcome.fenced = result.fenced;
@@ -460,6 +723,7 @@ int RunSession::finish(const SuperviseResult& result) {
     std::string record_error;  // printed after the release: one line if both fail
     record_end(end, outcome, record_error);
     release_at_end(end, outcome, record_error);
+    if (outcome.lost_at_record || outcome.lost_at_release) outcome_ = "lost";
     return exit_status(outcome);
 }
 

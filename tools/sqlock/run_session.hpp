@@ -25,10 +25,15 @@
 #include "event_log.hpp"
 #include "exit_codes.hpp"
 #include "held_lock.hpp"
+#include "output_tail.hpp"
 #include "run_outcome.hpp"
 #include "signals.hpp"
 #include "sqlock/locker.hpp"
 #include "supervisor.hpp"
+
+namespace date {
+class time_zone;
+}
 
 namespace sqlock_cli {
 
@@ -47,12 +52,33 @@ struct RunSettings {
     std::optional<sqlock::duration> once_per;  ///< the window, with --once-per
     sqlock::duration once_per_offset{};
     bool once_per_any_outcome = false;
+    /// --tz (or $SQLOCK_TZ): --once-per windows in this zone, from its local
+    /// midnight (local_windows.hpp); null: UTC, from the epoch.
+    const date::time_zone* tz = nullptr;
+    /// --splay: wait a random time below this before asking for the lock.
+    std::chrono::milliseconds splay{0};
+    /// --retry: how many more attempts a job that failed by itself gets,
+    /// the lock held throughout; --retry-delay, the first wait.
+    int retries = 0;
+    std::chrono::milliseconds retry_delay{10000};
+    /// --notify: shell commands run at the job's start and end (notify.hpp).
+    std::vector<std::string> notify;
+    bool notify_output = false;  ///< --notify-output: a file with the output's tail
+    bool notify_skips = false;   ///< --notify-skips: a `skip` event too
+    std::chrono::milliseconds notify_timeout{10000};
 };
 
 /// `run`'s options (cmd_run.cpp) as settings; `command` ("run", "elect")
 /// and its `usage` line for the messages. Throws usage_error.
 RunSettings parse_run_settings(const Invocation& inv, const std::string& command,
                                const std::string& usage);
+
+/// This host's name, printable.
+std::string this_host();
+
+/// `run`'s own options (not `elect`'s): --splay and the --notify family,
+/// into `s`. Throws usage_error.
+void parse_cron_settings(const cxxopts::ParseResult& o, RunSettings& s);
 
 /// A guarded job from start to exit status: the JSON log's context, the
 /// release error handler, the settings from `parse` (called within, so
@@ -83,6 +109,9 @@ class RunSession {
   private:
     struct EarlyExit;
 
+    int run_phases();
+    void splay();
+    void notify(const std::string& event, int code);
     void acquire();
     std::optional<EarlyExit> gate();
     std::optional<EarlyExit> admit();
@@ -91,8 +120,12 @@ class RunSession {
     sqlock::RunStart run_start() const;
     void said_recording() const;
     std::optional<EarlyExit> decide_window();
+    std::string local_window_text() const;
     std::optional<EarlyExit> start();
+    std::optional<EarlyExit> spawn_job();
     SuperviseResult supervise();
+    bool retry(SuperviseResult& result);
+    bool await_retry(std::chrono::milliseconds delay);
     int finish(const SuperviseResult& result);
     void record_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
     void release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
@@ -115,7 +148,16 @@ class RunSession {
     std::optional<sqlock::OncePerWindow> window_;
     std::optional<std::int64_t> run_id_;
     std::optional<ChildProcess> child_;
-    std::chrono::steady_clock::time_point started_{};
+    std::chrono::steady_clock::time_point first_started_{};  // of the first attempt
+    std::chrono::steady_clock::time_point started_{};        // of this attempt
+    std::chrono::steady_clock::time_point ended_{};
+    int attempt_ = 1;  // --retry: this attempt's number
+    // --notify: why this host did not run the job ("busy", "paused"...),
+    // whether the start was notified (then the end is), how the job ended.
+    std::string skip_reason_;
+    bool start_notified_ = false;
+    std::string outcome_ = "failed";
+    std::optional<OutputTail> tail_;  // --notify-output
 };
 
 }  // namespace sqlock_cli

@@ -124,6 +124,7 @@ SuperviseResult supervise(ChildProcess& child, SignalRelay& signals, const std::
         }
         auto info = signals.wait(wait);
         if (!info || info->si_signo == SIGCHLD) continue;  // collected at the top
+        result.signalled = true;
         // To the command, and to what is left of branches whose parent has
         // ended; a process whose parent lives is that parent's to handle (a
         // shell forwards to its children as it sees fit).

@@ -44,6 +44,9 @@ struct SuperviseResult {
     bool fenced = false;     ///< the job was stopped because the lease could not be renewed
     bool timed_out = false;  ///< the job was stopped at policy.deadline
     bool leftovers = false;  ///< processes of the job were still alive when we gave up waiting
+    /// A forwardable signal came while the job ran (from the terminal too):
+    /// someone asked the job to stop, and a failure after it is not retried.
+    bool signalled = false;
 };
 
 /// Runs until the command and every descendant (see process_tree.hpp) have

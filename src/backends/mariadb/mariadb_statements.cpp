@@ -773,9 +773,7 @@ std::string runs_select(const MariaTarget& t, const std::string& where, const st
            utc_text(end) + ", CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN " + live +
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
-           until +
-           ") / 1000) / 1000"
-           " FROM " +
+           until + ") / 1000) / 1000, " + run_attempt_column(t.quoted_runs, "r") + " FROM " +
            t.quoted_runs + " AS r LEFT JOIN " + t.quoted_table +
            " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
 }

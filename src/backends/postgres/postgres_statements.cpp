@@ -157,11 +157,10 @@ std::string runs_select(const PgTarget& target, const std::string& where,
            ", CASE WHEN r.outcome <> 'running' THEN r.outcome::text WHEN " + live +
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " (round(extract(epoch FROM (" +
-           until +
-           ") - r.started) * 1000) / 1000)::float8"
-           " FROM " +
-           target.quoted_runs + " AS r LEFT JOIN " + target.quoted_table +
-           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
+           until + ") - r.started) * 1000) / 1000)::float8, " +
+           run_attempt_column(target.quoted_runs, "r") + " FROM " + target.quoted_runs +
+           " AS r LEFT JOIN " + target.quoted_table + " AS l ON l.id = r.fencing_id WHERE " +
+           where + " ORDER BY " + order;
 }
 
 // Whether the queue table `Q` exists and this role may use it: a role not

@@ -52,11 +52,12 @@ std::string runs_select(const std::string& t, const std::string& r, const std::s
            " CASE WHEN outcome <> 'running' THEN outcome WHEN llive THEN 'running'"
            " ELSE 'lost' END, exit_status, exit_signal,"
            " round((julianday(CASE WHEN outcome <> 'running' THEN ended WHEN llive THEN 'now'"
-           " ELSE lexp END) - julianday(started)) * 86400000.0) / 1000.0"
+           " ELSE lexp END) - julianday(started)) * 86400000.0) / 1000.0, " +
+           run_attempt_column(r, "q") +
            " FROM (SELECT r.*, l.id AS lid, l.expires AS lexp,"
            " julianday(l.expires) > julianday('now') AS llive FROM " +
            r + " AS r LEFT JOIN " + t + " AS l ON l.id = r.fencing_id WHERE " + where +
-           " ORDER BY " + inner + ") ORDER BY " + order;
+           " ORDER BY " + inner + ") AS q ORDER BY " + order;
 }
 
 // The runs of history table `r` (as "r") that pruning deletes: started more

@@ -31,13 +31,19 @@ _sqlock() {
     fi
 
     case $prev in
-        --db | --table | --token | --label | --slots | --conflict-exit-code | -E | --reason)
+        --db | --table | --token | --label | --slots | --conflict-exit-code | -E | --reason | \
+            --retry | --notify)
+            return ;;
+        --tz)
+            local zones
+            zones=$(cd /usr/share/zoneinfo 2>/dev/null && compgen -f -- "$cur")
+            COMPREPLY=($(compgen -W "$zones" -- "$cur"))
             return ;;
         --limit)
             return ;;
         --expires | --min-hold | --max-runtime | --kill-grace | --db-timeout | --once-per | \
             --queue-lease | \
-            --once-per-offset | \
+            --once-per-offset | --splay | --retry-delay | --notify-timeout | \
             --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
@@ -65,8 +71,9 @@ _sqlock() {
     case $command in
         run) options="--expires -w --wait --timeout -n --nonblock --queue-lease --slots --shared --min-hold --heartbeat
                       --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
-                      --once-per --once-per-offset --once-per-any-outcome --no-history
-                      --log-format --" ;;
+                      --once-per --once-per-offset --once-per-any-outcome --tz --no-history
+                      --splay --retry --retry-delay --notify --notify-output --notify-skips
+                      --notify-timeout --log-format --" ;;
         elect) options="--value --expires -w --wait --timeout -n --nonblock --queue-lease --min-hold --heartbeat
                         --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code
                         --label --no-history --log-format --" ;;
@@ -76,9 +83,9 @@ _sqlock() {
         renew) options="--token --expires" ;;
         list) options="--held --expired --json" ;;
         show) options="--json" ;;
-        history) options="--since --limit --json" ;;
+        history) options="--since --limit --json --tz" ;;
         pause) options="--for --reason" ;;
-        check) options="--max-age --json" ;;
+        check) options="--max-age --json --tz" ;;
         reap) options="--dry-run --history-retention --json" ;;
         doctor) options="--json" ;;
         help)
