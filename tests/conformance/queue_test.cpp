@@ -245,13 +245,16 @@ TEST_CASE(
     std::vector<pid_t> pids;
     pids.push_back(spawn_waiter(db, "head", 0, 0, log, Waiting{0ms, lease}));
     REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("head") == 1u; }));
-    freeze(pids[0], db);
     // The second holds the name long enough for the frozen one to thaw
     // while it does, with the third still waiting behind it.
     pids.push_back(spawn_waiter(db, "head", 0, 1, log, Waiting{0ms, lease, 1500ms}));
     REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("head") == 2u; }));
     pids.push_back(spawn_waiter(db, "head", 0, 2, log, Waiting{0ms, lease}));
     REQUIRE(sqlock_test::eventually([&] { return locker.queue_length("head") == 3u; }));
+    // Frozen once all three are in line: frozen earlier, its place could
+    // lapse (2 s) while a loaded machine starts the other two, and the
+    // line would never be seen three long.
+    freeze(pids[0], db);
     const auto released = steady::now();
     held.release();
     REQUIRE(sqlock_test::eventually([&] { return !sqlock_test::read_ids(log).empty(); }, 30s));
