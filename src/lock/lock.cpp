@@ -73,7 +73,8 @@ release_error_handler set_release_error_handler(release_error_handler handler) {
 namespace detail {
 
 std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease) {
-    std::vector<Row> rows = c.renew(st.held, {st.id}, st.locked_by, lease);
+    std::vector<Row> rows =
+        c.renew(held_claim(st.name, st.lockstring, st.shared), {st.id}, st.locked_by, lease);
     if (rows.empty()) return std::nullopt;
     return std::move(rows.front());
 }
@@ -115,7 +116,10 @@ void LockState::release_row() {
     // a crash failover to an asynchronous standby can lose the row itself,
     // and the link breaks exactly then.
     const ClaimRelease outcome = locker->pool->with(
-        [&](Connection& c) { return c.release(held, {id}, locked_by, min_hold); });
+        // The claim is made here, not kept: a process may hold many locks.
+        [&](Connection& c) {
+            return c.release(held_claim(name, lockstring, shared), {id}, locked_by, min_hold);
+        });
     // A shared release may have freed the name (its last holder left).
     if (!outcome.lost && !outcome.kept) locker->hub->released(shared ? name : lockstring);
     if (outcome.lost) {

@@ -219,7 +219,6 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
     st->lockstring = std::move(row.lockstring);
     st->slot = slot;
     st->shared = t.shared;
-    st->held = held_claim(t.name, st->lockstring, t.shared);
     st->id = row.id;
     st->locked_by = std::move(owner.locked_by);
     st->token = std::move(owner.token);

@@ -44,7 +44,6 @@ struct LockState {
     std::string lockstring;
     int slot = 0;
     bool shared = false;  // a shared hold: lockstring is its own row, name the marker's
-    Claim held;           // the row as held, as renew() and release() take it
     std::int64_t id = 0;
     std::string locked_by;
     std::string token;
