@@ -52,16 +52,28 @@ class TransactionWaiting final : public detail::Claimant {
         const duration left = std::max(
             duration::zero(), std::chrono::duration_cast<duration>(deadline_ - clock::now()));
         id_ = s_.pool->with([&](detail::Connection& own) {
-            auto id = s_.backend->try_lock_transaction(tx_, own, names_.front(), owner_.locked_by,
-                                                       row_lease, left);
-            // Held by a committed row: the wait loop sleeps until it runs
-            // out, if no release wakes it first.
-            if (!id)
-                if (auto holder = own.find(names_.front())) refusal.holders.push_back(*holder);
-            return id;
+            return s_.backend->try_lock_transaction(tx_, own, names_.front(), owner_.locked_by,
+                                                    row_lease, left);
         });
-        return id_.has_value();
+        if (id_) return true;
+        // Held by a committed row: the wait loop looks again no later than
+        // when it runs out, and the error names it. A read of its own, so
+        // that a broken link here never sends the attempt, on the caller's
+        // transaction, a second time; unread, the holder is unknown.
+        try {
+            if (auto holder = s_.pool->with(
+                    [&](detail::Connection& own) { return own.find(names_.front()); }))
+                refusal.holders.push_back(std::move(*holder));
+        } catch (const error&) {
+        }
+        return false;
     }
+
+    // No pushes: waiting for a listener to connect (up to 2 s) would hold the
+    // caller's transaction open past its wait, and the holders it waits for
+    // are mostly rows that no release of sqlock's announces (the other
+    // transactions' own rows). It looks again on the polling schedule.
+    bool wakes_by_push() const override { return false; }
 
     std::string refused_text(const detail::Refusal& refusal) const override {
         std::string text = "lock '" + detail::printable(names_.front()) + "' is held";

@@ -65,7 +65,8 @@ class WaitLoop {
             if (tries() && try_claim()) return;
             fail_if_over();
             join_line();
-            if (!hub_started_ && (!place_ || place_->ahead() <= listen_within)) {
+            if (!hub_started_ && claimant_.wakes_by_push() &&
+                (!place_ || place_->ahead() <= listen_within)) {
                 start_listening();
                 if (!tries()) {
                     next_look_ = clock::now();
@@ -87,7 +88,10 @@ class WaitLoop {
     // the second only by a push; without one, the second would learn it a
     // look later, and the name would idle meanwhile. Its attempts find out
     // instead: they succeed once the first is gone and the name is free.
-    bool tries() const { return !place_ || place_->ahead() <= (s_.hub->pushes() ? 0 : 1); }
+    bool tries() const { return !place_ || place_->ahead() <= (pushed() ? 0 : 1); }
+
+    // Whether a release of the names is pushed to this waiter.
+    bool pushed() const { return claimant_.wakes_by_push() && s_.hub->pushes(); }
 
     // Behind those in front, only the place is looked at (and renewed):
     // when due, or when woken (the one ahead left), not at every progress
@@ -200,8 +204,8 @@ class WaitLoop {
         watches_.clear();
         said_ = false;
         next_look_ = std::min(place_->renew_due(), place_->ahead_lapses());
-        if (s_.hub->pushes()) next_look_ = std::min(next_look_, recheck_);
-        if (!s_.hub->pushes()) {
+        if (pushed()) next_look_ = std::min(next_look_, recheck_);
+        if (!pushed()) {
             if (paced_look_ == clock::time_point::min()) {
                 const duration pace =
                     poll_pace(place_->ahead(), place_->pace_seen(), queue_lease_ / 3);
@@ -224,7 +228,7 @@ class WaitLoop {
     // have ours say so for every name. True when it now does: then try
     // again before sleeping, so a release in between is not missed.
     bool watch_before_sleeping() {
-        if (!s_.hub->pushes() || said_ || (place_ && place_->ahead() != 0)) return false;
+        if (!pushed() || said_ || (place_ && place_->ahead() != 0)) return false;
         if (watches_.empty())
             for (const std::string& name : claimant_.names())
                 watches_.push_back(std::make_unique<WatchGuard>(*s_.hub, name));
@@ -258,7 +262,7 @@ class WaitLoop {
     void sleep_first_in_line() {
         const auto now = clock::now();
         auto until = sleep_limit(now);
-        if (said_ && s_.hub->pushes()) {
+        if (said_ && pushed()) {
             until = std::min(until, now + safety_net);
         } else {
             const micros cap(place_ ? 25'000 : 100'000);

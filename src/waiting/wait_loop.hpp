@@ -51,6 +51,9 @@ class Claimant {
     /// for. False: it lapsed; the claimant lets go of it and keeps its
     /// owner for the next attempt.
     virtual bool vouched_after_leaving() { return true; }
+    /// Whether releases pushed by the backend (ReleaseHub) wake it; else
+    /// it only polls (and releases made in this process still wake it).
+    virtual bool wakes_by_push() const { return true; }
     /// Why it was refused: the start of the busy and timeout messages.
     virtual std::string refused_text(const Refusal& refusal) const = 0;
     /// The start of the timeout message (refused_text() unless said otherwise).
