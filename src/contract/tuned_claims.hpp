@@ -67,7 +67,6 @@ struct QueueGate {
     /// waiter goes first).
     bool has_place() const noexcept { return active() && before != INT64_MAX; }
     static QueueGate none() { return {}; }
-    static QueueGate everyone(std::string name) { return {std::move(name), INT64_MAX}; }
     static QueueGate of(const Claim& claim) {
         return claim.before > 0 ? QueueGate{claim.only().name, claim.before} : none();
     }

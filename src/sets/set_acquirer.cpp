@@ -100,7 +100,6 @@ class SetAcquirer {
                 m.mode == lock_mode::shared
                     ? ClaimEntry::shared_as(m.name, shared_lockstring(m.name, owner.token))
                     : ClaimEntry::exclusive(m.name));
-        const std::vector<ClaimEntry>& entries = claim.entries;
         const auto sent = clock::now();
         ClaimResult r = s_->pool->with([&](Connection& c) {
             // No place in line: every waiter goes first, if there is a line.
@@ -111,7 +110,7 @@ class SetAcquirer {
         // in any order).
         auto rows_of = [&](std::vector<Row>& rows, bool live_and_ours) {
             std::vector<Row> out;
-            for (const ClaimEntry& e : entries)
+            for (const ClaimEntry& e : claim.entries)
                 for (Row& row : rows)
                     if (row.lockstring == e.row() &&
                         (!live_and_ours ||
@@ -123,20 +122,20 @@ class SetAcquirer {
         if (!r.acquired.empty()) {
             r.acquired = rows_of(r.acquired, false);
             // Cannot be: the backend's one transaction wrote every row.
-            if (r.acquired.size() != entries.size())
+            if (r.acquired.size() != claim.entries.size())
                 throw error(errc::backend, "the database answered a lock set with " +
                                                std::to_string(r.acquired.size()) + " of its " +
-                                               std::to_string(entries.size()) + " rows [" +
+                                               std::to_string(claim.entries.size()) + " rows [" +
                                                s_->url.redacted + "]");
         } else {
             // A retry after a broken link whose first try took the set: every
             // row of the set is live and ours. Ours after all, for what it
             // has left.
             std::vector<Row> mine = rows_of(r.holders, true);
-            claimed = !r.queued && mine.size() == entries.size();
+            claimed = !r.queued && mine.size() == claim.entries.size();
             if (!claimed) {
                 for (Row& row : r.holders)
-                    if (in_the_way(row, entries, owner.locked_by))
+                    if (in_the_way(row, claim.entries, owner.locked_by))
                         refusal->holders.push_back(std::move(row));
                 refusal->queued = r.queued;
                 return std::nullopt;
