@@ -149,6 +149,10 @@ class Locker {
     /// How many rows are held and how many expired, counted by the
     /// database (one aggregate query, for `sqlock metrics`).
     LockCounts lock_counts();
+    /// Every name with a live holder, a waiter in line or an election, and
+    /// the table's counts, in one look (a few aggregate queries; the rows
+    /// read are the live ones, never the expired): for `sqlock metrics`.
+    LockActivity lock_activity();
     /// The row named `name` (a lockstring), if any.
     std::optional<LockInfo> show(const std::string& name);
     /// The live shared holders of `name`, each its own row (by lockstring);
