@@ -24,6 +24,7 @@ const char* const metrics_details =
     "  sqlock_job_running                         runs in progress\n"
     "  sqlock_job_runs{outcome=...}               runs in the history kept, by outcome (a\n"
     "                                             retried job: one per attempt)\n"
+    "  sqlock_job_paused_timestamp_seconds        since when it is paused (sqlock pause)\n"
     "  sqlock_job_blocked                         1 when skipped since its last run because a\n"
     "                                             job it runs after failed (run --after)\n"
     "per lock name (live rows and the line of waiters; at most --max-names names, the\n"
@@ -270,6 +271,20 @@ int run_metrics(Invocation& inv) {
     for (const Family* f : {&last_success, &last_duration, &last_outcome, &last_attempt, &running,
                             &blocked, &recorded})
         out += f->text();
+    Family paused("sqlock_job_paused_timestamp_seconds",
+                  "Since when the job has been paused (sqlock pause), in Unix time; no series "
+                  "when it is not.",
+                  "gauge");
+    for (const sqlock::PauseInfo& p : locker.pauses()) {
+        sqlock::LockInfo at;  // one parser of the database's time text: LockInfo's
+        at.created = p.created;
+        const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               at.created_time().time_since_epoch())
+                               .count();
+        paused.sample(table + ",name=\"" + label_value(p.name) + "\"",
+                      number(static_cast<double>(since) / 1000.0));
+    }
+    out += paused.text();
     out += lock_series(activity, table, limit);
     for (const Family* f : {&held, &expired}) out += f->text();
     out.pop_back();  // Output::data adds the last newline
