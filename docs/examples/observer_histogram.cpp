@@ -3,7 +3,8 @@
 // renewals took, by outcome, written out in the text exposition format.
 // Built and run by the consumer test (tests/consumer/check.sh) against the
 // installed package:
-//   c++ -std=c++17 -Wall -Wextra -Werror observer_histogram.cpp $(pkg-config --cflags --libs sqlock)
+//   c++ -std=c++17 -Wall -Wextra -Werror observer_histogram.cpp $(pkg-config --cflags --libs
+//   sqlock)
 //   ./a.out /tmp/locks.db
 #include <sqlock/sqlock.hpp>
 
@@ -22,8 +23,7 @@ namespace {
 // client_golang's Histogram: observe() from any thread, text() for a scrape.
 class Histogram {
   public:
-    static constexpr std::array<double, 8> bounds = {0.001, 0.005, 0.01, 0.05,
-                                                     0.1,   0.5,   1.0,  5.0};
+    static constexpr std::array<double, 8> bounds = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0};
 
     void observe(double seconds) {
         std::lock_guard<std::mutex> guard(mutex_);
@@ -116,15 +116,18 @@ int main(int argc, char** argv) {
     auto metrics = std::make_shared<LockMetrics>();
     sqlock::LockerOptions options;
     options.observer = metrics;
-    options.auto_init = sqlock::LockerOptions::auto_init_mode::always;
     sqlock::Locker locker(std::string("sqlite://") + argv[1], options);
+    locker.init();
 
     sqlock::LockOptions held;
     held.expires = std::chrono::seconds(30);
     sqlock::Lock lock = locker.lock("report", held);
     lock.renew();
-    if (locker.try_lock("report")) return 1;  // busy: held above
     lock.release();
+    // Another process's hold (here another Locker's): the try finds it busy.
+    sqlock::Locker other(std::string("sqlite://") + argv[1]);
+    sqlock::Lock theirs = other.lock("report", held);
+    if (locker.try_lock("report")) return 1;
     std::cout << metrics->text();
     return 0;
 }
