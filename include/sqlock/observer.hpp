@@ -81,7 +81,7 @@ struct LossEvent {
 ///     options.observer = std::make_shared<Timings>();
 ///     sqlock::Locker locker(url, options);
 ///
-/// examples/observer_histogram.cpp feeds a Prometheus-style histogram.
+/// docs/examples/observer_histogram.cpp feeds Prometheus-style histograms.
 class LockObserver {
   public:
     virtual ~LockObserver() = default;
