@@ -66,6 +66,10 @@ struct RunSettings {
     bool notify_output = false;  ///< --notify-output: a file with the output's tail
     bool notify_skips = false;   ///< --notify-skips: a `skip` event too
     std::chrono::milliseconds notify_timeout{10000};
+    /// --after: the jobs whose last run must have succeeded, within
+    /// --after-within (else since the --once-per window's start).
+    std::vector<std::string> after;
+    std::optional<sqlock::duration> after_within;
 };
 
 /// `run`'s options (cmd_run.cpp) as settings; `command` ("run", "elect")
@@ -120,6 +124,9 @@ class RunSession {
     sqlock::RunStart run_start() const;
     void said_recording() const;
     std::optional<EarlyExit> decide_window();
+    std::optional<EarlyExit> decide_after();
+    sqlock::Predecessors read_predecessors();
+    EarlyExit after_skip(const sqlock::Predecessors& p);
     std::string local_window_text() const;
     std::optional<EarlyExit> start();
     std::optional<EarlyExit> spawn_job();
@@ -148,6 +155,7 @@ class RunSession {
     std::optional<sqlock::OncePerWindow> window_;
     std::optional<std::int64_t> run_id_;
     std::optional<ChildProcess> child_;
+    std::chrono::steady_clock::time_point asked_{};          // when the lock was asked for
     std::chrono::steady_clock::time_point first_started_{};  // of the first attempt
     std::chrono::steady_clock::time_point started_{};        // of this attempt
     std::chrono::steady_clock::time_point ended_{};
