@@ -57,13 +57,7 @@ function(sqlock_backend_bench name)
   endforeach()
   if(arg_BACKEND_SOURCES)
     # The backend's schema, compiled in as its own build does.
-    set(schema_cpp ${CMAKE_CURRENT_BINARY_DIR}/${name}_schema_sql.cpp)
-    add_custom_command(
-      OUTPUT ${schema_cpp}
-      COMMAND ${CMAKE_COMMAND} -DNAME=${name} -DSQL=${PROJECT_SOURCE_DIR}/sql/${name}/schema.sql
-              -DOUTPUT=${schema_cpp} -P ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake
-      DEPENDS ${PROJECT_SOURCE_DIR}/sql/${name}/schema.sql
-              ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake)
+    sqlock_embed_schema(${name} ${CMAKE_CURRENT_BINARY_DIR} schema_cpp)
     list(APPEND sources ${schema_cpp})
   endif()
   add_library(${library} STATIC ${sources})
