@@ -115,6 +115,7 @@ std::vector<Need> backend_needs() {
                                                          : "";
          },
          [&context] {
+             if (context.script_variable.empty()) return false;  // no server to script
              return require_all() ||
                     (!context.require_variable.empty() && env(context.require_variable) == "1");
          }},

@@ -21,7 +21,9 @@
 // passed). When no selected test remains, the program prints ctest's skip
 // line (SQLOCK_TEST_SKIPPED:) and the ctest entry is reported as skipped.
 // A need the set-up should have met (Need::required: a tool CI installs, a
-// server script CI provides) fails the test instead of skipping it.
+// server script CI provides) fails the test instead of skipping it, unless
+// another need of the test is missing that no set-up can meet (a server
+// backend's need on an embedded one): the test does not apply there.
 //
 // The needs every backend suite can name (backend_needs.hpp: server,
 // embedded, transactions, the test context's hooks, ...) come with the

@@ -55,6 +55,11 @@ TEST_CASE("probe: needs what the run requires", "[required][needs:probe-required
 }
 
 // Hidden: it fails every run that selects it, a listing too.
+TEST_CASE("probe: needs what the run requires, where it does not apply",
+          "[required-elsewhere][needs:probe-required][needs:probe-never-met]") {
+    FAIL("ran although its needs are missing");
+}
+
 TEST_CASE("probe: names a need nobody declared", "[.unknown][needs:probe-no-such-need]") {
     FAIL("ran although its need is unknown");
 }

@@ -122,6 +122,14 @@ TEST_CASE("a need the run requires fails its test instead of skipping it",
                                "[needs:probe-required]: the probe's required need is missing"));
     CHECK(o.out.find("SQLOCK_TEST_SKIPPED:") == std::string::npos);
     CHECK(has_line(o.out, "SQLOCK_TEST_CASES: 0 passed, 1 failed, 0 skipped"));
+    // Where the test does not apply anyway (another need no set-up can
+    // meet), it is skipped, naming both.
+    const Outcome elsewhere = run_probe(*embedded(), "[required-elsewhere]");
+    CHECK(elsewhere.code == 0);
+    CHECK_THAT(elsewhere.out, Contains("SQLOCK_TEST_NOT_RUN: probe: needs what the run requires, "
+                                       "where it does not apply: [needs:probe-never-met]: ") &&
+                                  Contains("[needs:probe-required]: "));
+    CHECK(has_line(elsewhere.out, "SQLOCK_TEST_CASES: 0 passed, 0 failed, 1 skipped"));
 }
 
 TEST_CASE("a tag that names no declared need fails the program",
