@@ -3,6 +3,7 @@
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
+#include "contract/schema.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
 #include "state/batch_pacing.hpp"
@@ -29,6 +30,7 @@ void ensure_initialized(LockerState& s) {
     s.pool->with([](Connection& c) {
         c.init_schema();
         c.forget_missing_queue();
+        (void)c.upgrade_schema();  // what it leaves is for monitoring alone
         return 0;
     });
     s.needs_init = false;
@@ -69,15 +71,23 @@ std::string Locker::default_url() {
     return "sqlite://" + detail::embedded_default_path();
 }
 
-void Locker::init() {
+std::vector<std::string> Locker::init() {
     state_->backend->create_database();
-    state_->pool->with([](detail::Connection& c) {
+    std::vector<std::string> notes;
+    state_->pool->with([&](detail::Connection& c) {
+        notes.clear();
         c.init_schema();
         c.forget_missing_queue();
         c.check_access();
+        if (auto why = c.upgrade_schema())
+            notes.push_back("queue table " + detail::queue_table_name(state_->table) +
+                            " has no column joined, so the oldest waiter's age is not known "
+                            "(sqlock metrics leaves sqlock_lock_oldest_waiter_seconds out): " +
+                            *why);
         return 0;
     });
     state_->needs_init = false;
+    return notes;
 }
 
 namespace {
