@@ -30,7 +30,12 @@ void ensure_initialized(LockerState& s) {
     s.pool->with([](Connection& c) {
         c.init_schema();
         c.forget_missing_queue();
-        (void)c.upgrade_schema();  // what it leaves is for monitoring alone
+        try {
+            (void)c.upgrade_schema();
+        } catch (const error&) {
+            // What it adds is for monitoring alone: never a reason to fail
+            // a lock (a read-only window, say); `sqlock init` tells.
+        }
         return 0;
     });
     s.needs_init = false;
@@ -79,7 +84,14 @@ std::vector<std::string> Locker::init() {
         c.init_schema();
         c.forget_missing_queue();
         c.check_access();
-        if (auto why = c.upgrade_schema())
+        std::optional<std::string> why;
+        try {
+            why = c.upgrade_schema();
+        } catch (const error& e) {
+            if (e.category() == errc::connection) throw;  // the pool tries again
+            why = std::string("adding it failed: ") + e.what();
+        }
+        if (why)
             notes.push_back("queue table " + detail::queue_table_name(state_->table) +
                             " has no column joined, so the oldest waiter's age is not known "
                             "(sqlock metrics leaves sqlock_lock_oldest_waiter_seconds out): " +

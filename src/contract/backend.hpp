@@ -45,8 +45,9 @@ class Connection {
     /// age), where this user may; rows already there count as joined now.
     /// Returns nullopt when none is missing any more, else why one still is
     /// and what to do (a user that may not alter the table, a table in use
-    /// past a short wait), for Locker::init()'s note. Throws only as any
-    /// operation does (a lost connection).
+    /// past a short wait), for Locker::init()'s note. Throws as any
+    /// operation does for anything else (the core notes it too, but for a
+    /// lost connection).
     virtual std::optional<std::string> upgrade_schema() = 0;
 
     /// Checks, without changing anything, that this connection may do what
