@@ -187,3 +187,22 @@ TEST_CASE("init by a user that may not alter the queue leaves it as it was, with
     CHECK(locker.lock_activity().waiter_ages);
     CHECK(limited.open().init().empty());
 }
+
+TEST_CASE("init leaves a queue still in use after a short wait as it was, with a note",
+          "[init][queue]") {
+    if (!sqlock_test::only_on_server_backend("SQLite's readers do not hold writers up")) return;
+    auto db = fresh_database();
+    drop_join_times(db);
+    // A transaction that has read the queue: ALTER TABLE waits for its end.
+    auto app = sqlock_test::app_transaction(db);
+    app->query("SELECT COUNT(*) FROM " + db.table + "_queue");
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<std::string> notes = db.open().init();
+    CHECK(std::chrono::steady_clock::now() - started < 30s);
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("in use") != std::string::npos);
+    CHECK(notes[0].find("sqlock init") != std::string::npos);
+    app->rollback();
+    CHECK(db.open().init().empty());
+    CHECK(db.open().lock_activity().waiter_ages);
+}
