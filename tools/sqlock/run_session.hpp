@@ -124,6 +124,22 @@ class RunSession {
     sqlock::RunStart run_start() const;
     void said_recording() const;
     std::optional<EarlyExit> decide_window();
+    void decide_window_now();
+    /// --wait's deadline, from when the lock was asked for.
+    std::chrono::steady_clock::time_point wait_deadline() const {
+        return s_.request.wait_forever ? std::chrono::steady_clock::time_point::max()
+                                       : asked_ + s_.request.wait;
+    }
+    /// How long the steps before the job wait through an unavailable
+    /// database: until the wait's deadline, while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> before_start() const {
+        return [this] { return std::min(wait_deadline(), lock_->valid_until()); };
+    }
+    /// How long the steps after the job (its record, the release) do:
+    /// while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> while_leased() const {
+        return [this] { return lock_->valid_until(); };
+    }
     std::optional<EarlyExit> decide_after();
     sqlock::Predecessors read_predecessors();
     EarlyExit after_skip(const sqlock::Predecessors& p);
