@@ -3,6 +3,7 @@
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
+#include "contract/schema.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
 #include "state/batch_pacing.hpp"
@@ -29,6 +30,12 @@ void ensure_initialized(LockerState& s) {
     s.pool->with([](Connection& c) {
         c.init_schema();
         c.forget_missing_queue();
+        try {
+            (void)c.upgrade_schema();
+        } catch (const error&) {
+            // What it adds is for monitoring alone: never a reason to fail
+            // a lock (a read-only window, say); `sqlock init` tells.
+        }
         return 0;
     });
     s.needs_init = false;
@@ -69,15 +76,30 @@ std::string Locker::default_url() {
     return "sqlite://" + detail::embedded_default_path();
 }
 
-void Locker::init() {
+std::vector<std::string> Locker::init() {
     state_->backend->create_database();
-    state_->pool->with([](detail::Connection& c) {
+    std::vector<std::string> notes;
+    state_->pool->with([&](detail::Connection& c) {
+        notes.clear();
         c.init_schema();
         c.forget_missing_queue();
         c.check_access();
+        std::optional<std::string> why;
+        try {
+            why = c.upgrade_schema();
+        } catch (const error& e) {
+            if (e.category() == errc::connection) throw;  // the pool tries again
+            why = std::string("adding it failed: ") + e.what();
+        }
+        if (why)
+            notes.push_back("queue table " + detail::queue_table_name(state_->table) +
+                            " has no column joined, so the oldest waiter's age is not known "
+                            "(sqlock metrics leaves sqlock_lock_oldest_waiter_seconds out): " +
+                            *why);
         return 0;
     });
     state_->needs_init = false;
+    return notes;
 }
 
 namespace {

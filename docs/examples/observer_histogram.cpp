@@ -1,6 +1,8 @@
 // A LockObserver (sqlock/observer.hpp) that feeds histograms in the style of
 // a Prometheus client library: how long acquisitions waited and how long
-// renewals took, by outcome, written out in the text exposition format.
+// renewals took, by outcome, and a counter of acquisitions per lock name (a
+// lock set's event names all of its names), written out in the text
+// exposition format.
 // Built and run by the consumer test (tests/consumer/check.sh) against the
 // installed package:
 //   c++ -std=c++17 -Wall -Wextra -Werror observer_histogram.cpp $(pkg-config --cflags --libs
@@ -63,12 +65,29 @@ double seconds(sqlock::duration d) {
     return std::chrono::duration<double>(d).count();
 }
 
+// A label value as the text format wants it: \\, \" and \n escaped.
+std::string label_value(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '\\' || c == '"') out += '\\';
+        out += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    return out;
+}
+
 // The observer: called from the acquiring thread and from heartbeat
 // threads at once, so everything it touches is locked or atomic.
 class LockMetrics : public sqlock::LockObserver {
   public:
     void on_acquire(const sqlock::AcquireEvent& e) override {
+        // A lock set's acquisition is one wait, of all its names.
         waits(sqlock::to_string(e.outcome)).observe(seconds(e.waited));
+        if (e.outcome != sqlock::acquire_outcome::acquired) return;
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (e.set)
+            for (const std::string& name : e.set->names) ++acquired_[name];
+        else
+            ++acquired_[e.name];
     }
     void on_renew(const sqlock::RenewEvent& e) override {
         renewals_.observe(seconds(e.latency));
@@ -78,7 +97,9 @@ class LockMetrics : public sqlock::LockObserver {
         }
     }
     void on_loss(const sqlock::LossEvent& e) override {
-        std::cerr << "lock '" << e.name << "' (id " << e.fencing_id << ") was lost\n";
+        std::cerr << "lock '" << e.name << "' (id " << e.fencing_id << ") was lost";
+        if (e.set) std::cerr << ", and with it the set of " << e.set->names.size() << " locks";
+        std::cerr << "\n";
     }
 
     std::string text() {
@@ -88,6 +109,10 @@ class LockMetrics : public sqlock::LockObserver {
             out += h->text("app_lock_wait_seconds", "outcome=\"" + outcome + "\"");
         out += "# TYPE app_lock_renewal_seconds histogram\n";
         out += renewals_.text("app_lock_renewal_seconds", "lock=\"all\"");
+        out += "# TYPE app_lock_acquisitions_total counter\n";
+        for (const auto& [name, count] : acquired_)
+            out += "app_lock_acquisitions_total{lock=\"" + label_value(name) + "\"} " +
+                   std::to_string(count) + "\n";
         return out + "# TYPE app_lock_late_renewals_total counter\napp_lock_late_renewals_total " +
                std::to_string(late_) + "\n";
     }
@@ -102,6 +127,7 @@ class LockMetrics : public sqlock::LockObserver {
 
     std::mutex mutex_;
     std::map<std::string, std::unique_ptr<Histogram>> waits_;
+    std::map<std::string, unsigned long long> acquired_;
     Histogram renewals_;
     unsigned long long late_ = 0;
 };
@@ -124,6 +150,9 @@ int main(int argc, char** argv) {
     sqlock::Lock lock = locker.lock("report", held);
     lock.renew();
     lock.release();
+    // A set: one acquisition and one release, of both names.
+    sqlock::LockSet both = locker.lock_all(std::vector<std::string>{"archive", "report"}, held);
+    both.release();
     // Another process's hold (here another Locker's): the try finds it busy.
     sqlock::Locker other(std::string("sqlite://") + argv[1]);
     sqlock::Lock theirs = other.lock("report", held);

@@ -84,6 +84,9 @@ struct NameActivity {
     double holder_seconds_left = 0.0;
     /// Live waiters in line for the name.
     std::int64_t waiters = 0;
+    /// Seconds since the oldest live waiter joined the line (0 without
+    /// one, or when LockActivity::waiter_ages is false).
+    double oldest_waiter_seconds = 0.0;
     /// The name is an election (it has a row in the leaders table).
     bool election = false;
     /// With `election`: the live leader's fencing id (its lock row's id), 0
@@ -96,6 +99,10 @@ struct NameActivity {
 struct LockActivity {
     std::vector<NameActivity> names{};
     LockCounts counts{};
+    /// The queue records when each waiter joined, so oldest_waiter_seconds
+    /// is known: false for a queue made by an older sqlock that `sqlock
+    /// init` has not brought up to date (Locker::init()), or no queue.
+    bool waiter_ages = false;
 };
 
 }  // namespace sqlock

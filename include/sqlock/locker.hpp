@@ -68,7 +68,12 @@ class Locker {
     /// checks that this connection may use it. Throws errc::configuration
     /// when it may not (on PostgreSQL naming the missing privileges, SQLSTATE
     /// 42501; on SQLite a read-only file), or as any other operation does.
-    void init();
+    /// Also adds what tables made by an older sqlock lack for monitoring
+    /// alone (the queue's join times): where this user may not alter them
+    /// (PostgreSQL: only the owner may; MariaDB: ALTER), they stay as they
+    /// are, every lock works, and the returned notes, one line each, say
+    /// what is missing and what to do. Empty when nothing is left to do.
+    std::vector<std::string> init();
 
     /// Takes `name` if it is free or its holder's lease has run out (an expired
     /// row is taken over atomically, with a new id). Returns nullopt if held.

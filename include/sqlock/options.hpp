@@ -155,7 +155,7 @@ struct LockerOptions {
     enum class auto_init_mode { when_default, always, never };
     auto_init_mode auto_init = auto_init_mode::when_default;
     /// Told of every acquisition, renewal, release and loss of this
-    /// Locker's single-name locks (sqlock/observer.hpp); none by default.
+    /// Locker's locks and lock sets (sqlock/observer.hpp); none by default.
     /// Shared with the Locks handed out, which may outlive the Locker.
     std::shared_ptr<LockObserver> observer{};
 };

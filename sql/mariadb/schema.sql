@@ -84,6 +84,10 @@ CREATE TABLE IF NOT EXISTS ${queue} (
     waiter     VARCHAR(1024) NOT NULL,  -- the waiter's locked_by
     inbox      VARCHAR(64) NOT NULL,    -- where to wake it ('' for none)
     expires    DATETIME(3) NOT NULL,
+    -- When the waiter joined (for the oldest waiter's age in sqlock
+    -- metrics). Its default sets it: no statement names it. init adds it
+    -- to a queue made before it; the rows there then count from then.
+    joined     DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3)),
     PRIMARY KEY (id),
     -- A name's waiters in arrival order.
     KEY sqlock_queue_name (lockstring, id)

@@ -66,7 +66,11 @@ CREATE TABLE IF NOT EXISTS ${queue} (
     lockstring varchar(128) NOT NULL,    -- the name waited for (a semaphore's without "#N")
     waiter     varchar(1024) NOT NULL,   -- the waiter's locked_by
     inbox      varchar(64) NOT NULL,     -- the LISTEN channel that wakes it ('' for none)
-    expires    timestamptz NOT NULL
+    expires    timestamptz NOT NULL,
+    -- When the waiter joined (for the oldest waiter's age in sqlock
+    -- metrics). Its default sets it: no statement names it. init adds it
+    -- to a queue made before it; the rows there then count from then.
+    joined     timestamptz NOT NULL DEFAULT now()
 );
 -- A name's waiters in arrival order.
 CREATE INDEX IF NOT EXISTS ${queue_idx} ON ${queue} (lockstring, id);

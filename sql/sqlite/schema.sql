@@ -66,7 +66,14 @@ CREATE TABLE IF NOT EXISTS ${queue} (
     lockstring VARCHAR(128) NOT NULL,   -- the name waited for (a semaphore's without "#N")
     waiter     VARCHAR(1024) NOT NULL,  -- the waiter's locked_by
     inbox      VARCHAR(64) NOT NULL,    -- where to wake it ('' for none)
-    expires    DATETIME NOT NULL
+    expires    DATETIME NOT NULL,
+    -- When the waiter joined (for the oldest waiter's age in sqlock
+    -- metrics). Its default sets it: no statement names it. init
+    -- rebuilds a queue made before it with it (SQLite adds no column
+    -- with such a default); the rows there then count from then. (No
+    -- comma in this comment: SQLite's DROP COLUMN would take it for
+    -- the one before the column.)
+    joined     DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now'))
 );
 -- A name's waiters in arrival order.
 CREATE INDEX IF NOT EXISTS ${queue_idx} ON ${queue} (lockstring, id);

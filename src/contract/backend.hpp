@@ -40,6 +40,16 @@ class Connection {
     /// Creates the table and index if missing.
     virtual void init_schema() = 0;
 
+    /// Adds to tables made by an older sqlock the columns they lack that
+    /// locking never reads (the queue's `joined`, for the oldest waiter's
+    /// age), where this user may; rows already there count as joined now.
+    /// Returns nullopt when none is missing any more, else why one still is
+    /// and what to do (a user that may not alter the table, a table in use
+    /// past a short wait), for Locker::init()'s note. Throws as any
+    /// operation does for anything else (the core notes it too, but for a
+    /// lost connection).
+    virtual std::optional<std::string> upgrade_schema() = 0;
+
     /// Checks, without changing anything, that this connection may do what
     /// locking needs (read and write the table); throws errc::configuration
     /// naming what is missing. For Locker::init(), so that `sqlock init`

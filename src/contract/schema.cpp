@@ -26,8 +26,7 @@ std::string schema_with_names(std::string sql, const std::string& table, const s
     sql = substitute(std::move(sql), "index", index);
     sql = substitute(std::move(sql), "runs", runs);
     sql = substitute(std::move(sql), "pauses", pauses);
-    sql = substitute(std::move(sql), "queue_idx",
-                     quote_table_name(fit_identifier(table_basename(queue_name), "_name_idx")));
+    sql = substitute(std::move(sql), "queue_idx", quote_table_name(queue_index_name(queue_name)));
     sql = substitute(std::move(sql), "queue", queue);
     sql = substitute(std::move(sql), "leaders", leaders);
     for (const char* what : {"name", "started", "fencing"})
@@ -76,6 +75,10 @@ std::string guard_routine_name(const std::string& table) {
 
 std::string runs_index_name(const std::string& runs, const std::string& what) {
     return fit_identifier(table_basename(runs), "_" + what + "_idx");
+}
+
+std::string queue_index_name(const std::string& queue) {
+    return fit_identifier(table_basename(queue), "_name_idx");
 }
 
 }  // namespace sqlock::detail

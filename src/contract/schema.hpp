@@ -54,4 +54,8 @@ std::string guard_routine_name(const std::string& table);
 /// table `runs` (unqualified, as indexes are named within their schema).
 std::string runs_index_name(const std::string& runs, const std::string& what);
 
+/// The index of the queue `queue` (unqualified): its waiters by name and
+/// ticket.
+std::string queue_index_name(const std::string& queue);
+
 }  // namespace sqlock::detail

@@ -81,6 +81,10 @@ About about(Query key) noexcept {
             return {"queue_lengths", "counting the waiters", -1, 0};
         case Query::leader_names:
             return {"leader_names", "reading the names of the leaders", -1, 0};
+        case Query::queue_joined:
+            return {"queue_joined", "looking for the queue's join times", -1, 0};
+        case Query::queue_waits:
+            return {"queue_waits", "counting the waiters and their waits", -1, 0};
     }
     return {"unknown", "running a statement", -1, 0};
 }

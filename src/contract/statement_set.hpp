@@ -149,9 +149,16 @@ enum class Query : std::size_t {
     queue_lengths,
     /// (): the names of the leaders table (elections), by name.
     leader_names,
+    /// (): one row, whether the queue table has its `joined` column (a
+    /// queue made by an older sqlock may lack it until `sqlock init`).
+    queue_joined,
+    /// (): as queue_lengths, with the seconds since the oldest live waiter
+    /// of each name joined its line: (name, how many, age). Needs the
+    /// queue's `joined` column (queue_joined).
+    queue_waits,
 };
 
-constexpr std::size_t query_count = static_cast<std::size_t>(Query::leader_names) + 1;
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::queue_waits) + 1;
 
 /// The outcomes of the runs that did not run their job (a skip recorded by
 /// `sqlock run --after`), as an SQL list: standard SQL on every backend.

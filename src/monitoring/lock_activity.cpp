@@ -65,12 +65,20 @@ LockActivity Locker::lock_activity() {
             g.has_shared |= shared;
             hold(g.activity, age, left);
         }
-        if (c.has_queue())
-            for (const auto& r : c.query(detail::Query::queue_lengths, {}).rows) {
+        out.waiter_ages = false;
+        if (c.has_queue()) {
+            // A queue made before its join times were kept: the lengths alone.
+            const detail::Rows joined = c.query(detail::Query::queue_joined, {});
+            out.waiter_ages = !joined.rows.empty() && detail::as_bool(joined.rows[0].at(0));
+            const auto key =
+                out.waiter_ages ? detail::Query::queue_waits : detail::Query::queue_lengths;
+            for (const auto& r : c.query(key, {}).rows) {
                 Gathered& g = by_name[detail::as_text(r.at(0))];
                 g.activity.name = detail::as_text(r.at(0));
                 g.activity.waiters = detail::as_int64(r.at(1));
+                if (out.waiter_ages) g.activity.oldest_waiter_seconds = detail::as_double(r.at(2));
             }
+        }
         if (c.has_leaders())
             for (const auto& r : c.query(detail::Query::leader_names, {}).rows) {
                 Gathered& g = by_name[detail::as_text(r.at(0))];

@@ -5,22 +5,31 @@
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "lock/lock_state.hpp"
+#include "monitoring/observer.hpp"
 #include "sets/lock_set_state.hpp"
 
 namespace sqlock {
 namespace detail {
 
 bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point deadline) {
-    std::vector<Row> rows = locker->pool->with([&](Connection& c) {
-        // Bounded by the deadline, then back to the defaults for whoever
-        // uses this pooled connection next.
-        struct Reset {
-            Connection& c;
-            ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
-        } reset{c};
-        c.set_deadline(deadline);
-        return c.renew(claim, ids, locked_by, new_lease);
-    });
+    LockObserver* observer = handed_out ? locker->options.observer.get() : nullptr;
+    const auto sent = observer ? Heartbeat::clock::now() : Heartbeat::clock::time_point{};
+    std::vector<Row> rows;
+    try {
+        rows = locker->pool->with([&](Connection& c) {
+            // Bounded by the deadline, then back to the defaults for whoever
+            // uses this pooled connection next.
+            struct Reset {
+                Connection& c;
+                ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
+            } reset{c};
+            c.set_deadline(deadline);
+            return c.renew(claim, ids, locked_by, new_lease);
+        });
+    } catch (...) {
+        ++failed_renewals;  // the next success is late (observer.hpp)
+        throw;
+    }
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const bool renewed =
             std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.id == ids[i]; });
@@ -32,8 +41,20 @@ bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point d
     std::string earliest;
     for (const Row& r : rows)
         if (earliest.empty() || r.expires < earliest) earliest = r.expires;
-    std::lock_guard<std::mutex> guard(mutex);
-    expires = std::move(earliest);
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        expires = std::move(earliest);
+    }
+    if (observer) {
+        const int failed = failed_renewals.exchange(0);
+        const SetEventNames set = event_names();
+        tell(observer, [&](LockObserver& o) {
+            o.on_renew(
+                RenewEvent{names.front(), ids.front(),
+                           std::chrono::duration_cast<duration>(Heartbeat::clock::now() - sent),
+                           failed > 0, failed, &set});
+        });
+    }
     return true;
 }
 
@@ -45,6 +66,11 @@ void LockSetState::mark_lost(const std::string& name, std::int64_t id) noexcept 
         } catch (...) {
         }
     }
+    if (!handed_out) return;
+    tell(locker->options.observer.get(), [&](LockObserver& o) {
+        const SetEventNames set = event_names();
+        o.on_loss(LossEvent{name, id, &set});
+    });
 }
 
 void LockSetState::release_rows() {
@@ -54,13 +80,26 @@ void LockSetState::release_rows() {
     const std::size_t not_ours = locker->pool->with(
         [&](Connection& c) { return c.release(claim, ids, locked_by, min_hold).lost; });
     for (const std::string& name : names) locker->hub->released(name);
+    LockObserver* observer = locker->options.observer.get();
     if (not_ours > 0) {
-        lost = true;
+        // Which rows the release does not tell: the first name's stands.
+        if (!lost.exchange(true))
+            tell(observer, [&](LockObserver& o) {
+                const SetEventNames set = event_names();
+                o.on_loss(LossEvent{names.front(), ids.front(), &set});
+            });
         throw error(errc::lost, std::to_string(not_ours) + " of the " + describe() +
                                     " were no longer ours at release: they expired and were "
                                     "taken over or deleted (the others were released) [" +
                                     locker->url.redacted + "]");
     }
+    tell(observer, [&](LockObserver& o) {
+        const SetEventNames set = event_names();
+        o.on_release(ReleaseEvent{
+            names.front(), ids.front(),
+            std::chrono::duration_cast<duration>(std::chrono::steady_clock::now() - acquired_at),
+            &set});
+    });
 }
 
 std::string LockSetState::describe() const {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -35,13 +36,23 @@ struct LockSetState {
     std::atomic<bool> lost{false};
     std::unique_ptr<Heartbeat> heartbeat;
 
+    // For the Locker's observer (sqlock/observer.hpp): when the acquisition
+    // was sent, and the renewals that failed in a row since the last one
+    // that succeeded.
+    std::chrono::steady_clock::time_point acquired_at{};
+    std::atomic<int> failed_renewals{0};
+    bool handed_out = false;  // set before the heartbeat starts: told of from then on
+
     /// Renews every row as one (one statement, or one transaction with the
     /// markers of the names held shared). True when all were renewed (and
     /// `expires` is the earliest of theirs), false when any is not ours any
     /// more (then on_lost names the first of those). Throws on failure.
     bool renew_rows(duration lease, Heartbeat::clock::time_point deadline);
-    /// Marks the set lost and calls on_lost once, for `name`. Never throws.
+    /// Marks the set lost and calls on_lost once, for `name`, and tells
+    /// the observer. Never throws.
     void mark_lost(const std::string& name, std::int64_t id) noexcept;
+    /// The set's names and ids, for the observer's events.
+    SetEventNames event_names() const noexcept { return {names, ids}; }
     /// Releases every row together; throws errc::lost naming those that
     /// were not ours, or the failure.
     void release_rows();

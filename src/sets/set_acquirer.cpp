@@ -19,7 +19,9 @@
 #include "base/current_pid.hpp"
 #include "base/owner.hpp"
 #include "base/validate.hpp"
+#include "lock/lock_acquirer.hpp"
 #include "lock/lock_state.hpp"
+#include "monitoring/observer.hpp"
 #include "sets/lock_set_state.hpp"
 #include "sqlock/lock_set.hpp"
 #include "sqlock/locker.hpp"
@@ -162,6 +164,7 @@ class SetAcquirer {
         st->pid = current_pid();
         st->on_lost = o.on_lost;
         st->validity.granted(sent, certain);
+        st->acquired_at = sent;
         // As a single lock: an acquisition that took long counts from its
         // sending; renew once at once so the holder starts with a lease it
         // can vouch for.
@@ -175,6 +178,7 @@ class SetAcquirer {
             }
             st->validity.granted(resent, o.expires);
         }
+        st->handed_out = true;
         give_heartbeat(*st, o);
         return LockSet(std::move(st));
     }
@@ -182,11 +186,72 @@ class SetAcquirer {
     /// Attempts until taken, as `o` says (wait_for()).
     LockSet acquire(const std::vector<SetMember>& members, const LockOptions& o) {
         Waiting waiting(*this, members, o);
-        wait_for(*s_, waiting, o);
-        return waiting.take();
+        LockObserver* observer = s_->options.observer.get();
+        if (!observer) {
+            wait_for(*s_, waiting, o);
+            return waiting.take();
+        }
+        const auto start = clock::now();
+        try {
+            wait_for(*s_, waiting, o);
+        } catch (const error& e) {
+            tell_not_taken(observer, waiting.names(), observed_outcome(e),
+                           std::chrono::duration_cast<duration>(clock::now() - start),
+                           waiting.attempts());
+            throw;
+        }
+        LockSet set = waiting.take();
+        tell_taken(observer, set, std::chrono::duration_cast<duration>(clock::now() - start),
+                   waiting.attempts());
+        return set;
+    }
+
+    /// One attempt by a caller that does not wait (try_lock_all,
+    /// try_lock_members): nullopt when a name is taken.
+    std::optional<LockSet> try_once(const std::vector<SetMember>& members, const LockOptions& o) {
+        Refusal refusal;
+        Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
+        LockObserver* observer = s_->options.observer.get();
+        if (!observer) return attempt_once(members, o, owner, &refusal);
+        std::optional<LockSet> set;
+        try {
+            set = attempt_once(members, o, owner, &refusal);
+        } catch (const error& e) {
+            tell_not_taken(observer, names_of(members), observed_outcome(e), duration::zero(), 1);
+            throw;
+        }
+        if (set)
+            tell_taken(observer, *set, duration::zero(), 1);
+        else
+            tell_not_taken(observer, names_of(members), acquire_outcome::busy, duration::zero(), 1);
+        return set;
     }
 
   private:
+    static std::vector<std::string> names_of(const std::vector<SetMember>& members) {
+        std::vector<std::string> names;
+        for (const SetMember& m : members) names.push_back(m.name);
+        return names;
+    }
+
+    // An acquisition of a set, told as one (observer.hpp).
+    static void tell_taken(LockObserver* observer, const LockSet& set, duration waited,
+                           int attempts) {
+        const SetEventNames names{set.names(), set.ids()};
+        tell(observer, [&](LockObserver& o) {
+            o.on_acquire(AcquireEvent{set.names().front(), set.ids().front(),
+                                      acquire_outcome::acquired, waited, attempts, &names});
+        });
+    }
+    static void tell_not_taken(LockObserver* observer, const std::vector<std::string>& names,
+                               acquire_outcome outcome, duration waited, int attempts) {
+        const std::vector<std::int64_t> none;
+        const SetEventNames set{names, none};
+        tell(observer, [&](LockObserver& o) {
+            o.on_acquire(AcquireEvent{names.front(), 0, outcome, waited, attempts, &set});
+        });
+    }
+
     // Why a set was not taken: every name in the way, with its holder.
     static std::string refused_text(const std::vector<std::string>& names, const Refusal& refusal) {
         const std::string set = names.size() == 1
@@ -235,6 +300,7 @@ class SetAcquirer {
                        : "the lock set of " + std::to_string(names_.size()) + " names";
         }
         bool attempt(std::int64_t /*before: always every waiter*/, Refusal& refusal) override {
+            ++attempts_;
             taken_ = a_.attempt_once(members_, o_, owner_, &refusal);
             return taken_.has_value();
         }
@@ -242,8 +308,10 @@ class SetAcquirer {
             return SetAcquirer::refused_text(names_, refusal);
         }
         LockSet take() { return std::move(*taken_); }
+        int attempts() const { return attempts_; }
 
       private:
+        int attempts_ = 0;
         SetAcquirer& a_;
         const std::vector<SetMember>& members_;
         const LockOptions& o_;
@@ -270,9 +338,7 @@ static std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
     validate_options(options);
     SetAcquirer a(state);
     a.check_not_held_here(set);
-    Refusal refusal;
-    Owner owner = make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once(set, options, owner, &refusal);
+    return a.try_once(set, options);
 }
 
 // A canonical set, waited for as `options` say.

@@ -283,7 +283,96 @@ TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd name
     CHECK(waiter.wait().code == 0);
 }
 
-TEST_CASE("metrics: a chain blocked by a failed predecessor", "[cli][metrics][after][needs:prometheus-client]") {
+TEST_CASE("metrics: the oldest waiter's age, by the database's clock", "[cli][metrics][locks][needs:prometheus-client]") {
+    Cli cli = fresh_cli();
+    const std::string table = cli.db.table;
+    REQUIRE(cli({"acquire", "busy", "--expires", "1h"}).code == 0);
+    Process waiter = cli.start(run_args("busy", {"--wait", "120s"}, {"true"}));
+    auto metrics = [&] {
+        Result r = cli({"metrics"});
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        return parse(r.out);
+    };
+    auto gauge = [&](const std::vector<Sample>& s, const std::string& metric,
+                     const std::string& name) {
+        return exact(s, metric, {{"table", table}, {"name", name}});
+    };
+    std::vector<Sample> s;
+    REQUIRE(sqlock_test::eventually([&] {
+        s = metrics();
+        return gauge(s, "sqlock_lock_waiters", "busy") == 1.0;
+    }));
+    // Taken once the waiter is in line: its holder's age, by the database's
+    // clock, is at most the waiter's.
+    REQUIRE(cli({"acquire", "mark", "--expires", "1h"}).code == 0);
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            s = metrics();
+            const auto mark = gauge(s, "sqlock_lock_holder_age_seconds", "mark");
+            return mark && *mark >= 1.5;
+        },
+        std::chrono::seconds(30)));
+    const auto waited = gauge(s, "sqlock_lock_oldest_waiter_seconds", "busy");
+    REQUIRE(waited);
+    CHECK(*waited >= *gauge(s, "sqlock_lock_holder_age_seconds", "mark"));
+    CHECK(*waited >= 1.5);
+    // And it joined after "busy" was taken.
+    CHECK(*waited <= *gauge(s, "sqlock_lock_holder_age_seconds", "busy"));
+    // A name nobody waits for has no age.
+    CHECK_FALSE(gauge(s, "sqlock_lock_oldest_waiter_seconds", "mark"));
+    // Summed beyond --max-names: the oldest of the rest.
+    Result summed = cli({"metrics", "--max-names", "0"});
+    REQUIRE(summed.code == 0);
+    const auto rest =
+        exact(parse(summed.out), "sqlock_lock_oldest_waiter_seconds", {{"table", table}});
+    REQUIRE(rest);
+    CHECK(*rest >= *waited);
+
+    REQUIRE(cli({"release", "busy", "--force"}).code == 0);
+    CHECK(waiter.wait().code == 0);
+    s = metrics();
+    CHECK_FALSE(gauge(s, "sqlock_lock_waiters", "busy"));  // neither held nor waited for
+    CHECK_FALSE(gauge(s, "sqlock_lock_oldest_waiter_seconds", "busy"));
+    CHECK(gauge(s, "sqlock_lock_waiters", "mark") == 0.0);
+}
+
+TEST_CASE("metrics: a queue made before join times has no age series, and no error",
+          "[cli][metrics][locks][needs:prometheus-client]") {
+    Cli cli = fresh_cli();
+    const std::string table = cli.db.table;
+    sqlock_test::exec_sql(cli.db, "ALTER TABLE " + table + "_queue DROP COLUMN joined");
+    REQUIRE(cli({"acquire", "busy", "--expires", "1h"}).code == 0);
+    Process waiter = cli.start(run_args("busy", {"--wait", "120s"}, {"true"}));
+    Result r;
+    std::vector<Sample> s;
+    REQUIRE(sqlock_test::eventually([&] {
+        r = cli({"metrics"});
+        if (r.code != 0) return true;
+        s = parse(r.out);
+        return exact(s, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0;
+    }));
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("sqlock_lock_oldest_waiter_seconds") == std::string::npos);
+    // `sqlock init` adds them; the waiter already in line counts from then.
+    Result init = cli({"init"});
+    CHECK(init.code == 0);
+    CHECK(init.err.find("note") == std::string::npos);
+    Result now = cli({"metrics"});
+    REQUIRE(now.code == 0);
+    s = parse(now.out);
+    const auto waited =
+        exact(s, "sqlock_lock_oldest_waiter_seconds", {{"table", table}, {"name", "busy"}});
+    REQUIRE(waited);
+    CHECK(*waited >= 0.0);
+    CHECK(*waited < 600.0);
+    REQUIRE(cli({"release", "busy", "--force"}).code == 0);
+    CHECK(waiter.wait().code == 0);
+}
+
+TEST_CASE("metrics: a chain blocked by a failed predecessor",
+          "[cli][metrics][after][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     REQUIRE(cli(run_args("import", {}, {"false"})).code == 1);
     REQUIRE(cli(run_args("report", {"--after", "import", "--after-within", "1h"}, {"true"})).code ==

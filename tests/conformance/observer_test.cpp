@@ -1,6 +1,7 @@
 // LockObserver (sqlock/observer.hpp): told of acquisitions, renewals,
-// releases and losses with the name and fencing id, from the threads that
-// did them; its exceptions never reach the caller.
+// releases and losses with the name and fencing id (a lock set's once, with
+// all its names and ids), from the threads that did them; its exceptions
+// never reach the caller.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -16,6 +17,18 @@ using sqlock_test::lock_options;
 
 namespace {
 
+// A set's names and ids as an event told them; `told` false for one lock.
+struct SetSeen {
+    bool told = false;
+    std::vector<std::string> names;
+    std::vector<std::int64_t> ids;
+};
+
+SetSeen seen(const sqlock::SetEventNames* set) {
+    if (!set) return {};
+    return {true, set->names, set->fencing_ids};
+}
+
 // Every event as one line, in the order told; thread-safe.
 struct Recorder : sqlock::LockObserver {
     struct Acquire {
@@ -24,19 +37,23 @@ struct Recorder : sqlock::LockObserver {
         sqlock::acquire_outcome outcome;
         sqlock::duration waited;
         int attempts;
+        SetSeen set;
     };
     std::mutex mutex;
     std::vector<Acquire> acquires;
-    std::vector<sqlock::RenewEvent> renews;  // names copied into renew_names
+    std::vector<sqlock::RenewEvent> renews;  // names copied into renew_names, sets into renew_sets
     std::vector<std::string> renew_names;
+    std::vector<SetSeen> renew_sets;
     std::vector<std::pair<std::string, std::int64_t>> releases, losses;
+    std::vector<SetSeen> release_sets, loss_sets;
     std::vector<sqlock::duration> held;
     std::atomic<bool> throw_everything{false};
 
     void on_acquire(const sqlock::AcquireEvent& e) override {
         {
             std::lock_guard<std::mutex> guard(mutex);
-            acquires.push_back({e.name, e.fencing_id, e.outcome, e.waited, e.attempts});
+            acquires.push_back(
+                {e.name, e.fencing_id, e.outcome, e.waited, e.attempts, seen(e.set)});
         }
         if (throw_everything) throw std::runtime_error("observer failed");
     }
@@ -44,7 +61,9 @@ struct Recorder : sqlock::LockObserver {
         {
             std::lock_guard<std::mutex> guard(mutex);
             renews.push_back(e);
+            renews.back().set = nullptr;  // valid only during the call
             renew_names.push_back(e.name);
+            renew_sets.push_back(seen(e.set));
         }
         if (throw_everything) throw 42;
     }
@@ -52,6 +71,7 @@ struct Recorder : sqlock::LockObserver {
         {
             std::lock_guard<std::mutex> guard(mutex);
             releases.emplace_back(e.name, e.fencing_id);
+            release_sets.push_back(seen(e.set));
             held.push_back(e.held);
         }
         if (throw_everything) throw std::runtime_error("observer failed");
@@ -60,6 +80,7 @@ struct Recorder : sqlock::LockObserver {
         {
             std::lock_guard<std::mutex> guard(mutex);
             losses.emplace_back(e.name, e.fencing_id);
+            loss_sets.push_back(seen(e.set));
         }
         if (throw_everything) throw std::runtime_error("observer failed");
     }
@@ -105,11 +126,13 @@ TEST_CASE("an observer is told of each acquisition, busy and timed out ones too"
         CHECK(a[2].outcome == sqlock::acquire_outcome::timeout);
         CHECK(a[2].waited >= 300ms);
         CHECK(a[2].attempts >= 1);
+        for (const auto& one : a) CHECK_FALSE(one.set.told);  // single locks
         CHECK(a[3].name == "pool");  // a semaphore: its name, not the slot's row
         CHECK(a[3].id == slot.id());
         CHECK(a[3].outcome == sqlock::acquire_outcome::acquired);
         REQUIRE(recorder->releases.size() == 1);
         CHECK(recorder->releases[0] == std::make_pair(std::string("job"), id));
+        CHECK_FALSE(recorder->release_sets[0].told);
         CHECK(recorder->held[0] >= sqlock::duration::zero());
     }
     // A lock the observer saw being waited for: several attempts, waited.
@@ -200,4 +223,137 @@ TEST_CASE("an observer that throws changes nothing for the caller", "[observer]"
     CHECK_FALSE(db.open().show("job"));
     CHECK_FALSE(locker.try_lock("job")->lost());
     CHECK(recorder->count(recorder->releases) == 2);  // the temporary's too
+}
+
+TEST_CASE("an observer is told of a set's acquisition once, with every name and id",
+          "[observer][sets]") {
+    using names = std::vector<std::string>;
+    auto db = fresh_database();
+    auto recorder = std::make_shared<Recorder>();
+    auto locker = db.open(observed(recorder));
+    auto other = db.open();
+
+    auto set = locker.try_lock_all(names{"set-b", "set-a"});
+    REQUIRE(set);
+    auto held = other.lock("taken");
+    CHECK_FALSE(locker.try_lock_all(names{"taken", "free"}));
+    CHECK(sqlock_test::category_of([&] {
+              locker.lock_all(names{"taken", "other"}, lock_options().wait(300ms));
+          }) == sqlock::errc::timeout);
+    auto mixed = locker.lock_all({{"set-r", sqlock::lock_mode::shared}, {"set-w"}});
+    {
+        std::lock_guard<std::mutex> guard(recorder->mutex);
+        REQUIRE(recorder->acquires.size() == 4);  // one per set
+        const auto& a = recorder->acquires;
+        CHECK(a[0].outcome == sqlock::acquire_outcome::acquired);
+        REQUIRE(a[0].set.told);
+        CHECK(a[0].set.names == names{"set-a", "set-b"});
+        CHECK(a[0].set.ids == set->ids());
+        CHECK(a[0].name == "set-a");  // the first name, and its id
+        CHECK(a[0].id == set->id("set-a"));
+        CHECK(a[0].attempts == 1);
+        CHECK(a[0].waited == sqlock::duration::zero());
+        CHECK(a[1].outcome == sqlock::acquire_outcome::busy);
+        REQUIRE(a[1].set.told);
+        CHECK(a[1].set.names == names{"free", "taken"});
+        CHECK(a[1].set.ids.empty());
+        CHECK(a[1].id == 0);
+        CHECK(a[2].outcome == sqlock::acquire_outcome::timeout);
+        CHECK(a[2].set.names == names{"other", "taken"});
+        CHECK(a[2].waited >= 300ms);
+        CHECK(a[2].attempts >= 1);
+        CHECK(a[3].outcome == sqlock::acquire_outcome::acquired);
+        CHECK(a[3].set.names == names{"set-r", "set-w"});
+        CHECK(a[3].set.ids == mixed.ids());
+    }
+    set->release();
+    {
+        std::lock_guard<std::mutex> guard(recorder->mutex);
+        REQUIRE(recorder->releases.size() == 1);
+        CHECK(recorder->releases[0].first == "set-a");
+        REQUIRE(recorder->release_sets[0].told);
+        CHECK(recorder->release_sets[0].names == names{"set-a", "set-b"});
+        CHECK(recorder->release_sets[0].ids.size() == 2);
+        CHECK(recorder->held[0] >= sqlock::duration::zero());
+    }
+
+    // A set that waits: refused first, then taken once the name is free.
+    std::atomic<bool> refused{false};
+    sqlock::LockOptions waiting = lock_options().wait(30s);
+    waiting.on_waiting = [&](const sqlock::LockInfo*, sqlock::duration) {
+        refused = true;
+        return true;
+    };
+    sqlock_test::ScopedThread releaser([&] {
+        CHECK(eventually([&] { return refused.load(); }, 30s));
+        held.release();
+    });
+    auto turn = locker.lock_all(names{"taken", "later"}, waiting);
+    releaser.join();
+    std::lock_guard<std::mutex> guard(recorder->mutex);
+    const auto& last = recorder->acquires.back();
+    CHECK(last.outcome == sqlock::acquire_outcome::acquired);
+    CHECK(last.set.names == names{"later", "taken"});
+    CHECK(last.set.ids == turn.ids());
+    CHECK(last.attempts >= 2);
+    CHECK(recorder->acquires.size() == 5);
+}
+
+TEST_CASE("an observer is told of a set's renewals, and of its loss once", "[observer][sets]") {
+    using names = std::vector<std::string>;
+    auto db = fresh_database();
+    auto recorder = std::make_shared<Recorder>();
+    auto locker = db.open(observed(recorder));
+    auto set =
+        locker.lock_all(names{"beat-x", "beat-y"}, lock_options().expires(1500ms).heartbeat(true));
+    set.renew();
+    REQUIRE(eventually(
+        [&] {
+            std::lock_guard<std::mutex> guard(recorder->mutex);
+            return recorder->renews.size() >= 3;
+        },
+        30s));
+    {
+        std::lock_guard<std::mutex> guard(recorder->mutex);
+        for (std::size_t i = 0; i < recorder->renews.size(); ++i) {
+            CHECK(recorder->renew_names[i] == "beat-x");
+            CHECK(recorder->renews[i].fencing_id == set.id("beat-x"));
+            REQUIRE(recorder->renew_sets[i].told);
+            CHECK(recorder->renew_sets[i].names == set.names());
+            CHECK(recorder->renew_sets[i].ids == set.ids());
+            CHECK(recorder->renews[i].latency >= sqlock::duration::zero());
+            CHECK(recorder->renews[i].latency < 1500ms);
+            CHECK_FALSE(recorder->renews[i].late);
+        }
+    }
+    // One row taken away: the set is lost, told once, naming that row.
+    const std::int64_t y = set.id("beat-y");
+    REQUIRE(db.open().force_release("beat-y"));
+    REQUIRE(eventually([&] { return recorder->count(recorder->losses) == 1; }, 30s));
+    CHECK(set.lost());
+    CHECK_THROWS_AS(set.release(), sqlock::error);
+    std::lock_guard<std::mutex> guard(recorder->mutex);
+    REQUIRE(recorder->losses.size() == 1);
+    CHECK(recorder->losses[0] == std::make_pair(std::string("beat-y"), y));
+    REQUIRE(recorder->loss_sets[0].told);
+    CHECK(recorder->loss_sets[0].names == names{"beat-x", "beat-y"});
+    CHECK(recorder->releases.empty());
+}
+
+TEST_CASE("a set's release that finds a row taken is a loss, not a release", "[observer][sets]") {
+    using names = std::vector<std::string>;
+    auto db = fresh_database();
+    auto recorder = std::make_shared<Recorder>();
+    auto locker = db.open(observed(recorder));
+    auto set = locker.lock_all(names{"gone-a", "gone-b"});
+    const std::int64_t a = set.id("gone-a");
+    REQUIRE(db.open().force_release("gone-b"));
+    CHECK_THROWS_AS(set.release(), sqlock::error);
+    std::lock_guard<std::mutex> guard(recorder->mutex);
+    CHECK(recorder->releases.empty());
+    REQUIRE(recorder->losses.size() == 1);
+    // The release does not say which row: the first name stands for the set.
+    CHECK(recorder->losses[0] == std::make_pair(std::string("gone-a"), a));
+    REQUIRE(recorder->loss_sets[0].told);
+    CHECK(recorder->loss_sets[0].names == names{"gone-a", "gone-b"});
 }

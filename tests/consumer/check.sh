@@ -75,14 +75,17 @@ echo "README examples compiled cleanly"
 
 # The observer example (docs/examples/observer_histogram.cpp), built with
 # warnings as errors against the installed package and run: its histograms
-# count the acquisition it made and the one that found the lock busy.
+# count the acquisitions it made (a lock, then a set of two names, told
+# once with both) and the one that found the lock busy.
 observer_example=$src/../../docs/examples/observer_histogram.cpp
 # shellcheck disable=SC2086
 c++ -std=c++17 -Wall -Wextra -Werror -pedantic "$observer_example" $flags -o "$work/observer"
 observed=$(LD_LIBRARY_PATH="$pcdir/.." "$work/observer" "$work/observer.db")
-for sample in 'app_lock_wait_seconds_count{outcome="acquired"} 1' \
+for sample in 'app_lock_wait_seconds_count{outcome="acquired"} 2' \
               'app_lock_wait_seconds_count{outcome="busy"} 1' \
-              'app_lock_renewal_seconds_count{lock="all"} 1'; do
+              'app_lock_renewal_seconds_count{lock="all"} 1' \
+              'app_lock_acquisitions_total{lock="archive"} 1' \
+              'app_lock_acquisitions_total{lock="report"} 2'; do
     grep -qF "$sample" <<<"$observed" ||
         { echo "check.sh: the observer example did not print $sample: $observed" >&2; exit 1; }
 done

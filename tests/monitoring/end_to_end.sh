@@ -47,11 +47,20 @@ mkdir -p "$textfiles"
 write_metrics() {
     "$sqlock" metrics >"$textfiles/sqlock.prom.$$" && mv "$textfiles/sqlock.prom.$$" "$textfiles/sqlock.prom"
 }
-# Real runs: a success, a failure, a chain blocked by it, a held lock.
+# Real runs: a success, a failure, a chain blocked by it, a held lock and
+# a caller waiting in line for it.
 "$sqlock" run e2e-nightly -- true 2>/dev/null
 "$sqlock" run e2e-import -- false 2>/dev/null || true
 "$sqlock" run e2e-report --after e2e-import --after-within 1h -- true 2>/dev/null
 "$sqlock" acquire 'e2e "held"' --expires 1h >/dev/null 2>&1
+"$sqlock" run 'e2e "held"' --wait 300s -- true 2>/dev/null &
+waiter=$!
+pids+=("$waiter")
+in_line() {
+    "$sqlock" metrics 2>/dev/null |
+        grep -qF 'sqlock_lock_oldest_waiter_seconds{table="sqlock_locks",name="e2e \"held\""}'
+}
+await 60 in_line || fail "the waiter did not get in line"
 write_metrics
 
 node_port=$(pick_port)
@@ -96,6 +105,8 @@ await 30 has_value 'sqlock_lock_holders{name="e2e \"held\""}' 1 ||
     fail "no holder series for the quoted name"
 [[ $(value_of 'sqlock_job_runs{name="e2e-nightly",outcome="succeeded"}') == 1 ]] ||
     fail "e2e-nightly's success not counted"
+await 30 has_value 'sqlock_lock_oldest_waiter_seconds{name="e2e \"held\""} >= bool 0' 1 ||
+    fail "no oldest waiter's age for the quoted name"
 await 30 firing SqlockJobFailed e2e-import || fail "SqlockJobFailed did not fire"
 await 30 firing SqlockJobBlocked e2e-report || fail "SqlockJobBlocked did not fire"
 
@@ -106,5 +117,8 @@ write_metrics
 await 30 has_value 'sqlock_job_blocked{name="e2e-report"}' 0 || fail "e2e-report still blocked"
 await 30 has_value 'sqlock_job_last_outcome{name="e2e-import",outcome="succeeded"}' 1 ||
     fail "e2e-import's success not seen"
+# The lock released: the waiter takes it, runs and leaves.
+"$sqlock" release 'e2e "held"' --force >/dev/null 2>&1
+wait "$waiter" || fail "the waiter did not run after the release"
 ended=$(date +%s.%N)
 printf "end_to_end.sh: Prometheus saw the runs and fired the alerts; %.1f s\n" "$(awk -v a="$started" -v b="$ended" "BEGIN { print b - a }")"

@@ -28,12 +28,15 @@ const char* const metrics_details =
     "  sqlock_job_blocked                         1 when skipped since its last run because a\n"
     "                                             job it runs after failed (run --after)\n"
     "per lock name (live rows and the line of waiters; at most --max-names names, the\n"
-    "ones with waiters and the oldest holders first, the rest summed in series without\n"
-    "a name label):\n"
+    "ones with waiters (the longest waited first) and the oldest holders first, the rest\n"
+    "summed in series without a name label):\n"
     "  sqlock_lock_holders                        live holders (a semaphore: slots in use)\n"
     "  sqlock_lock_holder_age_seconds             since the oldest holder took it\n"
     "  sqlock_lock_holder_seconds_left            until the first holder's lease ends\n"
     "  sqlock_lock_waiters                        callers waiting in line\n"
+    "  sqlock_lock_oldest_waiter_seconds          since the first of them joined the line (not\n"
+    "                                             for a queue made by an older sqlock until\n"
+    "                                             `sqlock init`)\n"
     "  sqlock_leader_fencing_id                   an election's live leader's fencing id\n"
     "  sqlock_leader_age_seconds                  since that leader took the lead\n"
     "and for the table: sqlock_lock_names (names seen), sqlock_locks_held,\n"
@@ -104,13 +107,17 @@ void add_metrics_options(cxxopts::Options& options, const std::string& group) {
 
 namespace {
 
-// The names that get series of their own: those with waiters first (most
-// waiters), then the oldest holds, then by name; the rest are summed.
+// The names that get series of their own: those with waiters first (the
+// longest waited, then the most waiters), then the oldest holds, then by
+// name; the rest are summed.
 std::vector<const sqlock::NameActivity*> first_names(const sqlock::LockActivity& activity,
                                                      std::size_t limit) {
     std::vector<const sqlock::NameActivity*> names;
     for (const auto& a : activity.names) names.push_back(&a);
     std::stable_sort(names.begin(), names.end(), [](const auto* a, const auto* b) {
+        if ((a->waiters > 0) != (b->waiters > 0)) return a->waiters > 0;
+        if (a->oldest_waiter_seconds != b->oldest_waiter_seconds)
+            return a->oldest_waiter_seconds > b->oldest_waiter_seconds;
         if (a->waiters != b->waiters) return a->waiters > b->waiters;
         return a->holder_age_seconds > b->holder_age_seconds;
     });
@@ -134,6 +141,12 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
                 "Seconds until the first live holder's lease of the name ends, unless renewed.",
                 "gauge");
     Family waiters("sqlock_lock_waiters", "Callers waiting in line for the lock name.", "gauge");
+    Family waited("sqlock_lock_oldest_waiter_seconds",
+                  "Seconds since the first caller waiting in line for the name joined it "
+                  "(database clock).",
+                  "gauge");
+    // A queue made by an older sqlock keeps no join times: no such series.
+    const bool ages = activity.waiter_ages;
     Family leader_id("sqlock_leader_fencing_id",
                      "The fencing id (lock row id) of the election's live leader.", "gauge");
     Family leader_age("sqlock_leader_age_seconds",
@@ -149,6 +162,7 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
             const std::string labels = table + ",name=\"" + label_value(a.name) + "\"";
             holders.sample(labels, std::to_string(a.holders));
             waiters.sample(labels, std::to_string(a.waiters));
+            if (ages && a.waiters > 0) waited.sample(labels, number(a.oldest_waiter_seconds));
             if (a.holders > 0) {
                 age.sample(labels, number(a.holder_age_seconds));
                 left.sample(labels, number(a.holder_seconds_left));
@@ -167,6 +181,10 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
                 rest.holders == 0 ? a.holder_seconds_left
                                   : std::min(rest.holder_seconds_left, a.holder_seconds_left);
         }
+        if (a.waiters > 0)
+            rest.oldest_waiter_seconds =
+                rest.waiters == 0 ? a.oldest_waiter_seconds
+                                  : std::max(rest.oldest_waiter_seconds, a.oldest_waiter_seconds);
         rest.holders += a.holders;
         rest.waiters += a.waiters;
         any_rest = true;
@@ -174,6 +192,7 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
     if (any_rest) {
         holders.sample(table, std::to_string(rest.holders));
         waiters.sample(table, std::to_string(rest.waiters));
+        if (ages && rest.waiters > 0) waited.sample(table, number(rest.oldest_waiter_seconds));
         if (rest.holders > 0) {
             age.sample(table, number(rest.holder_age_seconds));
             left.sample(table, number(rest.holder_seconds_left));
@@ -185,8 +204,9 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
                  "gauge");
     names.sample(table, std::to_string(activity.names.size()));
     std::string out;
-    for (const Family* f : {&holders, &age, &left, &waiters, &leader_id, &leader_age, &names})
-        out += f->text();
+    for (const Family* f :
+         {&holders, &age, &left, &waiters, &waited, &leader_id, &leader_age, &names})
+        if (f != &waited || ages) out += f->text();
     return out;
 }
 

@@ -125,6 +125,26 @@ void MariaConnection::check_access() {
         std::to_string(ER_TABLEACCESS_DENIED_ERROR) + "/42000");
 }
 
+std::optional<std::string> MariaConnection::upgrade_schema() {
+    if (!has_queue()) return std::nullopt;
+    const Rows has = query(Query::queue_joined, {});
+    if (!has.rows.empty() && as_bool(has.rows[0].at(0))) return std::nullopt;
+    // ADD COLUMN waits for every transaction that has used the queue to
+    // end, and meanwhile every new waiter waits for it: briefly only.
+    // Without IF NOT EXISTS, which MySQL lacks: a concurrent init that was
+    // first is ER_DUP_FIELDNAME.
+    Failure f;
+    link_.run("SET STATEMENT lock_wait_timeout = 2 FOR ALTER TABLE " + target_->quoted_queue +
+                  " ADD COLUMN joined DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3))",
+              limit(), "adding the queue's joined column", &f);
+    if (f.code == 0 || f.code == ER_DUP_FIELDNAME) return std::nullopt;
+    if (f.code == ER_TABLEACCESS_DENIED_ERROR)
+        return "this user lacks ALTER on it: run `sqlock init` once as a user that has it";
+    if (f.code == ER_LOCK_WAIT_TIMEOUT)
+        return std::string("it stayed in use past 2 s: run `sqlock init` again");
+    throw_failure(*target_, f, "adding the queue's joined column");
+}
+
 std::vector<std::string> MariaConnection::missing_privileges() {
     const std::string& T = target_->quoted_table;
     // Statements that change nothing but are checked like real ones.

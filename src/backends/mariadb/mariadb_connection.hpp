@@ -33,6 +33,7 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
 
     void init_schema() override;
+    std::optional<std::string> upgrade_schema() override;
     void check_access() override;
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).

@@ -339,6 +339,34 @@ void PgConnection::check_access() {
                 "42501");
 }
 
+std::optional<std::string> PgConnection::upgrade_schema() {
+    if (!has_queue()) return std::nullopt;
+    return bounded("adding the queue's joined column", {}, [&]() -> std::optional<std::string> {
+        {
+            pqxx::nontransaction check(link_.get());
+            const pqxx::result r =
+                check.exec_params(queue_upgrade_check_sql, target_->quoted_queue);
+            if (r.empty() || r[0][0].as<bool>()) return std::nullopt;
+            // Only the owner may ALTER: another role's attempt would fail
+            // (and be logged by the server) at every auto_init.
+            if (!r[0][1].as<bool>())
+                return "this role does not own it: run `sqlock init` once as its owner";
+        }
+        // ADD COLUMN waits for every transaction that has used the queue to
+        // end, and meanwhile every new waiter waits for it: briefly only.
+        // One simple query runs as one transaction, as init_schema's.
+        try {
+            pqxx::nontransaction tx(link_.get());
+            tx.exec("SET LOCAL lock_timeout = '2s';\nALTER TABLE " + target_->quoted_queue +
+                    " ADD COLUMN IF NOT EXISTS joined timestamptz NOT NULL DEFAULT now()");
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "55P03") throw;
+            return std::string("it stayed in use past 2 s: run `sqlock init` again");
+        }
+        return std::nullopt;
+    });
+}
+
 AcquireResult PgConnection::try_acquire(const std::string& lockstring, duration lease,
                                         const std::string& locked_by, const QueueGate& gate) {
     const std::string ms = std::to_string(millis(lease));

@@ -954,6 +954,13 @@ StatementSet statement_set(const PgTarget& target) {
         " GROUP BY lockstring ORDER BY lockstring", Mode::unprepared);
     set.add(Query::leader_names, "SELECT name::text FROM " + D + " ORDER BY name",
         Mode::unprepared);
+    set.add(Query::queue_joined,
+        "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('" + Q +
+        "') AND attname = 'joined' AND NOT attisdropped)", Mode::unprepared);
+    set.add(Query::queue_waits,
+        "SELECT lockstring::text, count(*), (round(extract(epoch FROM now() - min(joined)) *"
+        " 1000) / 1000)::float8 FROM " + Q + " WHERE expires > now()"
+        " GROUP BY lockstring ORDER BY lockstring", Mode::unprepared);
 
     // clang-format on
     return set;

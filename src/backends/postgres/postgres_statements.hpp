@@ -207,4 +207,12 @@ constexpr const char* schema_exists_sql =
     "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL AND "
     "to_regclass($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL";
 
+/// For a queue (regclass text $1) that exists: whether it has its joined
+/// column, and whether this role may add it (owns the table, or is a
+/// member of the role that does).
+constexpr const char* queue_upgrade_check_sql =
+    "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = c.oid AND attname = 'joined' "
+    "AND NOT attisdropped), pg_has_role(c.relowner, 'USAGE') FROM pg_class c "
+    "WHERE c.oid = to_regclass($1)";
+
 }  // namespace sqlock::detail::postgres

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "base/validate.hpp"
+#include "contract/records.hpp"
 #include "sqlite_error.hpp"
 #include "sqlock/error.hpp"
 
@@ -165,6 +166,20 @@ SqliteConnection::SqliteConnection(const SqliteUrl& url, const std::string& tabl
 
 void SqliteConnection::init_schema() {
     exec(schema_script(tables_), "creating the lock table");
+}
+
+std::optional<std::string> SqliteConnection::upgrade_schema() {
+    const std::string what = "adding the queue's joined column";
+    auto joined = [&] {
+        const Rows r = query(Query::queue_joined, {});
+        return !r.rows.empty() && as_bool(r.rows[0].at(0));
+    };
+    if (!has_queue() || joined()) return std::nullopt;
+    Transaction tx(*this, what);
+    if (joined()) return std::nullopt;  // another init was first
+    exec(queue_upgrade_script(tables_), what);
+    tx.commit(what);
+    return std::nullopt;
 }
 
 void SqliteConnection::check_access() {

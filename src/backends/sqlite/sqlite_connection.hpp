@@ -45,6 +45,7 @@ class SqliteConnection final : public TunedConnection<SqliteConnection> {
     void set_deadline(clock::time_point deadline) override { deadline_ = deadline; }
 
     void init_schema() override;
+    std::optional<std::string> upgrade_schema() override;
 
     void check_access() override;
 

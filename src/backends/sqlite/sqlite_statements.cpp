@@ -421,7 +421,38 @@ StatementSet statement_set(const Tables& tables) {
     set.add(Query::queue_lengths, "SELECT lockstring, COUNT(*) FROM " + q + " WHERE " + live +
                                       " GROUP BY lockstring ORDER BY lockstring");
     set.add(Query::leader_names, "SELECT name FROM " + d + " ORDER BY name");
+    set.add(Query::queue_joined, "SELECT EXISTS (SELECT 1 FROM pragma_table_info(" +
+                                     literal(table_basename(tables.queue_name)) +
+                                     ") WHERE name = 'joined')");
+    set.add(Query::queue_waits,
+            "SELECT lockstring, COUNT(*), round((julianday('now') - julianday(MIN(joined))) *"
+            " 86400000.0) / 1000.0 FROM " +
+                q + " WHERE " + live + " GROUP BY lockstring ORDER BY lockstring");
     return set;
+}
+
+std::string queue_upgrade_script(const Tables& tables) {
+    // SQLite adds no column whose default is not a constant, so the queue
+    // is made anew as the schema says, its rows carried over (the new
+    // column takes its default) and its AUTOINCREMENT counter too, so that
+    // no ticket is drawn twice. The index goes with the old table's name.
+    const std::string name = table_basename(tables.queue_name);
+    const std::string old_name = fit_identifier(name, "_before_joined");
+    const std::string old_table = quote_table_name(old_name);
+    return "DROP INDEX IF EXISTS " + quote_table_name(queue_index_name(name)) +
+           ";\n"
+           "ALTER TABLE " +
+           tables.queue + " RENAME TO " + quote_table_name(old_name) + ";\n" +
+           schema_script(tables) + ";\nINSERT INTO " + tables.queue +
+           " (id, lockstring, waiter, inbox, expires)"
+           " SELECT id, lockstring, waiter, inbox, expires FROM " +
+           old_table +
+           ";\n"
+           "DELETE FROM sqlite_sequence WHERE name = " +
+           literal(name) +
+           ";\n"
+           "UPDATE sqlite_sequence SET name = " +
+           literal(name) + " WHERE name = " + literal(old_name) + ";\nDROP TABLE " + old_table;
 }
 
 std::string schema_script(const Tables& tables) {

@@ -86,6 +86,11 @@ StatementSet statement_set(const Tables& tables);
 /// The schema script (sql/sqlite/schema.sql) for `tables`.
 std::string schema_script(const Tables& tables);
 
+/// What makes a queue made before its `joined` column into the schema's,
+/// keeping its rows and tickets: to run in one write transaction, once the
+/// queue is known to lack the column.
+std::string queue_upgrade_script(const Tables& tables);
+
 /// A duration as an SQLite date modifier: "+3600.250 seconds".
 std::string seconds_modifier(duration d);
 
