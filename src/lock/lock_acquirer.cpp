@@ -70,11 +70,20 @@ class Acquirer::Waiting final : public Claimant {
     const std::vector<std::string>& names() const override { return names_; }
     bool takes_place() const override { return true; }
     const std::string& locked_by() const override { return owner_.locked_by; }
+    std::string subject() const override {
+        if (t_.capacity > 0) return "semaphore '" + printable(t_.name) + "'";
+        return subject_text(t_.name, t_.shared ? -1 : 0);
+    }
 
     bool attempt(std::int64_t before, Refusal& refusal) override {
-        taken_ = a_.attempt_once(t_, o_, owner_, &refusal, before);
+        taken_ = a_.attempt_once(t_, o_, owner_, &refusal, before, in_doubt_);
+        in_doubt_ = false;
         return taken_.has_value();
     }
+
+    // A plain lock's or a shared hold's next attempt finds its own row
+    // anyway (claim_own_holder()); a slot's must look for it.
+    void attempt_in_doubt() override { in_doubt_ = true; }
 
     bool vouched_after_leaving() override {
         LockState& st = *taken_->state_;
@@ -112,6 +121,7 @@ class Acquirer::Waiting final : public Claimant {
     const std::vector<std::string> names_;
     Owner owner_;
     std::optional<Lock> taken_;
+    bool in_doubt_ = false;  // the last attempt's answer was lost
 };
 
 std::shared_ptr<LockState> Acquirer::check_reentry(const Target& t, const LockOptions& o) {
@@ -161,13 +171,13 @@ std::optional<std::pair<int, Row>> Acquirer::own_slot(Connection& c, const Targe
 }
 
 std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o, Owner& owner,
-                                           Refusal* refusal, std::int64_t before) {
+                                           Refusal* refusal, std::int64_t before, bool in_doubt) {
     ensure_initialized();
     int slot = 0;
     // Before the statement is sent: the row's expiry is later than this
     // plus the lease (see Lock::valid_until).
     const auto sent = clock::now();
-    bool tried = false;
+    bool tried = in_doubt;
     bool queue_exists = false;
     Claim claim;
     claim.entries.push_back(
@@ -178,8 +188,9 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
         queue_exists = c.has_queue();
         claim.before = queue_exists ? before : 0;
         if (t.capacity == 0) return c.acquire(claim, o.expires, owner.locked_by);
-        // A retry on a fresh connection (the first broke): the first may
-        // have taken a slot before its reply was lost. That slot is ours;
+        // A retry on a fresh connection (the first broke), or an attempt
+        // after one whose answer was lost (attempt_in_doubt()): the first
+        // may have taken a slot before its reply was lost. That slot is ours;
         // taking another would leave it held until its lease ends. (A
         // plain lock needs no such look: its retry finds the row taken,
         // and the holder it reads is ourselves; see below.)

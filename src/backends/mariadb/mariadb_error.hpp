@@ -9,8 +9,9 @@
 //                                                        -> errc::configuration
 //   table missing (1146)          -> errc::configuration, saying to run `sqlock init`
 //   not a lock table (1054)       -> errc::configuration, naming the columns
-//   read-only server (1290, 1792, 1836), binlog_format=STATEMENT (1665)
-//                                                        -> errc::configuration
+//   read-only server (1290, 1792, 1836)                  -> errc::configuration,
+//                                                           error::read_only()
+//   binlog_format=STATEMENT (1665)                       -> errc::configuration
 //   lock wait timeout (1205), deadlock (1213)            -> errc::busy (the caller
 //                                                           may retry; try_acquire
 //                                                           reports "not acquired")

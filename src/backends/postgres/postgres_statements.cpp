@@ -9,6 +9,7 @@
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
 #include "contract/schema.hpp"
+#include "postgres_session.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
@@ -199,10 +200,12 @@ std::string name_channel(const PgTarget& target, const std::string& turn) {
 
 namespace {
 
-// The first statement of each: the name's turn.
+// The first statement of each: the name's turn, read committed (what
+// follows reads what the turn's previous holder committed).
 std::string shared_turn(const PgTarget& target, const SharedValues& v) {
-    return "SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
-           "'::regclass::oid::text), hashtext(" + v.turn + "));\n";
+    return read_committed +
+           ("SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
+            "'::regclass::oid::text), hashtext(" + v.turn + "));\n");
 }
 
 // The live marker of the name is there.
@@ -286,9 +289,10 @@ std::string array_of(const std::vector<std::string>& items, const char* type) {
 }
 
 // The first statement of a mixed set's renewal or release: the shared
-// names' turns, in the order acquisitions take them (sorted).
+// names' turns, in the order acquisitions take them (sorted), read committed
+// as shared_turn().
 std::string mixed_set_turns(const std::string& T, const MixedSetValues& v) {
-    return "WITH " + turn_cte(T) + "SELECT count(" + turn_taken("s.k") +
+    return read_committed + ("WITH " + turn_cte(T)) + "SELECT count(" + turn_taken("s.k") +
            ") FROM turn, (SELECT DISTINCT k FROM unnest(" + array_of(v.turns, "text") +
            ") AS x(k) ORDER BY k) AS s;\n";
 }
