@@ -236,6 +236,12 @@ std::chrono::steady_clock::time_point Lock::valid_until() const {
     return checked(state_).validity.until();
 }
 
+std::optional<error> Lock::renewal_failure() const {
+    const auto& s = checked(state_);
+    if (!s.heartbeat) return std::nullopt;
+    return s.heartbeat->last_failure();
+}
+
 bool Lock::held() const {
     const auto& s = checked(state_);
     if (s.lost) return false;

@@ -120,6 +120,17 @@ class RunSession {
     sqlock::RunStart run_start() const;
     void said_recording() const;
     std::optional<EarlyExit> decide_window();
+    void decide_window_now();
+    /// How long the steps before the job wait through an unavailable
+    /// database: until the wait's deadline, while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> before_start() const {
+        return [this] { return std::min(wait_until_, lock_->valid_until()); };
+    }
+    /// How long the steps after the job (its record, the release) do:
+    /// while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> while_leased() const {
+        return [this] { return lock_->valid_until(); };
+    }
     std::string local_window_text() const;
     std::optional<EarlyExit> start();
     std::optional<EarlyExit> spawn_job();
@@ -148,6 +159,7 @@ class RunSession {
     std::optional<sqlock::OncePerWindow> window_;
     std::optional<std::int64_t> run_id_;
     std::optional<ChildProcess> child_;
+    std::chrono::steady_clock::time_point wait_until_{};     // --wait's deadline
     std::chrono::steady_clock::time_point first_started_{};  // of the first attempt
     std::chrono::steady_clock::time_point started_{};        // of this attempt
     std::chrono::steady_clock::time_point ended_{};
