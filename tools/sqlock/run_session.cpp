@@ -110,6 +110,9 @@ struct RunSession::EarlyExit {
     bool quiet_ok = false;
     /// Put before the release's error when it is reported.
     std::string release_failed;
+    /// The database was unavailable for longer than the lease lasted, while
+    /// the wait had time left: the name is to be taken again, not given up.
+    bool lease_lapsed = false;
 
     // The errors that were thrown as cli_error before the job started:
     // run_run's catch makes exactly this ending of them.
@@ -160,7 +163,12 @@ int RunSession::run() {
 
 int RunSession::run_phases() {
     acquire();
-    if (std::optional<EarlyExit> exit = gate()) return leave_early(*exit);
+    std::optional<EarlyExit> exit = gate();
+    while (exit && exit->lease_lapsed) {
+        retake(*exit);
+        exit = gate();
+    }
+    if (exit) return leave_early(*exit);
     if (std::optional<EarlyExit> exit = start()) return leave_early(*exit);
     SuperviseResult result = supervise();
     while (retry(result)) {
@@ -279,9 +287,8 @@ void RunSession::acquire() {
                 " had failed, " + sqlock::format_duration(left) + " of it was left" + db,
             {{"id", id}, {"failed_attempts", failed}, {"lease_left_seconds", seconds_value(left)}});
     };
-    // The progress line is for people; JSON has an event when the wait
-    // begins, and one for how it ended.
-    const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
+    // The progress line is for people (take()); JSON has an event when the
+    // wait begins, and one for how it ended.
     s_.request.on_wait_start = [this](const sqlock::LockInfo* holder) {
         const AcquireRequest& r = s_.request;
         nlohmann::ordered_json fields;
@@ -306,6 +313,13 @@ void RunSession::acquire() {
                    {{"cause", e.read_only() ? "read_only" : "unavailable"},
                     {"waited_seconds", seconds_value(waited)}});
     };
+    take();
+}
+
+// The lock itself, waiting up to what is left of --wait, and the event
+// that says it was taken.
+void RunSession::take() {
+    const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
     try {
         const interruption_check interrupted = [this] { return signals_.take_pending(); };
         if (s_.request.leader_value)
@@ -350,7 +364,46 @@ void RunSession::acquire() {
                fields);
 }
 
+// A lease that ran out while the steps before the job waited through an
+// unavailable database (a failover longer than the lease): the job was not
+// started and the row has expired, or will before anyone else may take it.
+// The name is taken again with what is left of the wait, as a waiter would.
+void RunSession::retake(const EarlyExit& why) {
+    log_.event(event_level::warning, "retaking",
+               "the lease of " + what_ + " ran out while the database could not be asked (" +
+                   why.message + "); taking " + in_quotes(s_.request.name) +
+                   " again within the wait" + db_,
+               {{"id", lock_id_}});
+    try {
+        lock_->release();  // one try: the row frees itself anyway
+    } catch (const std::exception&) {
+    }
+    lock_.reset();
+    *lost_ = false;
+    run_id_.reset();
+    window_.reset();
+    if (!s_.request.wait_forever)
+        s_.request.wait =
+            std::max<sqlock::duration>(std::chrono::duration_cast<sqlock::duration>(
+                                           wait_until_ - std::chrono::steady_clock::now()),
+                                       sqlock::duration::zero());
+    take();
+}
+
 // --- gate ------------------------------------------------------------------
+
+// A step before the job failed with `e` (`context` says which, and that the
+// job was not started). When the database was unavailable for as long as
+// the lease lasted but not yet for the whole wait, the run takes the name
+// again (retake()).
+RunSession::EarlyExit RunSession::not_started(const sqlock::error& e,
+                                              const std::string& context) const {
+    EarlyExit exit =
+        EarlyExit::error(exit_code_for(e.category()), std::string(e.what()) + " (" + context + ")");
+    exit.lease_lapsed = e.unavailable() && lock_->valid_until() < wait_until_ &&
+                        std::chrono::steady_clock::now() < wait_until_;
+    return exit;
+}
 
 std::optional<RunSession::EarlyExit> RunSession::gate() {
     // A signal that came while the lock was being taken (blocked until now)
@@ -376,9 +429,7 @@ std::optional<RunSession::EarlyExit> RunSession::gate() {
             through_obstacles(log_, "renewing " + what_ + " before starting " + job_,
                               before_start(), [&] { lock_->renew(); });
         } catch (const sqlock::error& e) {
-            return EarlyExit::error(exit_code_for(e.category()),
-                                    std::string(e.what()) + " (renewing before starting " + job_ +
-                                        ", which was not started)");
+            return not_started(e, "renewing before starting " + job_ + ", which was not started");
         }
     }
     return admit();
@@ -434,9 +485,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
         said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
-            return EarlyExit::error(exit_code_for(e.category()),
-                                    std::string(e.what()) + " (recording the start of the run; " +
-                                        job_ + " was not started)");
+            return not_started(e, "recording the start of the run; " + job_ + " was not started");
         // Without --once-per nothing depends on the record: the job runs,
         // and the operator hears why it is not in the history.
         Output::error("not recording this run in the history: " + std::string(e.what()));
@@ -453,9 +502,7 @@ std::optional<RunSession::EarlyExit> RunSession::check_pause() {
                                            [&] { return locker_.paused(name); })))
                 break;
     } catch (const sqlock::error& e) {
-        return EarlyExit::error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (checking whether it is paused; " + job_ +
-                                    " was not started)");
+        return not_started(e, "checking whether it is paused; " + job_ + " was not started");
     }
     if (pause) return paused(*pause);
     return std::nullopt;
@@ -517,9 +564,7 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
         through_obstacles(log_, "deciding on the --once-per window", before_start(),
                           [&] { decide_window_now(); });
     } catch (const sqlock::error& e) {
-        return EarlyExit::error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (deciding on the --once-per window; " +
-                                    job_ + " was not started)");
+        return not_started(e, "deciding on the --once-per window; " + job_ + " was not started");
     }
     if (window_->done) {
         skip_reason_ = "window_done";

@@ -113,6 +113,9 @@ class RunSession {
     void splay();
     void notify(const std::string& event, int code);
     void acquire();
+    void take();
+    void retake(const EarlyExit& why);
+    EarlyExit not_started(const sqlock::error& e, const std::string& context) const;
     std::optional<EarlyExit> gate();
     std::optional<EarlyExit> admit();
     std::optional<EarlyExit> check_pause();
