@@ -120,6 +120,11 @@ class Cluster {
     double started_in() const { return started_in_; }
 
     std::string leader() const { return patroni({"leader", dir_}); }
+    // Until it is as it started: a leader, both replicas streaming (one of
+    // them the synchronous standby in synchronous mode); the leader.
+    std::string await_healthy() const {
+        return patroni({"await-healthy", dir_, "--timeout", "90"}, 100s);
+    }
     // The new leader, once it runs and accepts writes.
     std::string await_leader_other_than(const std::string& old) const {
         return patroni({"await-leader", dir_, "--not", old, "--timeout", "60"}, 70s);
@@ -254,9 +259,16 @@ class Fleet {
     // Each host ends after its run in progress (at most its wait and a job).
     void stop() {
         { std::ofstream(stop_.c_str()); }
-        for (Process& h : hosts_) h.finish(60s);
+        const auto deadline = steady::now() + 60s;
+        for (Process& h : hosts_) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::max<steady::duration>(deadline - steady::now(), 1s));
+            if (h.finish(left).timed_out) ++hung_;
+        }
         hosts_.clear();
     }
+    // Hosts that had not ended a minute after they were told to stop.
+    int hung() const { return hung_; }
     std::vector<Job> jobs() const { return read_jobs(records_); }
     std::vector<Run> runs() const { return read_runs(exits_); }
     // What sqlock printed on stderr, each line prefixed "CODE PID: ".
@@ -279,6 +291,7 @@ class Fleet {
     std::string dir_, records_, exits_, stop_;
     std::vector<std::string> errs_;
     std::vector<Process> hosts_;
+    int hung_ = 0;
 };
 
 // A `sqlock run NAME --expires 20s` whose job runs until told to end, and
@@ -395,6 +408,7 @@ TEST_CASE(
     // accepting writes; recovered when `settle` jobs have started since.
     auto event = [&](const std::string& what, const std::function<void()>& act) {
         Event e{what, wall_now()};
+        WARN(what << " at " << format_seconds(seconds_since(suite_start)));
         const auto t = steady::now();
         act();
         const double leader_after = seconds_since(t);
@@ -408,11 +422,15 @@ TEST_CASE(
         events.push_back(e);
     };
 
+    // Before each event the cluster is whole again (the former leader back
+    // as a replica, a synchronous standby named), as operators would have it.
+    cluster.await_healthy();
     event("switchover", [&] {
         const std::string old = cluster.leader();
         cluster.run({"ctl", "switchover", "--force", "--leader", old});
         cluster.await_leader_other_than(old);
     });
+    cluster.await_healthy();
     event("failover (the leader's postmaster SIGKILLed)", [&] {
         const std::string old = cluster.leader();
         cluster.run({"crash", old});
@@ -439,6 +457,7 @@ TEST_CASE(
 
     // The leader paused past its TTL: a new leader is elected once its key
     // has expired; then the old one resumes (and must step down).
+    cluster.await_healthy();
     Holder paused_holder(url, table, "held-pause", "20s");
     REQUIRE(paused_holder.await_started());
     std::string paused;
@@ -466,6 +485,7 @@ TEST_CASE(
     }
 
     fleet.stop();
+    CHECK(fleet.hung() == 0);
     const std::vector<Job> jobs = fleet.jobs();
     const std::vector<Run> runs = fleet.runs();
 

@@ -16,6 +16,11 @@
 #   patroni.sh await-leader DIR [--not NODE] [--timeout S]
 #                               waits (default 60 s) until a leader other than
 #                               NODE runs and accepts writes; prints its name
+#   patroni.sh await-healthy DIR [--timeout S]
+#                               waits (default 60 s) until the cluster is as
+#                               `start` leaves it: a leader, both replicas
+#                               streaming (one synchronous, in synchronous
+#                               mode); prints the leader's name
 #   patroni.sh list DIR         `patronictl list`
 #   patroni.sh ctl DIR ARGS...  patronictl with this cluster's configuration
 #                               (`ctl DIR switchover --force --leader node1`)
@@ -72,7 +77,8 @@ set -euo pipefail
 
 usage() {
     echo "usage: $0 start DIR [--async] [--ttl S] [--loop-wait S] [--dcs etcd|etcd3] | stop DIR | env DIR |" \
-        "url DIR | leader DIR | await-leader DIR [--not NODE] [--timeout S] | list DIR |" \
+        "url DIR | leader DIR | await-leader DIR [--not NODE] [--timeout S] |" \
+        "await-healthy DIR [--timeout S] | list DIR |" \
         "ctl DIR ARGS... | port|pid|crash|hold-wal|pause|resume DIR NODE | psql DIR NODE [ARGS...]" >&2
     exit 2
 }
@@ -393,17 +399,27 @@ start_patroni() {  # NODE
 }
 
 # Until a leader runs and every replica streams from it (with synchronous
-# mode: one of them as the synchronous standby), within 60 s.
+# mode: one of them as the synchronous standby, in PostgreSQL's view and in
+# Patroni's, so that a failover has a candidate), within TIMEOUT seconds.
 await_healthy() {
-    local sync=$1 leader_node want state deadline=$((SECONDS + 60))
+    local sync=$1 timeout=${2:-60} leader_node want roles state deadline
+    deadline=$((SECONDS + timeout))
     want="streaming async,streaming async"
-    [ "$sync" = true ] && want="streaming async,streaming sync"
+    roles="leader running,replica running,replica running"
+    if [ "$sync" = true ]; then
+        want="streaming async,streaming sync"
+        roles="leader running,replica running,sync_standby running"
+    fi
     while [ $SECONDS -lt $deadline ]; do
         if leader_node=$(leader 2>/dev/null) && writable "$leader_node"; then
             state=$(psql_node "$leader_node" -d postgres -At -c \
                 "SELECT string_agg(state || ' ' || sync_state, ',' ORDER BY sync_state)
                  FROM pg_stat_replication" 2>/dev/null || true)
-            [ "$state" = "$want" ] && { echo "$leader_node"; return 0; }
+            if [ "$state" = "$want" ] &&
+                [ "$(members 2>/dev/null | awk '{ print $2, $3 }' | sort | paste -sd,)" = "$roles" ]; then
+                echo "$leader_node"
+                return 0
+            fi
         fi
         local node
         for node in $nodes; do
@@ -414,7 +430,7 @@ await_healthy() {
         done
         sleep 0.1
     done
-    say "the cluster did not become healthy within 60 s (replication: '${state:-}'):"
+    say "the cluster did not become healthy within ${timeout}s (replication: '${state:-}'):"
     members >&2 || true
     for node in $nodes; do
         say "last lines of $dir/$node/patroni.log:"
@@ -479,6 +495,7 @@ start_once() {
     pick_ports
     (umask 077 && new_password >"$dir/password" && new_password >"$dir/internal_password")
     echo "sqlock-$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$dir/scope"
+    echo "$sync" >"$dir/synchronous"
     start_etcd
     local node
     for node in $nodes; do write_config "$node" "$sync" "$ttl" "$loop_wait" "$dcs"; done
@@ -553,6 +570,9 @@ case "$cmd" in
     url) [ $# -eq 0 ] || usage; url ;;
     leader) [ $# -eq 0 ] || usage; leader ;;
     await-leader) await_leader "$@" ;;
+    await-healthy) require_cluster
+        [ $# -eq 0 ] || { [ $# -eq 2 ] && [ "$1" = --timeout ]; } || usage
+        await_healthy "$(cat "$dir/synchronous")" "${2:-60}" ;;
     list) [ $# -eq 0 ] || usage; require_cluster; patronictl -c "$dir/node1/patroni.yml" list ;;
     ctl) require_cluster; patronictl -c "$dir/node1/patroni.yml" "$@" ;;
     port) [ $# -eq 1 ] || usage; require_cluster; check_node "$1"; port_of pg "$1" ;;
