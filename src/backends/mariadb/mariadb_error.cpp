@@ -112,6 +112,14 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "sqlock's READ COMMITTED writes (" +
                      msg + " while " + doing + "); set binlog_format to ROW or MIXED",
                  f);
+        // max_statement_time, where sqlock's session does not set it (a
+        // MySQL server's max_execution_time stops only SELECTs): like an
+        // answer that did not come in time; the statement was rolled back.
+        case ER_STATEMENT_TIMEOUT:  // 1969
+            fail(t, errc::connection,
+                 "the server stopped the statement while " + doing + " (" + msg +
+                     "; max_statement_time); nothing was changed",
+                 f);
         case ER_LOCK_WAIT_TIMEOUT:
             fail(t, errc::busy,
                  "a row of " + table + " stayed locked by another transaction (" + msg +

@@ -2,7 +2,8 @@
 //
 //   link lost or never made (2002, 2003, 2005, 2006, 2013, 2055, 5013,
 //   5014), server shutting down or the session killed (1053, 1077, 1152,
-//   1184, 1927), too many connections (1040)             -> errc::connection
+//   1184, 1927), too many connections (1040), a statement stopped by
+//   max_statement_time (1969)                            -> errc::connection
 //   login refused (1045), no such database (1049), database or table or
 //   column access denied (1044, 1142, 1143, 1227), host not allowed (1130),
 //   account locked (4151), password expired (1820), TLS failure (2026)

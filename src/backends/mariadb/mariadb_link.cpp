@@ -129,10 +129,19 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
         // session time zone, so make that UTC too. A row lock waited for is
         // bounded by the Locker's timeout, not the server's 50 s default.
         // READ COMMITTED: no gap locks, so transactions on different names
-        // never block or deadlock each other.
+        // never block or deadlock each other (and whatever the server's
+        // transaction_isolation says: a batch reads what was committed
+        // before each of its statements). A server-wide max_statement_time
+        // (MariaDB's statement timeout) would end a statement waiting its
+        // turn (GET_LOCK) before the Locker's own bound: off, as that bound
+        // holds. wait_timeout and idle_transaction_timeout are left alone:
+        // sqlock's sessions are never idle inside a transaction, and a
+        // pooled session the server closed is a broken link the pool opens
+        // again.
         run("SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
                 "', SESSION innodb_lock_wait_timeout = " +
                 std::to_string(whole_seconds(target_.timeout)) +
+                (is_mariadb() ? ", SESSION max_statement_time = 0" : "") +
                 "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
             deadline, "setting up the session");
     } catch (...) {

@@ -280,6 +280,13 @@ static BackendHooks::ClientCommand client_command(const std::string& url) {
 BackendHooks mariadb_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
+    // read_only binds every account without SUPER or READ ONLY ADMIN, as
+    // sqlock's test account is.
+    hooks.read_only_setting = "read_only";
+    hooks.read_only_on = "ON";
+    hooks.isolation_setting = "tx_isolation";
+    hooks.serializable = "SERIALIZABLE";
+    hooks.repeatable_read = "REPEATABLE-READ";
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.grant_guard_use_sql = grant_guard_use_sql;
     hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR

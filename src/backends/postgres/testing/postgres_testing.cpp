@@ -229,6 +229,11 @@ static BackendHooks::ClientCommand client_command(const std::string& url) {
 BackendHooks postgres_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
+    hooks.read_only_setting = "default_transaction_read_only";
+    hooks.read_only_on = "on";
+    hooks.isolation_setting = "default_transaction_isolation";
+    hooks.serializable = "serializable";
+    hooks.repeatable_read = "repeatable read";
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.privilege_denied_code = "42501";  // SQLSTATE insufficient_privilege
     hooks.missing_grant_hint = "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence";
