@@ -58,6 +58,10 @@ std::string renewal_cause_text(const std::optional<sqlock::error>& failure) {
     return std::string("renewing fails (") + sqlock::to_string(failure->category()) + ")";
 }
 
+// The longest pause between two tries of a step that meets an unavailable
+// database (through_obstacles).
+constexpr milliseconds longest_backoff{1000};
+
 // Runs `step` and, while it fails because the database is unavailable for
 // now (sqlock::error::unavailable(): a failover, a restart, a read-only
 // spell), again, backing off from 100 ms doubling to 1 s with jitter, as
@@ -86,7 +90,7 @@ auto through_obstacles(const EventLog& log, const std::string& doing, Until&& un
                         " while " + doing + "; trying again: " + e.what(),
                     {{"cause", e.read_only() ? "read_only" : "unavailable"}, {"step", doing}});
             std::this_thread::sleep_for(pause);
-            backoff = std::min(backoff * 2, milliseconds(1000));
+            backoff = std::min(backoff * 2, longest_backoff);
         }
     }
 }
@@ -863,6 +867,7 @@ int RunSession::finish(const SuperviseResult& result) {
 void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                             std::string& record_error) {
     if (!run_id_) return;
+    const auto lease_end = lock_->valid_until();
     try {
         const sqlock::run_outcome recorded =
             through_obstacles(log_, "recording the end of the run", while_leased(),
@@ -880,13 +885,30 @@ void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                        // A statement that got no answer may still have been
                        // applied (delivered late): then the window is done.
                        (s_.once_per ? "; the window may be left open, and run again" : "");
-        outcome.record_failure = exit_code_for(e.category());
+        // The database unavailable for the rest of the lease: without
+        // --once-per nothing depends on the record (the history shows the
+        // run lost once its lease has run out), so it is said, and the job's
+        // status stands, as when the start could not be recorded.
+        if (!s_.once_per && lapsed_unavailable(e, lease_end))
+            record_error += "; the history shows the run as lost";
+        else
+            outcome.record_failure = exit_code_for(e.category());
     }
+}
+
+// True when `e` says the database is unavailable and the lease that ends
+// at `lease_end` runs out before the next try would come: what a release is
+// for happens by itself then, the row stops counting (it is taken over or
+// reaped like any expired one).
+bool RunSession::lapsed_unavailable(const sqlock::error& e,
+                                    std::chrono::steady_clock::time_point lease_end) const {
+    return e.unavailable() && std::chrono::steady_clock::now() + longest_backoff >= lease_end;
 }
 
 void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                                 std::string& record_error) {
     const std::string ended = job_ + " has ended (" + sqlock::to_string(end.outcome) + ")";
+    const auto lease_end = lock_->valid_until();
     try {
         // While the lease it releases runs, a release that meets an
         // unavailable database tries again: once the database is back, the
@@ -905,6 +927,17 @@ void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                 log_.event(event_level::error, "lost", e.what(),
                            {{"id", lock_id_}, {"on_lost", lost_on()}});
             outcome.lost_at_release = true;
+        } else if (lapsed_unavailable(e, lease_end)) {
+            // Unavailable until the lease ran out: the lock freed itself
+            // then, which is what the release was for.
+            log_.event(event_level::warning, "released_by_expiry",
+                       ended + "; the database could not be reached to release " + what_ +
+                           " while its lease lasted, so the lock frees itself as it ends" +
+                           (record_error.empty() ? std::string() : " (" + record_error + ")") +
+                           "; the last attempt: " + e.what(),
+                       {{"id", lock_id_}});
+            record_error.clear();
+            lock_->detach();
         } else {
             Output::error(
                 "the command has ended, but releasing the lock failed: " + std::string(e.what()) +

@@ -143,6 +143,8 @@ class RunSession {
     int finish(const SuperviseResult& result);
     void record_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
     void release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
+    bool lapsed_unavailable(const sqlock::error& e,
+                            std::chrono::steady_clock::time_point lease_end) const;
     int leave_early(const EarlyExit& exit);
     std::string lost_on() const;
 
