@@ -26,7 +26,7 @@ Link::Link(const PgTarget& target) {
     try {
         ResolvedConnInfo resolved = resolved_conninfo(target.conninfo, target.timeout);
         skipped = std::move(resolved.skipped);
-        conn_ = std::make_unique<PgConn>(resolved.conninfo);
+        conn_ = std::make_unique<PgConn>(target.served_first(resolved.conninfo));
     } catch (...) {
         last_completed = nullptr;
         rethrow_connect_error(target, skipped);
@@ -38,6 +38,10 @@ Link::Link(const PgTarget& target) {
         throw error(errc::backend,
                     "libpqxx made the connection without handing its libpq handle to sqlock [" +
                         target.redact.url() + "]");
+    const char* host = PQhost(raw_);
+    const char* hostaddr = PQhostaddr(raw_);
+    const char* port = PQport(raw_);
+    target.note_served_by({host ? host : "", hostaddr ? hostaddr : "", port ? port : ""});
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     // Deprecated in libpqxx 6 because 7 removed reactivation altogether,
