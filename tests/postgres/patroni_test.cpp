@@ -129,6 +129,24 @@ class Cluster {
     std::string await_leader_other_than(const std::string& old) const {
         return patroni({"await-leader", dir_, "--not", old, "--timeout", "60"}, 70s);
     }
+    // Each member's name, role (leader, sync_standby, replica) and state.
+    std::vector<std::vector<std::string>> members() const {
+        std::vector<std::vector<std::string>> out;
+        std::istringstream lines(patroni({"members", dir_}));
+        for (std::string line; std::getline(lines, line);) {
+            std::istringstream f(line);
+            std::vector<std::string> fields(3);
+            if (f >> fields[0] >> fields[1] >> fields[2]) out.push_back(fields);
+        }
+        return out;
+    }
+    // A running member in `role`, other than `other` ("" if none now).
+    std::string running_in_role(const std::string& role, const std::string& other = "") const {
+        for (const auto& m : members())
+            if (m[1] == role && m[2] == "running" && m[0] != other) return m[0];
+        return "";
+    }
+    int port(const std::string& node) const { return std::stoi(patroni({"port", dir_, node})); }
     std::string run(const std::vector<std::string>& args) const {
         std::vector<std::string> all = {args.at(0), dir_};
         all.insert(all.end(), args.begin() + 1, args.end());
@@ -213,11 +231,13 @@ int jobs_started_after(const std::vector<Job>& jobs, double t) {
         std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) { return j.start > t; }));
 }
 
-// Hosts looping `sqlock run NAME --expires 6s --wait 20s -- JOB`, each a
-// shell of its own (a process group: a failing test kills what it started).
+// Hosts looping `sqlock run NAME --expires 6s --wait WAIT -- JOB` (no
+// --wait when WAIT is ""), each a shell of its own (a process group: a
+// failing test kills what it started).
 class Fleet {
   public:
-    Fleet(const std::string& url, const std::string& table, const std::string& name, int hosts)
+    Fleet(const std::string& url, const std::string& table, const std::string& name, int hosts,
+          const std::string& wait = "20s")
         : dir_(sqlock_test::scratch_dir() + "/fleet-" + name) {
         if (system(("mkdir -p '" + dir_ + "'").c_str()) != 0)
             throw std::runtime_error("mkdir failed");
@@ -232,7 +252,7 @@ class Fleet {
         const std::string loop =
             "while [ ! -e \"$STOP\" ]; do "
             "  s=$(date +%s.%N); "
-            "  \"$SQLOCK\" --table \"$TABLE\" run \"$NAME\" --expires 6s --wait 20s "
+            "  \"$SQLOCK\" --table \"$TABLE\" run \"$NAME\" --expires 6s $WAIT "
             "    -- /bin/sh -c \"$JOB\" job \"$RECORDS\" 2>\"$ERR.last\" & "
             "  pid=$!; wait $pid; rc=$?; "
             "  echo \"$rc $s $(date +%s.%N) $pid\" >> \"$EXITS\"; "
@@ -245,6 +265,7 @@ class Fleet {
                                                  {"SQLOCK", SQLOCK_CLI},
                                                  {"TABLE", table},
                                                  {"NAME", name},
+                                                 {"WAIT", wait.empty() ? "" : "--wait " + wait},
                                                  {"JOB", job},
                                                  {"RECORDS", records_},
                                                  {"EXITS", exits_},
@@ -337,6 +358,20 @@ class Holder {
     std::optional<Process> process_;
 };
 
+// `url` (a multi-host URL of 127.0.0.1 entries) with the entry of `port`
+// listed first.
+std::string with_first_port(const std::string& url, int port) {
+    const std::size_t at = url.find('@'), slash = url.find('/', at);
+    std::vector<std::string> hosts;
+    std::istringstream list(url.substr(at + 1, slash - at - 1));
+    for (std::string h; std::getline(list, h, ',');) hosts.push_back(h);
+    const std::string first = "127.0.0.1:" + std::to_string(port);
+    std::string out = first;
+    for (const std::string& h : hosts)
+        if (h != first) out += "," + h;
+    return url.substr(0, at + 1) + out + url.substr(slash);
+}
+
 std::string format_seconds(double s) {
     std::ostringstream o;
     o.precision(2);
@@ -394,7 +429,16 @@ TEST_CASE(
         REQUIRE(init.code == 0);
     }
 
+    {
+        const Outcome doctor = cli(url, {"--table", table, "doctor"});
+        WARN("sqlock doctor through the multi-host URL (exit " << doctor.code << "):\n"
+                                                               << doctor.out << doctor.err);
+    }
+
     Fleet fleet(url, table, "sw", 4);
+    // A newcomer without --wait, on a name of its own, again and again: what
+    // a run that does not wait meets at each event.
+    Fleet prober(url, table, "probe", 1, "");
     const int settle = 8;  // jobs to see before an event, and after each recovery
     REQUIRE(fleet.await_jobs_after(0, settle, 60s));
 
@@ -417,8 +461,10 @@ TEST_CASE(
         REQUIRE(fleet.await_jobs_after(leader_at, settle, 60s));
         e.to = wall_now();
         e.gap = longest_gap(fleet.jobs(), e.from, e.to);
-        WARN(what << ": new leader after " << format_seconds(leader_after)
-                  << "; the name stood free for " << format_seconds(e.gap));
+        WARN(what << ": done in " << format_seconds(leader_after)
+                  << " (what the test awaits: a new leader, a new synchronous standby); the "
+                     "name stood free for "
+                  << format_seconds(e.gap));
         events.push_back(e);
     };
 
@@ -484,8 +530,66 @@ TEST_CASE(
              << end.code << (jobs[0].terminated ? ", its job SIGTERMed" : ", never signalled"));
     }
 
+    // A standby frozen, listed before the leader in a holder's URL: every
+    // connection that tries it first waits its connect_timeout (2 s), more
+    // than a 6 s lease's renewal may take (1 s). The holder's renewals ask
+    // the server that served it last first, and get through.
+    cluster.await_healthy();
+    {
+        const std::string standby = cluster.running_in_role("replica");
+        REQUIRE_FALSE(standby.empty());
+        Holder through(with_first_port(url, cluster.port(standby)), table, "standby-first", "6s");
+        REQUIRE(through.await_started());
+        const std::string leader = cluster.leader();
+        event("a standby listed first frozen (SIGSTOP)", [&] {
+            cluster.run({"pause", standby});
+            // Three renewals of the holder's row while the standby is frozen.
+            std::vector<std::string> seen;
+            const auto deadline = steady::now() + 30s;
+            while (seen.size() < 4 && steady::now() < deadline) {
+                const std::string expires = cluster.run(
+                    {"psql", leader, "-At", "-c",
+                     "SELECT expires FROM " + table + " WHERE lockstring = 'standby-first'"});
+                if (seen.empty() || seen.back() != expires) seen.push_back(expires);
+                std::this_thread::sleep_for(100ms);
+            }
+            CHECK(seen.size() >= 4);
+        });
+        cluster.run({"resume", standby});
+        const Outcome end = through.finish();
+        INFO("holder with the frozen standby first: sqlock's stderr: " << through.errors());
+        CHECK(end.code == 0);
+        const std::vector<Job> jobs = through.jobs();
+        REQUIRE(jobs.size() == 1);
+        CHECK_FALSE(jobs[0].terminated);
+    }
+
+    // The synchronous standby frozen: commits wait for it until Patroni,
+    // its member key expired (TTL), names the other replica.
+    cluster.await_healthy();
+    std::string frozen_sync;
+    event("the synchronous standby frozen (SIGSTOP) past the TTL", [&] {
+        frozen_sync = cluster.running_in_role("sync_standby");
+        REQUIRE_FALSE(frozen_sync.empty());
+        cluster.run({"pause", frozen_sync});
+        REQUIRE(sqlock_test::eventually(
+            [&] {
+                try {
+                    return !cluster.running_in_role("sync_standby", frozen_sync).empty();
+                } catch (const std::exception&) {
+                    return false;
+                }
+            },
+            60s));
+    });
+    event("the synchronous standby resumed (SIGCONT)", [&] {
+        cluster.run({"resume", frozen_sync});
+    });
+
     fleet.stop();
     CHECK(fleet.hung() == 0);
+    prober.stop();
+    const std::vector<Run> probes = prober.runs();
     const std::vector<Job> jobs = fleet.jobs();
     const std::vector<Run> runs = fleet.runs();
 
@@ -573,17 +677,45 @@ TEST_CASE(
     CHECK(history_overlaps == 0);
 
     // The measurements, together.
+    std::map<long, double> job_start_of;  // by the pid of the run that ran it
+    for (const Job& j : jobs) job_start_of[j.pid] = j.start;
     std::ostringstream summary;
     for (const Event& e : events) {
         std::map<int, int> event_codes;
         int waited = 0;
+        // The longest a run in line when it struck waited on from then, and
+        // the longest a run started during it waited for its job.
+        double waiter = 0, newcomer = 0;
         for (const Run& r : runs)
             if (r.end > e.from && r.start < e.to) {
                 ++event_codes[r.code];
                 if (r.start < e.from) ++waited;
+                const auto started = job_start_of.find(r.pid);
+                if (started == job_start_of.end()) continue;
+                if (r.start < e.from && started->second > e.from)
+                    waiter = std::max(waiter, started->second - e.from);
+                if (r.start >= e.from) newcomer = std::max(newcomer, started->second - r.start);
             }
+        // The newcomer without a wait: how its runs ended, and for how long
+        // they failed (from the first failing one's start to the last one's
+        // end).
+        std::map<int, int> probe_codes;
+        double failing_from = 0, failing_to = 0;
+        for (const Run& r : probes)
+            if (r.start >= e.from && r.start <= e.to) {
+                ++probe_codes[r.code];
+                if (r.code == 0) continue;
+                if (failing_from == 0) failing_from = r.start;
+                failing_to = r.end;
+            }
+        std::ostringstream newcomers;
+        for (auto& [code, n] : probe_codes) newcomers << " exit " << code << ": " << n << ";";
+        summary << "\n  " << e.what << ": a newcomer without --wait failed for "
+                << format_seconds(failing_to - failing_from) << " (" << newcomers.str() << ")";
         summary << "\n  " << e.what << ": the name stood free " << format_seconds(e.gap) << "; "
-                << waited << " runs were under way when it struck;";
+                << waited << " runs were under way when it struck; a run in line then waited "
+                << format_seconds(waiter) << " more at most, one started during it "
+                << format_seconds(newcomer) << " for its job at most;";
         for (auto& [code, n] : event_codes) summary << " exit " << code << ": " << n << ";";
     }
     cluster.stop();

@@ -21,6 +21,9 @@
 #                               `start` leaves it: a leader, both replicas
 #                               streaming (one synchronous, in synchronous
 #                               mode); prints the leader's name
+#   patroni.sh members DIR      NAME ROLE STATE lines (ROLE leader,
+#                               sync_standby or replica), from the first
+#                               node's REST API that answers
 #   patroni.sh list DIR         `patronictl list`
 #   patroni.sh ctl DIR ARGS...  patronictl with this cluster's configuration
 #                               (`ctl DIR switchover --force --leader node1`)
@@ -78,7 +81,7 @@ set -euo pipefail
 usage() {
     echo "usage: $0 start DIR [--async] [--ttl S] [--loop-wait S] [--dcs etcd|etcd3] | stop DIR | env DIR |" \
         "url DIR | leader DIR | await-leader DIR [--not NODE] [--timeout S] |" \
-        "await-healthy DIR [--timeout S] | list DIR |" \
+        "await-healthy DIR [--timeout S] | members DIR | list DIR |" \
         "ctl DIR ARGS... | port|pid|crash|hold-wal|pause|resume DIR NODE | psql DIR NODE [ARGS...]" >&2
     exit 2
 }
@@ -249,8 +252,9 @@ signal_node() {  # SIGNAL NODE: Patroni first, so that it does not react
     local pids
     pids="$(patroni_pid "$2" || true) $(postgres_pids "$2")"
     [ -n "${pids// /}" ] || { say "nothing of $2 is running"; return 1; }
+    # A backend may have ended since it was listed.
     # shellcheck disable=SC2086
-    kill -"$1" $pids
+    kill -"$1" $pids 2>/dev/null || true
 }
 
 new_password() {
@@ -569,6 +573,7 @@ case "$cmd" in
     env) [ $# -eq 0 ] || usage; print_env ;;
     url) [ $# -eq 0 ] || usage; url ;;
     leader) [ $# -eq 0 ] || usage; leader ;;
+    members) [ $# -eq 0 ] || usage; members ;;
     await-leader) await_leader "$@" ;;
     await-healthy) require_cluster
         [ $# -eq 0 ] || { [ $# -eq 2 ] && [ "$1" = --timeout ]; } || usage
