@@ -181,8 +181,10 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
             return tx.exec_prepared(st.name, args...);
         },
         [&] {
+            // Not forwarded: send() may run this again (a race the server
+            // broke off), and the arguments must still be there.
             pqxx::nontransaction tx(link_.get());
-            return tx.exec_params(st.sql, std::forward<Args>(args)...);
+            return tx.exec_params(st.sql, args...);
         });
 }
 

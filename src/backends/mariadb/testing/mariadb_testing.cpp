@@ -94,6 +94,13 @@ MYSQL* open_session(const std::string& url, bool standard_sql) {
                             t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
                             CLIENT_MULTI_STATEMENTS))
         throw fail("cannot connect");
+    // The test's own session waits as long as the test means it to, whatever
+    // the server's defaults (server.sh's hostile ones among them): only
+    // sqlock's sessions are under test.
+    if (mysql_query(h,
+                    "SET SESSION innodb_lock_wait_timeout = 60, max_statement_time = 0, "
+                    "idle_transaction_timeout = 0, wait_timeout = 28800") != 0)
+        throw fail("setting the session's timeouts");
     if (standard_sql &&
         mysql_query(h,
                     "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
