@@ -250,7 +250,7 @@ std::optional<HostList> host_list(const std::string& conninfo) {
 
 }  // namespace
 
-std::string with_host_first(const std::string& conninfo, const HostEntry& first) {
+std::string with_host_first(const std::string& conninfo, const ServedHost& first) {
     options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
     if (!options) return conninfo;
     auto value = [&](const char* keyword) { return option_value(options.get(), keyword); };

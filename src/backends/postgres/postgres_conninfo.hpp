@@ -56,9 +56,9 @@ struct ResolvedConnInfo {
 /// problem when no host is left.
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout);
 
-/// One entry of a connection string's host list, as libpq names the one a
-/// connection was made to (PQhost, PQhostaddr, PQport).
-struct HostEntry {
+/// The entry of a connection string's host list that a connection was made
+/// to, as libpq names it (PQhost, PQhostaddr, PQport).
+struct ServedHost {
     std::string host, hostaddr, port;
 };
 
@@ -72,7 +72,7 @@ struct HostEntry {
 /// serves. Unchanged without a list, without such an entry, and without
 /// target_session_attrs or with "any" (the order is then the user's choice
 /// of server).
-std::string with_host_first(const std::string& conninfo, const HostEntry& first);
+std::string with_host_first(const std::string& conninfo, const ServedHost& first);
 
 /// What resolved_conninfo looks up: every host in order ("" for a socket),
 /// and whether it waits for all (target_session_attrs other than "any":

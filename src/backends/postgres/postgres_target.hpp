@@ -39,7 +39,7 @@ struct PgTarget {
     /// a host listed before it that does not answer, such as a frozen
     /// standby, then costs no connect_timeout per connection, which a
     /// renewal's budget could not afford. Thread-safe.
-    void note_served_by(HostEntry entry) const;
+    void note_served_by(ServedHost entry) const;
     /// `conninfo` with that entry first.
     std::string served_first(const std::string& conninfo) const;
 
@@ -62,7 +62,7 @@ struct PgTarget {
   private:
     mutable std::atomic<bool> pooling_seen_{false};
     mutable std::mutex served_by_mutex_;
-    mutable std::optional<HostEntry> served_by_;
+    mutable std::optional<ServedHost> served_by_;
 };
 
 /// The expiry index name for a table basename: "<basename>_expires_idx",
