@@ -700,10 +700,11 @@ TEST_CASE(
         // they failed (from the first failing one's start to the last one's
         // end).
         std::map<int, int> probe_codes;
-        double failing_from = 0, failing_to = 0;
+        double failing_from = 0, failing_to = 0, longest_probe = 0;
         for (const Run& r : probes)
             if (r.start >= e.from && r.start <= e.to) {
                 ++probe_codes[r.code];
+                longest_probe = std::max(longest_probe, r.end - r.start);
                 if (r.code == 0) continue;
                 if (failing_from == 0) failing_from = r.start;
                 failing_to = r.end;
@@ -711,7 +712,8 @@ TEST_CASE(
         std::ostringstream newcomers;
         for (auto& [code, n] : probe_codes) newcomers << " exit " << code << ": " << n << ";";
         summary << "\n  " << e.what << ": a newcomer without --wait failed for "
-                << format_seconds(failing_to - failing_from) << " (" << newcomers.str() << ")";
+                << format_seconds(failing_to - failing_from) << ", a run of it took up to "
+                << format_seconds(longest_probe) << " (" << newcomers.str() << ")";
         summary << "\n  " << e.what << ": the name stood free " << format_seconds(e.gap) << "; "
                 << waited << " runs were under way when it struck; a run in line then waited "
                 << format_seconds(waiter) << " more at most, one started during it "
