@@ -430,9 +430,20 @@ TEST_CASE(
     }
 
     {
+        // The doctor through the host list: no problem, the leader's entry
+        // names the primary, the synchronous standby shown as the server has
+        // it.
         const Outcome doctor = cli(url, {"--table", table, "doctor"});
         WARN("sqlock doctor through the multi-host URL (exit " << doctor.code << "):\n"
                                                                << doctor.out << doctor.err);
+        CHECK(doctor.code == 0);
+        const std::string entry =
+            "host 127.0.0.1:" + std::to_string(cluster.port(cluster.leader()));
+        const std::size_t at = doctor.out.find(entry + ":");
+        REQUIRE(at != std::string::npos);
+        const std::string line = doctor.out.substr(at, doctor.out.find('\n', at) - at);
+        CHECK_THAT(line, Catch::Matchers::Contains("primary (read-write)"));
+        CHECK_THAT(doctor.out, Catch::Matchers::Contains("synchronous_standby_names = 'node"));
     }
 
     Fleet fleet(url, table, "sw", 4);
