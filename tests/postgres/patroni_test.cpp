@@ -231,6 +231,20 @@ int jobs_started_after(const std::vector<Job>& jobs, double t) {
         std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) { return j.start > t; }));
 }
 
+void make_dir(const std::string& path) {
+    if (system(("mkdir -p '" + path + "'").c_str()) != 0)
+        throw std::runtime_error("mkdir " + path + " failed");
+}
+
+// A job for `/bin/sh -c JOB job RECORDS ...` that writes to RECORDS ($1)
+// its start, then runs `body`, then writes its end, or its SIGTERM if one
+// comes (read_jobs()).
+std::string recording_job(const std::string& body) {
+    return "trap 'echo \"T $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; exit 143' TERM; "
+           "echo \"S $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; " +
+           body + "; echo \"E $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"";
+}
+
 // Hosts looping `sqlock run NAME --expires 6s --wait WAIT -- JOB` (no
 // --wait when WAIT is ""), each a shell of its own (a process group: a
 // failing test kills what it started).
@@ -239,15 +253,11 @@ class Fleet {
     Fleet(const std::string& url, const std::string& table, const std::string& name, int hosts,
           const std::string& wait = "20s")
         : dir_(sqlock_test::scratch_dir() + "/fleet-" + name) {
-        if (system(("mkdir -p '" + dir_ + "'").c_str()) != 0)
-            throw std::runtime_error("mkdir failed");
+        make_dir(dir_);
         records_ = dir_ + "/jobs";
         exits_ = dir_ + "/runs";
         stop_ = dir_ + "/stop";
-        const std::string job =
-            "trap 'echo \"T $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; exit 143' TERM; "
-            "echo \"S $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; sleep 0.2; "
-            "echo \"E $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"";
+        const std::string job = recording_job("sleep 0.2");
         // The URL travels in SQLOCK_DB, never on a command line.
         const std::string loop =
             "while [ ! -e \"$STOP\" ]; do "
@@ -322,16 +332,11 @@ class Holder {
     Holder(const std::string& url, const std::string& table, const std::string& name,
            const std::string& lease)
         : dir_(sqlock_test::scratch_dir() + "/holder-" + std::to_string(++made_)) {
-        if (system(("mkdir -p '" + dir_ + "'").c_str()) != 0)
-            throw std::runtime_error("mkdir failed");
+        make_dir(dir_);
         records_ = dir_ + "/jobs";
         done_ = dir_ + "/done";
         err_ = dir_ + "/err";
-        const std::string job =
-            "trap 'echo \"T $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; exit 143' TERM; "
-            "echo \"S $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; "
-            "while [ ! -e \"$2\" ]; do sleep 0.05; done; "
-            "echo \"E $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"";
+        const std::string job = recording_job("while [ ! -e \"$2\" ]; do sleep 0.05; done");
         process_.emplace(
             std::vector<std::string>{SQLOCK_CLI, "--table", table, "run", name, "--expires", lease,
                                      "--", "/bin/sh", "-c", job, "job", records_, done_},
@@ -394,10 +399,17 @@ std::string dcs() {
     return v && *v ? v : "etcd";
 }
 
-bool patroni_installed() {
-    return sqlock_test::run(
-               {"/bin/sh", "-c", "command -v patroni && command -v patronictl && command -v etcd"})
-               .code == 0;
+// Whether Debian's patroni and etcd-server are installed; if not, the test
+// fails under SQLOCK_TEST_REQUIRE_ALL=1 (the whole run), else it is skipped
+// and the caller returns.
+bool patroni_available() {
+    const bool installed =
+        sqlock_test::run(
+            {"/bin/sh", "-c", "command -v patroni && command -v patronictl && command -v etcd"})
+            .code == 0;
+    if (sqlock_test::have_tool(installed, "patroni, patronictl or etcd")) return true;
+    sqlock_test::skip_test("Debian's patroni and etcd-server are not installed");
+    return false;
 }
 
 struct Event {
@@ -412,10 +424,7 @@ TEST_CASE(
     "under Patroni, looping sqlock run --wait rides out a switchover, a failover and a "
     "paused leader",
     "[patroni]") {
-    if (!sqlock_test::have_tool(patroni_installed(), "patroni, patronictl or etcd")) {
-        sqlock_test::skip_test("Debian's patroni and etcd-server are not installed");
-        return;
-    }
+    if (!patroni_available()) return;
     const auto suite_start = steady::now();
     Cluster cluster({"--ttl", "10", "--loop-wait", "2", "--dcs", dcs()});
     WARN("Patroni cluster (synchronous mode, TTL 10 s, loop_wait 2 s, DCS "
@@ -740,10 +749,7 @@ TEST_CASE(
     "with asynchronous replication, a crash failover loses what the standbys had not "
     "received: a held lock's row, a once-per window's run",
     "[patroni][async]") {
-    if (!sqlock_test::have_tool(patroni_installed(), "patroni, patronictl or etcd")) {
-        sqlock_test::skip_test("Debian's patroni and etcd-server are not installed");
-        return;
-    }
+    if (!patroni_available()) return;
     const auto case_start = steady::now();
     Cluster cluster({"--async", "--ttl", "10", "--loop-wait", "2", "--dcs", dcs()});
     const std::string table = "patroni_async";
