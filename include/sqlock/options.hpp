@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/observer.hpp"
 
 namespace sqlock {
 
@@ -152,6 +154,10 @@ struct LockerOptions {
     /// default database and off elsewhere (there, run `sqlock init`).
     enum class auto_init_mode { when_default, always, never };
     auto_init_mode auto_init = auto_init_mode::when_default;
+    /// Told of every acquisition, renewal, release and loss of this
+    /// Locker's single-name locks (sqlock/observer.hpp); none by default.
+    /// Shared with the Locks handed out, which may outlive the Locker.
+    std::shared_ptr<LockObserver> observer{};
 };
 
 }  // namespace sqlock

@@ -5,6 +5,7 @@
 
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
+#include "monitoring/observer.hpp"
 #include "waiting/contention_text.hpp"
 
 namespace sqlock::detail {
@@ -76,6 +77,7 @@ class Acquirer::Waiting final : public Claimant {
     }
 
     bool attempt(std::int64_t before, Refusal& refusal) override {
+        ++attempts_;
         taken_ = a_.attempt_once(t_, o_, owner_, &refusal, before, in_doubt_);
         in_doubt_ = false;
         return taken_.has_value();
@@ -113,8 +115,10 @@ class Acquirer::Waiting final : public Claimant {
     }
 
     Lock take() { return std::move(*taken_); }
+    int attempts() const { return attempts_; }
 
   private:
+    int attempts_ = 0;
     Acquirer& a_;
     const Target& t_;
     const LockOptions& o_;
@@ -241,6 +245,7 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
     st->on_expiring = o.on_expiring;
     st->on_renewed_late = o.on_renewed_late;
     st->validity.granted(sent, certain);
+    st->acquired_at = sent;
     st->created = std::move(row.created);
     st->expires = std::move(row.expires);
     // An acquisition that took long (a busy wait, a server that was
@@ -268,19 +273,32 @@ void Acquirer::give_heartbeat(LockState& st, const LockOptions& o) {
     st.heartbeat = heartbeat_for(
         o, s_->options.db_timeout, st.validity, st.name, st.id,
         [raw](Heartbeat::clock::time_point deadline) {
-            auto row = raw->locker->pool->with([&](Connection& c) {
-                // Bounded by the deadline, then back to the defaults for
-                // whoever uses this pooled connection next.
-                struct Reset {
-                    Connection& c;
-                    ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
-                } reset{c};
-                c.set_deadline(deadline);
-                return renew_row(c, *raw, raw->lease);
-            });
+            // The heartbeat's own clock read is before this one; an
+            // observer's latency is the statement's alone.
+            const auto sent = raw->locker->options.observer ? Heartbeat::clock::now()
+                                                            : Heartbeat::clock::time_point{};
+            std::optional<Row> row;
+            try {
+                row = raw->locker->pool->with([&](Connection& c) {
+                    // Bounded by the deadline, then back to the defaults for
+                    // whoever uses this pooled connection next.
+                    struct Reset {
+                        Connection& c;
+                        ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
+                    } reset{c};
+                    c.set_deadline(deadline);
+                    return renew_row(c, *raw, raw->lease);
+                });
+            } catch (...) {
+                ++raw->failed_renewals;  // the next success is late (observer.hpp)
+                throw;
+            }
             if (!row) return false;
-            std::lock_guard<std::mutex> guard(raw->mutex);
-            raw->expires = row->expires;
+            {
+                std::lock_guard<std::mutex> guard(raw->mutex);
+                raw->expires = row->expires;
+            }
+            tell_renewed(*raw, sent);
             return true;
         },
         [raw] { raw->mark_lost(); });
@@ -308,8 +326,56 @@ bool Acquirer::refresh(LockState& st) {
 
 Lock Acquirer::acquire(const Target& t, const LockOptions& o) {
     Waiting waiting(*this, t, o);
-    wait_for(*s_, waiting, o);
-    return waiting.take();
+    LockObserver* observer = s_->options.observer.get();
+    if (!observer) {
+        wait_for(*s_, waiting, o);
+        return waiting.take();
+    }
+    const auto start = clock::now();
+    const auto tell_outcome = [&](acquire_outcome outcome, std::int64_t id) {
+        tell(observer, [&](LockObserver& ob) {
+            ob.on_acquire(AcquireEvent{t.name, id, outcome,
+                                       std::chrono::duration_cast<duration>(clock::now() - start),
+                                       waiting.attempts()});
+        });
+    };
+    try {
+        wait_for(*s_, waiting, o);
+    } catch (const error& e) {
+        tell_outcome(observed_outcome(e), 0);
+        throw;
+    }
+    Lock lock = waiting.take();
+    tell_outcome(acquire_outcome::acquired, lock.id());
+    return lock;
+}
+
+acquire_outcome observed_outcome(const error& e) noexcept {
+    if (e.category() == errc::busy) return acquire_outcome::busy;
+    if (e.category() == errc::timeout) return acquire_outcome::timeout;
+    return acquire_outcome::failed;
+}
+
+std::optional<Lock> Acquirer::try_once(const Target& t, const LockOptions& o) {
+    Refusal refusal;
+    Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
+    LockObserver* observer = s_->options.observer.get();
+    if (!observer) return attempt_once(t, o, owner, &refusal);
+    std::optional<Lock> lock;
+    try {
+        lock = attempt_once(t, o, owner, &refusal);
+    } catch (const error& e) {
+        tell(observer, [&](LockObserver& ob) {
+            ob.on_acquire(AcquireEvent{t.name, 0, observed_outcome(e), duration::zero(), 1});
+        });
+        throw;
+    }
+    tell(observer, [&](LockObserver& ob) {
+        ob.on_acquire(AcquireEvent{t.name, lock ? lock->id() : 0,
+                                   lock ? acquire_outcome::acquired : acquire_outcome::busy,
+                                   duration::zero(), 1});
+    });
+    return lock;
 }
 
 }  // namespace sqlock::detail

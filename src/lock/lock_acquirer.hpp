@@ -23,6 +23,9 @@ struct Target {
     bool shared = false;
 };
 
+/// What an acquisition that threw came to, for an observer.
+acquire_outcome observed_outcome(const error& e) noexcept;
+
 class Acquirer {
   public:
     explicit Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
@@ -46,6 +49,10 @@ class Acquirer {
 
     /// Attempts until taken, as `o` says (wait_for()).
     Lock acquire(const Target& t, const LockOptions& o);
+
+    /// One attempt by a caller that does not wait (try_lock,
+    /// try_acquire_slot): nullopt when the name is taken.
+    std::optional<Lock> try_once(const Target& t, const LockOptions& o);
 
   private:
     class Waiting;

@@ -43,9 +43,18 @@ namespace {
 const char* const cli = SQLOCK_CLI;
 
 // The server every test here shares, started on first use and stopped when
-// the program ends.
-PrivateServer& server() {
+// the program ends. The scratch directory the server's script writes its
+// output to is made first, so that it is removed after the server was
+// stopped: statics end in the reverse order they began.
+std::unique_ptr<PrivateServer>& the_server() {
+    static const std::string& scratch = sqlock_test::scratch_dir();
     static std::unique_ptr<PrivateServer> one;
+    (void)scratch;
+    return one;
+}
+
+PrivateServer& server() {
+    std::unique_ptr<PrivateServer>& one = the_server();
     if (!one) {
         const std::string& variable = sqlock_test::backend_context().script_variable;
         const char* script = std::getenv(variable.c_str());

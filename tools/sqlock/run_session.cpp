@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "after_chain.hpp"
 #include "database.hpp"
 #include "local_windows.hpp"
 #include "lock_format.hpp"
@@ -275,11 +276,6 @@ void RunSession::acquire() {
                                       " not taken)" + db_);
     }
     splay();
-    // The steps before the job (the renewal, the pause, the run's record)
-    // wait through an unavailable database until the wait's deadline too.
-    wait_until_ = s_.request.wait_forever ? std::chrono::steady_clock::time_point::max()
-                                          : std::chrono::steady_clock::now() + s_.request.wait;
-
     s_.request.options.on_lost = [lost = lost_](const std::string&, std::int64_t) { *lost = true; };
     s_.request.options.on_renewed_late = [&log = log_, db = db_](const std::string&,
                                                                  std::int64_t id, int failed,
@@ -317,11 +313,12 @@ void RunSession::acquire() {
                    {{"cause", e.read_only() ? "read_only" : "unavailable"},
                     {"waited_seconds", seconds_value(waited)}});
     };
+    asked_ = std::chrono::steady_clock::now();
     take();
 }
 
-// The lock itself, waiting up to what is left of --wait, and the event
-// that says it was taken.
+// The lock itself, waiting up to what is left of --wait (wait_deadline()),
+// and the event that says it was taken.
 void RunSession::take() {
     const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
     try {
@@ -386,11 +383,14 @@ void RunSession::retake(const EarlyExit& why) {
     *lost_ = false;
     run_id_.reset();
     window_.reset();
-    if (!s_.request.wait_forever)
-        s_.request.wait =
-            std::max<sqlock::duration>(std::chrono::duration_cast<sqlock::duration>(
-                                           wait_until_ - std::chrono::steady_clock::now()),
-                                       sqlock::duration::zero());
+    // The same deadline: asked again now, for what is left of the wait.
+    if (!s_.request.wait_forever) {
+        const auto deadline = wait_deadline();
+        asked_ = std::chrono::steady_clock::now();
+        s_.request.wait = std::max<sqlock::duration>(
+            std::chrono::duration_cast<sqlock::duration>(deadline - asked_),
+            sqlock::duration::zero());
+    }
     take();
 }
 
@@ -404,8 +404,8 @@ RunSession::EarlyExit RunSession::not_started(const sqlock::error& e,
                                               const std::string& context) const {
     EarlyExit exit =
         EarlyExit::error(exit_code_for(e.category()), std::string(e.what()) + " (" + context + ")");
-    exit.lease_lapsed = e.unavailable() && lock_->valid_until() < wait_until_ &&
-                        std::chrono::steady_clock::now() < wait_until_;
+    exit.lease_lapsed = e.unavailable() && lock_->valid_until() < wait_deadline() &&
+                        std::chrono::steady_clock::now() < wait_deadline();
     return exit;
 }
 
@@ -455,7 +455,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     // A set's run is not recorded (the history records one lock's runs);
     // the pause of each of its names is read.
     const sqlock::Lock* single = lock_->single();
-    if (s_.history && !s_.once_per && single) {
+    if (s_.history && !s_.once_per && s_.after.empty() && single) {
         try {
             sqlock::RunStartOutcome started = through_obstacles(
                 log_, "recording the start of the run", before_start(),
@@ -481,6 +481,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
 
     if (std::optional<EarlyExit> exit = check_pause()) return exit;
     if (std::optional<EarlyExit> exit = decide_window()) return exit;
+    if (std::optional<EarlyExit> exit = decide_after()) return exit;
 
     if (!s_.history || !single) return std::nullopt;
     try {
@@ -589,6 +590,111 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
         return exit;
     }
     return std::nullopt;
+}
+
+// --after: under the lock, after the window (a done window needs no look),
+// the history says whether each job it runs after succeeded last, recently
+// enough. A job still running is waited for within --wait, the lock held
+// (the heartbeat renews it), polling with a growing interval; a failed or
+// missing one is not. Otherwise the job is skipped like a done window:
+// exit 0, the reason said, and the skip recorded in the history.
+std::optional<RunSession::EarlyExit> RunSession::decide_after() {
+    if (s_.after.empty()) return std::nullopt;
+    const auto deadline = wait_deadline();
+    milliseconds pause(100);
+    bool said_waiting = false;
+    for (;;) {
+        sqlock::Predecessors p;
+        try {
+            p = through_obstacles(log_, "reading the runs of the jobs it runs after",
+                                  before_start(), [&] { return read_predecessors(); });
+        } catch (const sqlock::error& e) {
+            return EarlyExit::error(exit_code_for(e.category()),
+                                    std::string(e.what()) + " (reading the runs of the jobs " +
+                                        job_ + " runs after; it was not started)");
+        }
+        if (p.satisfied()) {
+            inv_.out.detail("every job " + in_quotes(s_.request.name) + " runs after (" +
+                            after_list(s_.after) + ") succeeded since " + p.since + " UTC" + db_);
+            return std::nullopt;
+        }
+        bool failed = false, running = false;
+        for (const auto& j : p.jobs) {
+            failed |= j.state == sqlock::predecessor_state::failed;
+            running |= j.state == sqlock::predecessor_state::running;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (failed || !running || now >= deadline) return after_skip(p);
+        if (!said_waiting) {
+            said_waiting = true;
+            log_.event(
+                event_level::info, "waiting_for_after",
+                "waiting for " + describe_predecessors(p, true) + " to end, holding " + what_ + db_,
+                {{"id", lock_id_}, {"predecessors", predecessors_json(p)}});
+        }
+        if (*lost_)
+            return EarlyExit::error(exit_code::lost, "lost " + what_ + " while waiting for " +
+                                                         describe_predecessors(p, true) + "; " +
+                                                         job_ + " was not started" + db_);
+        const auto wake = std::min(deadline, now + pause);
+        const std::optional<siginfo_t> info =
+            signals_.wait(std::chrono::ceil<milliseconds>(wake - now));
+        if (info && info->si_signo != SIGCHLD) {
+            EarlyExit exit;
+            exit.code = exit_code::signal_base + info->si_signo;
+            exit.level = event_level::warning;
+            exit.event = "skipped";
+            exit.message = "interrupted by " + signal_name(info->si_signo) +
+                           " while waiting for the jobs " + job_ + " runs after; released " +
+                           what_ + db_;
+            exit.fields = {{"reason", "interrupted"}, {"signal", signal_name(info->si_signo)}};
+            return exit;
+        }
+        pause = std::min<milliseconds>(pause * 3 / 2, milliseconds(5000));
+    }
+}
+
+sqlock::Predecessors RunSession::read_predecessors() {
+    if (s_.after_within) return locker_.predecessors(s_.after, *s_.after_within);
+    // Since the start of the --once-per window decided just before.
+    const std::int64_t start = window_->start_ms;
+    return locker_.predecessors(s_.after, [start](std::int64_t) { return start; });
+}
+
+RunSession::EarlyExit RunSession::after_skip(const sqlock::Predecessors& p) {
+    bool failed = false;
+    for (const auto& j : p.jobs) failed |= j.state == sqlock::predecessor_state::failed;
+    const sqlock::run_outcome outcome =
+        failed ? sqlock::run_outcome::after_failed : sqlock::run_outcome::after_pending;
+    skip_reason_ = "after";
+    std::optional<std::int64_t> skip_id;
+    try {
+        sqlock::RunStart start;
+        start.program = s_.program;
+        skip_id = locker_.record_skip(*lock_->single(), outcome, start);
+    } catch (const sqlock::error& e) {
+        Output::error("not recording the skip in the history: " + std::string(e.what()));
+    }
+    nlohmann::ordered_json fields = {{"reason", "after"},
+                                     {"outcome", sqlock::to_string(outcome)},
+                                     {"after_since", p.since},
+                                     {"predecessors", predecessors_json(p)}};
+    fields["run_id"] = skip_id ? nlohmann::ordered_json(*skip_id) : nullptr;
+    if (window_) {
+        fields["window_start"] = window_->start;
+        fields["window_end"] = window_->end;
+    }
+    fields["exit_code"] = exit_code::ok;
+    log_.event(failed ? event_level::notice : event_level::info, "skipped",
+               in_quotes(s_.request.name) + " runs after " + after_list(s_.after) + ": " +
+                   describe_predecessors(p, false) + "; not running " + job_ +
+                   (skip_id ? " (recorded as " + std::string(sqlock::to_string(outcome)) + ")"
+                            : std::string()) +
+                   db_,
+               fields);
+    EarlyExit exit;
+    exit.release_failed = "the job was skipped (--after), but releasing the lock failed: ";
+    return exit;
 }
 
 // The one place that releases the lock before the job's end. The release
