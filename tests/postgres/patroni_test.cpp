@@ -4,23 +4,28 @@
 //
 // Synchronous mode: four hosts (processes) loop `sqlock run sw --expires 6s
 // --wait 20s -- JOB`, the job writing its start, end (or SIGTERM) and
-// SQLOCK_ID, while Patroni does a switchover (`patronictl switchover`), a
-// failover (the leader's postmaster SIGKILLed) and a paused leader (its
-// Patroni and PostgreSQL SIGSTOPped past the TTL, then resumed). Checked on
-// the jobs' own records and on `sqlock history --json`: no two jobs overlap,
-// fencing ids rise in start order, every run's job runs (no exit 69, 70, 75 or
-// 78: each outage is shorter than the runs' wait) and every job is in the
+// SQLOCK_ID, and a fifth loops a run without --wait on a name of its own,
+// while Patroni does a switchover (`patronictl switchover`), a failover (the
+// leader's postmaster SIGKILLed), a paused leader (its Patroni and
+// PostgreSQL SIGSTOPped past the TTL, then resumed), a standby frozen that a
+// holder's URL lists first, and a frozen synchronous standby. Checked on the
+// jobs' own records and on `sqlock history --json`: no two jobs overlap,
+// fencing ids rise in start order, every run's job runs (no exit but 0 and
+// 79: each outage is shorter than the runs' wait) and every job is in the
 // history; a `sqlock run --expires 20s` whose job outlasts the switchover and
-// the failover is never signalled. Prints how long the name was unavailable
-// at each event.
+// the failover is never signalled, nor is a 6 s lease whose URL lists the
+// frozen standby first; the doctor names the primary of the host list.
+// Prints how long the name stood free at each event, and what the run
+// without a wait met.
 //
 // Asynchronous mode: what a crash failover loses when the standbys had not
 // received the last commits (the primary's WAL senders frozen, then the
 // primary killed): a held lock's row, a `--once-per` window's run, and the
 // fencing ids handed out since; and what the holder and `sqlock doctor` say.
 //
-// The cluster is the test's own (started and stopped here); each case prints
-// its whole time.
+// $SQLOCK_TEST_PATRONI_DCS=etcd3 runs it with Patroni's etcd3 client (see
+// patroni.sh). The cluster is the test's own (started and stopped here);
+// each case prints its whole time.
 #include <signal.h>
 #include <unistd.h>
 
