@@ -60,6 +60,23 @@ function(sqlock_find_pkg_config caller dependency prefix_out)
   set(${prefix_out} ${prefix} PARENT_SCOPE)
 endfunction()
 
+# sqlock_embed_schema(NAME DIR OUT): a rule that compiles sql/NAME/schema.sql
+# into DIR/NAME_schema_sql.cpp, as sqlock::detail::NAME_schema_sql; its path
+# in OUT. (A rule's output is built only for targets of the directory that
+# makes it: the backend's build, its unit tests and the benchmark each make
+# their own.)
+function(sqlock_embed_schema name dir out)
+  set(schema_sql ${PROJECT_SOURCE_DIR}/sql/${name}/schema.sql)
+  set(schema_cpp ${dir}/${name}_schema_sql.cpp)
+  add_custom_command(
+    OUTPUT ${schema_cpp}
+    COMMAND ${CMAKE_COMMAND} -DNAME=${name} -DSQL=${schema_sql} -DOUTPUT=${schema_cpp}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake
+    DEPENDS ${schema_sql} ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake
+    COMMENT "Embedding sql/${name}/schema.sql")
+  set(${out} ${schema_cpp} PARENT_SCOPE)
+endfunction()
+
 function(sqlock_backend_build name)
   cmake_parse_arguments(arg "" "" "SOURCES;PKG_CONFIG" ${ARGN})
   set_property(GLOBAL APPEND PROPERTY SQLOCK_BUILT_BACKENDS ${name})
@@ -72,14 +89,7 @@ function(sqlock_backend_build name)
   endforeach()
 
   # The schema, compiled in as sqlock::detail::<name>_schema_sql.
-  set(schema_sql ${PROJECT_SOURCE_DIR}/sql/${name}/schema.sql)
-  set(schema_cpp ${PROJECT_BINARY_DIR}/generated/${name}_schema_sql.cpp)
-  add_custom_command(
-    OUTPUT ${schema_cpp}
-    COMMAND ${CMAKE_COMMAND} -DNAME=${name} -DSQL=${schema_sql} -DOUTPUT=${schema_cpp}
-            -P ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake
-    DEPENDS ${schema_sql} ${PROJECT_SOURCE_DIR}/cmake/embed_sql.cmake
-    COMMENT "Embedding sql/${name}/schema.sql")
+  sqlock_embed_schema(${name} ${PROJECT_BINARY_DIR}/generated schema_cpp)
 
   set(target sqlock_backend_${name})
   if(BUILD_SHARED_LIBS)

@@ -40,8 +40,11 @@
 # starved by another lane's compiler; the main build (its tests are the long
 # pole) above the sanitizer, fuzzer and package builds. Each lane's output is printed whole
 # when it ends, with the time of each stage; any failure fails the run. The
-# last line counts the tests of every ctest run: "N passed, N failed, N
-# skipped".
+# last line counts the test cases of every ctest run: "N passed, N failed,
+# N skipped", a test left out where it does not apply (one
+# "SQLOCK_TEST_NOT_RUN:" line each in the test logs, with its reason)
+# counted as skipped, never as passed; the line before it counts the ctest
+# entries.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -220,6 +223,14 @@ export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 
 lanes=(main)
 [[ "${SQLOCK_SKIP_SANITIZERS:-0}" == 1 ]] || lanes+=(asan tsan)
+# Each lane's ctest log, read by the count and the password check at the
+# end: none left from an earlier run.
+declare -A lane_test_log=(
+    [main]=$build/Testing/Temporary/LastTest.log
+    [asan]=$root/build-asan/Testing/Temporary/LastTest.log
+    [tsan]=$root/build-tsan/Testing/Temporary/LastTest.log
+)
+for lane in "${lanes[@]}"; do rm -f "${lane_test_log[$lane]}"; done
 for lane in "${lanes[@]}"; do
     case $lane in
         main) lane_main ;;
@@ -243,9 +254,7 @@ lane_pids=()
 # grep reads the files itself: `cat ... | grep -q` under pipefail would read
 # a match that ends the pipe early (SIGPIPE to cat) as "no match".
 if [[ -s "$work/passwords" ]] &&
-        grep -aqsFf "$work/passwords" "$work"/*.log "$build/Testing/Temporary/LastTest.log" \
-            "$root"/build-asan/Testing/Temporary/LastTest.log \
-            "$root"/build-tsan/Testing/Temporary/LastTest.log; then
+        grep -aqsFf "$work/passwords" "$work"/*.log "${lane_test_log[@]}"; then
     echo "FAIL: a test server's password appeared in the test output" >&2
     status=1
 fi
@@ -257,20 +266,55 @@ while IFS=$'\t' read -r name seconds code; do
 done <"$work/stages"
 echo "  whole run: $(($(now) - run_start)) s"
 
-# The closing count over every ctest run: ctest's "N tests failed out of M"
-# lines, and its list of tests that did not run ("(Skipped)"), counted apart
-# from those that passed.
-passed=0 failed=0 skipped=0
+# The closing counts over every ctest run: the entries, from ctest's "N
+# tests failed out of M" lines and its list of tests that did not run
+# ("(Skipped)"); then the test cases, from each entry's output in the lane's
+# ctest log: a test program's SQLOCK_TEST_CASES line (tests/support/
+# catch_session.hpp), which counts the tests it left out as skipped; an
+# entry without one (a script, or a program that died before its end)
+# counts as one test case, as ctest judged it, and an entry that failed
+# although its line counts no failure (the watchdog found a process left
+# behind, say) as one failure more.
+entries_passed=0 entries_failed=0 entries_skipped=0
 for lane in "${lanes[@]}"; do
     while read -r f t; do
-        failed=$((failed + f))
-        passed=$((passed + t - f))
+        entries_failed=$((entries_failed + f))
+        entries_passed=$((entries_passed + t - f))
     done < <(sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\1 \2/p' \
         "$work/$lane.log")
     s=$(grep -acE '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$work/$lane.log" || true)
-    skipped=$((skipped + s))
-    passed=$((passed - s))
+    entries_skipped=$((entries_skipped + s))
+    entries_passed=$((entries_passed - s))
 done
+# count_cases LOG...: "passed failed skipped" test cases of ctest logs.
+count_cases() {
+    awk '
+        function close_entry() {
+            if (!open) return
+            if (counted) {
+                passed += p; failed += f; skipped += s
+                if (verdict == "failed" && f == 0) failed++
+            } else if (verdict == "passed") passed++
+            else if (verdict == "skipped") skipped++
+            else failed++
+            open = 0
+        }
+        /^[0-9]+\/[0-9]+ Testing: / { close_entry(); open = 1; counted = 0; verdict = ""; next }
+        /^SQLOCK_TEST_CASES: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped/ {
+            counted = 1; p = $2; f = $4; s = $6; next
+        }
+        /^Test Passed\./ { verdict = "passed"; next }
+        /^Test Failed\./ { verdict = "failed"; next }
+        /^Skip regular expression found in output/ { verdict = "skipped"; next }
+        END { close_entry(); printf "%d %d %d\n", passed, failed, skipped }
+    ' "$@" /dev/null
+}
+logs=()
+for lane in "${lanes[@]}"; do
+    [[ -f "${lane_test_log[$lane]}" ]] && logs+=("${lane_test_log[$lane]}")
+done
+read -r passed failed skipped < <(count_cases "${logs[@]}")
 echo "=== done: $([[ $status == 0 ]] && echo all stages passed || echo FAILED) ==="
+echo "ctest entries: $entries_passed passed, $entries_failed failed, $entries_skipped skipped"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

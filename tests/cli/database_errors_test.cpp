@@ -50,8 +50,8 @@ TEST_CASE("a home directory that does not exist is a configuration error", "[cli
     CHECK_FALSE(exists(home));  // sqlock never creates a home directory
 }
 
-TEST_CASE("a login the server refuses is a configuration error", "[cli][database]") {
-    if (!sqlock_test::only_on_server_backend("SQLite has no logins")) return;
+TEST_CASE("a login the server refuses is a configuration error", "[cli][database][needs:server]") {
+    // SQLite has no logins.
     Cli cli = fresh_cli();
     const sqlock_test::ServerUrl good(cli.db.url);
     sqlock_test::ServerUrl wrong_password = good, unknown_role = good, unknown_database = good;
@@ -78,8 +78,9 @@ TEST_CASE("a login the server refuses is a configuration error", "[cli][database
     CHECK(r.code == 69);
 }
 
-TEST_CASE("init says when the role may not use the table", "[cli][database]") {
-    if (!sqlock_test::only_on_server_backend("SQLite has no roles")) return;
+TEST_CASE("init says when the role may not use the table",
+          "[cli][database][needs:server][needs:missing_grant_hint]") {
+    // SQLite has no roles.
     Cli cli = fresh_cli();  // the table exists, made by the owner role
     sqlock_test::ServerUrl url(cli.db.url);
     url.user = "sqlock_noaccess";  // same password; no grants on this table
@@ -87,11 +88,7 @@ TEST_CASE("init says when the role may not use the table", "[cli][database]") {
     CHECK(r.code == 78);
     check_one_line_error(r);
     // What to grant: the table's rights, and on PostgreSQL its id sequence's.
-    const std::string& hint = sqlock_test::backend_context().hooks.missing_grant_hint;
-    if (hint.empty())
-        sqlock_test::skip_test("what init says to grant: no missing_grant_hint");
-    else
-        CHECK_THAT(r.err, Contains(hint));
+    CHECK_THAT(r.err, Contains(sqlock_test::backend_context().hooks.missing_grant_hint));
     CHECK(r.err.find("ready") == std::string::npos);
     CHECK(r.err.find(url.password) == std::string::npos);
     // The owner's init still succeeds, saying so.

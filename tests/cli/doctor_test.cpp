@@ -30,7 +30,8 @@ std::string fact(const std::string& text, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("doctor reports the way to the database, one fact a line", "[cli][doctor]") {
+TEST_CASE("doctor reports the way to the database, one fact a line",
+          "[cli][doctor][needs:doctor_facts]") {
     Cli cli = fresh_cli();
     Result r = cli({"doctor"});
     INFO(r.err);
@@ -40,10 +41,6 @@ TEST_CASE("doctor reports the way to the database, one fact a line", "[cli][doct
     CHECK_THAT(r.out, Contains("wake-ups:"));
     // The facts of this backend, from its test context.
     const auto facts = sqlock_test::backend_context().hooks.doctor_facts;
-    if (!facts) {
-        sqlock_test::skip_test("doctor's facts: no doctor_facts hook");
-        return;
-    }
     for (const DoctorFact& expected : facts(cli.db.url).facts) {
         INFO(expected.key);
         CHECK(has_fact(r.out, expected.key));
@@ -51,17 +48,14 @@ TEST_CASE("doctor reports the way to the database, one fact a line", "[cli][doct
     }
 }
 
-TEST_CASE("doctor --json gives the facts and problems as an object", "[cli][doctor]") {
+TEST_CASE("doctor --json gives the facts and problems as an object",
+          "[cli][doctor][needs:doctor_facts]") {
     Cli cli = fresh_cli();
     Result r = cli({"doctor", "--json"});
     CHECK(r.code == 0);
     auto json = nlohmann::json::parse(r.out);
     CHECK(json["problems"].empty());
     const auto facts = sqlock_test::backend_context().hooks.doctor_facts;
-    if (!facts) {
-        sqlock_test::skip_test("doctor's backend fact: no doctor_facts hook");
-        return;
-    }
     CHECK(json["facts"]["backend"] == facts(cli.db.url).backend);
 }
 
@@ -118,8 +112,9 @@ TEST_CASE("doctor reports the run history and pauses tables, and asks for init w
     CHECK_THAT(fact(fixed.out, pauses), Catch::Matchers::StartsWith("present"));
 }
 
-TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doctor][privileges]") {
-    if (!sqlock_test::only_on_server_backend("SQLite's access is the file's")) return;
+TEST_CASE("doctor names the side table a user lacks a privilege on",
+          "[cli][doctor][privileges][needs:server]") {
+    // SQLite's access is the file's.
     Cli cli = fresh_cli();
     const std::string url = sqlock_test::least_privileged(cli.db).url;
     // Standard SQL, the same on every server: all but DELETE on the pauses.
@@ -137,8 +132,8 @@ TEST_CASE("doctor names the side table a user lacks a privilege on", "[cli][doct
 }
 
 TEST_CASE("a paused job does not run for a user who may not read the pauses table",
-          "[cli][doctor][privileges][pause]") {
-    if (!sqlock_test::only_on_server_backend("SQLite's access is the file's")) return;
+          "[cli][doctor][privileges][pause][needs:server]") {
+    // SQLite's access is the file's.
     Cli cli = fresh_cli();
     REQUIRE(cli({"pause", "nightly", "--reason", "restore in progress"}).code == 0);
     const std::string url = sqlock_test::least_privileged(cli.db).url;

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 
 #include "cli_harness.hpp"
@@ -27,15 +26,29 @@ std::string python() {
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
+// The tests that read the text back with the reference parser need it:
+// [needs:prometheus-client], required where every tool is
+// ($SQLOCK_TEST_REQUIRE_ALL=1; the SQLite backend's test.conf installs it).
+const sqlock_test::DeclareNeed prometheus_client{
+    {"prometheus-client",
+     [] {
+         const std::string command = python() + " -c 'import prometheus_client' >/dev/null 2>&1";
+         return std::system(command.c_str()) == 0
+                    ? std::string()
+                    : "python3 with the module prometheus_client is missing (Debian: "
+                      "python3-prometheus-client)";
+     },
+     sqlock_test::require_all}};
+
 struct Sample {
     std::string name;
     std::map<std::string, std::string> labels;
     double value = 0;
 };
 
-// The samples of `text` as prometheus_client parses them; nullopt (with the
-// reason given to have_tool) when python3 or the module is missing.
-std::optional<std::vector<Sample>> parse(const std::string& text) {
+// The samples of `text` as prometheus_client parses them. A test that calls
+// it declares [needs:prometheus-client].
+std::vector<Sample> parse(const std::string& text) {
     const std::string dir = make_dir();
     { std::ofstream(dir + "/in.prom") << text; }
     const std::string command = python() + " '" + SQLOCK_CLI_TEST_DIR + "/parse_metrics.py' < '" +
@@ -43,10 +56,6 @@ std::optional<std::vector<Sample>> parse(const std::string& text) {
     const int status = std::system(command.c_str());
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     const std::string out = read_file(dir + "/out");
-    if (code == 127 || code == 77) {
-        if (!sqlock_test::have_tool(false, "python3 with prometheus_client (" + out + ")"))
-            return std::nullopt;
-    }
     INFO(out << "\n--- input:\n" << text);
     REQUIRE(code == 0);
     std::vector<Sample> samples;
@@ -81,7 +90,8 @@ double value_of(const std::vector<Sample>& samples, const std::string& name,
 
 }  // namespace
 
-TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks", "[cli][metrics]") {
+TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks",
+          "[cli][metrics][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     const std::string odd = "odd \"quoted\" back\\slash\nnew line";
     REQUIRE(cli(run_args("backup", {}, {"true"})).code == 0);
@@ -112,9 +122,7 @@ TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks",
     // The odd name, escaped as the format says: \" \\ \n.
     CHECK_THAT(r.out, Contains("name=\"odd \\\"quoted\\\" back\\\\slash\\nnew line\""));
 
-    auto parsed = parse(r.out);
-    if (!parsed) return;
-    const auto& s = *parsed;
+    const auto s = parse(r.out);
     const std::string table = cli.db.table;
     auto runs = [&](const std::string& name, const std::string& outcome) {
         return value_of(s, "sqlock_job_runs",
@@ -145,15 +153,15 @@ TEST_CASE("metrics: parses as Prometheus text; counts match the runs and locks",
     touch(dir + "/go");
     CHECK(job.wait().code == 0);
     REQUIRE(cli({"reap"}).code == 0);
-    auto after = parse(cli({"metrics"}).out);
-    REQUIRE(after);
-    CHECK(value_of(*after, "sqlock_locks_expired", {{"table", table}}) == 0);
-    CHECK(value_of(*after, "sqlock_locks_held", {{"table", table}}) == 2);
-    CHECK(value_of(*after, "sqlock_job_runs", {{"name", "sync"}, {"outcome", "succeeded"}}) == 1);
-    CHECK(value_of(*after, "sqlock_job_running", {{"name", "sync"}}) == 0);
+    const auto after = parse(cli({"metrics"}).out);
+    CHECK(value_of(after, "sqlock_locks_expired", {{"table", table}}) == 0);
+    CHECK(value_of(after, "sqlock_locks_held", {{"table", table}}) == 2);
+    CHECK(value_of(after, "sqlock_job_runs", {{"name", "sync"}, {"outcome", "succeeded"}}) == 1);
+    CHECK(value_of(after, "sqlock_job_running", {{"name", "sync"}}) == 0);
 }
 
-TEST_CASE("metrics: a run stopped at its --max-runtime counts as timed_out", "[cli][metrics]") {
+TEST_CASE("metrics: a run stopped at its --max-runtime counts as timed_out",
+          "[cli][metrics][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     REQUIRE(cli(run_args("sync", {}, {"true"})).code == 0);
     REQUIRE(cli(run_args("sync", {"--max-runtime", "200ms"}, {"sleep", "60"})).code == 124);
@@ -161,9 +169,7 @@ TEST_CASE("metrics: a run stopped at its --max-runtime counts as timed_out", "[c
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Contains("outcome=\"timed_out\""));
-    auto parsed = parse(r.out);
-    if (!parsed) return;
-    const auto& s = *parsed;
+    const auto s = parse(r.out);
     auto runs = [&](const std::string& outcome) {
         return value_of(s, "sqlock_job_runs", {{"name", "sync"}, {"outcome", outcome}});
     };
@@ -178,15 +184,14 @@ TEST_CASE("metrics: a run stopped at its --max-runtime counts as timed_out", "[c
     CHECK(last("killed") == 0);
 }
 
-TEST_CASE("metrics: an empty table; bad usage; no history table", "[cli][metrics]") {
+TEST_CASE("metrics: an empty table; bad usage; no history table",
+          "[cli][metrics][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     Result r = cli({"metrics"});
     REQUIRE(r.code == 0);
-    auto parsed = parse(r.out);
-    if (parsed) {
-        CHECK(value_of(*parsed, "sqlock_locks_held", {{"table", cli.db.table}}) == 0);
-        CHECK(value_of(*parsed, "sqlock_locks_expired", {{"table", cli.db.table}}) == 0);
-    }
+    const auto parsed = parse(r.out);
+    CHECK(value_of(parsed, "sqlock_locks_held", {{"table", cli.db.table}}) == 0);
+    CHECK(value_of(parsed, "sqlock_locks_expired", {{"table", cli.db.table}}) == 0);
     Result extra = cli({"metrics", "x"});
     CHECK(extra.code == 64);
     CHECK(extra.out.empty());
@@ -210,7 +215,7 @@ std::optional<double> exact(const std::vector<Sample>& samples, const std::strin
 }  // namespace
 
 TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd names escaped",
-          "[cli][metrics][locks]") {
+          "[cli][metrics][locks][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     const std::string odd = "lock \"q\" \\ and\nnewline";
     const std::string dir = make_dir();
@@ -229,12 +234,9 @@ TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd name
     REQUIRE(sqlock_test::eventually([&] {
         Result r = cli({"metrics"});
         if (r.code != 0) return false;
-        auto parsed = parse(r.out);
-        if (!parsed) return true;
-        s = *parsed;
+        s = parse(r.out);
         return exact(s, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0;
     }));
-    if (s.empty()) return;  // no parser here
     auto of = [&](const std::string& metric, const std::string& name) {
         return exact(s, metric, {{"table", table}, {"name", name}});
     };
@@ -262,16 +264,15 @@ TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd name
     // in series without a name.
     Result bounded = cli({"metrics", "--max-names", "1"});
     REQUIRE(bounded.code == 0);
-    auto b = parse(bounded.out);
-    REQUIRE(b);
-    CHECK(exact(*b, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0);
-    CHECK_FALSE(exact(*b, "sqlock_lock_holders", {{"table", table}, {"name", "sem"}}));
-    CHECK(exact(*b, "sqlock_lock_holders", {{"table", table}}) == 4.0);  // odd, sem x2, svc
-    CHECK(exact(*b, "sqlock_lock_waiters", {{"table", table}}) == 0.0);
-    CHECK(exact(*b, "sqlock_lock_names", {{"table", table}}) == 4.0);
+    const auto b = parse(bounded.out);
+    CHECK(exact(b, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0);
+    CHECK_FALSE(exact(b, "sqlock_lock_holders", {{"table", table}, {"name", "sem"}}));
+    CHECK(exact(b, "sqlock_lock_holders", {{"table", table}}) == 4.0);  // odd, sem x2, svc
+    CHECK(exact(b, "sqlock_lock_waiters", {{"table", table}}) == 0.0);
+    CHECK(exact(b, "sqlock_lock_names", {{"table", table}}) == 4.0);
     Result none = cli({"metrics", "--max-names", "0"});
     REQUIRE(none.code == 0);
-    CHECK(exact(*parse(none.out), "sqlock_lock_holders", {{"table", table}}) == 5.0);
+    CHECK(exact(parse(none.out), "sqlock_lock_holders", {{"table", table}}) == 5.0);
     Result bad = cli({"metrics", "--max-names", "-1"});
     CHECK(bad.code == 64);
     check_one_line_error(bad);
@@ -282,21 +283,20 @@ TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd name
     CHECK(waiter.wait().code == 0);
 }
 
-TEST_CASE("metrics: a chain blocked by a failed predecessor", "[cli][metrics][after]") {
+TEST_CASE("metrics: a chain blocked by a failed predecessor", "[cli][metrics][after][needs:prometheus-client]") {
     Cli cli = fresh_cli();
     REQUIRE(cli(run_args("import", {}, {"false"})).code == 1);
     REQUIRE(cli(run_args("report", {"--after", "import", "--after-within", "1h"}, {"true"})).code ==
             0);
     Result r = cli({"metrics"});
     REQUIRE(r.code == 0);
-    auto s = parse(r.out);
-    if (!s) return;
+    const auto s = parse(r.out);
     const std::string table = cli.db.table;
-    CHECK(exact(*s, "sqlock_job_blocked", {{"table", table}, {"name", "report"}}) == 1.0);
-    CHECK(exact(*s, "sqlock_job_blocked", {{"table", table}, {"name", "import"}}) == 0.0);
-    CHECK(exact(*s, "sqlock_job_runs",
+    CHECK(exact(s, "sqlock_job_blocked", {{"table", table}, {"name", "report"}}) == 1.0);
+    CHECK(exact(s, "sqlock_job_blocked", {{"table", table}, {"name", "import"}}) == 0.0);
+    CHECK(exact(s, "sqlock_job_runs",
                 {{"table", table}, {"name", "report"}, {"outcome", "after_failed"}}) == 1.0);
     // A skip is not a finished run: no last outcome of its own.
-    CHECK_FALSE(exact(*s, "sqlock_job_last_outcome",
+    CHECK_FALSE(exact(s, "sqlock_job_last_outcome",
                       {{"table", table}, {"name", "report"}, {"outcome", "succeeded"}}));
 }

@@ -4,8 +4,6 @@
 // process's, across both DST changes of a year with a faked clock
 // (libfaketime). The window arithmetic itself is unit-tested
 // (tests/unit/local_windows_test.cpp).
-#include <glob.h>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -27,16 +25,6 @@ std::string last_line_of(const std::string& path) {
     std::string text = read_file(path);
     if (!text.empty() && text.back() == '\n') text.pop_back();
     return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-}
-
-// libfaketime, under Debian's multiarch directory ("" if not installed).
-std::string libfaketime_path() {
-    glob_t found{};
-    std::string first;
-    if (glob("/usr/lib/*/faketime/libfaketime.so.1", 0, nullptr, &found) == 0 && found.gl_pathc > 0)
-        first = found.gl_pathv[0];
-    globfree(&found);
-    return first;
 }
 
 }  // namespace
@@ -88,12 +76,10 @@ TEST_CASE("run --tz: a day window starts at local midnight by the database's clo
 }
 
 TEST_CASE("run --tz: windows across both DST changes of a year, with a faked clock",
-          "[cli][once-per][tz]") {
-    // Only SQLite's clock is this process's: libfaketime moves the database's
-    // "now" with sqlock's. The servers' clocks are their own.
-    if (sqlock_test::is_server_backend()) return;
-    const std::string faketime = libfaketime_path();
-    if (!sqlock_test::have_tool(!faketime.empty(), "libfaketime")) return;
+          "[cli][once-per][tz][needs:embedded][needs:libfaketime]") {
+    // Only an embedded database's clock is this process's: libfaketime moves
+    // the database's "now" with sqlock's. The servers' clocks are their own.
+    const std::string faketime = sqlock_test::libfaketime_path();
     Cli cli = fresh_cli();
     const std::string file = make_dir() + "/windows";
     // One run at `utc` (the clock then runs on from there), in Berlin days.

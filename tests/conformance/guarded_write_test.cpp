@@ -2,6 +2,11 @@
 // transaction, through the backend's client library and sqlock's adapter
 // for its handle, commits only while the lock is held; a lock taken inside
 // such a transaction lasts exactly as long as it.
+//
+// Every test needs a transaction of several statements ([needs:transactions]):
+// through PgBouncer in statement mode, which refuses the client's BEGIN,
+// there is nothing to guard (docs/guarded-writes.md says so), and the tests
+// are reported as not run there.
 #include <unistd.h>
 
 #include <atomic>
@@ -23,13 +28,6 @@ using sqlock_test::eventually;
 using sqlock_test::fresh_database;
 
 namespace {
-
-// PgBouncer in statement mode refuses a transaction of several statements
-// (the client's BEGIN): there is nothing to guard there, and the tests end
-// at once (docs/guarded-writes.md says so). Not a skip: nothing is missing.
-bool transactions_refused(const sqlock_test::Database& db) {
-    return db.url.find("pooler=statement") != std::string::npos;
-}
 
 // The application's data: who wrote, in a table beside the lock table.
 std::string data_table(const sqlock_test::Database& db) {
@@ -81,9 +79,8 @@ constexpr auto held_open = 600ms;
 
 }  // namespace
 
-TEST_CASE("a guarded write commits while the lock is held", "[guard]") {
+TEST_CASE("a guarded write commits while the lock is held", "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto locker = db.open();
     auto lock = locker.lock("ledger");
@@ -97,9 +94,9 @@ TEST_CASE("a guarded write commits while the lock is held", "[guard]") {
     CHECK_FALSE(locker.show("ledger"));
 }
 
-TEST_CASE("a paused holder's guarded write fails after a take-over", "[guard]") {
+TEST_CASE("a paused holder's guarded write fails after a take-over",
+          "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto first = db.open();
     auto second = db.open();
@@ -128,9 +125,9 @@ TEST_CASE("a paused holder's guarded write fails after a take-over", "[guard]") 
     CHECK(writers(db, data) == std::multiset<std::string>{"second"});
 }
 
-TEST_CASE("a take-over waits for a guarded transaction in progress", "[guard]") {
+TEST_CASE("a take-over waits for a guarded transaction in progress",
+          "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto first = db.open();
     auto second = db.open();
@@ -155,9 +152,9 @@ TEST_CASE("a take-over waits for a guarded transaction in progress", "[guard]") 
     CHECK(writers(db, data) == std::multiset<std::string>{"first"});
 }
 
-TEST_CASE("force release and reap wait for a guarded transaction in progress", "[guard]") {
+TEST_CASE("force release and reap wait for a guarded transaction in progress",
+          "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto holder = db.open();
     auto admin = db.open();
     std::atomic<bool> committed{false};
@@ -193,9 +190,9 @@ TEST_CASE("force release and reap wait for a guarded transaction in progress", "
     }
 }
 
-TEST_CASE("a guard guards every row of a lock set, and a leader's lock", "[guard]") {
+TEST_CASE("a guard guards every row of a lock set, and a leader's lock",
+          "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto locker = db.open();
     auto other = db.open();
@@ -213,9 +210,8 @@ TEST_CASE("a guard guards every row of a lock set, and a leader's lock", "[guard
     CHECK(writers(db, data) == std::multiset<std::string>{"set"});
 }
 
-TEST_CASE("a shared hold guards its marker too", "[guard]") {
+TEST_CASE("a shared hold guards its marker too", "[guard][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto readers = db.open();
     auto writer = db.open();
     sqlock::LockOptions shared = lease_of(300ms);
@@ -237,9 +233,9 @@ TEST_CASE("a shared hold guards its marker too", "[guard]") {
     CHECK(exclusive.get());
 }
 
-TEST_CASE("a guard refuses bad input and writes nothing", "[guard][validation]") {
+TEST_CASE("a guard refuses bad input and writes nothing",
+          "[guard][validation][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto locker = db.open();
     auto lock = locker.lock("ledger");
 
@@ -269,29 +265,32 @@ TEST_CASE("a guard refuses bad input and writes nothing", "[guard][validation]")
               sqlock::errc::invalid_argument);
         CHECK(locker.list().size() == 1);
     }
-    SECTION("a transaction on another database") {
-        // On a server fresh_database() is a new table in the same database:
-        // there is no other database to try.
-        if (!sqlock_test::only_on_embedded_backend("no other database to try")) return;
-        // Another file with a lock table of the same name: the lock is not
-        // held there.
-        auto elsewhere = fresh_database();
-        auto tx = sqlock_test::app_transaction(elsewhere);
-        try {
-            sqlock::guard(tx->adapter(), lock);
-            FAIL("a guard on another database passed");
-        } catch (const sqlock::error& e) {
-            CHECK(e.category() == sqlock::errc::lost);
-            CHECK(std::string(e.what()).find("another database") != std::string::npos);
-        }
-        CHECK_NOTHROW(tx->rollback());
-        CHECK(locker.list().size() == 1);
-    }
 }
 
-TEST_CASE("the guard statement is there for other drivers", "[guard]") {
+// On a server fresh_database() is a new table in the same database: there
+// is no other database to try.
+TEST_CASE("a guard refuses a transaction on another database",
+          "[guard][validation][needs:transactions][needs:embedded]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
+    auto locker = db.open();
+    auto lock = locker.lock("ledger");
+    // Another file with a lock table of the same name: the lock is not held
+    // there.
+    auto elsewhere = fresh_database();
+    auto tx = sqlock_test::app_transaction(elsewhere);
+    try {
+        sqlock::guard(tx->adapter(), lock);
+        FAIL("a guard on another database passed");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::lost);
+        CHECK(std::string(e.what()).find("another database") != std::string::npos);
+    }
+    CHECK_NOTHROW(tx->rollback());
+    CHECK(locker.list().size() == 1);
+}
+
+TEST_CASE("the guard statement is there for other drivers", "[guard][needs:transactions]") {
+    auto db = fresh_database();
     auto locker = db.open();
     auto lock = locker.lock("ledger");
     const sqlock::GuardStatement g = lock.guard_statement();
@@ -315,9 +314,9 @@ TEST_CASE("the guard statement is there for other drivers", "[guard]") {
     late->rollback();
 }
 
-TEST_CASE("a transaction-scoped lock lasts until commit and leaves nothing", "[guard][scoped]") {
+TEST_CASE("a transaction-scoped lock lasts until commit and leaves nothing",
+          "[guard][scoped][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto locker = db.open();
     auto other = db.open();
@@ -341,9 +340,9 @@ TEST_CASE("a transaction-scoped lock lasts until commit and leaves nothing", "[g
     CHECK(writers(db, data) == std::multiset<std::string>{"scoped"});
 }
 
-TEST_CASE("a transaction-scoped lock ends with a rollback, leaving nothing", "[guard][scoped]") {
+TEST_CASE("a transaction-scoped lock ends with a rollback, leaving nothing",
+          "[guard][scoped][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto locker = db.open();
     {
         auto tx = sqlock_test::app_transaction(db);
@@ -354,9 +353,9 @@ TEST_CASE("a transaction-scoped lock ends with a rollback, leaving nothing", "[g
     CHECK(locker.try_lock("batch"));
 }
 
-TEST_CASE("a DBIx::Locker program waits for a transaction-scoped lock", "[guard][scoped]") {
+TEST_CASE("a DBIx::Locker program waits for a transaction-scoped lock",
+          "[guard][scoped][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto locker = db.open();
     auto tx = sqlock_test::app_transaction(db);
     locker.lock_transaction(tx->adapter(), "batch");
@@ -377,9 +376,9 @@ TEST_CASE("a DBIx::Locker program waits for a transaction-scoped lock", "[guard]
     CHECK(info->holder.host == "perl");
 }
 
-TEST_CASE("a busy transaction-scoped lock leaves the transaction usable", "[guard][scoped]") {
+TEST_CASE("a busy transaction-scoped lock leaves the transaction usable",
+          "[guard][scoped][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     auto locker = db.open();
     auto holder = db.open();
@@ -397,9 +396,9 @@ TEST_CASE("a busy transaction-scoped lock leaves the transaction usable", "[guar
     CHECK_NOTHROW(held.release());
 }
 
-TEST_CASE("a second transaction-scoped lock waits for the first's commit", "[guard][scoped]") {
+TEST_CASE("a second transaction-scoped lock waits for the first's commit",
+          "[guard][scoped][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     auto first = db.open();
     auto second = db.open();
     auto tx1 = sqlock_test::app_transaction(db);
@@ -427,9 +426,8 @@ TEST_CASE("a second transaction-scoped lock waits for the first's commit", "[gua
 }
 
 TEST_CASE("processes mixing transaction-scoped and plain locks never overlap",
-          "[guard][scoped][stress]") {
+          "[guard][scoped][stress][needs:transactions]") {
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
     const std::string data = data_table(db);
     // The witness lives outside the database: a file only one holder at a
     // time can create. Half the processes take the name inside their
@@ -486,11 +484,9 @@ TEST_CASE("processes mixing transaction-scoped and plain locks never overlap",
 }
 
 TEST_CASE("a least-privilege account can guard and take transaction-scoped locks",
-          "[guard][privileges]") {
+          "[guard][privileges][needs:transactions][needs:server]") {
+    // Whoever may write an SQLite file may do everything: no accounts.
     auto db = fresh_database();
-    if (transactions_refused(db)) return;
-    // Whoever may write an SQLite file may do everything.
-    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
     const std::string data = data_table(db);
     // What docs/SECURITY.md tells an administrator to grant, and the
     // application's own table.

@@ -137,12 +137,9 @@ void check_standby_refuses(const Pair& pair, const std::string& table) {
     CHECK(d.problems[0].find("read-only") != std::string::npos);
 }
 
+// The tests that call it declare [needs:server-script]: the pair is started
+// by the test server's script.
 void failover_keeps_locks(const std::string& mode, const char* how) {
-    if (env("SQLOCK_TEST_PG_SCRIPT").empty()) {
-        if (env("SQLOCK_TEST_REQUIRE_PG") == "1") FAIL("SQLOCK_TEST_PG_SCRIPT is not set");
-        WARN("SQLOCK_TEST_PG_SCRIPT not set: failover not tested");
-        return;
-    }
     Pair pair(mode);
     const std::string table = "failover";
     sqlock::Locker locker(pair.multi_url, locker_options().table(table).pool_size(2));
@@ -228,22 +225,19 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
 
 }  // namespace
 
-TEST_CASE("synchronous standby promoted after a crash: every held lock survives", "[failover]") {
+TEST_CASE("synchronous standby promoted after a crash: every held lock survives",
+          "[failover][needs:server-script]") {
     failover_keeps_locks("sync", "immediate");
 }
 
-TEST_CASE("asynchronous standby promoted after a clean switchover: locks survive", "[failover]") {
+TEST_CASE("asynchronous standby promoted after a clean switchover: locks survive",
+          "[failover][needs:server-script]") {
     failover_keeps_locks("async", "fast");
 }
 
 #ifdef SQLOCK_CLI
 TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, nothing is stopped",
-          "[failover][cli]") {
-    if (env("SQLOCK_TEST_PG_SCRIPT").empty()) {
-        if (env("SQLOCK_TEST_REQUIRE_PG") == "1") FAIL("SQLOCK_TEST_PG_SCRIPT is not set");
-        WARN("SQLOCK_TEST_PG_SCRIPT not set: failover not tested");
-        return;
-    }
+          "[failover][cli][needs:server-script]") {
     Pair pair("sync");
     const std::string table = "failover_run";
     sqlock::Locker(pair.multi_url, locker_options().table(table)).init();

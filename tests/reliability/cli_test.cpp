@@ -63,8 +63,7 @@ Outcome sqlock_cmd(const sqlock_test::Database& db, std::vector<std::string> arg
 }  // namespace
 
 TEST_CASE("hostile input to the CLI: documented exit code, one line, table unchanged",
-          "[cli][hostile]") {
-    if (!reliability::have_table_dump()) return;
+          "[cli][hostile][needs:table_dump_sql][needs:hostile_inputs]") {
     auto db = fresh_database();
     const reliability::Bystanders bystanders(db);
     const std::string before = reliability::dump_table(db);
@@ -176,13 +175,10 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
     };
 
     // And the URLs refused only on this backend, as the CLI answers them.
-    if (const auto hostile = sqlock_test::backend_context().hooks.hostile_inputs) {
-        for (const sqlock_test::HostileInput& input : hostile(planted_password))
-            if (input.cli_exit != 0 && !input.url.empty())
-                cases.push_back({input.what, with_db(input.url, {"list"}), input.cli_exit, true});
-    } else {
-        sqlock_test::skip_test("inputs refused only on this backend: no hostile_inputs hook");
-    }
+    for (const sqlock_test::HostileInput& input :
+         sqlock_test::backend_context().hooks.hostile_inputs(planted_password))
+        if (input.cli_exit != 0 && !input.url.empty())
+            cases.push_back({input.what, with_db(input.url, {"list"}), input.cli_exit, true});
     const std::string server_password = sqlock_test::password_of(db.url);
     int count = 0;
     for (const auto& c : cases) {
@@ -210,8 +206,9 @@ TEST_CASE("hostile input to the CLI: documented exit code, one line, table uncha
     WARN("hostile CLI inputs (" << sqlock_test::backend() << "): " << count);
 }
 
-TEST_CASE("no password in any output of any command, failing or not", "[cli][security]") {
-    if (!sqlock_test::only_on_server_backend("needs a URL with a password")) return;
+TEST_CASE("no password in any output of any command, failing or not",
+          "[cli][security][needs:server]") {
+    // Needs a URL with a password.
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
@@ -267,8 +264,8 @@ TEST_CASE("no password in any output of any command, failing or not", "[cli][sec
 }
 
 TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the child's",
-          "[cli][security]") {
-    if (!sqlock_test::only_on_server_backend("needs a URL with a password")) return;
+          "[cli][security][needs:server]") {
+    // Needs a URL with a password.
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     // Not inherited from this test process either: every variable of ours
@@ -304,8 +301,8 @@ TEST_CASE("a running `sqlock run` shows no password in /proc/PID/cmdline or the 
     CHECK(run.finish().code == 0);
 }
 
-TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][security]") {
-    if (!reliability::have_table_dump()) return;
+TEST_CASE("`release --force` and `reap` delete exactly what they say",
+          "[cli][security][needs:table_dump_sql]") {
     auto db = fresh_database();
     auto holder = db.open();
     auto job = holder.lock("job", lock_options().expires(1h));
@@ -368,9 +365,8 @@ TEST_CASE("`release --force` and `reap` delete exactly what they say", "[cli][se
 }
 
 TEST_CASE("doctor on SQLite: no file, or one this user cannot write, is a problem (exit 78)",
-          "[cli][doctor]") {
-    if (!sqlock_test::only_on_embedded_backend("a server's access is its grants (doctor_test.cpp)"))
-        return;
+          "[cli][doctor][needs:embedded]") {
+    // A server's access is its grants (doctor_test.cpp).
     // A directory anyone may enter: the database is read by another user.
     // In /tmp, not the scratch directory: another user must enter it.
     char dir_template[] = "/tmp/sqlock-doctor-XXXXXX";
@@ -444,8 +440,9 @@ TEST_CASE("the CLI's default database is private to the user", "[cli][security]"
     CHECK((st.st_mode & 07777) == 0600);
 }
 
-TEST_CASE("the CLI with a least-privilege server account", "[cli][security][privileges]") {
-    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
+TEST_CASE("the CLI with a least-privilege server account",
+          "[cli][security][privileges][needs:server]") {
+    // SQLite has no accounts.
     auto db = fresh_database();
     const sqlock_test::Database limited = sqlock_test::least_privileged(db);
     CHECK(sqlock_cmd(limited, {"run", "lp", "--", "true"}).code == 0);

@@ -15,9 +15,9 @@
 namespace reliability {
 
 /// For a test of a link to a server (a relay that freezes, refuses or
-/// slows it): true on a server backend. On an embedded database, which has
-/// no link, the test passes as it is and the caller returns: not a skip,
-/// which would mark the whole suite skipped while the rest of it runs.
+/// slows it), written before tests declared their needs as tags: true. The
+/// test must carry [needs:server], which keeps it off an embedded database
+/// (no link to cut there).
 inline bool has_link() {
     return sqlock_test::only_on_server_backend("no link to a server on an embedded database");
 }
@@ -30,17 +30,17 @@ struct CutOff {
     std::string db_url;
     std::string url;
 
-    /// False (the test is skipped) when the backend has no way to cut off.
+    /// Sets up the cut for the database at `database_url`; true. A test
+    /// that cuts off declares [needs:cut-off] (the backend has a way to),
+    /// or fails here.
     bool prepare(const std::string& database_url) {
         db_url = url = database_url;
+        if (!sqlock_test::declares_need("cut-off", "CutOff::prepare()")) return false;
         if (sqlock_test::is_server_backend()) {
             relay = std::make_unique<Relay>(db_url);
             url = relay->url();
-            return true;
         }
-        if (sqlock_test::backend_context().hooks.hold_write_lock) return true;
-        sqlock_test::skip_test("a write lock held: no hold_write_lock hook");
-        return false;
+        return true;
     }
     void apply() {
         if (relay)

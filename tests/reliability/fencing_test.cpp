@@ -267,13 +267,12 @@ void relay_trials(const std::string& mode, const std::string& job, bool backgrou
 
 // An embedded backend: another connection holds the database's write lock
 // for as long as the fault lasts (the backend's hold_write_lock hook): A's
-// renewals cannot write.
+// renewals cannot write. The test declares [needs:cut-off] (the backend
+// has both hooks), or [needs:hold_write_lock][needs:patient_url].
 void write_lock_trials(const std::string& job, bool background = false, Shape shape = Shape::lock) {
     const sqlock_test::BackendHooks& hooks = sqlock_test::backend_context().hooks;
-    if (!hooks.hold_write_lock || !hooks.patient_url) {
-        sqlock_test::skip_test("a write lock held: no hold_write_lock or patient_url hook");
-        return;
-    }
+    REQUIRE(hooks.hold_write_lock);
+    REQUIRE(hooks.patient_url);
     auto db = sqlock_test::fresh_database();
     std::shared_ptr<void> holder;
     Fault f;
@@ -289,15 +288,14 @@ void write_lock_trials(const std::string& job, bool background = false, Shape sh
 
 }  // namespace
 
-TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay]") {
-    if (!reliability::has_link()) return;
+TEST_CASE("fencing: relay frozen, refusing, slow", "[fencing][relay][needs:server]") {
     relay_trials("freeze", holder_job);
     relay_trials("refuse", holder_job);
     relay_trials("slow", holder_job);
 }
 
 TEST_CASE("fencing: a set of locks cut off stops its job before another holder of one starts",
-          "[fencing][set]") {
+          "[fencing][set][needs:cut-off]") {
     if (sqlock_test::is_server_backend())
         relay_trials("freeze", holder_job, false, Shape::set);
     else
@@ -305,45 +303,51 @@ TEST_CASE("fencing: a set of locks cut off stops its job before another holder o
 }
 
 TEST_CASE("fencing: a shared holder cut off stops its job before an exclusive holder starts",
-          "[fencing][shared]") {
+          "[fencing][shared][needs:cut-off]") {
     if (sqlock_test::is_server_backend())
         relay_trials("freeze", holder_job, false, Shape::shared);
     else
         write_lock_trials(holder_job, false, Shape::shared);
 }
 
-TEST_CASE("fencing: a leader cut off stops its job before a standby leads", "[fencing][leader]") {
+TEST_CASE("fencing: a leader cut off stops its job before a standby leads",
+          "[fencing][leader][needs:cut-off]") {
     if (sqlock_test::is_server_backend())
         relay_trials("freeze", holder_job, false, Shape::leader);
     else
         write_lock_trials(holder_job, false, Shape::leader);
 }
 
-TEST_CASE("fencing: a job that ignores SIGTERM is killed in time", "[fencing][stubborn]") {
+TEST_CASE("fencing: a job that ignores SIGTERM is killed in time",
+          "[fencing][stubborn][needs:cut-off]") {
     if (sqlock_test::is_server_backend())
         relay_trials("refuse", stubborn_job);
     else
         write_lock_trials(stubborn_job);
 }
 
-TEST_CASE("fencing: background processes of the job are stopped too", "[fencing][background]") {
+TEST_CASE("fencing: background processes of the job are stopped too",
+          "[fencing][background][needs:cut-off]") {
     if (sqlock_test::is_server_backend())
         relay_trials("freeze", background_job, true);
     else
         write_lock_trials(background_job, true);
 }
 
-TEST_CASE("fencing: SQLite write lock held past the lease", "[fencing][sqlite]") {
-    if (!sqlock_test::only_on_embedded_backend("a lock of the database file")) return;
+// A lock of the database file.
+TEST_CASE("fencing: SQLite write lock held past the lease",
+          "[fencing][sqlite][needs:embedded][needs:cut-off]") {
     write_lock_trials(holder_job);
 }
 
-TEST_CASE("fencing: server stopped with SIGSTOP, then resumed", "[fencing][sigstop]") {
-    if (!sqlock_test::only_on_server_backend("a server process to stop")) return;
+// A server process to stop: one of this test's own, started and stopped by
+// the test server's script.
+TEST_CASE("fencing: server stopped with SIGSTOP, then resumed",
+          "[fencing][sigstop][needs:server][needs:server-script]") {
     const std::string script_variable = sqlock_test::backend_context().script_variable;
     const char* script = std::getenv(script_variable.c_str());
     INFO(script_variable);
-    REQUIRE(script);  // this test starts (and stops) a server of its own
+    REQUIRE(script);
     PrivateServer cluster(script);
     sqlock::Locker(cluster.url(), locker_options().table("fenced")).init();
     Fault f;
@@ -385,8 +389,7 @@ TEST_CASE("the job keeps the lock until its background processes have ended",
 }
 
 TEST_CASE("other commands fail in bounded time against a server that does not answer",
-          "[fencing][commands]") {
-    if (!reliability::has_link()) return;
+          "[fencing][commands][needs:server]") {
     auto db = sqlock_test::fresh_database();
     Relay relay(db.url);
     const std::string url = relay.url();
@@ -416,8 +419,8 @@ TEST_CASE("other commands fail in bounded time against a server that does not an
     relay.command("pass");
 }
 
-TEST_CASE("a short outage that renewals outlast signals nothing", "[fencing][outage]") {
-    if (!reliability::has_link()) return;
+TEST_CASE("a short outage that renewals outlast signals nothing",
+          "[fencing][outage][needs:server]") {
     auto db = sqlock_test::fresh_database();
     Relay relay(db.url);
     const std::string dir = sqlock_test::scratch_dir();
@@ -531,10 +534,10 @@ std::vector<nlohmann::json> json_lines(const std::string& err) {
 // operator wants in the logs. `run --log-format json` writes it as an
 // event; the job is not disturbed.
 TEST_CASE("run --log-format json: a late renewal is an event, and nothing is signalled",
-          "[fencing][log-format]") {
+          "[fencing][log-format][needs:cut-off]") {
     auto db = sqlock_test::fresh_database();
     CutOff cut;
-    if (!cut.prepare(db.url)) return;
+    cut.prepare(db.url);
     const std::string a_url = cut.url;
     const std::string dir = sqlock_test::scratch_dir();
     const std::string w = dir + "/late-" + std::to_string(getpid());
@@ -595,10 +598,10 @@ TEST_CASE("run --log-format json: a late renewal is an event, and nothing is sig
 // reached the database (the run reads lost; the next run runs the job) or it
 // was applied late, unanswered (the run reads succeeded; the window is done).
 TEST_CASE("--once-per: a run whose end cannot be recorded never leaves its window unrun",
-          "[fencing][once-per]") {
+          "[fencing][once-per][needs:cut-off]") {
     auto db = sqlock_test::fresh_database();
     CutOff cut;
-    if (!cut.prepare(db.url)) return;
+    cut.prepare(db.url);
     const std::string dir = sqlock_test::scratch_dir();
     const std::string w = dir + "/unrecorded-" + std::to_string(getpid());
     // Writes $1.ready, waits for $1.go, then records that it ran.

@@ -234,8 +234,8 @@ std::vector<Case> url_cases() {
 
 }  // namespace
 
-TEST_CASE("hostile input to the library: right category, one line, table unchanged", "[hostile]") {
-    if (!reliability::have_table_dump()) return;
+TEST_CASE("hostile input to the library: right category, one line, table unchanged",
+          "[hostile][needs:table_dump_sql][needs:hostile_inputs]") {
     auto db = fresh_database();
     auto locker = db.open();
     const reliability::Bystanders bystanders(db);
@@ -255,14 +255,11 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
                          (void)lock.id();
                      }});
     // And what is refused only on this backend.
-    if (const auto hostile = sqlock_test::backend_context().hooks.hostile_inputs) {
-        for (const sqlock_test::HostileInput& input : hostile(planted_password))
-            cases.push_back({input.what, input.category,
-                             input.url.empty() ? std::function<void()>(open_table(db, input.table))
-                                               : std::function<void()>(open_url(input.url))});
-    } else {
-        sqlock_test::skip_test("inputs refused only on this backend: no hostile_inputs hook");
-    }
+    for (const sqlock_test::HostileInput& input :
+         sqlock_test::backend_context().hooks.hostile_inputs(planted_password))
+        cases.push_back({input.what, input.category,
+                         input.url.empty() ? std::function<void()>(open_table(db, input.table))
+                                           : std::function<void()>(open_url(input.url))});
 
     const std::string server_password = sqlock_test::password_of(db.url);
     const int count = run_battery(cases, {planted_password, server_password});
@@ -274,16 +271,13 @@ TEST_CASE("hostile input to the library: right category, one line, table unchang
 
 // Regression tests for library bugs this suite found (fixed since).
 
-TEST_CASE("a '?' or '#' in a URL password does not escape redaction", "[hostile][redaction]") {
+TEST_CASE("a '?' or '#' in a URL password does not escape redaction",
+          "[hostile][redaction][needs:server][needs:redacted_urls]") {
     // Redaction used to end the authority at the first '?' or '#' and then
     // find no '@' before it. Found by fuzz_url. Each backend's URL grammar
     // says where its userinfo ends (its hook).
-    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
+    // SQLite URLs have no password.
     const auto redacted_urls = sqlock_test::backend_context().hooks.redacted_urls;
-    if (!redacted_urls) {
-        sqlock_test::skip_test("passwords that end a userinfo elsewhere: no redacted_urls hook");
-        return;
-    }
     for (const auto& [password, url] : redacted_urls(planted_password)) {
         INFO("password " << password.substr(0, 4));
         sqlock::Locker locker(url);

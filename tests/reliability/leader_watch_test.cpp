@@ -22,13 +22,12 @@ sqlock::LeaderEvent next_event(sqlock::LeaderWatch& watch, sqlock::duration boun
 }  // namespace
 
 TEST_CASE("leader watch: cut off, it says so, and reports what it finds back",
-          "[fencing][leader]") {
+          "[fencing][leader][needs:server][needs:cut-off]") {
     // An embedded database's readers are never cut off (WAL readers do
     // not wait for the write lock).
-    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
     reliability::CutOff cut;
-    REQUIRE(cut.prepare(db.url));
+    cut.prepare(db.url);
     sqlock::Locker watching(cut.url, locker_options().table(db.table).db_timeout(1s));
     sqlock::Locker candidates = db.open();
     sqlock::ObserveOptions o;

@@ -58,19 +58,12 @@ sqlock::LockOptions watched(Seen& seen) {
 // The row's expiry by the database's clock, in ms since the epoch.
 std::int64_t expires_ms(const sqlock_test::Database& db, const std::string& name) {
     const auto epoch_ms_sql = sqlock_test::backend_context().hooks.epoch_ms_sql;
-    REQUIRE(epoch_ms_sql);  // checked by the test (have_epoch_ms)
+    REQUIRE(epoch_ms_sql);  // the test declares [needs:epoch_ms_sql]
     const std::string sql = "SELECT " + epoch_ms_sql("expires") + " FROM " + db.table +
                             " WHERE lockstring = '" + name + "'";
     auto rows = reliability::query(db, sql);
     REQUIRE(rows.size() == 1);
     return std::stoll(rows[0].at(0).value());
-}
-
-// True when expires_ms() works on this backend; otherwise skips the test.
-bool have_epoch_ms() {
-    if (sqlock_test::backend_context().hooks.epoch_ms_sql) return true;
-    sqlock_test::skip_test("a row's expiry in ms: no epoch_ms_sql hook");
-    return false;
 }
 
 void check_warning(const sqlock_test::Database& db, sqlock::Lock& lock, Seen& seen) {
@@ -92,12 +85,11 @@ void check_warning(const sqlock_test::Database& db, sqlock::Lock& lock, Seen& se
 }  // namespace
 
 TEST_CASE("library: on_expiring fires before the row expires by the database clock",
-          "[fencing][library]") {
-    if (!have_epoch_ms()) return;
+          "[fencing][library][needs:cut-off][needs:epoch_ms_sql]") {
     auto db = sqlock_test::fresh_database();
     Seen seen;
     reliability::CutOff cut;
-    if (!cut.prepare(db.url)) return;
+    cut.prepare(db.url);
     sqlock::Locker locker(cut.url, locker_options().table(db.table));
     auto lock = locker.lock("warned", watched(seen));
     CHECK(lock.valid_until() > steady::now() + 2s);
@@ -131,8 +123,7 @@ TEST_CASE("library: valid_until counts from when the acquisition or renewal was 
 }
 
 TEST_CASE("library: a lock whose lease ran out before its acquisition was confirmed is refused",
-          "[fencing][library]") {
-    if (!reliability::has_link()) return;
+          "[fencing][library][needs:server]") {
     // Every packet 60 ms late: the insert's reply, then the renewal that
     // would vouch for the row, arrive after its 20 ms lease ended.
     auto db = sqlock_test::fresh_database();
@@ -159,8 +150,7 @@ TEST_CASE("library: a lock whose lease ran out before its acquisition was confir
 }
 
 TEST_CASE("library: a server that does not answer, or refuses, fails a call within db_timeout",
-          "[fencing][library]") {
-    if (!reliability::has_link()) return;
+          "[fencing][library][needs:server]") {
     auto db = sqlock_test::fresh_database();
     reliability::Relay relay(db.url);
     sqlock::Locker locker(relay.url(), locker_options().table(db.table).db_timeout(1s));
@@ -229,7 +219,7 @@ TEST_CASE("library: a server that does not answer, or refuses, fails a call with
 }
 
 TEST_CASE("library: on_renewed_late fires when a renewal gets through after failed ones",
-          "[fencing][library]") {
+          "[fencing][library][needs:cut-off]") {
     auto db = sqlock_test::fresh_database();
     struct Late {
         std::atomic<bool> warned{false};
@@ -259,7 +249,7 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
     o.on_lost = [&late](const std::string&, std::int64_t) { late.lost = true; };
 
     reliability::CutOff cut;
-    if (!cut.prepare(db.url)) return;
+    cut.prepare(db.url);
     sqlock::Locker locker(cut.url, locker_options().table(db.table));
     auto lock = locker.lock("late", o);
     const auto cut_until = lock.valid_until();
@@ -284,8 +274,7 @@ TEST_CASE("library: on_renewed_late fires when a renewal gets through after fail
 // asynchronous standby, after which another host may hold the name. The
 // name is free afterwards.
 TEST_CASE("library: a release whose reply was lost says lost on the next try, and the name is free",
-          "[fencing][library]") {
-    if (!reliability::has_link()) return;
+          "[fencing][library][needs:server]") {
     auto db = sqlock_test::fresh_database();
     reliability::Relay relay(db.url);
     sqlock::Locker locker(relay.url(),

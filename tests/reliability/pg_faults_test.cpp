@@ -229,6 +229,7 @@ int main(int argc, char* argv[]) {
     const char* url = std::getenv("SQLOCK_TEST_PG_URL");
     const char* script = std::getenv("SQLOCK_TEST_PG_SCRIPT");
     const char* dir = std::getenv("SQLOCK_TEST_PG_DIR");
+    sqlock_test::SessionSetup setup;
     if (!url || !*url || !script || !*script || !dir || !*dir) {
         const char* require = std::getenv("SQLOCK_TEST_REQUIRE_PG");
         const char* why =
@@ -238,7 +239,7 @@ int main(int argc, char* argv[]) {
             std::fprintf(stderr, "%s\n", why);
             return 1;
         }
-        return sqlock_test::skip_suite(why);
+        setup.skip_all = why;
     }
-    return sqlock_test::run_catch_session(argc, argv);
+    return sqlock_test::run_catch_session(argc, argv, setup);
 }

@@ -61,14 +61,13 @@ void wait_and_hold(sqlock::Locker& locker, std::chrono::milliseconds expires, Wa
 TEST_CASE(
     "queue: a waiter cut off at the head of the line stalls it no longer than its lock's "
     "lease",
-    "[fencing][queue]") {
+    "[fencing][queue][needs:server][needs:cut-off]") {
     // An embedded database has no link to cut: cutting one waiter off
     // is a write lock held, which stalls every waiter alike. The
     // conformance suite freezes a waiting process (SIGSTOP) instead.
-    if (!reliability::has_link()) return;
     auto db = sqlock_test::fresh_database();
     reliability::CutOff cut;
-    REQUIRE(cut.prepare(db.url));
+    cut.prepare(db.url);
     sqlock::Locker observer = db.open();
     // The cut waiter's calls give up after 2 s, so that its thread ends.
     sqlock::Locker cut_locker(cut.url, locker_options().table(db.table).db_timeout(2s));

@@ -47,10 +47,9 @@ struct Host {
 TEST_CASE(
     "queue: hosts in a loop under link faults never overlap, and a host that stays "
     "connected never waits in vain",
-    "[fencing][queue]") {
+    "[fencing][queue][needs:server]") {
     // An embedded database has no link to cut; the conformance suite
     // freezes waiting processes (SIGSTOP) on it.
-    if (!reliability::has_link()) return;
     constexpr int hosts = 4;
     constexpr auto lease = 2s;  // each lock's, and so each place's
     // Longer than any stall one fault may cause: the fault itself (at most

@@ -10,7 +10,7 @@ std::string dump_table(const sqlock_test::Database& db) {
     const auto dump_sql = sqlock_test::backend_context().hooks.table_dump_sql;
     if (!dump_sql)
         throw std::logic_error(sqlock_test::backend() +
-                               ": no table_dump_sql hook (call have_table_dump() first)");
+                               ": no table_dump_sql hook (declare [needs:table_dump_sql])");
     const sqlock_test::BackendHooks::TableDumpSql sql = dump_sql(db.table);
     std::string out;
     for (const auto& row : query(db, sql.definition)) {
@@ -26,9 +26,7 @@ std::string dump_table(const sqlock_test::Database& db) {
 }
 
 bool have_table_dump() {
-    if (sqlock_test::backend_context().hooks.table_dump_sql) return true;
-    sqlock_test::skip_test("comparing the lock table: no table_dump_sql hook");
-    return false;
+    return sqlock_test::declares_need("table_dump_sql", "have_table_dump()");
 }
 
 void check_expired_agrees_with_list_expired(sqlock::Locker& locker) {

@@ -25,12 +25,13 @@ using sqlock_test::SqlRow;
 
 /// Every row of the lock table, every column as stored (with SQLite's storage
 /// class), plus the table's definition: two equal dumps mean an unchanged table.
-/// Throws std::logic_error when the backend's test context has no
-/// BackendHooks::table_dump_sql: check have_table_dump() first.
+/// A test that calls it declares [needs:table_dump_sql]; throws
+/// std::logic_error when the backend's test context has no
+/// BackendHooks::table_dump_sql.
 std::string dump_table(const sqlock_test::Database& db);
 
-/// True when dump_table() works on this backend; otherwise skips the test
-/// (sqlock_test::skip_test), which should return.
+/// For a test written before tests declared their needs as tags: true; the
+/// test must carry [needs:table_dump_sql] (sqlock_test::declares_need).
 bool have_table_dump();
 
 /// Every row that `locker` lists says expired() exactly when list_expired()

@@ -172,8 +172,8 @@ TEST_CASE("the reaper deletes only expired rows and reports each one", "[securit
 }
 
 TEST_CASE("a least-privilege server account can lock, release and reap, but not init",
-          "[security][privileges]") {
-    if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
+          "[security][privileges][needs:server]") {
+    // SQLite has no accounts.
     auto db = fresh_database();  // created by the owner role
     // What the README tells an administrator to grant, and nothing more.
     const std::string url = sqlock_test::least_privileged(db).url;
@@ -237,8 +237,8 @@ TEST_CASE("a least-privilege server account can lock, release and reap, but not 
 }
 
 TEST_CASE("no server password in errors for a wrong password or an unreachable server",
-          "[security][redaction]") {
-    if (!sqlock_test::only_on_server_backend("SQLite URLs have no password")) return;
+          "[security][redaction][needs:server][needs:bad_urls]") {
+    // SQLite URLs have no password.
     auto db = fresh_database();
     const std::string password = sqlock_test::password_of(db.url);
     REQUIRE(password.size() >= 8);
@@ -257,13 +257,9 @@ TEST_CASE("no server password in errors for a wrong password or an unreachable s
     std::vector<Case> cases = {{wrong, {errc::connection, errc::configuration}},
                                {elsewhere, {errc::connection, errc::configuration}}};
     // And the ways this backend's own URLs can be wrong.
-    const auto bad_urls = sqlock_test::backend_context().hooks.bad_urls;
-    if (bad_urls) {
-        for (const sqlock_test::BadUrl& bad : bad_urls(db.url, password))
-            cases.push_back({bad.url, bad.categories});
-    } else {
-        sqlock_test::skip_test("URLs wrong in its own ways: no bad_urls hook");
-    }
+    for (const sqlock_test::BadUrl& bad :
+         sqlock_test::backend_context().hooks.bad_urls(db.url, password))
+        cases.push_back({bad.url, bad.categories});
     for (const auto& c : cases) {
         INFO("case " << (&c - cases.data()));  // never the URL: it holds the password
         try {

@@ -11,7 +11,6 @@
 // locking needs one host, or at least one kernel). What can honestly be
 // checked is that a skewed process is consistent with itself; the
 // cross-clock behaviour is pinned down below as the documented limitation.
-#include <glob.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -29,23 +28,9 @@ using sqlock_test::spawn_options;
 namespace {
 
 const char* const skew_helper = SQLOCK_RELIABILITY_HELPER;
-// Debian installs it under the multiarch directory of the machine.
-const std::string& faketime_lib() {
-    static const std::string path = [] {
-        glob_t found{};
-        std::string first;
-        if (glob("/usr/lib/*/faketime/libfaketime.so.1", 0, nullptr, &found) == 0 &&
-            found.gl_pathc > 0)
-            first = found.gl_pathv[0];
-        globfree(&found);
-        return first;
-    }();
-    return path;
-}
-
 sqlock_test::Env skewed(const std::string& offset) {
     sqlock_test::Env env = {
-        {"LD_PRELOAD", faketime_lib()},
+        {"LD_PRELOAD", sqlock_test::libfaketime_path()},
         {"FAKETIME", offset},
         // Timeouts and heartbeats use the monotonic clock: leave it alone,
         // only the wall clock is skewed (as a misconfigured host's would be).
@@ -87,16 +72,9 @@ std::string run_helper(const sqlock_test::Database& db, const std::string& offse
     return o.out;
 }
 
-bool have_faketime() {
-    return sqlock_test::have_tool(
-        !faketime_lib().empty() && access(faketime_lib().c_str(), R_OK) == 0,
-        "libfaketime (apt-get install libfaketime)");
-}
-
 }  // namespace
 
-TEST_CASE("libfaketime skews a child's wall clock", "[skew]") {
-    if (!have_faketime()) return;
+TEST_CASE("libfaketime skews a child's wall clock", "[skew][needs:libfaketime]") {
     auto db = fresh_database();
     const std::string real = run_helper(db, "", {"clock"});
     const std::string past = run_helper(db, "-3d", {"clock"});
@@ -106,9 +84,8 @@ TEST_CASE("libfaketime skews a child's wall clock", "[skew]") {
 }
 
 TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the server's view",
-          "[skew]") {
-    if (!sqlock_test::only_on_server_backend("SQLite's case is below")) return;
-    if (!have_faketime()) return;
+          "[skew][needs:server][needs:libfaketime]") {
+    // SQLite's case is below.
     auto db = fresh_database();
     auto locker = db.open();
     auto held = locker.lock("skew-held", lock_options().expires(60s));
@@ -160,9 +137,8 @@ TEST_CASE("a server: a client 3 days behind or 10 years ahead sees exactly the s
 }
 
 TEST_CASE("SQLite: a skewed process is consistent with itself; its clock is the database's",
-          "[skew]") {
-    if (!sqlock_test::only_on_embedded_backend("a server has a clock of its own")) return;
-    if (!have_faketime()) return;
+          "[skew][needs:embedded][needs:libfaketime]") {
+    // A server has a clock of its own.
     for (const std::string offset : {"-3d", "+10y"}) {
         INFO("FAKETIME=" << offset);
         auto db = fresh_database();

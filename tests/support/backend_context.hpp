@@ -88,8 +88,9 @@ class AppTransaction {
 /// What a backend's testing/<name>_testing.cpp defines, as
 /// `BackendHooks <name>_test_hooks()` in namespace sqlock_test. Only `query`
 /// is required; the rest have a meaning only for some backends. A test that
-/// needs a hook its backend leaves empty is skipped, saying which
-/// (sqlock_test::skip_test): it never assumes another backend's dialect.
+/// needs a hook declares it as a tag, [needs:<hook name>] (backend_needs.hpp):
+/// where the backend leaves it empty the test is not run, and reported as
+/// skipped, naming the hook; it never assumes another backend's dialect.
 struct BackendHooks {
     /// Runs `sql` on the database at `url` through the backend's own client
     /// library, on a new connection, independent of the code under test;
@@ -213,6 +214,14 @@ struct BackendHooks {
     /// What `sqlock doctor` reports on the database at `url` (which may name
     /// a pooler), besides the facts every backend has (backend, wake-ups).
     DoctorFacts (*doctor_facts)(const std::string& url) = nullptr;
+
+    /// The pool mode of the connection pooler that `url` says it goes
+    /// through ("transaction", "session" or "statement"), or "" when it
+    /// names none. What the tests that need a transaction of several
+    /// statements, or a session kept from one statement to the next, are
+    /// judged by ([needs:transactions], [needs:sessions]). Null: the
+    /// backend's URLs never name a pooler.
+    std::string (*pool_mode)(const std::string& url) = nullptr;
 };
 
 /// BackendContext

@@ -1,14 +1,16 @@
 // Catch2 main for suites that run against one backend chosen at run time.
 // With a server backend (SQLOCK_TEST_BACKEND=postgres or mariadb: one with a
-// testing/server.sh) and no server configured, the suite is skipped
-// (sqlock_test::skip_suite; ctest shows it as skipped, never as passed) —
-// unless the backend's require variable is 1 (SQLOCK_TEST_REQUIRE_PG,
-// SQLOCK_TEST_REQUIRE_MARIADB: CI), where a missing server is a failure.
-// sqlock_test::backend_context() names the variables of each backend.
+// testing/server.sh) and no server configured, the suite is skipped (each
+// test it selects reported as not run, and ctest shows the entry as
+// skipped, never as passed) — unless the backend's require variable is 1
+// (SQLOCK_TEST_REQUIRE_PG, SQLOCK_TEST_REQUIRE_MARIADB: CI), where a missing
+// server is a failure. sqlock_test::backend_context() names the variables of
+// each backend.
 //
-// A test that needs a hook the backend's test context lacks calls
-// sqlock_test::skip_test(); the whole run is then reported as skipped, with
-// the reasons, if nothing failed.
+// A test that cannot apply to every backend or path declares what it needs
+// as a tag, [needs:NAME] (needs.hpp); the needs judged here are the
+// backend's (backend_needs.hpp). Where one is missing, the test is not run
+// and is reported as skipped, with the reason.
 //
 // A ctest entry may point a suite at another URL of the same backend by
 // naming the variable that holds it in <URL variable>_FROM, and the variable
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "backend_needs.hpp"
 #include "catch_session.hpp"
 #include "test_support.hpp"
 
@@ -33,6 +36,7 @@ std::string env(const std::string& name) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+    sqlock_test::SessionSetup setup;
     if (sqlock_test::is_server_backend()) {
         const auto& server = sqlock_test::backend_context();
         const std::string from = env(server.url_variable + "_FROM");
@@ -47,22 +51,12 @@ int main(int argc, char* argv[]) {
                              require_var.c_str());
                 return 1;
             }
-            return sqlock_test::skip_suite("no " + server.title + " server (set " + url_var + ")");
+            setup.skip_all = "no " + server.title + " server (set " + url_var + ")";
+        } else if (url_var != server.url_variable) {
+            // Before any thread exists: setenv is not thread-safe.
+            setenv(server.url_variable.c_str(), url.c_str(), 1);
         }
-        // Before any thread exists: setenv is not thread-safe.
-        if (url_var != server.url_variable) setenv(server.url_variable.c_str(), url.c_str(), 1);
     }
-    const int failed = sqlock_test::run_catch_session(argc, argv);
-    // Tests that needed a hook this backend's test context lacks: the run is
-    // skipped, not passed, unless something failed.
-    const std::vector<std::string> skipped = sqlock_test::skipped_tests();
-    if (skipped.empty()) return failed;
-    std::string why =
-        sqlock_test::backend() + " lacks what " + std::to_string(skipped.size()) + " test(s) need";
-    for (const std::string& reason : skipped) why += "; " + reason;
-    if (failed != 0) {
-        std::fprintf(stderr, "also not run: %s\n", why.c_str());
-        return failed;
-    }
-    return sqlock_test::skip_suite(why);
+    setup.needs = sqlock_test::backend_needs();
+    return sqlock_test::run_catch_session(argc, argv, setup);
 }

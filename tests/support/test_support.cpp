@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include "needs.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -47,25 +49,24 @@ bool is_server_backend() {
     return !backend_context().url_variable.empty();
 }
 
-namespace {
-
-// The reason a test passes without running: `only`, and `why` if given.
-std::string only_because(const std::string& only, const std::string& why) {
-    return why.empty() ? only : only + ": " + why;
+bool declares_need(const std::string& need, const std::string& helper) {
+    if (current_test_declares(need)) return true;
+    FAIL(helper << " in a test without the tag " << need_tag(need)
+                << ": declare the need as a tag (backend_needs.hpp), so that the test is not "
+                   "run, and is reported as skipped, where it does not apply");
+    return false;
 }
 
-}  // namespace
-
 bool only_on_server_backend(const std::string& why) {
-    if (is_server_backend()) return true;
-    SUCCEED(only_because("server backends only", why));
-    return false;
+    declares_need("server", "only_on_server_backend(\"" + why + "\")");
+    REQUIRE(is_server_backend());
+    return true;
 }
 
 bool only_on_embedded_backend(const std::string& why) {
-    if (!is_server_backend()) return true;
-    SUCCEED(only_because("embedded backends only", why));
-    return false;
+    declares_need("embedded", "only_on_embedded_backend(\"" + why + "\")");
+    REQUIRE_FALSE(is_server_backend());
+    return true;
 }
 
 const std::string& scratch_dir() {
@@ -144,37 +145,17 @@ sqlock::Locker Database::open(sqlock::LockerOptions options) const {
 
 bool have_tool(bool present, const std::string& what) {
     if (present) return true;
-    const char* strict = std::getenv("SQLOCK_TEST_REQUIRE_ALL");
-    if (strict && std::string(strict) == "1")
-        FAIL(what << " is missing (SQLOCK_TEST_REQUIRE_ALL=1)");
-    WARN(what << " is missing: not tested");
+    FAIL(what << " is missing" << (require_all() ? " (SQLOCK_TEST_REQUIRE_ALL=1)" : "")
+              << "; a tool a test needs is a need of its own (needs.hpp), which skips the test, "
+                 "with the reason, where the tool is missing");
     return false;
 }
 
-int skip_suite(const std::string& why) {
-    std::cout << "SQLOCK_TEST_SKIPPED: " << why << std::endl;
-    return 0;
-}
-
-namespace {
-
-std::mutex skipped_mutex;
-std::vector<std::string>& skipped_list() {
-    static std::vector<std::string> list;
-    return list;
-}
-
-}  // namespace
-
 void skip_test(const std::string& why) {
-    WARN("skipped on " << backend() << ": " << why);
-    const std::lock_guard<std::mutex> guard(skipped_mutex);
-    skipped_list().push_back(why);
-}
-
-std::vector<std::string> skipped_tests() {
-    const std::lock_guard<std::mutex> guard(skipped_mutex);
-    return skipped_list();
+    FAIL("not run: " << why
+                     << ": declare what the test needs as a tag [needs:...] "
+                        "(backend_needs.hpp), so that the run reports it skipped where it is "
+                        "missing");
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {

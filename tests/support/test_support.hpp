@@ -1,6 +1,6 @@
 // Shared helpers for sqlock's tests: the backend under test, scratch files,
 // child processes (process.hpp), server URLs (server_url.hpp), options in
-// one expression (options.hpp).
+// one expression (options.hpp), what a test needs (backend_needs.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend_context.hpp"
+#include "backend_needs.hpp"
 #include "options.hpp"
 #include "process.hpp"
 #include "server_url.hpp"
@@ -35,17 +36,24 @@ const BackendContext& backend_context();
 /// grants, a network that can fail, and a clock of its own. False for SQLite.
 bool is_server_backend();
 
-/// For a test that only a server backend can run (accounts, passwords, host
-/// names, a network): true on one. On an embedded database the test passes
-/// as it is ("server backends only: " and `why`) and the caller returns: not
-/// a skip, which would mark the whole suite skipped while the rest of it runs.
+/// For a helper that a test without the tag [needs:`need`] must not call:
+/// true when the running test declares it; otherwise the test fails, saying
+/// that `helper` needs the tag. A helper that once returned false where the
+/// test did not apply (and the test returned, checking nothing) calls this
+/// instead, so an old-style call fails loudly rather than passing.
+bool declares_need(const std::string& need, const std::string& helper);
+
+/// For a test written before tests declared their needs as tags: true. The
+/// test must carry the tag [needs:server] (backend_needs.hpp), which keeps it
+/// from running on an embedded database at all (reported as skipped, with
+/// the reason); without the tag it fails, saying so, on every backend.
+/// `why` is the test's reason ("SQLite has no accounts"), for the message.
 ///
-///   if (!sqlock_test::only_on_server_backend("SQLite has no accounts")) return;
+///   TEST_CASE("...", "[security][needs:server]") { ... }
 bool only_on_server_backend(const std::string& why = {});
 
-/// The converse, for a test of what only an embedded database does: true on
-/// one; on a server backend the test passes ("embedded backends only: " and
-/// `why`).
+/// The converse, for a test of what only an embedded database does: the
+/// test must carry [needs:embedded].
 bool only_on_embedded_backend(const std::string& why = {});
 
 /// A fresh, empty lock table on the backend under test: a new database of an
@@ -86,28 +94,19 @@ class ScopedThread {
     std::thread thread_;
 };
 
-/// For a test that needs an optional tool (libfaketime, ...): returns
-/// `present`. When it is false the test fails if $SQLOCK_TEST_REQUIRE_ALL=1
-/// (tests/run-all.sh, hence CI: a missing tool is a broken setup there, as a
-/// missing server is), else it warns and the caller returns early.
+/// For a test written before tests declared their needs as tags: returns
+/// `present`, and fails the test when it is false. A tool a test needs is a
+/// need of its own (needs.hpp: DeclareNeed, or backend_needs.hpp's
+/// libfaketime): the run then skips the test where the tool is missing,
+/// with the reason, or fails it where the run requires every tool
+/// ($SQLOCK_TEST_REQUIRE_ALL=1).
 bool have_tool(bool present, const std::string& what);
 
-/// Prints the line ctest recognises as "skipped" (SKIP_REGULAR_EXPRESSION in
-/// tests/CMakeLists.txt) and returns 0 for main() to return. A skip is never
-/// an exit code: Catch2 exits with the number of failed assertions, which can
-/// be any code.
-int skip_suite(const std::string& why);
-
-/// For a test that cannot run on this backend because its test context
-/// lacks a hook (BackendHooks): the caller returns after it. Notes `why` in
-/// Catch's output at once, and at the end the suite's main
-/// (support/backend_main.cpp) reports the run as skipped through
-/// skip_suite(), naming every such test, unless an assertion failed (a
-/// failure is never hidden behind a skip).
+/// For a test written before tests declared their needs as tags: fails the
+/// test, naming `why`. What a test needs of the backend's test context is
+/// the tag [needs:<hook>] (backend_needs.hpp); the run then reports the test
+/// as skipped where the hook is missing, and never runs it there.
 void skip_test(const std::string& why);
-
-/// The reasons skip_test() was given so far in this process, in order.
-std::vector<std::string> skipped_tests();
 
 /// The category of the sqlock::error that `f` throws; fails the test if it
 /// throws none.

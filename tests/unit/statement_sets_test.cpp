@@ -1,9 +1,12 @@
 // Every built backend's statement set against the contract of
 // src/contract/statement_set.hpp: a statement for every key, referring to no
-// parameter beyond those the core passes. Built from each backend's own
-// code, without a server.
+// parameter beyond those the core passes. And the benchmark's layered rows
+// (src/backends/<name>/testing/<name>_bench_layers.*): they send the
+// backend's own statements, so that what they price is what sqlock sends.
+// Built from each backend's own code, without a server.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -17,10 +20,13 @@
 #include "sqlite_statements.hpp"
 #endif
 #if SQLOCK_WITH_POSTGRES
+#include "postgres_bench_layers.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_target.hpp"
 #endif
 #if SQLOCK_WITH_MARIADB
+#include "contract/tuned_claims.hpp"
+#include "mariadb_bench_layers.hpp"
 #include "mariadb_statements.hpp"
 #include "mariadb_target.hpp"
 #endif
@@ -146,5 +152,75 @@ TEST_CASE("MariaDB binds every statement of its set, and refuses SQL it cannot s
     CHECK(refused("SELECT 1 /* ?1 */"));
     CHECK(refused("SELECT 'it\\'s ?1'"));
     CHECK(refused("SELECT ?2"));
+}
+#endif
+
+#if SQLOCK_WITH_POSTGRES
+TEST_CASE("the PostgreSQL bench's layered rows send the backend's own statements",
+          "[statements][bench][postgres]") {
+    using namespace std::chrono_literals;
+    namespace pg = sqlock::detail::postgres;
+    const pg::PgTarget target(
+        sqlock::detail::parse_database_url("postgresql://u@127.0.0.1:5432/db"), "ops.locks", 10s);
+    const auto statements = pg::statements(target);
+    const auto layers = sqlock_bench::postgres::layer_statements(target);
+    REQUIRE(layers.size() == sqlock_bench::postgres::layer_names().size());
+    REQUIRE(layers.size() == 4);
+    // The turn, then the queue gate, are sqlock's own acquisitions; the
+    // wake-up is its release by id and owner.
+    CHECK(layers[1].acquire == statements.at(pg::stmt::acquire).sql);
+    CHECK(layers[2].acquire == statements.at(pg::stmt::acquire_gated).sql);
+    CHECK(layers[3].acquire == statements.at(pg::stmt::acquire_gated).sql);
+    CHECK(layers[3].release == statements.at(pg::stmt::delete_exact).sql);
+    // The take-over alone is the same insert without the turn, and the
+    // others add to it: it ends every acquisition.
+    const std::string& take_over = layers[0].acquire;
+    const std::string upsert = take_over.substr(take_over.find(" ON CONFLICT "));
+    for (const auto& layer : layers) {
+        INFO(layer.acquire);
+        CHECK(layer.acquire.compare(layer.acquire.size() - upsert.size(), upsert.size(), upsert) ==
+              0);
+        CHECK(highest_placeholder(layer.acquire, '$') ==
+              static_cast<std::size_t>(layer.acquire_params));
+        CHECK(layer.release.empty() == (&layer != &layers.back()));
+    }
+}
+#endif
+
+#if SQLOCK_WITH_MARIADB
+TEST_CASE("the MariaDB bench's layered rows send the backend's own batches",
+          "[statements][bench][mariadb]") {
+    using namespace std::chrono_literals;
+    namespace sql = sqlock::detail::mariadb::sql;
+    using sqlock::detail::QueueGate;
+    const sqlock::detail::mariadb::MariaTarget target(
+        sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"), "locks", 10s);
+    const std::string name = "bench-layers", owner = "{\"by\":\"raw-baseline\"}";
+    REQUIRE(sqlock_bench::mariadb::layer_names().size() == 4);
+    auto layer = [&](std::size_t up_to) {
+        return sqlock_bench::mariadb::layer_batch(target, up_to, name, owner);
+    };
+    // The turn, then the queue gate of a caller without a place in line,
+    // are sqlock's own acquire batch.
+    const std::string turn = sql::acquire(target, name, 1h, owner, 0ms, QueueGate::none(), false);
+    const std::string gated =
+        sql::acquire(target, name, 1h, owner, 0ms, QueueGate{name, INT64_MAX}, false);
+    CHECK(layer(2) == turn);
+    CHECK(layer(3) == gated);
+    // The batch alone is the same insert and read, the name not waiting on
+    // a turn.
+    std::string turnless = turn;
+    const std::string guarded_name = "IF(@sqlock_turn = 1, " + sql::literal(name) + ", NULL)";
+    REQUIRE(turnless.find(guarded_name) != std::string::npos);
+    turnless.replace(turnless.find(guarded_name), guarded_name.size(), sql::literal(name));
+    CHECK(turnless.find(layer(1)) != std::string::npos);
+    CHECK_THROWS(layer(4));
+    // The guarded slot: the raw statement under the gated turn of the
+    // semaphore, as sqlock takes a slot, with the read of the row.
+    const std::string slot = sqlock_bench::mariadb::guarded_slot_batch(target, name, "INSERT 1");
+    CHECK(slot.substr(0, slot.find('\n')) == gated.substr(0, gated.find('\n')));
+    CHECK(slot.substr(slot.rfind('\n')) == gated.substr(gated.rfind('\n')));
+    CHECK(slot.find("START TRANSACTION;\nINSERT 1;\n" + sql::read_met_row(target) +
+                    ";\nCOMMIT;\n") != std::string::npos);
 }
 #endif

@@ -1,9 +1,9 @@
 // 6. The command: what `sqlock run NAME -- true` adds to a command's start,
 // against `flock -n FILE true` (the classic single-host lock), `true`, and
-// the least a program can do for the same lock row with the sqlite3 C API
-// (sqlock-bench-rawrun). They run in rotating order; medians of wall time,
-// and of the peak resident set of the same runs, so that both start-up
-// costs come from one set of processes.
+// the least a program can do for the same lock row with the default
+// database's C API (its backend's BenchHooks::command_baseline). They run in rotating order;
+// medians of wall time, and of the peak resident set of the same runs, so that both start-up costs
+// come from one set of processes.
 #include "cli_runs.hpp"
 #include "sections.hpp"
 #include "stats.hpp"
@@ -62,7 +62,7 @@ void bench_command(Context& ctx, const BackendTarget& target) {
     vs_true.baseline_name = "true";
     ctx.report.add(vs_true);
 
-    const std::string raw_name = "raw sqlite3 C program";
+    const std::string& raw_name = cli.raw_name();
     if (cli.has_raw()) {
         Result vs_raw = make_row("command", target, "sqlock run NAME -- true, wall time", "ms");
         vs_raw.sqlock = median(with_sqlock);

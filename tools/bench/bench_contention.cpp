@@ -163,7 +163,7 @@ void bench_contention(Context& ctx, const BackendTarget& target) {
     p50.sqlock = median(s.delays_ms);
     p50.baseline = median(p.delays_ms);
     p50.baseline_name = polled;
-    if (target.kind == backend_kind::postgresql) p50.goal = Goal::below(2.0);
+    if (const auto goal = target.hooks().contention_p50_goal_ms) p50.goal = Goal::below(*goal);
     ctx.report.add(p50);
 
     Result p99 = make_row("contention", target, "release->acquire delay p99, " + who, "ms");

@@ -16,9 +16,9 @@ std::atomic<int> serial{0};
 BenchDatabase::BenchDatabase(const BackendTarget& target, const std::string& label)
     : target_(target) {
     const std::string n = std::to_string(++serial);
-    if (target.kind == backend_kind::sqlite) {
+    if (const auto file_url = target.hooks().file_url) {
         location_ = target.location + "/" + label + "-" + n + ".db";
-        url_ = "sqlite://" + location_;  // location_ is absolute: sqlite:///...
+        url_ = file_url(location_);
         table_ = "sqlock_locks";
     } else {
         location_ = target.location;
@@ -32,9 +32,8 @@ BenchDatabase::BenchDatabase(const BackendTarget& target, const std::string& lab
 
 BenchDatabase::~BenchDatabase() {
     try {
-        if (target_.kind == backend_kind::sqlite) {
-            for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-                std::remove((location_ + suffix).c_str());
+        if (target_.hooks().file_url) {
+            target_.hooks().remove_files(location_);
         } else {
             raw()->drop_table();
         }
@@ -53,7 +52,7 @@ sqlock::Locker BenchDatabase::open(std::size_t pool_size) const {
 }
 
 std::unique_ptr<RawClient> BenchDatabase::raw() const {
-    return connect_raw(target_.kind, location_, table_);
+    return target_.hooks().connect(location_, table_);
 }
 
 }  // namespace sqlock_bench

@@ -12,11 +12,11 @@ namespace sqlock_bench {
 
 /// BenchDatabase
 ///
-/// An empty lock table created by sqlock itself (Locker::init): on SQLite a
-/// new file in the run's scratch directory, on PostgreSQL a new table with a
-/// name unique to this run. The destructor drops the table (PostgreSQL) or
-/// removes the file and its WAL (SQLite), reporting but not throwing on
-/// failure. Only the parent process may destroy it; workers leave with
+/// An empty lock table created by sqlock itself (Locker::init): on an
+/// embedded backend a new file in the run's scratch directory, on a server a
+/// new table with a name unique to this run. The destructor drops the table
+/// (a server) or removes the file and its WAL (embedded), reporting but not
+/// throwing on failure. Only the parent process may destroy it; workers leave with
 /// _exit() and never do.
 class BenchDatabase {
   public:
@@ -34,7 +34,7 @@ class BenchDatabase {
 
   private:
     const BackendTarget& target_;
-    std::string url_;       // for sqlock; on PostgreSQL it holds the password
+    std::string url_;       // for sqlock; on a server it holds the password
     std::string location_;  // for the raw client: a path, or the URL
     std::string table_;
 };

@@ -147,7 +147,7 @@ void crash_once(const BenchDatabase& db, Crash& c) {
 }  // namespace
 
 void bench_leader(Context& ctx, const BackendTarget& target) {
-    const bool pushed = target.kind == backend_kind::postgresql;
+    const bool pushed = target.hooks().pushes_wake_ups;
     const int turns = ctx.options.quick ? 6 : pushed ? 40 : 20;
     const std::int64_t hold_ns = pushed ? 20'000'000 : 300'000'000;
     Shared<Turns> t;

@@ -82,20 +82,22 @@ void bench_parallel(Context& ctx, const BackendTarget& target) {
                format_value(seconds, "s");
     ctx.report.add(row);
 
-    // PostgreSQL: what each of sqlock's guarantees costs alone here, where
-    // the processes share the server's locks and buffers. Not in quick mode
-    // (the uncontended section prices them on one client).
-    if (target.kind != backend_kind::postgresql || ctx.options.quick) return;
-    for (const auto& l : pg_layers()) {
-        CycleFactory layered = [&, up_to = l.up_to](int i) -> Cycle {
+    // Where the backend asks for it: what each of sqlock's guarantees costs
+    // alone here, where the processes share the server's locks and buffers.
+    // Not in quick mode (the uncontended section prices them on one client).
+    const BenchHooks& hooks = target.hooks();
+    if (!hooks.layers_in_parallel || ctx.options.quick) return;
+    for (std::size_t up_to = 0; up_to < hooks.layers.size(); ++up_to) {
+        CycleFactory layered = [&, up_to](int i) -> Cycle {
             std::shared_ptr<RawClient> raw = db.raw();
             const std::string name = "bench-parallel-layer-" + std::to_string(i);
             return [raw, name, up_to] {
-                if (!raw->cycle_with(up_to, name))
+                if (!raw->cycle_layer(up_to, name))
                     throw std::runtime_error("a distinct layered name was found held");
             };
         };
-        Result layer = make_row("parallel", target, operation + ", " + l.what, "cycles/s");
+        Result layer =
+            make_row("parallel", target, operation + ", " + hooks.layers[up_to], "cycles/s");
         fill_paired(layer, alternate(ctx, layered, with_raw));
         layer.baseline_name = "raw C API, " + std::to_string(n) + " processes";
         layer.goal = Goal::none();

@@ -171,7 +171,7 @@ void bench_queue(Context& ctx, const BackendTarget& target) {
             throw std::runtime_error("mutual exclusion violated: two holders at once");
     }
     const QueueOutcome& base = runs.front().second;
-    const std::string unit = target.kind == backend_kind::mariadb ? "statements" : "transactions";
+    const std::string unit = target.hooks().work_unit;
     for (const auto& [n, o] : runs) {
         const std::string who = std::to_string(n) + " waiters 10 ms apart, 30 ms each";
         if (o.upkeep_per_waiter_second >= 0) {

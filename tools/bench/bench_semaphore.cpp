@@ -10,9 +10,9 @@
 namespace sqlock_bench {
 namespace {
 
-// MariaDB: what the guarantees of sqlock's acquire (the queue gate, the
-// GET_LOCK turn, a transaction and the row read back) cost a slot alone:
-// the raw statement inside them, against the raw statement.
+// Where the backend names them (BenchHooks::guarded_slot): what the
+// guarantees of sqlock's acquire cost a slot alone, the raw statement inside
+// them against the raw statement.
 void guarded_slot_row(Context& ctx, const BackendTarget& target, RawClient& raw,
                       const std::string& name, int capacity) {
     Cycle guarded = [&] {
@@ -28,7 +28,7 @@ void guarded_slot_row(Context& ctx, const BackendTarget& target, RawClient& raw,
     Comparison c = compare_rates(guarded, plain, ctx.scale.rounds, ctx.scale.round_seconds / 2);
     ctx.report.add(comparison_row(
         "semaphore", target,
-        "slot, raw + batch + turn + the queue gate, " + std::to_string(capacity - 1) + " of " +
+        "slot, " + target.hooks().guarded_slot + ", " + std::to_string(capacity - 1) + " of " +
             std::to_string(capacity) + " taken",
         c, "raw, one statement", "the cost of sqlock's guarantees alone: not sqlock itself"));
 }
@@ -64,12 +64,11 @@ void bench_semaphore(Context& ctx, const BackendTarget& target) {
         row.baseline = c.b;
         row.baseline_name = "raw, one statement";
         row.paired_ratio = c.ratio;
-        // The target, on PostgreSQL: slots at 0.8x of the one raw statement
-        // or better (the advisory lock and the take-over of an expired slot
-        // are sqlock's own work, which the raw statement does not do).
-        if (target.kind == backend_kind::postgresql) row.goal = Goal::ratio_at_least(0.8);
+        // The backend's target, where it has one: slots at that fraction of
+        // the one raw statement or better.
+        if (const auto goal = target.hooks().semaphore_goal) row.goal = Goal::ratio_at_least(*goal);
         ctx.report.add(row);
-        if (target.kind == backend_kind::mariadb)
+        if (!target.hooks().guarded_slot.empty())
             guarded_slot_row(ctx, target, *raw, name, capacity);
     }
 }

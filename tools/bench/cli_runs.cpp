@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "bench_backend.hpp"
+
 namespace sqlock_bench {
 
 CliRuns::CliRuns(const Options& options, const std::string& scratch_dir) {
@@ -14,9 +16,13 @@ CliRuns::CliRuns(const Options& options, const std::string& scratch_dir) {
     sqlock_ = {options.sqlock_cli, "run", "bench-command", "--", "true"};
     flock_ = {"flock", "-n", scratch_dir + "/bench-command.flock", "true"};
     true_ = {"true"};
-#ifdef SQLOCK_BENCH_RAWRUN
-    raw_ = {SQLOCK_BENCH_RAWRUN, state + "/sqlock/locks.db", "bench-command-raw", "true"};
-#endif
+    // The default database's own baseline, where its backend has one.
+    for (const BenchBackend& backend : bench_backends())
+        if (backend.default_database && backend.hooks && backend.hooks->command_baseline) {
+            raw_ = {backend.hooks->command_baseline->program, state + "/sqlock/locks.db",
+                    "bench-command-raw", "true"};
+            raw_name_ = backend.hooks->command_baseline->name;
+        }
     // The first run creates the default database: not part of what is timed.
     sqlock_run();
     flock_run();

@@ -14,9 +14,11 @@ namespace sqlock_bench {
 /// CliRuns
 ///
 /// The commands the command and memory rows compare: `sqlock run NAME --
-/// true`, `flock -n FILE true`, `true`, and sqlock-bench-rawrun's lock row
-/// around `true` in the same database with the sqlite3 C API. Throws from the constructor if
-/// the sqlock binary does not run (exit status and stderr in the message).
+/// true`, `flock -n FILE true`, `true`, and the default database's backend's
+/// own baseline (BenchHooks::command_baseline: its lock row around `true` in
+/// the same database, with the database's C API). Throws from the
+/// constructor if the sqlock binary does not run (exit status and stderr in
+/// the message).
 class CliRuns {
   public:
     CliRuns(const Options& options, const std::string& scratch_dir);
@@ -27,8 +29,10 @@ class CliRuns {
     CommandRun sqlock_run() const { return checked(run_command(sqlock_, env_)); }
     CommandRun flock_run() const { return checked(run_command(flock_, env_)); }
     CommandRun true_run() const { return checked(run_command(true_, env_)); }
-    /// Whether this build has sqlock-bench-rawrun (the SQLite backend).
+    /// Whether this build has the default database's own baseline, and its
+    /// name in the rows.
     bool has_raw() const { return !raw_.empty(); }
+    const std::string& raw_name() const { return raw_name_; }
     CommandRun raw_run() const { return checked(run_command(raw_, env_)); }
 
   private:
@@ -38,6 +42,7 @@ class CliRuns {
     std::vector<std::string> flock_;
     std::vector<std::string> true_;
     std::vector<std::string> raw_;
+    std::string raw_name_;
 };
 
 }  // namespace sqlock_bench

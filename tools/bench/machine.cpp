@@ -7,10 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "bench_backend.hpp"
 #include "sqlock/config.hpp"
-#if SQLOCK_BENCH_SQLITE
-#include <sqlite3.h>
-#endif
 
 namespace sqlock_bench {
 namespace {
@@ -60,9 +58,10 @@ void describe_machine(Report& report) {
     if (uname(&u) == 0) report.fact("kernel", std::string(u.sysname) + " " + u.release);
     report.fact("load average at start", first_line("/proc/loadavg"));
     report.fact("sqlock", SQLOCK_VERSION);
-#if SQLOCK_BENCH_SQLITE
-    report.fact("sqlite", sqlite3_libversion());
-#endif
+    // What each backend built says of itself (a library's version).
+    for (const BenchBackend& backend : bench_backends())
+        if (backend.hooks && backend.hooks->facts)
+            for (const auto& [key, value] : backend.hooks->facts()) report.fact(key, value);
 }
 
 }  // namespace sqlock_bench

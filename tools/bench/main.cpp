@@ -1,8 +1,8 @@
 // sqlock-bench: measures sqlock against raw SQL baselines in the same run, on
-// SQLite, PostgreSQL and MariaDB/MySQL, and prints the ratios. See
-// docs/benchmarks.md.
+// every backend, and prints the ratios. See docs/benchmarks.md. What it
+// knows of each backend comes from the backend's folder (bench_backend.hpp).
 //
-//   sqlock-bench [--quick] [--json] [--pg-url URL] [--mariadb-url URL] [--sqlock PATH]
+//   sqlock-bench [--quick] [--json] [--<backend option> VALUE ...] [--sqlock PATH]
 //                [--only SECTIONS] [--backend BACKENDS]
 //
 // Exit status 0, or 1 if a measurement failed with an error, 2 on a bad
@@ -24,7 +24,6 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "sections.hpp"
-#include "sqlock/config.hpp"
 
 namespace sqlock_bench {
 namespace {
@@ -52,45 +51,41 @@ class ScratchDir {
 struct Section {
     std::string name;
     std::function<void(Context&, const BackendTarget&)> run;
-    bool sqlite_only = false;
+    bool default_database_only = false;  // the command's default database
 };
 
 bool selected(const std::vector<std::string>& chosen, const std::string& name) {
     return chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end();
 }
 
-// A database server to measure, or why not.
-BackendTarget server_target(backend_kind kind, const std::string& name, const std::string& title,
-                            bool built, const std::string& option, const std::string& url,
-                            const std::string& flag, const std::string& variable) {
+// A backend to measure, or why not: a server's is its URL option's server,
+// an embedded one's files go to the run's scratch directory.
+BackendTarget make_target(const BenchBackend& backend, const Options& options,
+                          const ScratchDir& scratch) {
     BackendTarget t;
-    t.kind = kind;
-    t.name = name;
-    t.location = url;
-    t.shown = url.empty() ? "none" : redact_url(url);
-    if (!built)
-        t.skip_reason = "built without " + title + " (" + option + "=OFF)";
-    else if (url.empty())
-        t.skip_reason = "no " + title + " server: pass " + flag + " or set " + variable;
+    t.backend = &backend;
+    t.name = backend.name;
+    if (backend.server) {
+        const BenchOption& url_option = backend.options.front();
+        t.location = options.backend_options[url_option.name];
+        t.shown = t.location.empty() ? "none" : redact_url(t.location);
+        if (backend.hooks && t.location.empty())
+            t.skip_reason = "no " + backend.title + " server: pass --" + url_option.name +
+                            " or set " + url_option.variable;
+    } else {
+        t.location = scratch.path();
+        t.shown = "files in " + scratch.path();
+    }
+    if (!backend.hooks)
+        t.skip_reason = "built without " + backend.title + " (" + backend.build_option + "=OFF)";
     return t;
 }
 
 std::vector<BackendTarget> make_targets(const Options& options, const ScratchDir& scratch) {
     std::vector<BackendTarget> targets;
-    BackendTarget sqlite;
-    sqlite.kind = backend_kind::sqlite;
-    sqlite.name = "sqlite";
-    sqlite.location = scratch.path();
-    sqlite.shown = "files in " + scratch.path();
-    if (!SQLOCK_WITH_SQLITE) sqlite.skip_reason = "built without SQLite (SQLOCK_WITH_SQLITE=OFF)";
-    BackendTarget pg =
-        server_target(backend_kind::postgresql, "postgresql", "PostgreSQL", SQLOCK_WITH_POSTGRES,
-                      "SQLOCK_WITH_POSTGRES", options.pg_url, "--pg-url", "SQLOCK_TEST_PG_URL");
-    BackendTarget maria = server_target(
-        backend_kind::mariadb, "mariadb", "MariaDB", SQLOCK_WITH_MARIADB, "SQLOCK_WITH_MARIADB",
-        options.mariadb_url, "--mariadb-url", "SQLOCK_TEST_MARIADB_URL");
-    for (BackendTarget& t : {std::ref(sqlite), std::ref(pg), std::ref(maria)})
-        if (selected(options.backends, t.name)) targets.push_back(t);
+    for (const BenchBackend& backend : bench_backends())
+        if (selected(options.backends, backend.name))
+            targets.push_back(make_target(backend, options, scratch));
     return targets;
 }
 
@@ -151,7 +146,7 @@ int run(int argc, char** argv) {
     for (const Section& s : sections) {
         if (!selected(options.sections, s.name) || interrupted_run) continue;
         for (const BackendTarget& t : targets) {
-            if (s.sqlite_only && t.kind != backend_kind::sqlite) continue;
+            if (s.default_database_only && !t.backend->default_database) continue;
             if (!t.usable()) {
                 report.skip(s.name, t.name, t.skip_reason);
                 continue;

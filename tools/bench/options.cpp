@@ -32,7 +32,28 @@ void check_names(const std::vector<std::string>& given, const std::vector<std::s
         }
 }
 
+// "a, b and c".
+std::string enumeration(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return out;
+}
+
+std::vector<std::string> backend_names() {
+    std::vector<std::string> names;
+    for (const BenchBackend& b : bench_backends()) names.push_back(b.name);
+    return names;
+}
+
 }  // namespace
+
+const std::string& OptionValues::operator[](const std::string& name) const {
+    static const std::string none;
+    for (const auto& [key, value] : values)
+        if (key == name) return value;
+    return none;
+}
 
 const std::vector<std::string>& section_names() {
     static const std::vector<std::string> names{"uncontended", "parallel", "contention", "growth",
@@ -42,29 +63,27 @@ const std::vector<std::string>& section_names() {
 }
 
 Options parse_options(int argc, char** argv) {
+    std::vector<std::string> titles;
+    for (const BenchBackend& b : bench_backends()) titles.push_back(b.title);
     cxxopts::Options spec("sqlock-bench",
-                          "Measures sqlock against raw SQL baselines in the same run, on SQLite "
-                          "PostgreSQL and MariaDB/MySQL, and prints the ratios.");
-    const char* env_url = std::getenv("SQLOCK_TEST_PG_URL");
-    const char* env_pooled = std::getenv("SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL");
-    const char* env_mariadb = std::getenv("SQLOCK_TEST_MARIADB_URL");
+                          "Measures sqlock against raw SQL baselines in the same "
+                          "run, on " +
+                              enumeration(titles) + ", and prints the ratios.");
+    std::string names;
+    for (const std::string& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
     // clang-format off
     spec.add_options()
         ("quick", "scaled-down run (under a minute): 10^5 instead of 10^6 rows, shorter rounds")
-        ("json", "print the results as JSON on stdout (the table goes to stderr)")
-        ("pg-url", "PostgreSQL URL (default: $SQLOCK_TEST_PG_URL); without one the "
-                   "PostgreSQL rows are skipped", cxxopts::value<std::string>())
-        ("pg-pooled-url", "the same server through PgBouncer in transaction mode, with "
-                          "pooler=transaction (default: $SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL); "
-                          "adds a pooled row beside the direct one", cxxopts::value<std::string>())
-        ("mariadb-url", "MariaDB/MySQL URL, mariadb://... (default: $SQLOCK_TEST_MARIADB_URL); "
-                        "without one the MariaDB rows are skipped", cxxopts::value<std::string>())
+        ("json", "print the results as JSON on stdout (the table goes to stderr)");
+    for (const BenchBackend& b : bench_backends())
+        for (const BenchOption& option : b.options)
+            spec.add_options()(option.name, option.help, cxxopts::value<std::string>());
+    spec.add_options()
         ("sqlock", "the sqlock command for the command rows",
          cxxopts::value<std::string>()->default_value(SQLOCK_BENCH_DEFAULT_CLI))
         ("only", "comma-separated sections to run: uncontended, parallel, contention, growth, "
                  "semaphore, sets, reaper, command, memory, queue, leader, guard", cxxopts::value<std::string>())
-        ("backend", "comma-separated backends: sqlite, postgresql, mariadb",
-         cxxopts::value<std::string>())
+        ("backend", "comma-separated backends: " + names, cxxopts::value<std::string>())
         ("h,help", "this help");
     // clang-format on
     auto parsed = spec.parse(argc, argv);
@@ -79,23 +98,19 @@ Options parse_options(int argc, char** argv) {
     Options o;
     o.quick = parsed.count("quick") > 0;
     o.json = parsed.count("json") > 0;
-    if (parsed.count("pg-url"))
-        o.pg_url = parsed["pg-url"].as<std::string>();
-    else if (env_url)
-        o.pg_url = env_url;
-    if (parsed.count("pg-pooled-url"))
-        o.pg_pooled_url = parsed["pg-pooled-url"].as<std::string>();
-    else if (env_pooled)
-        o.pg_pooled_url = env_pooled;
-    if (parsed.count("mariadb-url"))
-        o.mariadb_url = parsed["mariadb-url"].as<std::string>();
-    else if (env_mariadb)
-        o.mariadb_url = env_mariadb;
+    for (const BenchBackend& b : bench_backends())
+        for (const BenchOption& option : b.options) {
+            const char* from_env = std::getenv(option.variable.c_str());
+            std::string value = parsed.count(option.name) ? parsed[option.name].as<std::string>()
+                                : from_env                ? from_env
+                                                          : "";
+            o.backend_options.values.emplace_back(option.name, std::move(value));
+        }
     o.sqlock_cli = parsed["sqlock"].as<std::string>();
     if (parsed.count("only")) o.sections = split_list(parsed["only"].as<std::string>());
     if (parsed.count("backend")) o.backends = split_list(parsed["backend"].as<std::string>());
     check_names(o.sections, section_names(), "section");
-    check_names(o.backends, {"sqlite", "postgresql", "mariadb"}, "backend");
+    check_names(o.backends, backend_names(), "backend");
     return o;
 }
 

@@ -5,18 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "bench_backend.hpp"
+
 namespace sqlock_bench {
 
 struct Options {
     bool quick = false;
     bool json = false;
-    /// The PostgreSQL URL. Holds the password: show only redact_url() of it.
-    std::string pg_url;
-    /// The same server through a pooler in transaction mode (URL with
-    /// pooler=transaction): a pooled row beside the direct one. Secret too.
-    std::string pg_pooled_url;
-    /// The MariaDB/MySQL URL (mariadb:// or mysql://). Secret too.
-    std::string mariadb_url;
+    /// The backends' own options (BenchBackend::options): a server's URL,
+    /// which holds its password (show only redact_url() of it), and the
+    /// like.
+    OptionValues backend_options;
     std::string sqlock_cli;             // the `sqlock` binary for the command rows
     std::vector<std::string> sections;  // empty: all
     std::vector<std::string> backends;  // empty: all

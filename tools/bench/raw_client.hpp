@@ -1,13 +1,14 @@
-// The baseline: a hand-written lock client on the database's own C API.
+// The baseline: a hand-written lock client on the database's own C API, one
+// per backend, in the backend's folder (src/backends/<name>/testing/
+// <name>_bench.cpp, BenchHooks::connect).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "target.hpp"
 
 namespace sqlock_bench {
 
@@ -15,12 +16,11 @@ namespace sqlock_bench {
 ///
 /// What a careful programmer would write without sqlock: one connection,
 /// the statements prepared once, a fixed owner string, and a lock that is
-/// an INSERT ... ON CONFLICT DO NOTHING RETURNING id (on MariaDB: INSERT
-/// IGNORE and the insert id from the same reply) followed by a DELETE by id
-/// and owner. It does not take over expired rows, build owner JSON, keep
-/// a pool or notify waiters: the difference to sqlock is what those cost.
-/// It also does the benchmark's bulk work (filler rows, dropping tables).
-/// Not thread-safe: one per process.
+/// an INSERT that does nothing when the row is there, returning the new id
+/// (in the same reply), followed by a DELETE by id and owner. It does not take over expired rows,
+/// build owner JSON, keep a pool or notify waiters: the difference to sqlock is what those cost. It
+/// also does the benchmark's bulk work (filler rows, dropping tables). Not thread-safe: one per
+/// process.
 class RawClient {
   public:
     virtual ~RawClient() = default;
@@ -33,57 +33,24 @@ class RawClient {
     /// without a row; the new id, or 0 when all have rows.
     virtual std::int64_t try_acquire_slot(const std::string& name, int capacity) = 0;
 
-    /// What sqlock's MariaDB acquire adds to try_acquire(), one guarantee
-    /// on top of the other, for the benchmark to price each alone. Each
-    /// level is the previous one and:
-    enum class layer {
-        text,        ///< the statements as text (literals), not prepared
-        batch,       ///< one multi-statement batch: the insert (ON DUPLICATE
-                     ///< KEY UPDATE, not IGNORE) and the row read back by id
-                     ///< as sqlock reads it (its columns, with the server's
-                     ///< clock)
-        turn,        ///< GET_LOCK before and RELEASE_LOCK after the batch
-        queue_gate,  ///< the turn taken only if no waiter is queued for the
-                     ///< name (a lookup in the waiting line's table)
-    };
-    /// try_acquire() with `layers` up to and including `up_to`; the new id,
-    /// or 0. Only where it means something (MariaDB); throws elsewhere.
-    virtual std::int64_t try_acquire_with(layer up_to, const std::string& name) {
+    /// One acquire+release cycle with sqlock's guarantees added to
+    /// try_acquire() and release() up to and including layer `up_to` (the
+    /// backend's BenchHooks::layers, counted from 0), each on top of the
+    /// ones before, for the benchmark to price each alone; false when the
+    /// name was held. Only where the backend lists layers; throws elsewhere.
+    virtual bool cycle_layer(std::size_t up_to, const std::string& name) {
         (void)up_to;
         (void)name;
-        throw std::logic_error("layered acquisitions are MariaDB's");
+        throw std::logic_error("this backend's baseline has no layers");
     }
 
-    /// What sqlock's PostgreSQL acquire+release adds to try_acquire() and
-    /// release(), one guarantee on top of the other, for the benchmark to
-    /// price each alone. Each level is the previous one and:
-    enum class pg_layer {
-        take_over,   ///< ON CONFLICT DO UPDATE of an expired row (a new id)
-                     ///< instead of DO NOTHING: one round trip takes over a
-                     ///< crashed holder's lock
-        turn,        ///< the name's transaction advisory lock taken before
-                     ///< the id is drawn: ids grow in the order holders get
-                     ///< the name
-        queue_gate,  ///< no row while a live waiter is queued for the name
-                     ///< (an index probe of the waiting line's table)
-        wake_up,     ///< the release notifies the name's channel when a
-                     ///< listener says it waits (a try of its advisory key)
-    };
-    /// One acquire+release cycle with `layers` up to and including `up_to`;
-    /// false when the name was held. PostgreSQL only; throws elsewhere.
-    virtual bool cycle_with(pg_layer up_to, const std::string& name) {
-        (void)up_to;
-        (void)name;
-        throw std::logic_error("layered PostgreSQL cycles are PostgreSQL's");
-    }
-
-    /// try_acquire_slot() wrapped in sqlock's guarantees (layer::queue_gate,
-    /// in a transaction as sqlock takes a slot), for
-    /// the price of those alone on a slot. MariaDB only; throws elsewhere.
+    /// try_acquire_slot() wrapped in sqlock's guarantees (the backend's
+    /// BenchHooks::guarded_slot), for the price of those alone on a slot.
+    /// Only where the backend names them; throws elsewhere.
     virtual std::int64_t try_acquire_slot_guarded(const std::string& name, int capacity) {
         (void)name;
         (void)capacity;
-        throw std::logic_error("guarded raw slots are MariaDB's");
+        throw std::logic_error("this backend's baseline has no guarded slots");
     }
 
     /// A set's worth of rows, the least a database can do for it: every
@@ -113,16 +80,6 @@ class RawClient {
     /// statements (Questions); -1 where there is no server (SQLite).
     virtual std::int64_t work_done() { return -1; }
 };
-
-/// Connects to `location` (an SQLite file path, a PostgreSQL URL or a
-/// mariadb:// / mysql:// URL) for the
-/// lock table `table` (a plain identifier).
-std::unique_ptr<RawClient> connect_raw(backend_kind kind, const std::string& location,
-                                       const std::string& table);
-
-std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table);
-std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table);
-std::unique_ptr<RawClient> connect_raw_mariadb(const std::string& url, const std::string& table);
 
 /// The lock table `table` (a plain identifier) and the tables
 /// Locker::init() creates beside it, as the library documents them:

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "options.hpp"
 #include "rates.hpp"
@@ -29,14 +28,6 @@ Result make_row(const char* section, const BackendTarget& target, std::string op
 /// as the baseline's), with no target.
 Result comparison_row(const char* section, const BackendTarget& target, std::string operation,
                       const Comparison& comparison, std::string baseline_name, std::string note);
-
-/// One of the guarantees sqlock's PostgreSQL acquire+release adds to the
-/// raw statements, in the order they are layered, and its row's words.
-struct PgLayer {
-    RawClient::pg_layer up_to;
-    const char* what;
-};
-const std::vector<PgLayer>& pg_layers();
 
 /// 1. One client: acquire+release cycles/s against the raw C API.
 void bench_uncontended(Context& ctx, const BackendTarget& target);

@@ -1,26 +1,28 @@
-// The databases a run measures: SQLite files in the run's scratch directory,
-// the PostgreSQL server named by --pg-url and the MariaDB/MySQL server named
-// by --mariadb-url.
+// The databases a run measures: an embedded backend's files in the run's
+// scratch directory, a server backend's server named by its URL option (the
+// first of its options, bench_backend.hpp).
 #pragma once
 
 #include <string>
 
-namespace sqlock_bench {
+#include "bench_backend.hpp"
 
-enum class backend_kind { sqlite, postgresql, mariadb };
+namespace sqlock_bench {
 
 /// BackendTarget
 ///
-/// One backend of this run and whether it can be measured. For PostgreSQL
-/// and MariaDB `location` is the URL with its password: print `shown` instead.
+/// One backend of this run and whether it can be measured. For a server
+/// `location` is the URL with its password: print `shown` instead.
 struct BackendTarget {
-    backend_kind kind = backend_kind::sqlite;
-    std::string name;         // "sqlite", "postgresql" or "mariadb", as in the results
-    std::string location;     // SQLite: the scratch directory; servers: the URL (secret)
+    const BenchBackend* backend = nullptr;
+    std::string name;         // the backend's name in the results (BenchBackend::name)
+    std::string location;     // embedded: the scratch directory; servers: the URL (secret)
     std::string shown;        // what may be printed: the directory, or the redacted URL
     std::string skip_reason;  // non-empty: not measured in this run, and why
 
     bool usable() const { return skip_reason.empty(); }
+    /// Its hooks; only for a usable target (one that was built).
+    const BenchHooks& hooks() const { return *backend->hooks; }
 };
 
 /// The URL with any password (in the user info or a password= parameter)

@@ -122,12 +122,6 @@ const std::string keep_and_point_at_it = " ON DUPLICATE KEY UPDATE id = LAST_INS
 // is spent on keeping them.
 const std::string ours_inserted = "(ROW_COUNT() = 1 AND t.id = LAST_INSERT_ID())";
 
-// The row the INSERT before met or made, with ours_inserted first.
-std::string read_met_row(const MariaTarget& t) {
-    return "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " +
-           t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
-}
-
 // Whether a live waiter goes before the gate's ticket: one queued before
 // it, or any at all once its own place has lapsed (a waiter back from a
 // freeze or a cut link has left the line, and must not take the name from
@@ -151,6 +145,26 @@ std::string gated_turn(const MariaTarget& t, const std::string& key, duration wa
 
 }  // namespace
 
+// The row the INSERT before met or made, with ours_inserted first.
+std::string read_met_row(const MariaTarget& t) {
+    return "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " +
+           t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
+}
+
+std::string insert_and_read(const MariaTarget& t, const std::string& name, duration lease,
+                            const std::string& locked_by) {
+    return "INSERT INTO " + t.quoted_table + " (lockstring, created, expires, locked_by) VALUES (" +
+           name + ", " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
+           ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n";
+}
+
+std::string under_turn(const MariaTarget& t, const std::string& lockstring, duration wait,
+                       const QueueGate& gate, const std::string& body) {
+    const std::string key = "'" + turn_key(t, lockstring) + "'";
+    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n" + body +
+           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+}
+
 // clang-format off
 
 std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
@@ -158,7 +172,6 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
                     bool take_over) {
     const std::string& T = t.quoted_table;
     const std::string L = literal(lockstring);
-    const std::string key = "'" + turn_key(t, lockstring) + "'";
     // The turn (a GET_LOCK per table and name) is taken before the insert
     // draws its id and given back after the insert committed: of two
     // acquirers of one name, the one that holds it first draws the smaller
@@ -186,15 +199,13 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // keep_and_point_at_it), so it is sent only when the insert alone met
     // an expired row (mariadb_connection.cpp).
     const std::string insert =
-        "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
-        L + ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-        ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n";
+        insert_and_read(t, "IF(@sqlock_turn = 1, " + L + ", NULL)", lease, locked_by);
     const std::string take_over_delete =
         "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " +
         unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n";
-    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n" +
-           (take_over ? "START TRANSACTION;\n" + take_over_delete + insert + "COMMIT;\n" : insert) +
-           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+    return under_turn(t, lockstring, wait, gate,
+                      take_over ? "START TRANSACTION;\n" + take_over_delete + insert + "COMMIT;\n"
+                                : insert);
 }
 
 std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,

@@ -54,6 +54,25 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
                     const std::string& locked_by, duration wait, const QueueGate& gate,
                     bool take_over);
 
+/// acquire()'s parts, also for sqlock-bench to price each of its guarantees
+/// alone. The acquiring insert of a row and the read of the row it met or
+/// made (read_met_row), as acquire() sends them: `name` is the lockstring's
+/// SQL (in acquire(), its literal only while the turn is had). Ends with
+/// ";\n".
+std::string insert_and_read(const MariaTarget& t, const std::string& name, duration lease,
+                            const std::string& locked_by);
+
+/// `body` (statements, each ending with ";\n") under the turn of
+/// `lockstring` as acquire() takes it: @sqlock_turn is 1 while the turn is
+/// had (waited for up to `wait`; behind an active `gate`, not taken while a
+/// live waiter it names is queued), and the turn is given back after.
+std::string under_turn(const MariaTarget& t, const std::string& lockstring, duration wait,
+                       const QueueGate& gate, const std::string& body);
+
+/// The statement that reads, right after an acquiring INSERT, the row it
+/// met or made: (ours: 1/0, turn: 1/0, row columns...).
+std::string read_met_row(const MariaTarget& t);
+
 /// One row: the server's time now and `lease` from now, as the row
 /// columns' created and expires.
 std::string lease_from_now(duration lease);

@@ -119,6 +119,13 @@ std::string waiter_ahead(const std::string& Q, const std::string& name, const st
            " AS own WHERE own.id = " + before + " AND own.expires > now())))";
 }
 
+// A caller without a place in line (it does not wait, or has not joined
+// yet): no row while any live waiter is queued in `Q` for `name`.
+std::string nobody_waiting(const std::string& Q, const std::string& name) {
+    return " AND NOT EXISTS (SELECT 1 FROM " + Q + " AS q WHERE q.lockstring = " + name +
+           " AND q.expires > now())";
+}
+
 // "column = ANY (ARRAY(subquery))": one batch of a batched delete, found by
 // its key. "column IN (subquery)" planned generically takes the subquery's
 // LIMIT $n for a tenth of the table and hashes every row the subquery could
@@ -370,6 +377,15 @@ std::string waiting_sql(const PgTarget& target, bool on) {
            waiting_key(target.quoted_table, "$1::text") + ")";
 }
 
+std::string acquire_sql(const PgTarget& target, AcquireLayer up_to) {
+    const std::string& T = target.quoted_table;
+    const std::string row = "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text";
+    if (up_to == AcquireLayer::take_over) return upsert(T, row, "t.id, t.created");
+    std::string taken = turn_taken("$4::text");
+    if (up_to == AcquireLayer::queue_gate) taken += nobody_waiting(target.quoted_queue, "$5::text");
+    return "WITH " + turn_cte(T) + upsert(T, row + " FROM turn WHERE " + taken, "t.id, t.created");
+}
+
 std::map<std::string, Statement> statements(const PgTarget& target) {
     const std::string& T = target.quoted_table;
     // Table and channel are validated identifier text: safe in a literal.
@@ -405,10 +421,7 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // three round trips instead of one. The holder, when there is one, is
     // read by `find` afterwards, on the path that is about to wait or give
     // up anyway.
-    out.emplace_back(stmt::acquire,
-        "WITH " + turn_cte(T) +
-        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
-               " WHERE " + turn_taken("$4::text"), "t.id, t.created"));
+    out.emplace_back(stmt::acquire, acquire_sql(target, AcquireLayer::turn));
     // The same behind a QueueGate: $5 the name waited for, $6 the ticket
     // before which live waiters go first. Checked after the turn is taken,
     // so against the line as it is when the row is written.
@@ -436,14 +449,7 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // leave. The leaving CTE would make the INSERT's result a materialised
     // CTE read twice: measured, 15-20% of an uncontended cycle.
     // $5 the name waited for.
-    auto nobody_waiting = [&](const std::string& name) {
-        return " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue +
-               " AS q WHERE q.lockstring = " + name + " AND q.expires > now())";
-    };
-    out.emplace_back(stmt::acquire_gated,
-        "WITH " + turn_cte(T) +
-        upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text FROM turn"
-               " WHERE " + turn_taken("$4::text") + nobody_waiting("$5::text"), "t.id, t.created"));
+    out.emplace_back(stmt::acquire_gated, acquire_sql(target, AcquireLayer::queue_gate));
     out.emplace_back(stmt::acquire_queued,
         "WITH " + turn_cte(T) +
         leaving_line(upsert(T, "SELECT $1::text, now(), now() + " + millis("$2") +
@@ -481,7 +487,8 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
                             : insert);
     };
     out.emplace_back(stmt::acquire_slot, slot_sql("", false));
-    out.emplace_back(stmt::acquire_slot_gated, slot_sql(nobody_waiting("$1::text"), false));
+    out.emplace_back(stmt::acquire_slot_gated,
+        slot_sql(nobody_waiting(target.quoted_queue, "$1::text"), false));
     // $5 the ticket before which live waiters go first.
     out.emplace_back(stmt::acquire_slot_queued,
                      slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));

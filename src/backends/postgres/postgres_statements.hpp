@@ -158,6 +158,19 @@ std::string name_channel(const PgTarget& target, const std::string& turn);
 /// with the session, so a waiter that crashed leaves nothing behind.
 std::string waiting_sql(const PgTarget& target, bool on);
 
+/// The acquisition of one name as stmt::acquire and stmt::acquire_gated
+/// write it, one of sqlock's guarantees at a time, each on top of the ones
+/// before (what sqlock-bench prices alone):
+///   take_over   the insert, which takes over an expired row with a new id
+///   turn        the name's turn taken before the id is drawn, so that ids
+///               grow in the order holders get the name (stmt::acquire)
+///   queue_gate  no row while a live waiter is queued (stmt::acquire_gated)
+/// Parameters: $1 lockstring, $2 lease ms, $3 locked_by, then with the turn
+/// $4 its turn_name(), with the gate $5 the name waited for. Rows: our new
+/// row's (id, created), or none.
+enum class AcquireLayer { take_over, turn, queue_gate };
+std::string acquire_sql(const PgTarget& target, AcquireLayer up_to);
+
 /// The lock's own statements for `target`'s table, by key (stmt::...).
 std::map<std::string, Statement> statements(const PgTarget& target);
 

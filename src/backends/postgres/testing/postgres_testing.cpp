@@ -244,6 +244,17 @@ static BackendHooks::ClientCommand client_command(const std::string& url) {
             {{"APP_DB", libpq_url(url)}}};
 }
 
+// sqlock's own `pooler` parameter: the pool mode of the PgBouncer in between.
+static std::string pool_mode(const std::string& url) {
+    for (const char* sep : {"?", "&"}) {
+        std::size_t at = url.find(std::string(sep) + "pooler=");
+        if (at == std::string::npos) continue;
+        at += std::string(sep).size() + std::string("pooler=").size();
+        return url.substr(at, url.find('&', at) - at);
+    }
+    return "";
+}
+
 BackendHooks postgres_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
@@ -266,6 +277,7 @@ BackendHooks postgres_test_hooks() {
     hooks.redacted_urls = redacted_urls;
     hooks.app_transaction = app_transaction;
     hooks.client_command = client_command;
+    hooks.pool_mode = pool_mode;
     return hooks;
 }
 

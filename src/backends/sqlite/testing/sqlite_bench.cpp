@@ -1,11 +1,17 @@
-// The SQLite baseline: the sqlite3 C API with sqlock's connection settings
-// (WAL, synchronous=NORMAL, a 10 s busy timeout, persistent prepared
-// statements), so the difference is sqlock's own work.
+// The SQLite backend's part of sqlock-bench (tools/bench/bench_backend.hpp,
+// cmake/backend_bench.cmake): the baseline, the sqlite3 C API with sqlock's
+// connection settings (WAL, synchronous=NORMAL, a 10 s busy timeout,
+// persistent prepared statements), so the difference is sqlock's own work;
+// a database file of each measurement's own; and the command rows'
+// baseline, sqlock-bench-rawrun (sqlite_bench_rawrun.cpp), as SQLite is the
+// command's default database.
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "bench_backend.hpp"
 #include "raw_client.hpp"
 
 namespace sqlock_bench {
@@ -207,10 +213,36 @@ class RawSqlite final : public RawClient {
     sqlite3_stmt* delete_many_ = nullptr;
 };
 
+std::unique_ptr<RawClient> connect(const std::string& path, const std::string& table) {
+    return std::make_unique<RawSqlite>(path, table);
+}
+
+std::string file_url(const std::string& path) {
+    return "sqlite://" + path;  // an absolute path: sqlite:///...
+}
+
+// The file, its rollback journal, its write-ahead log and the log's index.
+void remove_files(const std::string& path) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        std::remove((path + suffix).c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> facts() {
+    return {{"sqlite", sqlite3_libversion()}};
+}
+
 }  // namespace
 
-std::unique_ptr<RawClient> connect_raw_sqlite(const std::string& path, const std::string& table) {
-    return std::make_unique<RawSqlite>(path, table);
+BenchHooks sqlite_bench_hooks() {
+    BenchHooks hooks;
+    hooks.connect = connect;
+    hooks.file_url = file_url;
+    hooks.remove_files = remove_files;
+    hooks.facts = facts;
+    hooks.raw_statements = "INSERT ... RETURNING id + DELETE";
+    hooks.command_baseline =
+        BenchHooks::CommandBaseline{SQLOCK_BENCH_SQLITE_RAWRUN, "raw sqlite3 C program"};
+    return hooks;
 }
 
 }  // namespace sqlock_bench

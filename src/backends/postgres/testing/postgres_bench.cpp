@@ -1,16 +1,30 @@
-// The PostgreSQL baseline: libpq with server-side prepared statements, one
-// round trip per statement, autocommit.
+// The PostgreSQL backend's part of sqlock-bench (tools/bench/bench_backend.hpp,
+// cmake/backend_bench.cmake): the baseline, libpq with server-side prepared
+// statements, one round trip per statement, autocommit; its layered rows
+// run sqlock's own statements (postgres_bench_layers.hpp).
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench_backend.hpp"
+#include "loading/url.hpp"
+#include "postgres_bench_layers.hpp"
+#include "postgres_statements.hpp"
 #include "raw_client.hpp"
+#include "target.hpp"
 
 namespace sqlock_bench {
 namespace {
+
+namespace pg = sqlock::detail::postgres;
+
+// The lease of every row the baseline writes: an hour, in ms as sqlock's
+// statements take it.
+constexpr const char* lease_ms = "3600000";
 
 // Owns one PGresult.
 class Result {
@@ -28,7 +42,11 @@ class Result {
 class RawPostgres final : public RawClient {
   public:
     RawPostgres(const std::string& url, const std::string& table)
-        : url_(url), table_name_(table), table_("\"" + table + "\""), owner_(raw_owner_string()) {
+        : url_(url),
+          table_name_(table),
+          table_("\"" + table + "\""),
+          owner_(raw_owner_string()),
+          target_(sqlock::detail::parse_database_url(url), table, std::chrono::seconds(10)) {
         conn_ = PQconnectdb(url.c_str());
         if (PQstatus(conn_) != CONNECTION_OK) {
             std::string msg = PQerrorMessage(conn_);
@@ -74,16 +92,21 @@ class RawPostgres final : public RawClient {
         }
     }
 
-    bool cycle_with(pg_layer up_to, const std::string& name) override {
-        const char* acquire = up_to == pg_layer::take_over ? "layer_take_over"
-                              : up_to == pg_layer::turn    ? "layer_turn"
-                                                           : "layer_queue_gate";
-        const std::int64_t id = id_of(run(acquire, {name.c_str(), owner_.c_str()}));
+    bool cycle_layer(std::size_t up_to, const std::string& name) override {
+        const postgres::LayerStatements& layer = layers_.at(up_to);
+        const std::string acquire = "layer_" + std::to_string(up_to);
+        // sqlock's parameters: the name, the lease, the owner, the name's
+        // turn, the name waited for.
+        const std::string turn = pg::turn_name(name);
+        const char* params[] = {name.c_str(), lease_ms, owner_.c_str(), turn.c_str(), name.c_str()};
+        const std::int64_t id = id_of(run(acquire.c_str(), params, layer.acquire_params));
         if (!id) return false;
         const std::string text = std::to_string(id);
-        Result r(up_to == pg_layer::wake_up
-                     ? run("layer_wake_up", {text.c_str(), owner_.c_str(), name.c_str()})
-                     : run("release", {text.c_str(), owner_.c_str()}));
+        const std::string channel = pg::name_channel(target_, turn);
+        Result r(layer.release.empty()
+                     ? run("release", {text.c_str(), owner_.c_str()})
+                     : run((acquire + "_release").c_str(),
+                           {text.c_str(), owner_.c_str(), turn.c_str(), channel.c_str()}));
         if (std::string(PQcmdTuples(r.get())) != "1")
             throw std::runtime_error("raw layered release found no row");
         return true;
@@ -185,34 +208,15 @@ class RawPostgres final : public RawClient {
     }
 
   private:
-    // sqlock's PostgreSQL statements, written out one guarantee at a time
-    // (postgres_statements.cpp has the reasons for each).
+    // sqlock's own statements, one guarantee added at a time.
     void prepare_layers() {
-        const std::string take_over =
-            " ON CONFLICT (lockstring) DO UPDATE SET id = excluded.id,"
-            " created = excluded.created, expires = excluded.expires,"
-            " locked_by = excluded.locked_by WHERE t.expires <= now() RETURNING t.id";
-        const std::string row = "INSERT INTO " + table_ +
-                                " AS t (lockstring, created, expires, locked_by)"
-                                " SELECT $1::text, now(), now() + interval '1 hour', $2::text";
-        const std::string oid = "'" + table_ + "'::regclass::oid::text";
-        const std::string turn =
-            "WITH turn AS (SELECT hashtext('sqlock ' || " + oid + ") AS space) " + row +
-            " FROM turn WHERE pg_advisory_xact_lock(turn.space, hashtext($1::text)) IS NOT NULL";
-        const std::string queue = "\"" + table_name_ + "_queue\"";
-        prepare("layer_take_over", row + take_over);
-        prepare("layer_turn", turn + take_over);
-        prepare("layer_queue_gate", turn + " AND NOT EXISTS (SELECT 1 FROM " + queue +
-                                        " AS q WHERE q.lockstring = $1::text"
-                                        " AND q.expires > now())" +
-                                        take_over);
-        prepare("layer_wake_up",
-                "DELETE FROM " + table_ +
-                    " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text RETURNING"
-                    " CASE WHEN pg_try_advisory_xact_lock(hashtext('sqlock waiting ' || " +
-                    oid +
-                    "), hashtext($3::text)) THEN NULL ELSE pg_notify('sqlock_bench', "
-                    "lockstring) END");
+        layers_ = postgres::layer_statements(target_);
+        for (std::size_t i = 0; i < layers_.size(); ++i) {
+            const std::string name = "layer_" + std::to_string(i);
+            prepare(name.c_str(), layers_[i].acquire);
+            if (!layers_[i].release.empty())
+                prepare((name + "_release").c_str(), layers_[i].release);
+        }
     }
 
     static std::string trimmed(std::string s) {
@@ -237,8 +241,10 @@ class RawPostgres final : public RawClient {
     }
 
     PGresult* run(const char* statement, std::initializer_list<const char*> params) {
-        return check(PQexecPrepared(conn_, statement, static_cast<int>(params.size()),
-                                    params.begin(), nullptr, nullptr, 0),
+        return run(statement, params.begin(), static_cast<int>(params.size()));
+    }
+    PGresult* run(const char* statement, const char* const* params, int count) {
+        return check(PQexecPrepared(conn_, statement, count, params, nullptr, nullptr, 0),
                      statement);
     }
 
@@ -252,13 +258,50 @@ class RawPostgres final : public RawClient {
     std::string table_name_;  // the plain name
     std::string table_;       // quoted
     std::string owner_;
+    pg::PgTarget target_;  // the table as sqlock's statements name it
+    std::vector<postgres::LayerStatements> layers_;
     PGconn* conn_ = nullptr;
 };
 
+std::unique_ptr<RawClient> connect(const std::string& url, const std::string& table) {
+    return std::make_unique<RawPostgres>(url, table);
+}
+
+// The pooled path's two costs apart: unnamed statements on the direct
+// connection (parsed every time), then, with --pg-pooled-url, the pooler's
+// hop as well.
+std::vector<BenchHooks::Detour> detours(const std::string& url, const OptionValues& options) {
+    std::vector<BenchHooks::Detour> out{
+        {url + (url.find('?') == std::string::npos ? "?" : "&") + "pooler=transaction",
+         "acquire+release, 1 client, unnamed statements",
+         "the direct connection with pooler=transaction (statements sent unnamed, as through a "
+         "transaction pooler) vs prepared statements"}};
+    if (!options["pg-pooled-url"].empty())
+        out.push_back({options["pg-pooled-url"], "acquire+release, 1 client, via PgBouncer",
+                       "through PgBouncer in transaction mode (unnamed statements and the "
+                       "pooler's hop) vs the direct connection"});
+    return out;
+}
+
 }  // namespace
 
-std::unique_ptr<RawClient> connect_raw_postgres(const std::string& url, const std::string& table) {
-    return std::make_unique<RawPostgres>(url, table);
+BenchHooks postgres_bench_hooks() {
+    BenchHooks hooks;
+    hooks.connect = connect;
+    hooks.raw_statements = "INSERT ... RETURNING id + DELETE";
+    hooks.layers = postgres::layer_names();
+    hooks.layer_operation = "acquire+release, 1 client, ";
+    hooks.layers_in_parallel = true;
+    // Slots at 0.8x of the one raw statement or better: the advisory lock
+    // and the take-over of an expired slot are sqlock's own work, which the
+    // raw statement does not do.
+    hooks.semaphore_goal = 0.8;
+    hooks.contention_p50_goal_ms = 2.0;
+    // LISTEN/NOTIFY.
+    hooks.pushes_wake_ups = true;
+    hooks.work_unit = "transactions";
+    hooks.detours = detours;
+    return hooks;
 }
 
 }  // namespace sqlock_bench

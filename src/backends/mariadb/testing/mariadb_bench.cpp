@@ -1,13 +1,20 @@
-// The MariaDB/MySQL baseline: the MariaDB C connector with server-side
-// prepared statements (mysql_stmt_*), one round trip per statement,
-// autocommit, READ COMMITTED (as sqlock's sessions: no gap locks, so
-// inserts of distinct names never wait for each other).
+// The MariaDB backend's part of sqlock-bench (tools/bench/bench_backend.hpp,
+// cmake/backend_bench.cmake): the baseline, the MariaDB C connector with
+// server-side prepared statements (mysql_stmt_*), one round trip per
+// statement, autocommit, READ COMMITTED (as sqlock's sessions: no gap
+// locks, so inserts of distinct names never wait for each other); its
+// layered rows send sqlock's own batches (mariadb_bench_layers.hpp).
 #include <mysql.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
+#include "bench_backend.hpp"
+#include "loading/url.hpp"
+#include "mariadb_bench_layers.hpp"
 #include "raw_client.hpp"
+#include "target.hpp"
 
 namespace sqlock_bench {
 namespace {
@@ -170,7 +177,11 @@ constexpr const char* now = "UTC_TIMESTAMP(3)";
 class RawMariaDB final : public RawClient {
   public:
     RawMariaDB(const std::string& url, const std::string& table)
-        : url_(url), table_name_(table), table_("`" + table + "`"), owner_(raw_owner_string()) {
+        : url_(url),
+          table_name_(table),
+          table_("`" + table + "`"),
+          owner_(raw_owner_string()),
+          target_(sqlock::detail::parse_database_url(url), table, std::chrono::seconds(10)) {
         const Endpoint e = parse_endpoint(url);
         mysql_ = mysql_init(nullptr);
         if (!mysql_) throw std::runtime_error("raw MariaDB client: out of memory");
@@ -219,27 +230,27 @@ class RawMariaDB final : public RawClient {
         if (release_->execute("release") != 1) throw std::runtime_error("raw release found no row");
     }
 
-    std::int64_t try_acquire_with(layer up_to, const std::string& name) override {
-        const std::string T = table_, N = quoted(name), own = quoted(owner_);
-        const std::string values =
-            "(" + N + ", " + now + ", " + now + " + INTERVAL 1 HOUR, " + own + ")";
-        if (up_to == layer::text) {
-            exec("INSERT IGNORE INTO " + T + " (lockstring, created, expires, locked_by) VALUES " +
-                 values);
-            return mysql_affected_rows(mysql_) == 1
-                       ? static_cast<std::int64_t>(mysql_insert_id(mysql_))
-                       : 0;
+    bool cycle_layer(std::size_t up_to, const std::string& name) override {
+        std::int64_t id = 0;
+        if (up_to == 0) {
+            // The baseline's statement as text, with literals.
+            exec("INSERT IGNORE INTO " + table_ +
+                 " (lockstring, created, expires, locked_by) VALUES (" + quoted(name) + ", " + now +
+                 ", " + now + " + INTERVAL 1 HOUR, " + quoted(owner_) + ")");
+            if (mysql_affected_rows(mysql_) == 1)
+                id = static_cast<std::int64_t>(mysql_insert_id(mysql_));
+        } else {
+            id = our_row_of_batch(mariadb::layer_batch(target_, up_to, name, owner_));
         }
-        return first_number_of_batch(
-            guarded(up_to, name, false,
-                    "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES " +
-                        values + " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)"));
+        if (!id) return false;
+        release(id);
+        return true;
     }
 
     std::int64_t try_acquire_slot_guarded(const std::string& name, int capacity) override {
         const std::string N = quoted(name);
-        return first_number_of_batch(guarded(
-            layer::queue_gate, name, true,
+        return our_row_of_batch(mariadb::guarded_slot_batch(
+            target_, name,
             "INSERT IGNORE INTO " + table_ +
                 " (lockstring, created, expires, locked_by) SELECT CONCAT(" + N + ", '#', g.n), " +
                 now + ", " + now + " + INTERVAL 1 HOUR, " + quoted(owner_) +
@@ -400,47 +411,19 @@ class RawMariaDB final : public RawClient {
         if (MYSQL_RES* r = mysql_store_result(mysql_)) mysql_free_result(r);
     }
 
-    // Runs a multi-statement batch; the first column of the one result set
-    // that has rows (0 when none).
-    // `insert` in a batch with the layers of sqlock's acquire up to `up_to`
-    // (at least layer::batch): the row read back by id as sqlock reads it,
-    // its id first (0 when the insert took no row); with `transaction`,
-    // the insert and the read in one.
-    std::string guarded(layer up_to, const std::string& name, bool transaction,
-                        const std::string& insert) {
-        const std::string T = table_, N = quoted(name);
-        const bool turn = up_to == layer::turn || up_to == layer::queue_gate;
-        const std::string key = "'raw:" + name + "'";
-        const std::string take_turn = "GET_LOCK(" + key + ", 5)";
-        std::string batch;
-        if (up_to == layer::queue_gate)
-            batch = "SET @raw_turn = IF(EXISTS(SELECT 1 FROM `" + table_name_ +
-                    "_queue` WHERE lockstring = " + N + " AND expires > " + now + "), NULL, " +
-                    take_turn + ");\n";
-        else if (turn)
-            batch = "SET @raw_turn = " + take_turn + ";\n";
-        if (transaction) batch += "START TRANSACTION;\n";
-        batch += insert +
-                 ";\n"
-                 "SELECT IF(ROW_COUNT() = 1 AND id = LAST_INSERT_ID(), id, 0), lockstring,"
-                 " LEFT(DATE_FORMAT(created, '%Y-%m-%d %H:%i:%s.%f'), 23),"
-                 " LEFT(DATE_FORMAT(expires, '%Y-%m-%d %H:%i:%s.%f'), 23), locked_by,"
-                 " CEIL(TIMESTAMPDIFF(MICROSECOND, " +
-                 std::string(now) + ", expires) / 1000) / 1000 FROM " + T +
-                 " WHERE id = LAST_INSERT_ID()";
-        if (transaction) batch += ";\nCOMMIT";
-        if (turn) batch += ";\nDO RELEASE_LOCK(" + key + ")";
-        return batch;
-    }
-
-    std::int64_t first_number_of_batch(const std::string& sql) {
+    // Runs a multi-statement batch whose one result set has the row the
+    // acquisition met: (ours: 1/0, turn: 1/0, id, ...). Our new row's id, or
+    // 0 when it is not ours.
+    std::int64_t our_row_of_batch(const std::string& sql) {
         if (mysql_real_query(mysql_, sql.c_str(), static_cast<unsigned long>(sql.size())) != 0)
             throw std::runtime_error("raw MariaDB client: batch: " +
                                      scrub_password(mysql_error(mysql_), url_));
-        std::int64_t first = 0;
+        std::int64_t ours = 0;
         for (int status = 0; status == 0; status = mysql_next_result(mysql_)) {
             if (MYSQL_RES* r = mysql_store_result(mysql_)) {
-                if (MYSQL_ROW row = mysql_fetch_row(r); row && row[0]) first = std::stoll(row[0]);
+                MYSQL_ROW row = mysql_fetch_row(r);
+                if (row && row[0] && std::string(row[0]) == "1" && row[2])
+                    ours = std::stoll(row[2]);
                 mysql_free_result(r);
             } else if (mysql_errno(mysql_) != 0) {
                 break;
@@ -449,13 +432,14 @@ class RawMariaDB final : public RawClient {
         if (mysql_errno(mysql_) != 0)
             throw std::runtime_error("raw MariaDB client: batch: " +
                                      scrub_password(mysql_error(mysql_), url_));
-        return first;
+        return ours;
     }
 
     std::string url_;         // holds the password: never printed
     std::string table_name_;  // the plain name
     std::string table_;       // quoted
     std::string owner_;
+    sqlock::detail::mariadb::MariaTarget target_;  // the table as sqlock's batches name it
     bool data_made_ = false;
     unsigned long owner_length_ = static_cast<unsigned long>(owner_.size());
     MYSQL* mysql_ = nullptr;
@@ -468,10 +452,22 @@ class RawMariaDB final : public RawClient {
     std::unique_ptr<Statement> acquire_, release_, slot_;
 };
 
+std::unique_ptr<RawClient> connect(const std::string& url, const std::string& table) {
+    return std::make_unique<RawMariaDB>(url, table);
+}
+
 }  // namespace
 
-std::unique_ptr<RawClient> connect_raw_mariadb(const std::string& url, const std::string& table) {
-    return std::make_unique<RawMariaDB>(url, table);
+BenchHooks mariadb_bench_hooks() {
+    BenchHooks hooks;
+    hooks.connect = connect;
+    hooks.raw_statements = "INSERT IGNORE (insert id) + DELETE";
+    hooks.layers = mariadb::layer_names();
+    hooks.layer_operation = "acquire+release, ";
+    hooks.guarded_slot = mariadb::guarded_slot_name;
+    // The server's Questions.
+    hooks.work_unit = "statements";
+    return hooks;
 }
 
 }  // namespace sqlock_bench
