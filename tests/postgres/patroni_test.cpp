@@ -404,18 +404,19 @@ std::string dcs() {
     return v && *v ? v : "etcd";
 }
 
-// Whether Debian's patroni and etcd-server are installed; if not, the test
-// fails under SQLOCK_TEST_REQUIRE_ALL=1 (the whole run), else it is skipped
-// and the caller returns.
-bool patroni_available() {
-    const bool installed =
-        sqlock_test::run(
-            {"/bin/sh", "-c", "command -v patroni && command -v patronictl && command -v etcd"})
-            .code == 0;
-    if (sqlock_test::have_tool(installed, "patroni, patronictl or etcd")) return true;
-    sqlock_test::skip_test("Debian's patroni and etcd-server are not installed");
-    return false;
-}
+// The tests here need Debian's patroni and etcd-server: [needs:patroni],
+// required where every tool is ($SQLOCK_TEST_REQUIRE_ALL=1; the PostgreSQL
+// backend's test.conf installs them).
+const sqlock_test::DeclareNeed patroni_installed{
+    {"patroni",
+     [] {
+         return sqlock_test::run({"/bin/sh", "-c",
+                                  "command -v patroni && command -v patronictl && command -v etcd"})
+                            .code == 0
+                    ? std::string()
+                    : "patroni, patronictl or etcd is missing (Debian: patroni, etcd-server)";
+     },
+     sqlock_test::require_all}};
 
 struct Event {
     std::string what;
@@ -428,8 +429,7 @@ struct Event {
 TEST_CASE(
     "under Patroni, looping sqlock run --wait rides out a switchover, a failover and a "
     "paused leader",
-    "[patroni]") {
-    if (!patroni_available()) return;
+    "[patroni][needs:patroni]") {
     const auto suite_start = steady::now();
     Cluster cluster({"--ttl", "10", "--loop-wait", "2", "--dcs", dcs()});
     WARN("Patroni cluster (synchronous mode, TTL 10 s, loop_wait 2 s, DCS "
@@ -753,8 +753,7 @@ TEST_CASE(
 TEST_CASE(
     "with asynchronous replication, a crash failover loses what the standbys had not "
     "received: a held lock's row, a once-per window's run",
-    "[patroni][async]") {
-    if (!patroni_available()) return;
+    "[patroni][async][needs:patroni]") {
     const auto case_start = steady::now();
     Cluster cluster({"--async", "--ttl", "10", "--loop-wait", "2", "--dcs", dcs()});
     const std::string table = "patroni_async";
