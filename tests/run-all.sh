@@ -25,8 +25,9 @@
 #          hostile defaults its test.conf asks for: serializable, low
 #          timeouts; the sanitizer lanes' keep the stock ones), with its companions
 #          (test.conf: PostgreSQL's PgBouncer in each pool mode), ctest (the
-#          PostgreSQL suites also through PgBouncer, and across a failover to
-#          a standby), a --quick benchmark smoke run
+#          PostgreSQL suites also through PgBouncer, across a failover to a
+#          standby, and under a Patroni cluster the suite starts itself), a
+#          --quick benchmark smoke run
 #   asan   tests/sanitizers.sh asan: every test under ASan+UBSan, with servers
 #          of the backends whose test.conf says sanitizer_lanes=yes
 #          (PostgreSQL; MariaDB's suites are left out)

@@ -116,7 +116,7 @@ for mode in "${modes[@]}"; do
             build=$root/build-asan
             configure "$build" address,undefined -O0
             # The programs of the tests run below, not those of the tests
-            # left out (cli, fencing and fault_relay, pooler_tests): a test whose
+            # left out (cli, fencing and fault_relay, pooler_tests, patroni_tests): a test whose
             # program is missing from this list fails, it is not skipped.
             nice -n 19 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
                 postgres_tests failover_tests cli_run_outcome reliability reliability_helper \
@@ -125,7 +125,7 @@ for mode in "${modes[@]}"; do
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd$skipped_backends$cli_runs_left_out" ||
+                ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -E "^consumer|pgbouncer|^fencing|^cli_crowd|patroni$skipped_backends$cli_runs_left_out" ||
                 status=1
             ;;
         tsan)
@@ -140,7 +140,7 @@ for mode in "${modes[@]}"; do
             export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
             ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 \
                 -R '^(reliability\.|reliability_pg_faults|conformance\.|postgres|sqlite_specific)' \
-                -E "pgbouncer|failover$skipped_backends" ||
+                -E "pgbouncer|failover|patroni$skipped_backends" ||
                 status=1
             ;;
         *)

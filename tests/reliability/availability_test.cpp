@@ -16,7 +16,9 @@
 //     is stopped in time with a message naming read-only (79); one whose
 //     lease outlasts the spell rides it out;
 //   - a release that meets a stopped server keeps trying while the lease
-//     runs, and frees the name once the server is back.
+//     runs, and frees the name once the server is back;
+//   - one that meets a server stopped until the lease has run out ends with
+//     the job's status: the lock freed itself with its lease.
 #include <unistd.h>
 
 #include <algorithm>
@@ -268,4 +270,37 @@ TEST_CASE("a release that meets a stopped server tries again while the lease run
                            "SELECT count(*) FROM " + table + " WHERE lockstring = 'releases'");
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].at(0) == std::optional<std::string>("0"));
+}
+
+TEST_CASE(
+    "a release that meets a server stopped for the rest of the lease ends with the job's "
+    "status: the lock freed itself",
+    "[availability][outage]") {
+    const std::string table = fresh_table();
+    const std::string dir = job_dir();
+    const std::string ends_on_cue =
+        "touch \"$1/started\"; while [ ! -e \"$1/go\" ]; do sleep 0.05; done";
+    // A 6 s lease: renewed every second, its job signalled 3 s after the
+    // last renewal; the job ends at once after the server stops.
+    auto holder = start_run(table, "expires", {"--expires", "6s"}, ends_on_cue, dir, dir + "/err");
+    REQUIRE(eventually([&] { return exists(dir + "/started"); }, 15s));
+    server().halt();
+    REQUIRE(std::system(("touch '" + dir + "/go'").c_str()) == 0);
+    // It ends while the server is still stopped: once the lease has run out
+    // there is nothing left to release.
+    const sqlock_test::Outcome done = holder->wait(30s);
+    const std::string err = read_file(dir + "/err");
+    server().start();
+    INFO(err);
+    CHECK(done.code == 0);
+    CHECK_THAT(err, Catch::Matchers::Contains("\"event\":\"released_by_expiry\""));
+    CHECK(err.find("releasing the lock failed") == std::string::npos);
+    // Nothing keeps the name once the lease has ended: the run exited up to
+    // a second before that (its next try would have come after it), so the
+    // next one may wait that long.
+    auto next = sqlock_test::run(
+        {cli, "--table", table, "run", "expires", "--wait", "10s", "--", "/bin/true"},
+        {{"SQLOCK_DB", server().url()}});
+    INFO(next.err);
+    CHECK(next.code == 0);
 }

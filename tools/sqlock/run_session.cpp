@@ -59,6 +59,10 @@ std::string renewal_cause_text(const std::optional<sqlock::error>& failure) {
     return std::string("renewing fails (") + sqlock::to_string(failure->category()) + ")";
 }
 
+// The longest pause between two tries of a step that meets an unavailable
+// database (through_obstacles).
+constexpr milliseconds longest_backoff{1000};
+
 // Runs `step` and, while it fails because the database is unavailable for
 // now (sqlock::error::unavailable(): a failover, a restart, a read-only
 // spell), again, backing off from 100 ms doubling to 1 s with jitter, as
@@ -87,7 +91,7 @@ auto through_obstacles(const EventLog& log, const std::string& doing, Until&& un
                         " while " + doing + "; trying again: " + e.what(),
                     {{"cause", e.read_only() ? "read_only" : "unavailable"}, {"step", doing}});
             std::this_thread::sleep_for(pause);
-            backoff = std::min(backoff * 2, milliseconds(1000));
+            backoff = std::min(backoff * 2, longest_backoff);
         }
     }
 }
@@ -111,6 +115,9 @@ struct RunSession::EarlyExit {
     bool quiet_ok = false;
     /// Put before the release's error when it is reported.
     std::string release_failed;
+    /// The database was unavailable for longer than the lease lasted, while
+    /// the wait had time left: the name is to be taken again, not given up.
+    bool lease_lapsed = false;
 
     // The errors that were thrown as cli_error before the job started:
     // run_run's catch makes exactly this ending of them.
@@ -161,7 +168,12 @@ int RunSession::run() {
 
 int RunSession::run_phases() {
     acquire();
-    if (std::optional<EarlyExit> exit = gate()) return leave_early(*exit);
+    std::optional<EarlyExit> exit = gate();
+    while (exit && exit->lease_lapsed) {
+        retake(*exit);
+        exit = gate();
+    }
+    if (exit) return leave_early(*exit);
     if (std::optional<EarlyExit> exit = start()) return leave_early(*exit);
     SuperviseResult result = supervise();
     while (retry(result)) {
@@ -275,9 +287,8 @@ void RunSession::acquire() {
                 " had failed, " + sqlock::format_duration(left) + " of it was left" + db,
             {{"id", id}, {"failed_attempts", failed}, {"lease_left_seconds", seconds_value(left)}});
     };
-    // The progress line is for people; JSON has an event when the wait
-    // begins, and one for how it ended.
-    const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
+    // The progress line is for people (take()); JSON has an event when the
+    // wait begins, and one for how it ended.
     s_.request.on_wait_start = [this](const sqlock::LockInfo* holder) {
         const AcquireRequest& r = s_.request;
         nlohmann::ordered_json fields;
@@ -303,6 +314,13 @@ void RunSession::acquire() {
                     {"waited_seconds", seconds_value(waited)}});
     };
     asked_ = std::chrono::steady_clock::now();
+    take();
+}
+
+// The lock itself, waiting up to what is left of --wait (wait_deadline()),
+// and the event that says it was taken.
+void RunSession::take() {
+    const Output acquire_out = log_.json() ? Output(true, false) : inv_.out;
     try {
         const interruption_check interrupted = [this] { return signals_.take_pending(); };
         if (s_.request.leader_value)
@@ -347,7 +365,49 @@ void RunSession::acquire() {
                fields);
 }
 
+// A lease that ran out while the steps before the job waited through an
+// unavailable database (a failover longer than the lease): the job was not
+// started and the row has expired, or will before anyone else may take it.
+// The name is taken again with what is left of the wait, as a waiter would.
+void RunSession::retake(const EarlyExit& why) {
+    log_.event(event_level::warning, "retaking",
+               "the lease of " + what_ + " ran out while the database could not be asked (" +
+                   why.message + "); taking " + in_quotes(s_.request.name) +
+                   " again within the wait" + db_,
+               {{"id", lock_id_}});
+    try {
+        lock_->release();  // one try: the row frees itself anyway
+    } catch (const std::exception&) {
+    }
+    lock_.reset();
+    *lost_ = false;
+    run_id_.reset();
+    window_.reset();
+    // The same deadline: asked again now, for what is left of the wait.
+    if (!s_.request.wait_forever) {
+        const auto deadline = wait_deadline();
+        asked_ = std::chrono::steady_clock::now();
+        s_.request.wait = std::max<sqlock::duration>(
+            std::chrono::duration_cast<sqlock::duration>(deadline - asked_),
+            sqlock::duration::zero());
+    }
+    take();
+}
+
 // --- gate ------------------------------------------------------------------
+
+// A step before the job failed with `e` (`context` says which, and that the
+// job was not started). When the database was unavailable for as long as
+// the lease lasted but not yet for the whole wait, the run takes the name
+// again (retake()).
+RunSession::EarlyExit RunSession::not_started(const sqlock::error& e,
+                                              const std::string& context) const {
+    EarlyExit exit =
+        EarlyExit::error(exit_code_for(e.category()), std::string(e.what()) + " (" + context + ")");
+    exit.lease_lapsed = e.unavailable() && lock_->valid_until() < wait_deadline() &&
+                        std::chrono::steady_clock::now() < wait_deadline();
+    return exit;
+}
 
 std::optional<RunSession::EarlyExit> RunSession::gate() {
     // A signal that came while the lock was being taken (blocked until now)
@@ -373,9 +433,7 @@ std::optional<RunSession::EarlyExit> RunSession::gate() {
             through_obstacles(log_, "renewing " + what_ + " before starting " + job_,
                               before_start(), [&] { lock_->renew(); });
         } catch (const sqlock::error& e) {
-            return EarlyExit::error(exit_code_for(e.category()),
-                                    std::string(e.what()) + " (renewing before starting " + job_ +
-                                        ", which was not started)");
+            return not_started(e, "renewing before starting " + job_ + ", which was not started");
         }
     }
     return admit();
@@ -432,9 +490,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
         said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
-            return EarlyExit::error(exit_code_for(e.category()),
-                                    std::string(e.what()) + " (recording the start of the run; " +
-                                        job_ + " was not started)");
+            return not_started(e, "recording the start of the run; " + job_ + " was not started");
         // Without --once-per nothing depends on the record: the job runs,
         // and the operator hears why it is not in the history.
         Output::error("not recording this run in the history: " + std::string(e.what()));
@@ -451,9 +507,7 @@ std::optional<RunSession::EarlyExit> RunSession::check_pause() {
                                            [&] { return locker_.paused(name); })))
                 break;
     } catch (const sqlock::error& e) {
-        return EarlyExit::error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (checking whether it is paused; " + job_ +
-                                    " was not started)");
+        return not_started(e, "checking whether it is paused; " + job_ + " was not started");
     }
     if (pause) return paused(*pause);
     return std::nullopt;
@@ -515,9 +569,7 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
         through_obstacles(log_, "deciding on the --once-per window", before_start(),
                           [&] { decide_window_now(); });
     } catch (const sqlock::error& e) {
-        return EarlyExit::error(exit_code_for(e.category()),
-                                std::string(e.what()) + " (deciding on the --once-per window; " +
-                                    job_ + " was not started)");
+        return not_started(e, "deciding on the --once-per window; " + job_ + " was not started");
     }
     if (window_->done) {
         skip_reason_ = "window_done";
@@ -921,6 +973,7 @@ int RunSession::finish(const SuperviseResult& result) {
 void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                             std::string& record_error) {
     if (!run_id_) return;
+    const auto lease_end = lock_->valid_until();
     try {
         const sqlock::run_outcome recorded =
             through_obstacles(log_, "recording the end of the run", while_leased(),
@@ -938,13 +991,30 @@ void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                        // A statement that got no answer may still have been
                        // applied (delivered late): then the window is done.
                        (s_.once_per ? "; the window may be left open, and run again" : "");
-        outcome.record_failure = exit_code_for(e.category());
+        // The database unavailable for the rest of the lease: without
+        // --once-per nothing depends on the record (the history shows the
+        // run lost once its lease has run out), so it is said, and the job's
+        // status stands, as when the start could not be recorded.
+        if (!s_.once_per && lapsed_unavailable(e, lease_end))
+            record_error += "; the history shows the run as lost";
+        else
+            outcome.record_failure = exit_code_for(e.category());
     }
+}
+
+// True when `e` says the database is unavailable and the lease that ends
+// at `lease_end` runs out before the next try would come: what a release is
+// for happens by itself then, the row stops counting (it is taken over or
+// reaped like any expired one).
+bool RunSession::lapsed_unavailable(const sqlock::error& e,
+                                    std::chrono::steady_clock::time_point lease_end) const {
+    return e.unavailable() && std::chrono::steady_clock::now() + longest_backoff >= lease_end;
 }
 
 void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                                 std::string& record_error) {
     const std::string ended = job_ + " has ended (" + sqlock::to_string(end.outcome) + ")";
+    const auto lease_end = lock_->valid_until();
     try {
         // While the lease it releases runs, a release that meets an
         // unavailable database tries again: once the database is back, the
@@ -963,6 +1033,17 @@ void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                 log_.event(event_level::error, "lost", e.what(),
                            {{"id", lock_id_}, {"on_lost", lost_on()}});
             outcome.lost_at_release = true;
+        } else if (lapsed_unavailable(e, lease_end)) {
+            // Unavailable until the lease ran out: the lock freed itself
+            // then, which is what the release was for.
+            log_.event(event_level::warning, "released_by_expiry",
+                       ended + "; the database could not be reached to release " + what_ +
+                           " while its lease lasted, so the lock frees itself as it ends" +
+                           (record_error.empty() ? std::string() : " (" + record_error + ")") +
+                           "; the last attempt: " + e.what(),
+                       {{"id", lock_id_}});
+            record_error.clear();
+            lock_->detach();
         } else {
             Output::error(
                 "the command has ended, but releasing the lock failed: " + std::string(e.what()) +

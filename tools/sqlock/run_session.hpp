@@ -117,6 +117,9 @@ class RunSession {
     void splay();
     void notify(const std::string& event, int code);
     void acquire();
+    void take();
+    void retake(const EarlyExit& why);
+    EarlyExit not_started(const sqlock::error& e, const std::string& context) const;
     std::optional<EarlyExit> gate();
     std::optional<EarlyExit> admit();
     std::optional<EarlyExit> check_pause();
@@ -152,6 +155,8 @@ class RunSession {
     int finish(const SuperviseResult& result);
     void record_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
     void release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome, std::string& record_error);
+    bool lapsed_unavailable(const sqlock::error& e,
+                            std::chrono::steady_clock::time_point lease_end) const;
     int leave_early(const EarlyExit& exit);
     std::string lost_on() const;
 

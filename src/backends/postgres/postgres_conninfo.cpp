@@ -250,6 +250,42 @@ std::optional<HostList> host_list(const std::string& conninfo) {
 
 }  // namespace
 
+std::string with_host_first(const std::string& conninfo, const ServedHost& first) {
+    options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
+    if (!options) return conninfo;
+    auto value = [&](const char* keyword) { return option_value(options.get(), keyword); };
+    const std::string attrs = value("target_session_attrs");
+    if (attrs.empty() || attrs == "any") return conninfo;
+    std::vector<std::string> hosts = split_list(value("host"));
+    if (hosts.size() < 2) return conninfo;
+    std::vector<std::string> addrs =
+        value("hostaddr").empty() ? std::vector<std::string>{} : split_list(value("hostaddr"));
+    std::vector<std::string> ports =
+        value("port").empty() ? std::vector<std::string>{} : split_list(value("port"));
+    const bool addr_each = addrs.size() == hosts.size(), port_each = ports.size() == hosts.size();
+    std::size_t at = 0;
+    while (at < hosts.size() &&
+           !(hosts[at] == first.host && (!addr_each || addrs[at] == first.hostaddr) &&
+             (!port_each || ports[at] == first.port)))
+        ++at;
+    if (at == 0 || at == hosts.size()) return conninfo;
+    auto to_front = [at](std::vector<std::string>& list) {
+        std::rotate(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(at),
+                    list.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+    };
+    to_front(hosts);
+    std::map<std::string, std::string> replaced = {{"host", join_list(hosts)}};
+    if (addr_each) {
+        to_front(addrs);
+        replaced["hostaddr"] = join_list(addrs);
+    }
+    if (port_each) {
+        to_front(ports);
+        replaced["port"] = join_list(ports);
+    }
+    return write_conninfo(options.get(), replaced);
+}
+
 LookupPlan lookup_plan(const std::string& conninfo) {
     std::optional<HostList> list = host_list(conninfo);
     return list ? list->plan : LookupPlan{};

@@ -56,6 +56,24 @@ struct ResolvedConnInfo {
 /// problem when no host is left.
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout);
 
+/// The entry of a connection string's host list that a connection was made
+/// to, as libpq names it (PQhost, PQhostaddr, PQport).
+struct ServedHost {
+    std::string host, hostaddr, port;
+};
+
+/// `conninfo` with the entry of its host list that is `first` (same host,
+/// same hostaddr and port where the list gives each entry its own) moved to
+/// the front, the others after it in their order. With target_session_attrs
+/// asking for a kind of server (read-write, primary, ...), libpq tries the
+/// hosts in order and takes the first of that kind: the one that was of that
+/// kind last time is asked first, so that a host before it that does not
+/// answer (a frozen standby) costs nothing while the server found last still
+/// serves. Unchanged without a list, without such an entry, and without
+/// target_session_attrs or with "any" (the order is then the user's choice
+/// of server).
+std::string with_host_first(const std::string& conninfo, const ServedHost& first);
+
 /// What resolved_conninfo looks up: every host in order ("" for a socket),
 /// and whether it waits for all (target_session_attrs other than "any":
 /// libpq may pass over hosts it reaches) or in order until one resolves.

@@ -28,7 +28,7 @@ Link::Link(const PgTarget& target, const std::string& conninfo) {
     try {
         ResolvedConnInfo resolved = resolved_conninfo(conninfo, target.timeout);
         skipped = std::move(resolved.skipped);
-        conn_ = std::make_unique<PgConn>(resolved.conninfo);
+        conn_ = std::make_unique<PgConn>(target.served_first(resolved.conninfo));
     } catch (...) {
         last_completed = nullptr;
         rethrow_connect_error(target, skipped);
@@ -40,6 +40,10 @@ Link::Link(const PgTarget& target, const std::string& conninfo) {
         throw error(errc::backend,
                     "libpqxx made the connection without handing its libpq handle to sqlock [" +
                         target.redact.url() + "]");
+    const char* host = PQhost(raw_);
+    const char* hostaddr = PQhostaddr(raw_);
+    const char* port = PQport(raw_);
+    target.note_served_by({host ? host : "", hostaddr ? hostaddr : "", port ? port : ""});
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     // Deprecated in libpqxx 6 because 7 removed reactivation altogether,

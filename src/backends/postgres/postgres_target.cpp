@@ -52,4 +52,18 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
                          : quote_table_name(table.substr(0, dot)) + "." + quoted_index;
 }
 
+void PgTarget::note_served_by(ServedHost entry) const {
+    const std::lock_guard<std::mutex> guard(served_by_mutex_);
+    served_by_ = std::move(entry);
+}
+
+std::string PgTarget::served_first(const std::string& conninfo) const {
+    std::optional<ServedHost> first;
+    {
+        const std::lock_guard<std::mutex> guard(served_by_mutex_);
+        first = served_by_;
+    }
+    return first ? with_host_first(conninfo, *first) : conninfo;
+}
+
 }  // namespace sqlock::detail::postgres

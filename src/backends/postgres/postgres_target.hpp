@@ -3,9 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "loading/url.hpp"
+#include "postgres_conninfo.hpp"
 #include "postgres_pooler.hpp"
 #include "postgres_redactor.hpp"
 #include "sqlock/duration.hpp"
@@ -30,6 +33,16 @@ struct PgTarget {
     /// the pooled path. Thread-safe.
     void note_transaction_pooling() const noexcept { pooling_seen_.store(true); }
 
+    /// The host list's entry that served this Locker's last connection:
+    /// with target_session_attrs, the server of the kind asked for that was
+    /// found last. The next connection asks it first (with_host_first()):
+    /// a host listed before it that does not answer, such as a frozen
+    /// standby, then costs no connect_timeout per connection, which a
+    /// renewal's budget could not afford. Thread-safe.
+    void note_served_by(ServedHost entry) const;
+    /// `conninfo` with that entry first.
+    std::string served_first(const std::string& conninfo) const;
+
     PoolMode pool_mode;          // from the URL's `pooler` parameter
     DatabaseUrl url;             // url.original goes to libpq as it is (without `pooler`)
     std::string table;           // as given: "locks" or "ops.locks"
@@ -48,6 +61,8 @@ struct PgTarget {
 
   private:
     mutable std::atomic<bool> pooling_seen_{false};
+    mutable std::mutex served_by_mutex_;
+    mutable std::optional<ServedHost> served_by_;
 };
 
 /// The expiry index name for a table basename: "<basename>_expires_idx",
