@@ -5,11 +5,11 @@
 // an exit code (exit_codes.hpp): nothing escapes as an uncaught exception.
 #include <cxxopts.hpp>
 
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "exit_codes.hpp"
-#include "output.hpp"
-#include "password_scrub.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/output.hpp"
+#include "common/password_scrub.hpp"
 #include "sqlock/backends.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/error.hpp"

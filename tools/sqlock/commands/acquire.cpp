@@ -4,13 +4,13 @@
 
 #include <cstdio>
 
-#include "acquisition.hpp"
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
+#include "run/acquisition.hpp"
 
 namespace sqlock_cli {
 

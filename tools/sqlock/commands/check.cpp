@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "local_windows.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/local_windows.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
 
 namespace sqlock_cli {
 

@@ -1,10 +1,10 @@
 // The command registry, and `sqlock help [COMMAND]`.
-#include "commands.hpp"
+#include "common/commands.hpp"
 
 #include <algorithm>
 
-#include "command_line.hpp"
-#include "exit_codes.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
 
 namespace sqlock_cli {
 

@@ -3,11 +3,11 @@
 // clock difference), and one line for each problem found in the setup.
 #include <algorithm>
 
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

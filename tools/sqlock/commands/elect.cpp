@@ -1,10 +1,10 @@
 // sqlock elect NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]: `run` as
 // a leader. Campaigns for NAME (waiting without a time limit unless --wait
 // says otherwise), publishes the value, then runs COMMAND as `run` does.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "option_values.hpp"
-#include "run_session.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/option_values.hpp"
+#include "run/run_session.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

@@ -1,10 +1,10 @@
 // sqlock init: create the lock table and its index (idempotent). Needed
 // once per database other than the embedded default, which is created on
 // first use.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
 
 namespace sqlock_cli {
 

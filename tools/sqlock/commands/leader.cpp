@@ -2,13 +2,13 @@
 // Locker::campaign), and with --watch one line per change until interrupted.
 #include <optional>
 
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
-#include "signals.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
+#include "run/signals.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

@@ -1,9 +1,9 @@
 // sqlock list [PREFIX] and sqlock show NAME: what is held, by whom, until when.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
 
 namespace sqlock_cli {
 

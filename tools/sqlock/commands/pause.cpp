@@ -1,11 +1,11 @@
 // sqlock pause NAME [--for DUR] [--reason TEXT] and sqlock resume NAME: stop
 // `sqlock run NAME` from running the job on every host, and let it run again.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
 
 namespace sqlock_cli {
 

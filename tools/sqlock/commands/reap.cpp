@@ -4,12 +4,12 @@
 // space and keeps `list` short. Every batch is its own short transaction, so
 // running it from cron on every host at once is safe: each row is deleted by
 // exactly one.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
 
 namespace sqlock_cli {
 

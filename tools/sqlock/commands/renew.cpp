@@ -1,11 +1,11 @@
 // sqlock renew NAME: extend the lease of a lock taken by `sqlock acquire`,
 // by its owner token, for maintenance that runs longer than planned.
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/database.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
 
 namespace sqlock_cli {
 

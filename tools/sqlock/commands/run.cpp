@@ -9,15 +9,15 @@
 #include <chrono>
 #include <optional>
 
-#include "after_chain.hpp"
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "event_log.hpp"
-#include "exit_codes.hpp"
-#include "local_windows.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
-#include "run_session.hpp"
+#include "common/command_line.hpp"
+#include "common/commands.hpp"
+#include "common/event_log.hpp"
+#include "common/exit_codes.hpp"
+#include "common/local_windows.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
+#include "run/after_chain.hpp"
+#include "run/run_session.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

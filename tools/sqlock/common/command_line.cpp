@@ -1,10 +1,10 @@
-#include "command_line.hpp"
+#include "common/command_line.hpp"
 
 #include <cstring>
 
-#include "exit_codes.hpp"
-#include "option_values.hpp"
-#include "password_scrub.hpp"
+#include "common/exit_codes.hpp"
+#include "common/option_values.hpp"
+#include "common/password_scrub.hpp"
 #include "sqlock/config.hpp"
 
 namespace sqlock_cli {

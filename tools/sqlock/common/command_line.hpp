@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
-#include "output.hpp"
+#include "common/commands.hpp"
+#include "common/output.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock_cli {

@@ -1,4 +1,4 @@
-#include "database.hpp"
+#include "common/database.hpp"
 
 namespace sqlock_cli {
 

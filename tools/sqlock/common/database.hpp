@@ -1,7 +1,7 @@
 // Opening the lock table named by the global options.
 #pragma once
 
-#include "command_line.hpp"
+#include "common/command_line.hpp"
 #include "sqlock/locker.hpp"
 
 namespace sqlock_cli {

@@ -1,4 +1,4 @@
-#include "event_log.hpp"
+#include "common/event_log.hpp"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
 
 namespace sqlock_cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "exit_codes.hpp"
-#include "output.hpp"
+#include "common/exit_codes.hpp"
+#include "common/output.hpp"
 
 namespace sqlock_cli {
 

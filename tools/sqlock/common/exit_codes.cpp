@@ -1,4 +1,4 @@
-#include "exit_codes.hpp"
+#include "common/exit_codes.hpp"
 
 namespace sqlock_cli {
 

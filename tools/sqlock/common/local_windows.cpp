@@ -1,4 +1,4 @@
-#include "local_windows.hpp"
+#include "common/local_windows.hpp"
 
 #include <date/tz.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "exit_codes.hpp"
+#include "common/exit_codes.hpp"
 #include "sqlock/duration.hpp"
 #include "text.hpp"
 

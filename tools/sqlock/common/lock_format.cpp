@@ -1,4 +1,4 @@
-#include "lock_format.hpp"
+#include "common/lock_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "output.hpp"
-#include "signals.hpp"
+#include "common/output.hpp"
+#include "run/signals.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock_cli {

@@ -1,12 +1,12 @@
-#include "option_values.hpp"
+#include "common/option_values.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 
-#include "exit_codes.hpp"
-#include "output.hpp"
+#include "common/exit_codes.hpp"
+#include "common/output.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/locker.hpp"
 

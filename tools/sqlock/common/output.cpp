@@ -1,4 +1,4 @@
-#include "output.hpp"
+#include "common/output.hpp"
 
 #include <unistd.h>
 

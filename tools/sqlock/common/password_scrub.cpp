@@ -1,4 +1,4 @@
-#include "password_scrub.hpp"
+#include "common/password_scrub.hpp"
 
 #include <cstring>
 

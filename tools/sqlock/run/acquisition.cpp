@@ -1,4 +1,4 @@
-#include "acquisition.hpp"
+#include "run/acquisition.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "signals.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "run/signals.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

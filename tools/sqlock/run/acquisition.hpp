@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "output.hpp"
+#include "common/output.hpp"
 #include "sqlock/locker.hpp"
 
 namespace sqlock_cli {

@@ -1,12 +1,12 @@
-#include "after_chain.hpp"
+#include "run/after_chain.hpp"
 
 #include <algorithm>
 
-#include "command_line.hpp"
-#include "exit_codes.hpp"
-#include "lock_format.hpp"
-#include "option_values.hpp"
-#include "run_session.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
+#include "common/lock_format.hpp"
+#include "common/option_values.hpp"
+#include "run/run_session.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

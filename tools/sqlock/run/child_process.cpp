@@ -1,4 +1,4 @@
-#include "child_process.hpp"
+#include "run/child_process.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,8 +15,8 @@
 #include <sys/prctl.h>
 #endif
 
-#include "exit_codes.hpp"
-#include "output.hpp"
+#include "common/exit_codes.hpp"
+#include "common/output.hpp"
 
 extern char** environ;
 

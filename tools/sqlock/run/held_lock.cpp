@@ -1,9 +1,9 @@
-#include "held_lock.hpp"
+#include "run/held_lock.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "acquisition.hpp"
-#include "output.hpp"
+#include "common/output.hpp"
+#include "run/acquisition.hpp"
 
 namespace sqlock_cli {
 

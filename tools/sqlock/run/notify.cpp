@@ -1,4 +1,4 @@
-#include "notify.hpp"
+#include "run/notify.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <thread>
 
-#include "child_process.hpp"
-#include "signals.hpp"
+#include "run/child_process.hpp"
+#include "run/signals.hpp"
 #include "sqlock/duration.hpp"
 #include "text.hpp"
 

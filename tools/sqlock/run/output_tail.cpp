@@ -1,4 +1,4 @@
-#include "output_tail.hpp"
+#include "run/output_tail.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "process_tree.hpp"
+#include "run/process_tree.hpp"
 
 #include <dirent.h>
 #include <signal.h>

@@ -1,11 +1,11 @@
-#include "run_outcome.hpp"
+#include "run/run_outcome.hpp"
 
 #include <sys/wait.h>
 
 #include <algorithm>
 
-#include "exit_codes.hpp"
-#include "supervisor.hpp"
+#include "common/exit_codes.hpp"
+#include "run/supervisor.hpp"
 
 namespace sqlock_cli {
 

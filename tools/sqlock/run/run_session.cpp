@@ -1,4 +1,4 @@
-#include "run_session.hpp"
+#include "run/run_session.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,13 +12,13 @@
 #include <thread>
 #include <utility>
 
-#include "after_chain.hpp"
-#include "database.hpp"
-#include "local_windows.hpp"
-#include "lock_format.hpp"
-#include "notify.hpp"
-#include "output.hpp"
-#include "process_tree.hpp"
+#include "common/database.hpp"
+#include "common/local_windows.hpp"
+#include "common/lock_format.hpp"
+#include "common/output.hpp"
+#include "run/after_chain.hpp"
+#include "run/notify.hpp"
+#include "run/process_tree.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

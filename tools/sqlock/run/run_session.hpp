@@ -19,17 +19,17 @@
 #include <string>
 #include <vector>
 
-#include "acquisition.hpp"
-#include "child_process.hpp"
-#include "command_line.hpp"
-#include "event_log.hpp"
-#include "exit_codes.hpp"
-#include "held_lock.hpp"
-#include "output_tail.hpp"
-#include "run_outcome.hpp"
-#include "signals.hpp"
+#include "common/command_line.hpp"
+#include "common/event_log.hpp"
+#include "common/exit_codes.hpp"
+#include "run/acquisition.hpp"
+#include "run/child_process.hpp"
+#include "run/held_lock.hpp"
+#include "run/output_tail.hpp"
+#include "run/run_outcome.hpp"
+#include "run/signals.hpp"
+#include "run/supervisor.hpp"
 #include "sqlock/locker.hpp"
-#include "supervisor.hpp"
 
 namespace date {
 class time_zone;

@@ -1,4 +1,4 @@
-#include "signals.hpp"
+#include "run/signals.hpp"
 
 #include <cerrno>
 #include <ctime>

@@ -1,4 +1,4 @@
-#include "supervisor.hpp"
+#include "run/supervisor.hpp"
 
 #include <sys/wait.h>
 
@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <optional>
 
-#include "process_tree.hpp"
+#include "run/process_tree.hpp"
 
 namespace sqlock_cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <optional>
 
-#include "child_process.hpp"
-#include "signals.hpp"
+#include "run/child_process.hpp"
+#include "run/signals.hpp"
 
 namespace sqlock_cli {
 
