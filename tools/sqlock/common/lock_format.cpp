@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "common/output.hpp"
-#include "run/signals.hpp"
+#include "common/signal_name.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock_cli {

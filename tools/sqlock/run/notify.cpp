@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/signal_name.hpp"
 #include "run/child_process.hpp"
 #include "run/signals.hpp"
 #include "sqlock/duration.hpp"

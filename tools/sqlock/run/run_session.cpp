@@ -16,6 +16,7 @@
 #include "common/local_windows.hpp"
 #include "common/lock_format.hpp"
 #include "common/output.hpp"
+#include "common/signal_name.hpp"
 #include "run/after_chain.hpp"
 #include "run/notify.hpp"
 #include "run/process_tree.hpp"

@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <optional>
-#include <string>
 
 namespace sqlock_cli {
 
@@ -58,8 +57,5 @@ class SignalRelay {
 /// process group (Ctrl-C, Ctrl-\, terminal hangup), which the command, in
 /// sqlock's process group, received too.
 bool from_terminal(const siginfo_t& info) noexcept;
-
-/// "SIGTERM", "SIGINT", ...; "signal N" for others.
-std::string signal_name(int signo);
 
 }  // namespace sqlock_cli
