@@ -11,7 +11,6 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/signal_name.hpp"
-#include "run/signals.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

@@ -11,7 +11,6 @@
 
 #include "common/signal_name.hpp"
 #include "run/child_process.hpp"
-#include "run/signals.hpp"
 #include "sqlock/duration.hpp"
 #include "text.hpp"
 
