@@ -5,6 +5,7 @@
 #include "common/commands.hpp"
 #include "common/option_values.hpp"
 #include "run/run_session.hpp"
+#include "run/run_settings.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

@@ -43,9 +43,6 @@ std::string did_you_mean(const std::string& word);
 
 // The commands, each defined in its own file.
 void add_run_options(cxxopts::Options& options, const std::string& group);
-/// The options `run` and `elect` share (add_run_options adds them and
-/// run's own: --splay, --notify...).
-void add_job_options(cxxopts::Options& options, const std::string& group);
 int run_run(Invocation& inv);
 extern const char* const run_details;
 

@@ -6,7 +6,7 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
-#include "run/run_session.hpp"
+#include "run/run_settings.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {

@@ -1069,4 +1069,41 @@ void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
     }
 }
 
+std::string this_host() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return sqlock::text::printable(name);
+}
+
+int run_guarded(Invocation& inv, const std::function<RunSettings(const Invocation&)>& parse) {
+    const log_format format = log_format_option(inv.options);
+    nlohmann::ordered_json context = nlohmann::ordered_json::object();
+    if (!inv.args.empty()) context["name"] = sqlock::text::printable(inv.args[0]);
+    context["host"] = this_host();
+    context["pid"] = static_cast<long>(::getpid());
+    EventLog log(inv.out, format, std::move(context));
+    // A release the Lock's destructor makes (on a way out that skipped the
+    // explicit one) reports through Output too: in JSON, as an event.
+    const sqlock::release_error_handler previous =
+        sqlock::set_release_error_handler([](const sqlock::error& e) {
+            Output::error(std::string("releasing the lock failed: ") + e.what());
+        });
+    struct Restore {
+        const sqlock::release_error_handler& handler;
+        ~Restore() { sqlock::set_release_error_handler(handler); }
+    } restore{previous};
+    // Every way out of a run that is not the command's own status is one
+    // event (JSON) or one line (text, printed by main).
+    try {
+        RunSettings s = parse(inv);
+        RunSession session(inv, s, log);
+        return session.run();
+    } catch (const cli_error& e) {
+        throw log.ending(event_level::error, "error", e.code(), e.what(), {}, e.quiet_ok());
+    } catch (const sqlock::error& e) {
+        throw log.ending(event_level::error, "error", exit_code_for(e.category()), e.what(),
+                         {{"category", sqlock::to_string(e.category())}});
+    }
+}
+
 }  // namespace sqlock_cli

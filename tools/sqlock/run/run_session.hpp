@@ -7,7 +7,7 @@
 //   finish     record the end in the run history, release the lock.
 // A way out before the job runs releases the lock in one place
 // (RunSession::leave_early). The exit status after the job ran is
-// run_outcome.hpp's pure function. cmd_run.cpp parses the options.
+// run_outcome.hpp's pure function; what it was asked to do, run_settings.hpp.
 #pragma once
 
 #include <atomic>
@@ -27,62 +27,15 @@
 #include "run/held_lock.hpp"
 #include "run/output_tail.hpp"
 #include "run/run_outcome.hpp"
+#include "run/run_settings.hpp"
 #include "run/signals.hpp"
 #include "run/supervisor.hpp"
 #include "sqlock/locker.hpp"
 
-namespace date {
-class time_zone;
-}
-
 namespace sqlock_cli {
-
-/// What `run` was asked to do, from its options (cmd_run.cpp).
-struct RunSettings {
-    AcquireRequest request;
-    bool terminate_on_lost = true;
-    std::chrono::milliseconds grace{10000};
-    std::chrono::milliseconds margin{200};
-    /// --max-runtime: the job is stopped this long after it started.
-    std::optional<std::chrono::milliseconds> max_runtime;
-    int conflict_code = exit_code::busy;
-    std::vector<std::string> command;
-    std::string program;  ///< what the history, the row and the events call it (argv[0])
-    bool history = true;
-    std::optional<sqlock::duration> once_per;  ///< the window, with --once-per
-    sqlock::duration once_per_offset{};
-    bool once_per_any_outcome = false;
-    /// --tz (or $SQLOCK_TZ): --once-per windows in this zone, from its local
-    /// midnight (local_windows.hpp); null: UTC, from the epoch.
-    const date::time_zone* tz = nullptr;
-    /// --splay: wait a random time below this before asking for the lock.
-    std::chrono::milliseconds splay{0};
-    /// --retry: how many more attempts a job that failed by itself gets,
-    /// the lock held throughout; --retry-delay, the first wait.
-    int retries = 0;
-    std::chrono::milliseconds retry_delay{10000};
-    /// --notify: shell commands run at the job's start and end (notify.hpp).
-    std::vector<std::string> notify;
-    bool notify_output = false;  ///< --notify-output: a file with the output's tail
-    bool notify_skips = false;   ///< --notify-skips: a `skip` event too
-    std::chrono::milliseconds notify_timeout{10000};
-    /// --after: the jobs whose last run must have succeeded, within
-    /// --after-within (else since the --once-per window's start).
-    std::vector<std::string> after;
-    std::optional<sqlock::duration> after_within;
-};
-
-/// `run`'s options (cmd_run.cpp) as settings; `command` ("run", "elect")
-/// and its `usage` line for the messages. Throws usage_error.
-RunSettings parse_run_settings(const Invocation& inv, const std::string& command,
-                               const std::string& usage);
 
 /// This host's name, printable.
 std::string this_host();
-
-/// `run`'s own options (not `elect`'s): --splay and the --notify family,
-/// into `s`. Throws usage_error.
-void parse_cron_settings(const cxxopts::ParseResult& o, RunSettings& s);
 
 /// A guarded job from start to exit status: the JSON log's context, the
 /// release error handler, the settings from `parse` (called within, so
