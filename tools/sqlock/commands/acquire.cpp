@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
@@ -13,6 +13,10 @@
 #include "run/acquisition.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const acquire_usage =
+    "NAME [NAME...] [--expires DUR] [--wait DUR] [--slots N] [--json]";
 
 const char* const acquire_details =
     "Takes lock NAME and leaves it held when sqlock exits, until it is released with\n"
@@ -35,8 +39,6 @@ void add_acquire_options(cxxopts::Options& options, const std::string& group) {
     add("shared", "Take NAME shared: beside other shared holders, never beside an exclusive one");
     add("json", "Print JSON instead of shell assignments");
 }
-
-namespace {
 
 // 'text' for a POSIX shell: single quotes, with ' written as '\''.
 std::string shell_quoted(const std::string& text) {
@@ -88,8 +90,6 @@ int acquire_set_and_leave(Invocation& inv, const AcquireRequest& request, bool j
     set.detach();
     return exit_code::ok;
 }
-
-}  // namespace
 
 int run_acquire(Invocation& inv) {
     if (inv.args.empty())
@@ -159,6 +159,17 @@ int run_acquire(Invocation& inv) {
     // by --force, or when its lease runs out.
     lock.detach();
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command acquire_command() {
+    return {"acquire",
+            acquire_usage,
+            "take lock NAME and leave it held (maintenance windows)",
+            acquire_details,
+            add_acquire_options,
+            run_acquire};
 }
 
 }  // namespace sqlock_cli

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/local_windows.hpp"
@@ -15,6 +15,9 @@
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const check_usage = "NAME --max-age DUR [--json]";
 
 const char* const check_details =
     "A monitoring plugin (Nagios, Icinga, Sensu): looks at the runs `sqlock run` recorded\n"
@@ -47,8 +50,6 @@ void add_check_options(cxxopts::Options& options, const std::string& group) {
     add("tz", "Write times in time zone ZONE (e.g. Europe/Berlin); default $SQLOCK_TZ, else UTC",
         cxxopts::value<std::string>(), "ZONE");
 }
-
-namespace {
 
 constexpr int plugin_ok = 0, plugin_warning = 1, plugin_critical = 2, plugin_unknown = 3;
 const char* const state_names[] = {"OK", "WARNING", "CRITICAL", "UNKNOWN"};
@@ -182,8 +183,6 @@ std::string plugin_line(int state, const std::string& text) {
     return std::string("SQLOCK ") + state_names[state] + " - " + shown;
 }
 
-}  // namespace
-
 int report_check_failure(const std::string& message, bool json) {
     if (json)
         Output::data(json_text({{"status", state_names[plugin_unknown]},
@@ -196,9 +195,10 @@ int report_check_failure(const std::string& message, bool json) {
 }
 
 int run_check(Invocation& inv) {
-    const std::string usage = "usage: sqlock check NAME --max-age DUR [--json]";
-    if (inv.args.size() != 1) throw usage_error("check takes one lock name; " + usage);
-    if (!inv.options.count("max-age")) throw usage_error("check needs --max-age DUR; " + usage);
+    if (inv.args.size() != 1)
+        throw usage_error("check takes one lock name; " + usage_line("check", check_usage));
+    if (!inv.options.count("max-age"))
+        throw usage_error("check needs --max-age DUR; " + usage_line("check", check_usage));
     const sqlock::duration max_age =
         duration_option(inv.options, "max-age", duration_kind::positive);
     const std::string& name = inv.args[0];
@@ -235,6 +235,19 @@ int run_check(Invocation& inv) {
         Output::data(line);
     }
     return v.state;
+}
+
+}  // namespace
+
+Command check_command() {
+    return {"check",
+            check_usage,
+            "monitoring plugin: did NAME's last run succeed within DUR? (exit 0-3)",
+            check_details,
+            add_check_options,
+            run_check,
+            false,
+            report_check_failure};
 }
 
 }  // namespace sqlock_cli

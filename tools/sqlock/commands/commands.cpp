@@ -1,67 +1,18 @@
-// The command registry, and `sqlock help [COMMAND]`.
-#include "common/commands.hpp"
+// The command table (as git.c's commands[]): every command, in the order
+// `sqlock --help` lists them, and finding one by name.
+#include "commands/commands.hpp"
 
 #include <algorithm>
-
-#include "common/command_line.hpp"
-#include "common/exit_codes.hpp"
 
 namespace sqlock_cli {
 
 const std::vector<Command>& commands() {
-    static const std::vector<Command> list = [] {
-        std::vector<Command> c;
-        c.push_back({"run", "NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]",
-                     "run COMMAND while holding lock NAME (several: all at once)",
-                     std::string(run_details) + "\n" + exit_code_help(), add_run_options, run_run,
-                     true});
-        c.push_back(
-            {"elect", "NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]",
-             "run COMMAND as the leader of NAME: one host at a time, the others standing by",
-             std::string(elect_details) + "\n" + exit_code_help(), add_elect_options, run_elect,
-             true});
-        c.push_back({"leader", "NAME [--watch] [--json]",
-                     "show who leads NAME; with --watch, each change; exits 1 if nobody leads",
-                     leader_details, add_leader_options, run_leader, false});
-        c.push_back({"acquire", "NAME [NAME...] [--expires DUR] [--wait DUR] [--slots N] [--json]",
-                     "take lock NAME and leave it held (maintenance windows)", acquire_details,
-                     add_acquire_options, run_acquire, false});
-        c.push_back({"release", "NAME [NAME...] [--token TOKEN | --force]",
-                     "release a lock by its owner token, or anyone's with --force", release_details,
-                     add_release_options, run_release, false});
-        c.push_back({"renew", "NAME [--token TOKEN] [--expires DUR]",
-                     "extend the lease of a lock taken with `acquire`", renew_details,
-                     add_renew_options, run_renew, false});
-        c.push_back({"list", "[PREFIX] [--held | --expired] [--json]",
-                     "list the locks (whose names start with PREFIX)", "", add_list_options,
-                     run_list, false});
-        c.push_back({"show", "NAME [--json]", "show one lock; exits 1 if it is not held", "",
-                     add_show_options, run_show, false});
-        c.push_back({"history", "[NAME] [--since DUR] [--limit N] [--json]",
-                     "show the runs `run` recorded, newest first", history_details,
-                     add_history_options, run_history, false});
-        c.push_back({"pause", "NAME [--for DUR] [--reason TEXT]",
-                     "pause job NAME on every host: `run NAME` does not run it (exit 80)",
-                     pause_details, add_pause_options, run_pause, false});
-        c.push_back({"resume", "NAME", "end the pause of job NAME; exits 1 if it was not paused",
-                     resume_details, nullptr, run_resume, false});
-        c.push_back({"check", "NAME --max-age DUR [--json]",
-                     "monitoring plugin: did NAME's last run succeed within DUR? (exit 0-3)",
-                     check_details, add_check_options, run_check, false, report_check_failure});
-        c.push_back({"metrics", "[--max-names N]",
-                     "the locks and the run history in the Prometheus text format", metrics_details,
-                     add_metrics_options, run_metrics, false});
-        c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
-                     "delete expired locks, old run history and ended pauses (cron-safe)",
-                     reap_details, add_reap_options, run_reap, false});
-        c.push_back(
-            {"init", "", "create the lock table (idempotent)", "", nullptr, run_init, false});
-        c.push_back({"doctor", "[--json]",
-                     "check the way to the database: server, pooler, wake-ups, clock, tables",
-                     doctor_details, add_doctor_options, run_doctor, false});
-        c.push_back({"help", "[COMMAND]", "show help for COMMAND", "", nullptr, run_help, false});
-        return c;
-    }();
+    static const std::vector<Command> list = {
+        run_command(),    elect_command(), leader_command(),  acquire_command(), release_command(),
+        renew_command(),  list_command(),  show_command(),    history_command(), pause_command(),
+        resume_command(), check_command(), metrics_command(), reap_command(),    init_command(),
+        doctor_command(), help_command(),
+    };
     return list;
 }
 
@@ -107,18 +58,8 @@ std::string did_you_mean(const std::string& word) {
     return " (did you mean `sqlock " + best->name + "`?)";
 }
 
-int run_help(Invocation& inv) {
-    if (inv.args.empty()) {
-        Output::data(general_help());
-        return exit_code::ok;
-    }
-    if (inv.args.size() > 1) throw usage_error("usage: sqlock help [COMMAND]");
-    const Command* command = find_command(inv.args[0]);
-    if (!command)
-        throw usage_error("unknown command " + in_quotes(inv.args[0]) + did_you_mean(inv.args[0]) +
-                          "; see `sqlock --help` for the list");
-    Output::data(command_help(*command));
-    return exit_code::ok;
+std::string usage_line(const std::string& name, const std::string& usage) {
+    return "usage: sqlock " + name + (usage.empty() ? "" : " " + usage);
 }
 
 }  // namespace sqlock_cli

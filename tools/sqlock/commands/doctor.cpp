@@ -3,14 +3,17 @@
 // clock difference), and one line for each problem found in the setup.
 #include <algorithm>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const doctor_usage = "[--json]";
 
 const char* const doctor_details =
     "Read-only: probes the database on connections of its own and changes\n"
@@ -44,6 +47,17 @@ int run_doctor(Invocation& inv) {
     }
     for (const auto& p : d.problems) Output::error("problem: " + p);
     return d.problems.empty() ? exit_code::ok : exit_code::configuration;
+}
+
+}  // namespace
+
+Command doctor_command() {
+    return {"doctor",
+            doctor_usage,
+            "check the way to the database: server, pooler, wake-ups, clock, tables",
+            doctor_details,
+            add_doctor_options,
+            run_doctor};
 }
 
 }  // namespace sqlock_cli

@@ -1,14 +1,17 @@
 // sqlock elect NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]: `run` as
 // a leader. Campaigns for NAME (waiting without a time limit unless --wait
 // says otherwise), publishes the value, then runs COMMAND as `run` does.
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/option_values.hpp"
 #include "run/run_session.hpp"
 #include "run/run_settings.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const elect_usage = "NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]";
 
 const char* const elect_details =
     "Runs COMMAND as the leader of NAME: one host at a time among those that run\n"
@@ -42,30 +45,37 @@ void add_elect_options(cxxopts::Options& options, const std::string& group) {
                                cxxopts::value<std::string>(), "TEXT");
 }
 
-namespace {
-
 RunSettings parse_elect_settings(const Invocation& inv) {
-    const std::string usage =
-        "usage: sqlock elect NAME [--value TEXT] [OPTIONS] -- COMMAND [ARGS...]";
+    const std::string line = usage_line("elect", elect_usage);
     const auto& o = inv.options;
     if (inv.args.size() > 1)
         throw usage_error("elect leads one name, got " + std::to_string(inv.args.size()) + "; " +
-                          usage);
+                          line);
     for (const char* option : {"slots", "shared", "once-per"})
         if (o.count(option))
             throw usage_error(std::string("--") + option + " does not go with elect: a leader " +
                               "holds its name alone, for as long as its job runs");
-    RunSettings s = parse_run_settings(inv, "elect", usage);
+    RunSettings s = parse_run_settings(inv, "elect", line);
     // A standby waits for its turn, however long the leader leads.
     if (!o.count("wait") && !o.count("nonblock")) s.request.wait_forever = true;
     s.request.leader_value = o.count("value") ? string_option(o, "value") : std::string();
     return s;
 }
 
-}  // namespace
-
 int run_elect(Invocation& inv) {
     return run_guarded(inv, parse_elect_settings);
+}
+
+}  // namespace
+
+Command elect_command() {
+    return {"elect",
+            elect_usage,
+            "run COMMAND as the leader of NAME: one host at a time, the others standing by",
+            std::string(elect_details) + "\n" + exit_code_help(),
+            add_elect_options,
+            run_elect,
+            true};
 }
 
 }  // namespace sqlock_cli

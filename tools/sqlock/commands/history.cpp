@@ -1,17 +1,19 @@
 // sqlock history [NAME] [--since DUR] [--limit N] [--json]: the runs that
 // `sqlock run` recorded, newest first.
-
 #include <date/tz.h>
-#include "common/command_line.hpp"
-#include "common/commands.hpp"
-#include "common/database.hpp"
 
+#include "commands/commands.hpp"
+#include "common/command_line.hpp"
+#include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/local_windows.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const history_usage = "[NAME] [--since DUR] [--limit N] [--json]";
 
 const char* const history_details =
     "Each run of `sqlock run` is recorded when it starts (outcome running) and when it\n"
@@ -41,8 +43,6 @@ void add_history_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "ZONE");
 }
 
-namespace {
-
 std::string run_table(const std::vector<sqlock::RunRecord>& runs, const date::time_zone* zone) {
     std::vector<std::vector<std::string>> cells;
     cells.push_back({zone ? "STARTED (" + std::string(zone->name()) + ")" : "STARTED (UTC)",
@@ -58,11 +58,10 @@ std::string run_table(const std::vector<sqlock::RunRecord>& runs, const date::ti
     return aligned_columns(cells);
 }
 
-}  // namespace
-
 int run_history(Invocation& inv) {
-    const std::string usage = "usage: sqlock history [NAME] [--since DUR] [--limit N] [--json]";
-    if (inv.args.size() > 1) throw usage_error("history takes at most one lock name; " + usage);
+    if (inv.args.size() > 1)
+        throw usage_error("history takes at most one lock name; " +
+                          usage_line("history", history_usage));
     sqlock::HistoryQuery query;
     if (!inv.args.empty()) query.name = inv.args[0];
     if (inv.options.count("since"))
@@ -94,6 +93,13 @@ int run_history(Invocation& inv) {
         Output::data(run_table(runs, zone));
     }
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command history_command() {
+    return {"history",       history_usage,       "show the runs `run` recorded, newest first",
+            history_details, add_history_options, run_history};
 }
 
 }  // namespace sqlock_cli

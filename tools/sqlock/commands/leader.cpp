@@ -2,8 +2,8 @@
 // Locker::campaign), and with --watch one line per change until interrupted.
 #include <optional>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
@@ -12,6 +12,9 @@
 #include "text.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const leader_usage = "NAME [--watch] [--json]";
 
 const char* const leader_details =
     "Says who leads NAME: the host and process whose `sqlock elect NAME` (or\n"
@@ -43,8 +46,6 @@ void add_leader_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "DUR");
     add("json", "Print JSON (one object per line) instead of text");
 }
-
-namespace {
 
 nlohmann::ordered_json event_json(const std::string& name, const sqlock::LeaderEvent& e) {
     nlohmann::ordered_json j;
@@ -111,11 +112,9 @@ int watch(Invocation& inv, SignalRelay& signals, sqlock::Locker& locker, const s
     }
 }
 
-}  // namespace
-
 int run_leader(Invocation& inv) {
-    const std::string usage = "usage: sqlock leader NAME [--watch] [--json]";
-    if (inv.args.size() != 1) throw usage_error("leader needs exactly one name; " + usage);
+    if (inv.args.size() != 1)
+        throw usage_error("leader needs exactly one name; " + usage_line("leader", leader_usage));
     if (inv.options.count("poll") && !inv.options.count("watch"))
         throw usage_error("--poll goes with --watch");
     const std::string& name = inv.args[0];
@@ -130,6 +129,17 @@ int run_leader(Invocation& inv) {
     e.leader = leader;
     print(inv, name, e);
     return leader ? exit_code::ok : exit_code::not_held;
+}
+
+}  // namespace
+
+Command leader_command() {
+    return {"leader",
+            leader_usage,
+            "show who leads NAME; with --watch, each change; exits 1 if nobody leads",
+            leader_details,
+            add_leader_options,
+            run_leader};
 }
 
 }  // namespace sqlock_cli

@@ -1,11 +1,14 @@
-// sqlock list [PREFIX] and sqlock show NAME: what is held, by whom, until when.
+// sqlock list [PREFIX]: what is held, by whom, until when, and the paused jobs.
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const list_usage = "[PREFIX] [--held | --expired] [--json]";
 
 void add_list_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
@@ -14,13 +17,9 @@ void add_list_options(cxxopts::Options& options, const std::string& group) {
     add("json", "Print JSON (for scripts) instead of text");
 }
 
-void add_show_options(cxxopts::Options& options, const std::string& group) {
-    options.add_options(group)("json", "Print JSON (for scripts) instead of text");
-}
-
 int run_list(Invocation& inv) {
-    const std::string usage = "usage: sqlock list [PREFIX] [--held | --expired] [--json]";
-    if (inv.args.size() > 1) throw usage_error("list takes at most one prefix; " + usage);
+    if (inv.args.size() > 1)
+        throw usage_error("list takes at most one prefix; " + usage_line("list", list_usage));
     const bool held = inv.options.count("held") > 0, expired = inv.options.count("expired") > 0;
     if (held && expired) throw usage_error("--held and --expired contradict each other");
     const std::string prefix = inv.args.empty() ? "" : inv.args[0];
@@ -75,48 +74,11 @@ int run_list(Invocation& inv) {
     return exit_code::ok;
 }
 
-int run_show(Invocation& inv) {
-    if (inv.args.size() != 1)
-        throw usage_error("show needs exactly one lock name; usage: sqlock show NAME [--json]");
-    const std::string& name = inv.args[0];
-    sqlock::Locker locker = open_locker(inv.global);
-    auto row = locker.show(name);
-    if (!row && inv.options.count("json")) Output::data("null");  // parses, like the object
-    if (!row) {
-        const std::string db = at_database(locker.url());
-        // A semaphore's rows are "name#N": point there instead of saying "free".
-        auto slots = locker.list(name + "#");
-        if (!slots.empty())
-            inv.out.note("no lock named " + in_quotes(name) + ", but " +
-                         count_of(slots.size(), "row") + " of semaphore " + in_quotes(name) +
-                         ": see `sqlock list " + pasteable(name + "#") + "`" + db);
-        else
-            inv.out.note("lock " + in_quotes(name) + " is not held" + db);
-        return exit_code::not_held;
-    }
-    if (row->shared_marker() && !row->expired()) {
-        // Held shared: every holder, each its own row.
-        const auto holders = locker.shared_holders(name);
-        if (inv.options.count("json")) {
-            nlohmann::ordered_json list = nlohmann::ordered_json::array();
-            for (const auto& h : holders) list.push_back(lock_json(h));
-            Output::data(json_text(
-                {{"name", name}, {"mode", "shared"}, {"expires", row->expires}, {"holders", list}},
-                true));
-        } else {
-            Output::data("lock " + in_quotes(name) + " is held shared by " +
-                         count_of(holders.size(), "holder") + " (mode shared), until " +
-                         row->expires + " UTC at the latest:\n" + lock_table(holders));
-        }
-        return exit_code::ok;
-    }
-    if (inv.options.count("json"))
-        Output::data(json_text(lock_json(*row), true));
-    else
-        Output::data(lock_details(*row));
-    // An expired row blocks nobody: the lock is not held, whatever the row
-    // still says until it is reaped or taken over.
-    return row->expired() ? exit_code::not_held : exit_code::ok;
+}  // namespace
+
+Command list_command() {
+    return {"list", list_usage,       "list the locks (whose names start with PREFIX)",
+            "",     add_list_options, run_list};
 }
 
 }  // namespace sqlock_cli

@@ -6,14 +6,17 @@
 #include <cstdio>
 #include <map>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const metrics_usage = "[--max-names N]";
 
 const char* const metrics_details =
     "Prints, in the Prometheus text format, per job (NAME, from the run history):\n"
@@ -44,8 +47,6 @@ const char* const metrics_details =
     "Every series has the labels table and (per job or lock) name. Write it atomically for\n"
     "node_exporter's textfile collector, e.g. every minute from cron:\n"
     "  sqlock metrics > DIR/sqlock.prom.$$ && mv DIR/sqlock.prom.$$ DIR/sqlock.prom\n";
-
-namespace {
 
 // A label value as the exposition format wants it: backslash, double quote
 // and line feed escaped; bytes that are not UTF-8 (rows other programs
@@ -96,16 +97,12 @@ std::string number(double value) {
     return buf;
 }
 
-}  // namespace
-
 void add_metrics_options(cxxopts::Options& options, const std::string& group) {
     options.add_options(group)(
         "max-names",
         "Series for at most N lock names (default 100; 0: only the sums); the rest are summed",
         cxxopts::value<std::string>(), "N");
 }
-
-namespace {
 
 // The names that get series of their own: those with waiters first (the
 // longest waited, then the most waiters), then the oldest holds, then by
@@ -210,8 +207,6 @@ std::string lock_series(const sqlock::LockActivity& activity, const std::string&
     return out;
 }
 
-}  // namespace
-
 int run_metrics(Invocation& inv) {
     if (!inv.args.empty())
         throw usage_error(
@@ -310,6 +305,17 @@ int run_metrics(Invocation& inv) {
     out.pop_back();  // Output::data adds the last newline
     Output::data(out);
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command metrics_command() {
+    return {"metrics",
+            metrics_usage,
+            "the locks and the run history in the Prometheus text format",
+            metrics_details,
+            add_metrics_options,
+            run_metrics};
 }
 
 }  // namespace sqlock_cli

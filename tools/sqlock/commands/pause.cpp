@@ -1,13 +1,16 @@
-// sqlock pause NAME [--for DUR] [--reason TEXT] and sqlock resume NAME: stop
-// `sqlock run NAME` from running the job on every host, and let it run again.
+// sqlock pause NAME [--for DUR] [--reason TEXT]: stop `sqlock run NAME`
+// from running the job on every host (until `sqlock resume NAME`).
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const pause_usage = "NAME [--for DUR] [--reason TEXT]";
 
 const char* const pause_details =
     "A paused job is not run on any host: `sqlock run NAME` takes the lock, finds the\n"
@@ -27,10 +30,6 @@ const char* const pause_details =
     "  sqlock pause nightly-backup --for 2d --reason \"storage migration, ticket 4711\"\n"
     "  sqlock resume nightly-backup\n";
 
-const char* const resume_details =
-    "Ends the pause of job NAME on every host: the next `sqlock run NAME` runs it.\n"
-    "Exits 1 (and says so) if NAME was not paused, or its pause had already ended.\n";
-
 void add_pause_options(cxxopts::Options& options, const std::string& group) {
     auto add = options.add_options(group);
     add("for", "End the pause by itself after DUR (database clock); default: until resumed",
@@ -41,9 +40,7 @@ void add_pause_options(cxxopts::Options& options, const std::string& group) {
 
 int run_pause(Invocation& inv) {
     if (inv.args.size() != 1)
-        throw usage_error(
-            "pause needs exactly one job name; usage: sqlock pause NAME [--for DUR] "
-            "[--reason TEXT]");
+        throw usage_error("pause needs exactly one job name; " + usage_line("pause", pause_usage));
     const std::string& name = inv.args[0];
     std::optional<sqlock::duration> for_;
     if (inv.options.count("for"))
@@ -56,16 +53,15 @@ int run_pause(Invocation& inv) {
     return exit_code::ok;
 }
 
-int run_resume(Invocation& inv) {
-    if (inv.args.size() != 1)
-        throw usage_error("resume needs exactly one job name; usage: sqlock resume NAME");
-    const std::string& name = inv.args[0];
-    sqlock::Locker locker = open_locker(inv.global);
-    const std::string db = at_database(locker.url());
-    if (!locker.resume(name))
-        throw cli_error(exit_code::not_paused, "job " + in_quotes(name) + " was not paused" + db);
-    inv.out.result("resumed job " + in_quotes(name) + ": the next `sqlock run` runs it" + db);
-    return exit_code::ok;
+}  // namespace
+
+Command pause_command() {
+    return {"pause",
+            pause_usage,
+            "pause job NAME on every host: `run NAME` does not run it (exit 80)",
+            pause_details,
+            add_pause_options,
+            run_pause};
 }
 
 }  // namespace sqlock_cli

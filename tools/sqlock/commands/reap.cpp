@@ -4,14 +4,17 @@
 // space and keeps `list` short. Every batch is its own short transaction, so
 // running it from cron on every host at once is safe: each row is deleted by
 // exactly one.
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const reap_usage = "[--dry-run] [--history-retention DUR] [--json]";
 
 const char* const reap_details =
     "Also deletes runs of the run history (`sqlock history`) started more than\n"
@@ -35,9 +38,7 @@ void add_reap_options(cxxopts::Options& options, const std::string& group) {
 
 int run_reap(Invocation& inv) {
     if (!inv.args.empty())
-        throw usage_error(
-            "reap takes no arguments; usage: sqlock reap [--dry-run] [--history-retention DUR] "
-            "[--json]");
+        throw usage_error("reap takes no arguments; " + usage_line("reap", reap_usage));
     const bool dry_run = inv.options.count("dry-run") > 0;
     const sqlock::duration retention =
         duration_option(inv.options, "history-retention", duration_kind::positive);
@@ -93,6 +94,17 @@ int run_reap(Invocation& inv) {
                          expiry_phrase(row) + ")");
     }
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command reap_command() {
+    return {"reap",
+            reap_usage,
+            "delete expired locks, old run history and ended pauses (cron-safe)",
+            reap_details,
+            add_reap_options,
+            run_reap};
 }
 
 }  // namespace sqlock_cli

@@ -1,13 +1,16 @@
 // sqlock release NAME: release a lock taken by `sqlock acquire` (by its owner
 // token), or anyone's lock with --force.
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const release_usage = "NAME [NAME...] [--token TOKEN | --force]";
 
 const char* const release_details =
     "Without --force, releases NAME only if its owner token is TOKEN (--token, else\n"
@@ -26,9 +29,7 @@ void add_release_options(cxxopts::Options& options, const std::string& group) {
 
 int run_release(Invocation& inv) {
     if (inv.args.empty())
-        throw usage_error(
-            "release needs a lock name; usage: sqlock release NAME [NAME...] "
-            "[--token TOKEN | --force]");
+        throw usage_error("release needs a lock name; " + usage_line("release", release_usage));
     const bool force = inv.options.count("force") > 0;
     if (force && inv.options.count("token"))
         throw usage_error("use either --token or --force, not both");
@@ -97,6 +98,17 @@ int run_release(Invocation& inv) {
                                         std::to_string(inv.args.size()) +
                                         " locks were not released (said above)" + db);
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command release_command() {
+    return {"release",
+            release_usage,
+            "release a lock by its owner token, or anyone's with --force",
+            release_details,
+            add_release_options,
+            run_release};
 }
 
 }  // namespace sqlock_cli

@@ -1,13 +1,16 @@
 // sqlock renew NAME: extend the lease of a lock taken by `sqlock acquire`,
 // by its owner token, for maintenance that runs longer than planned.
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const renew_usage = "NAME [--token TOKEN] [--expires DUR]";
 
 const char* const renew_details =
     "Sets the lease of NAME to end DUR from now (the database's clock), if its owner\n"
@@ -28,9 +31,7 @@ void add_renew_options(cxxopts::Options& options, const std::string& group) {
 
 int run_renew(Invocation& inv) {
     if (inv.args.size() != 1)
-        throw usage_error(
-            "renew needs exactly one lock name; usage: sqlock renew NAME [--token TOKEN] "
-            "[--expires DUR]");
+        throw usage_error("renew needs exactly one lock name; " + usage_line("renew", renew_usage));
     const std::string& name = inv.args[0];
     const sqlock::duration lease = duration_option(inv.options, "expires", duration_kind::positive);
     const std::string token = token_option(inv.options);
@@ -46,6 +47,13 @@ int run_renew(Invocation& inv) {
     inv.out.result("renewed lock " + in_quotes(name) + " (id " + std::to_string(row->id) +
                    ") until " + row->expires + " UTC" + db);
     return exit_code::ok;
+}
+
+}  // namespace
+
+Command renew_command() {
+    return {"renew",       renew_usage,       "extend the lease of a lock taken with `acquire`",
+            renew_details, add_renew_options, run_renew};
 }
 
 }  // namespace sqlock_cli

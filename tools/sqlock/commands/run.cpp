@@ -7,8 +7,8 @@
 // exit status in run/run_outcome.cpp.
 #include <chrono>
 
+#include "commands/commands.hpp"
 #include "common/command_line.hpp"
-#include "common/commands.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
@@ -17,6 +17,9 @@
 #include "run/run_settings.hpp"
 
 namespace sqlock_cli {
+namespace {
+
+const char* const run_usage = "NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]";
 
 const char* const run_details =
     "Runs COMMAND while holding lock NAME and releases the lock once COMMAND has ended.\n"
@@ -195,8 +198,6 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "DUR");
 }
 
-namespace {
-
 using std::chrono::milliseconds;
 
 // run's own options: --splay, --retry and the --notify family, into `s`.
@@ -228,17 +229,26 @@ void parse_cron_settings(const cxxopts::ParseResult& o, RunSettings& s) {
 }
 
 RunSettings parse_settings(const Invocation& inv) {
-    RunSettings s = parse_run_settings(
-        inv, "run", "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]");
+    RunSettings s = parse_run_settings(inv, "run", usage_line("run", run_usage));
     parse_cron_settings(inv.options, s);
     parse_after_settings(inv.options, s);
     return s;
 }
 
-}  // namespace
-
 int run_run(Invocation& inv) {
     return run_guarded(inv, parse_settings);
+}
+
+}  // namespace
+
+Command run_command() {
+    return {"run",
+            run_usage,
+            "run COMMAND while holding lock NAME (several: all at once)",
+            std::string(run_details) + "\n" + exit_code_help(),
+            add_run_options,
+            run_run,
+            true};
 }
 
 }  // namespace sqlock_cli

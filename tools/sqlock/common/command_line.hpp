@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/commands.hpp"
+#include "common/command.hpp"
 #include "common/output.hpp"
 #include "sqlock/duration.hpp"
 
