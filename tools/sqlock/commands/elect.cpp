@@ -39,7 +39,7 @@ const char* const elect_details =
     "  sqlock elect reports --wait 0 -- ./reports   # lead now or exit 75\n";
 
 void add_elect_options(cxxopts::Options& options, const std::string& group) {
-    add_job_options(options, group);
+    add_job_options(options, group, "refused by elect");
     options.add_options(group)("value",
                                "What the leader publishes for `sqlock leader` (at most 256 bytes)",
                                cxxopts::value<std::string>(), "TEXT");

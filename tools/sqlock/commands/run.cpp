@@ -100,15 +100,15 @@ const char* const run_details =
     "lock and recorded before it is released, so hosts never both run one window,\n"
     "whatever their clocks or cron times.\n"
     "\n"
-    "--after A[,B...] runs COMMAND only after jobs A, B...: under the lock (after the\n"
-    "--once-per decision), each one's newest run in the history must have succeeded\n"
-    "and ended within --after-within DUR, or, without it, since the start of this\n"
-    "--once-per window (\"once a day, after today's import\"), by the database's\n"
-    "clock, whichever host ran it. Otherwise COMMAND is not run and sqlock exits 0,\n"
-    "saying which job failed last, is still running or has no recent success (a line\n"
-    "unless --quiet when one failed, else with --verbose), and records the skip in the\n"
-    "history as after_failed or after_pending. With --wait, a job still running is\n"
-    "waited for within the wait, the lock held meanwhile.\n"
+    "--after NAME[,NAME...] runs COMMAND only after the jobs it names: under the lock\n"
+    "(after the --once-per decision), each one's newest run in the history must have\n"
+    "succeeded and ended within --after-within DUR, or, without it, since the start\n"
+    "of this --once-per window (\"once a day, after today's import\"), by the\n"
+    "database's clock, whichever host ran it. Otherwise COMMAND is not run and sqlock\n"
+    "exits 0, saying which job failed last, is still running or has no recent success\n"
+    "(a line unless --quiet when one failed, else with --verbose), and records the\n"
+    "skip in the history as after_failed or after_pending. With --wait, a job still\n"
+    "running is waited for within the wait, the lock held meanwhile.\n"
     "\n"
     "A job paused with `sqlock pause NAME` is not run on any host: after taking the\n"
     "lock (before the --once-per decision) sqlock finds the pause, releases the lock\n"
@@ -159,7 +159,7 @@ const char* const run_details =
     "      -- /usr/local/bin/report\n";
 
 void add_run_options(cxxopts::Options& options, const std::string& group) {
-    add_job_options(options, group);
+    add_job_options(options, group, group);
     auto add = options.add_options(group);
     add("splay",
         "Wait a random time in [0, DUR) before asking for the lock, so that a fleet's cron does "

@@ -10,14 +10,18 @@
 
 namespace sqlock_cli {
 
-void add_job_options(cxxopts::Options& options, const std::string& group) {
+void add_job_options(cxxopts::Options& options, const std::string& group,
+                     const std::string& run_only) {
     auto add = options.add_options(group);
+    auto add_run_only = options.add_options(run_only);
     add("expires", "Lease: the lock stops counting this long after it was taken or last renewed",
         cxxopts::value<std::string>()->default_value("1h"), "DUR");
     add_wait_options(add, "skips at once");
-    add("slots", "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
-        cxxopts::value<std::string>(), "N");
-    add("shared",
+    add_run_only("slots",
+                 "Counting semaphore: take one of N slots of NAME (at most N runs at once)",
+                 cxxopts::value<std::string>(), "N");
+    add_run_only(
+        "shared",
         "Take NAME shared: run beside other --shared runs of NAME, never beside an exclusive one");
     add("min-hold", "Keep the lock at least DUR after it was taken, even if COMMAND ends sooner",
         cxxopts::value<std::string>()->default_value("0"), "DUR");
@@ -39,14 +43,15 @@ void add_job_options(cxxopts::Options& options, const std::string& group) {
         cxxopts::value<std::string>(), "DUR");
     add("E,conflict-exit-code", "Exit code when the lock is busy or --wait runs out (default 75)",
         cxxopts::value<std::string>(), "N");
-    add("once-per",
-        "Run COMMAND at most once per window of DUR (UTC, database clock); exit 0 if this "
-        "window's run already succeeded",
-        cxxopts::value<std::string>(), "DUR");
-    add("once-per-offset", "Shift the --once-per windows' start by DUR (less than the window)",
-        cxxopts::value<std::string>(), "DUR");
-    add("once-per-any-outcome",
-        "With --once-per: a run that failed, was killed or lost also counts as done");
+    add_run_only("once-per",
+                 "Run COMMAND at most once per window of DUR (UTC, database clock); exit 0 if this "
+                 "window's run already succeeded",
+                 cxxopts::value<std::string>(), "DUR");
+    add_run_only("once-per-offset",
+                 "Shift the --once-per windows' start by DUR (less than the window)",
+                 cxxopts::value<std::string>(), "DUR");
+    add_run_only("once-per-any-outcome",
+                 "With --once-per: a run that failed, was killed or lost also counts as done");
     add("no-history", "Do not record this run in the run history (`sqlock history`)");
     add("log-format",
         "How run reports on stderr: text (lines for people, the default) or json (one object "

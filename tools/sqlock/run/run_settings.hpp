@@ -22,9 +22,13 @@ class time_zone;
 namespace sqlock_cli {
 
 /// The options `run` and `elect` share, in `group`: the lease, the wait,
-/// slots and shared holds, the minimum hold, the heartbeat, fencing, the
-/// run's limits, --once-per and its window, the history, the log format.
-void add_job_options(cxxopts::Options& options, const std::string& group);
+/// the minimum hold, the heartbeat, fencing, the run's limits, the history,
+/// the log format. Those of run alone, --slots, --shared and the --once-per
+/// family, go in `run_only`: run's `group`; for elect a group its help does
+/// not show, so that elect refuses them with its reason (a leader holds its
+/// name alone) instead of as unknown options.
+void add_job_options(cxxopts::Options& options, const std::string& group,
+                     const std::string& run_only);
 
 /// What `run` or `elect` was asked to do, from its options.
 struct RunSettings {
