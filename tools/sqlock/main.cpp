@@ -2,7 +2,7 @@
 //
 // main() only dispatches (the commands live in commands/) and is the one
 // place where every failure becomes a single "sqlock: ..." line on stderr and
-// an exit code (exit_codes.hpp): nothing escapes as an uncaught exception.
+// an exit code (common/exit_codes.hpp): nothing escapes as an uncaught exception.
 #include <cxxopts.hpp>
 
 #include "common/command.hpp"
