@@ -48,12 +48,14 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     using wall = std::chrono::system_clock;
     // First, as a connection does: a name that does not resolve fails the
     // connection below, and a slow resolver is otherwise invisible.
-    const std::string name_to_look_up = host_to_look_up(t.url);
+    std::vector<std::string> names_to_look_up;
+    for (const MariaHost& h : t.url.hosts)
+        if (!host_to_look_up(t.url, h).empty()) names_to_look_up.push_back(h.host);
     LookupReport lookups;
-    if (name_to_look_up.empty())
+    if (names_to_look_up.empty())
         lookups.fact = "none by sqlock (a numeric address or a socket)";
     else
-        lookups = report_lookups({name_to_look_up}, t.timeout);
+        lookups = report_lookups(names_to_look_up, t.timeout);
     MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
                       std::make_shared<const StatementSet>(sql::statement_set(t)));
     const std::size_t dot = t.table.find('.');

@@ -49,6 +49,14 @@ bool breaks_link(unsigned code) {
         case ER_NEW_ABORTING_CONNECTION:
         case ER_NET_READ_INTERRUPTED:
         case ER_CONNECTION_KILLED:
+        // Galera: the node is not in the primary component (left it, or
+        // still joining): unusable until it is back, so the next connection
+        // goes to another host.
+        case ER_UNKNOWN_COM_ERROR:
+        // Galera: the commit could not be replicated (the node lost the
+        // primary component meanwhile); the transaction's fate is the
+        // cluster's, to be read elsewhere.
+        case ER_ERROR_DURING_COMMIT:
             return true;
         default:
             return false;
@@ -101,6 +109,18 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "the server logs statements (binlog_format=STATEMENT), which cannot log "
                  "sqlock's READ COMMITTED writes (" +
                      msg + " while " + doing + "); set binlog_format to ROW or MIXED",
+                 f);
+        case ER_UNKNOWN_COM_ERROR:  // 1047
+            fail(t, errc::connection,
+                 "the MariaDB node is not ready for application use while " + doing + " (" + msg +
+                     "): a Galera node outside the cluster's primary component; another node "
+                     "of the URL's host list is tried",
+                 f);
+        case ER_ERROR_DURING_COMMIT:  // 1180
+            fail(t, errc::connection,
+                 "MariaDB could not commit while " + doing + " (" + msg +
+                     "): on Galera, the node lost the cluster meanwhile; whether it committed "
+                     "is read on another node",
                  f);
         case ER_LOCK_WAIT_TIMEOUT:
             fail(t, errc::busy,

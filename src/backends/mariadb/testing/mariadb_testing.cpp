@@ -235,6 +235,8 @@ DoctorFacts doctor_facts(const std::string&) {
 std::vector<HostileInput> hostile_inputs(const std::string& password) {
     using sqlock::errc;
     const std::string mariadb = "mariadb://u:" + password + "@127.0.0.1:";
+    std::string more_hosts;
+    for (int port = 2; port <= 33; ++port) more_hosts += ",127.0.0.1:" + std::to_string(port);
     return {
         {"MariaDB port nobody listens on", errc::connection, mariadb + "1/db", "", 69},
         {"MariaDB URL with an unknown parameter", errc::invalid_argument, mariadb + "1/db?bogus=1",
@@ -247,6 +249,20 @@ std::vector<HostileInput> hostile_inputs(const std::string& password) {
          "mariadb://u:Qm/x" + password + "@127.0.0.1:1/db", "", 64},
         {"MariaDB mysql:// URL, nobody listening", errc::connection,
          "mysql://u:" + password + "@127.0.0.1:1/db", ""},
+        {"MariaDB host list, nobody listening on any", errc::connection,
+         mariadb + "1,127.0.0.1:2,127.0.0.1:3/db", "", 69},
+        {"MariaDB host list with an empty entry", errc::invalid_argument,
+         mariadb + "1,,127.0.0.1:2/db", "", 64},
+        {"MariaDB host list with a trailing comma", errc::invalid_argument, mariadb + "1,/db", "",
+         64},
+        {"MariaDB host list with a bad port in its second entry", errc::invalid_argument,
+         mariadb + "1,127.0.0.1:3306x/db", "", 64},
+        {"MariaDB host list with an unterminated '['", errc::invalid_argument,
+         mariadb + "1,[::1/db", ""},
+        {"MariaDB host list with socket=", errc::invalid_argument,
+         mariadb + "1,127.0.0.1:2/db?socket=/tmp/x.sock", "", 64},
+        {"MariaDB host list of 33 hosts", errc::invalid_argument,
+         mariadb + "1" + more_hosts + "/db", ""},
     };
 }
 
