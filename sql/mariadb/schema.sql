@@ -102,6 +102,23 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
     PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
 
+-- The fencing register (docs/mariadb.md, "Galera multi-primary"), used on
+-- Galera: for each name, the largest lock row id handed out for it, written
+-- in the transaction that takes the name, and only by an id larger than the
+-- one there (else -1, which the CHECK refuses: that attempt is made again).
+-- Certification then orders the ids of every node. A name's row is also its
+-- turn there, locked for the length of a batch (in place of GET_LOCK, which
+-- is one node's). The reaper deletes the rows no lock row uses that nobody
+-- wrote for a day. ${fencing} is replaced like ${table}.
+CREATE TABLE IF NOT EXISTS ${fencing} (
+    -- the lock row's name, or a name whose turn it is
+    name    VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    last_id BIGINT NOT NULL,
+    written DATETIME(3) NOT NULL,
+    PRIMARY KEY (name),
+    CHECK (last_id >= 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
 -- The guard (sqlock::guard, SQLOCK_GUARD): CALLed inside a transaction on
 -- this database, it fails unless lock row holder_id is still live and held
 -- by `holder` by the server's clock now, and then keeps the row (and, for a

@@ -63,6 +63,20 @@ bool breaks_link(unsigned code) {
     }
 }
 
+bool lost_race(unsigned code) {
+    return code == ER_LOCK_DEADLOCK || code == ER_AUTOINC_READ_FAILED ||
+           code == ER_CONSTRAINT_FAILED || code == 3819;  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
+}
+
+bool turn_missed(unsigned code) {
+    return code == ER_BAD_NULL_ERROR || code == ER_STATEMENT_TIMEOUT ||
+           code == ER_LOCK_WAIT_TIMEOUT;
+}
+
+bool refuses_get_lock(const Failure& f) {
+    return f.code == ER_NOT_SUPPORTED_YET && f.message.find("GET_LOCK") != std::string::npos;
+}
+
 std::string describe(const char* doing, const std::string& subject) {
     if (subject.empty()) return doing;
     return std::string(doing) + " '" + printable(subject) + "'";
@@ -73,6 +87,13 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
     const std::string msg = f.message;
     switch (f.code) {
         case ER_NO_SUCH_TABLE:
+            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
+                fail(t, errc::configuration,
+                     "the fencing register " + t.fencing + " of " + table + " does not exist (" +
+                         msg + " while " + doing +
+                         "; Galera and a server that refuses GET_LOCK need it); run `sqlock "
+                         "init` or Locker::init() to create it",
+                     f);
             fail(t, errc::configuration,
                  table + " does not exist (" + msg + " while " + doing +
                      "); run `sqlock init` or Locker::init() to create it",
@@ -127,6 +148,19 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "a row of " + table + " stayed locked by another transaction (" + msg +
                      ") while " + doing + "; try again",
                  f);
+        case ER_STATEMENT_TIMEOUT:
+            fail(t, errc::busy,
+                 "a name's turn did not come in time while " + doing + " (" + msg + "); try again",
+                 f);
+        case ER_CONSTRAINT_FAILED:
+        case 3819:  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
+            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
+                fail(t, errc::busy,
+                     "an id was drawn before another node's newer one was seen, and the fencing "
+                     "register refused it while " +
+                         doing + "; try again",
+                     f);
+            break;
         case ER_LOCK_DEADLOCK:
             fail(t, errc::busy,
                  "the server broke a deadlock by rolling back this statement while " + doing +

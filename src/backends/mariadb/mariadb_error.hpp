@@ -43,6 +43,21 @@ struct Failure {
 /// connection must not be used again.
 bool breaks_link(unsigned code);
 
+/// A statement that lost a race and was rolled back, which may run again
+/// at once: a deadlock the server broke, and on Galera a lost
+/// certification or an abort by a replicated write (1213); an id InnoDB
+/// could not draw (1467); an id drawn out of order, which the fencing
+/// register refused (a CHECK: 4025, MySQL's 3819).
+bool lost_race(unsigned code);
+
+/// An acquisition's turn did not come (or a row in its way stayed locked):
+/// GET_LOCK said no (the batch's NULL name, 1048), a row turn's wait ran
+/// out (1969), a row lock was waited for too long (1205).
+bool turn_missed(unsigned code);
+
+/// The server refuses GET_LOCK (1235, as MariaDB releases with Galera do).
+bool refuses_get_lock(const Failure& f);
+
 /// Throws the sqlock::error for `f`; `doing` completes "while ...":
 /// "acquiring lock 'x'".
 [[noreturn]] void throw_failure(const MariaTarget& t, const Failure& f, const std::string& doing);

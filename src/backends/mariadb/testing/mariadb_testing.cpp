@@ -181,6 +181,12 @@ std::string grant_guard_use_sql(const std::string& table, const std::string& acc
     return "GRANT EXECUTE ON PROCEDURE " + table + "_guard TO " + account;
 }
 
+// The fencing register beside the table (docs/mariadb.md), which Galera
+// uses.
+std::string grant_own_tables_sql(const std::string& table, const std::string& account) {
+    return grant_table_use_sql(table + "_fencing", account);
+}
+
 // The test server has no TLS: refused at the handshake. The MariaDB URL
 // takes no password parameter; an unknown mode is a URL sqlock cannot read.
 std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
@@ -189,18 +195,20 @@ std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
             {url + "?ssl-mode=bogus", {errc::invalid_argument}}};
 }
 
-// MariaDB has no txid_current(); a system-versioned table with
-// transaction-precise history stores the inserting transaction's id in its
-// ROW START column.
+// MariaDB has no txid_current(): the deleting transaction is told by its
+// session and the session's count of commits so far (Handler_commit),
+// which stays the same within a transaction. (A system-versioned table
+// with transaction-precise history told it too, but Galera replicates the
+// trigger's insert into one as a statement, which the other nodes cannot
+// run: they vote the node out.)
 std::string delete_log_sql(const std::string& table, const std::string& log) {
     return "CREATE TABLE " + log +
-           " (lockstring varchar(128),"
-           " tx bigint unsigned GENERATED ALWAYS AS ROW START INVISIBLE,"
-           " tx_end bigint unsigned GENERATED ALWAYS AS ROW END INVISIBLE,"
-           " PERIOD FOR SYSTEM_TIME (tx, tx_end)) WITH SYSTEM VERSIONING;"
+           " (lockstring varchar(128), tx bigint, id int AUTO_INCREMENT PRIMARY KEY);"
            " CREATE TRIGGER " +
            log + "_t AFTER DELETE ON " + table + " FOR EACH ROW INSERT INTO " + log +
-           " (lockstring) VALUES (OLD.lockstring)";
+           " (lockstring, tx) VALUES (OLD.lockstring, CONNECTION_ID() * 1000000 + (SELECT"
+           " VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME ="
+           " 'HANDLER_COMMIT'))";
 }
 
 BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
@@ -298,6 +306,7 @@ BackendHooks mariadb_test_hooks() {
     hooks.query = query;
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.grant_guard_use_sql = grant_guard_use_sql;
+    hooks.grant_own_tables_sql = grant_own_tables_sql;
     hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR
     // What to grant: the table's rights (no sequence, unlike PostgreSQL).
     hooks.missing_grant_hint = "GRANT SELECT, INSERT, UPDATE, DELETE ON";
