@@ -128,6 +128,11 @@ CREATE TABLE IF NOT EXISTS ${fencing} (
 -- too (InnoDB has no lock that lets an update of another column by): keep a
 -- guarded transaction shorter than the lease. ${guard} is replaced like
 -- ${table}. Its error's SQLSTATE is SQLK1, which sqlock reads as a lost lock.
+-- On a server with Galera's variables (MariaDB's), init adds a check for
+-- where wsrep_on: the rows written instead of read (and written back as
+-- they were), since a take-over, release or reap on another node does not
+-- wait for a row lock of this node, but certification fails whichever of
+-- it and the guarded transaction comes second.
 CREATE PROCEDURE IF NOT EXISTS ${guard}(IN holder_id BIGINT,
                                         IN holder MEDIUMTEXT CHARACTER SET utf8mb4,
                                         IN marker VARCHAR(128) CHARACTER SET utf8mb4,
@@ -137,6 +142,7 @@ BEGIN
     DECLARE held BIGINT DEFAULT NULL;
     DECLARE markers BIGINT DEFAULT 0;
     DECLARE message VARCHAR(512);
+${galera_guard}
     -- A shared hold's marker first: once it is locked nobody takes the name
     -- over, so a holder row found live next is still covered by it.
     IF marker <> '' THEN
@@ -147,6 +153,7 @@ BEGIN
      WHERE id = holder_id AND COALESCE(locked_by, '') = holder COLLATE ${collation}
        AND expires > UTC_TIMESTAMP(3)
       LOCK IN SHARE MODE;
+${galera_guard_end}
     IF held IS NULL THEN
         SET message = CONCAT('sqlock: lock "', lock_name,
                              '" is no longer held by this holder (lock row ', holder_id, ')');

@@ -65,6 +65,13 @@ std::vector<StatementResult> MariaConnection::run(const std::string& sql, const 
         Failure f;
         std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
         if (f.code == 0) return rs;
+        // The batch's causal() read failed: this node could not catch up
+        // with the cluster (Galera answers a wait for it that ran out, or a
+        // node outside the primary component, with 1205). Unavailable: the
+        // next connection goes to another node.
+        if (rs.empty() && link_.galera() && f.code == ER_LOCK_WAIT_TIMEOUT &&
+            sql.rfind(causal(), 0) == 0)
+            link_.give_up(f, what);
         // The server rolled the statement back: running it again is safe,
         // and the other side of the deadlock has gone ahead meanwhile.
         if (f.code == ER_LOCK_DEADLOCK && attempt < 4) continue;
@@ -83,17 +90,34 @@ void MariaConnection::init_schema() {
     const bool tables = !found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() &&
                         has_pauses() && has_queue() && has_leaders() &&
                         table_is_there(target_->quoted_fencing);
+    // Galera: a guard made before its Galera check (a definition this
+    // user may read that lacks it) is made again.
+    bool outdated_guard = false;
     if (tables) {
         auto guard = run(sql::guard_exists(*target_), "creating the lock table", {});
         const auto& guards = last_rows(*target_, guard, "creating the lock table");
-        if (!guards.rows.empty() && as_bool(guards.rows[0].at(0))) return;
+        const bool there = !guards.rows.empty() && as_bool(guards.rows[0].at(0));
+        if (there && link_.galera()) {
+            auto current = run(sql::guard_is_current(*target_), "creating the lock table", {});
+            const auto& rows = last_rows(*target_, current, "creating the lock table");
+            outdated_guard =
+                !rows.rows.empty() && rows.rows[0].at(0) && !as_bool(rows.rows[0].at(0));
+        }
+        if (there && !outdated_guard) return;
     }
+    if (outdated_guard)
+        run("DROP PROCEDURE IF EXISTS " + target_->quoted_guard, "creating the lock table", {});
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
     const std::string collation = names.rows.empty() ? "utf8mb4_bin" : as_text(names.rows[0].at(0));
+    // Galera's variables (any MariaDB's): the guard gets its Galera check.
+    auto wsrep = run("SHOW SESSION VARIABLES WHERE Variable_name = 'wsrep_on'",
+                     "creating the lock table", {});
+    const bool has_wsrep = !last_rows(*target_, wsrep, "creating the lock table").rows.empty();
     Failure f;
-    link_.run(sql::schema_script(*target_, collation), limit(), "creating the lock table", &f);
+    link_.run(sql::schema_script(*target_, collation, has_wsrep), limit(),
+              "creating the lock table", &f);
     if (f.code == 0) return;
     // The tables are there and only the guard is not listed: information_schema
     // shows a routine only to those with a privilege on it, and an account
@@ -646,7 +670,10 @@ std::optional<Row> MariaConnection::renew_one(std::int64_t id, const std::string
 }
 
 bool MariaConnection::is_held(std::int64_t id, const std::string& locked_by) {
-    auto rs = run(sql::is_held(*target_, id, locked_by), "checking lock id", std::to_string(id));
+    // Galera: after a take-over on another node, not only once it is
+    // applied here.
+    auto rs = run(causal() + sql::is_held(*target_, id, locked_by), "checking lock id",
+                  std::to_string(id));
     return !last_rows(*target_, rs, "checking lock id").rows.empty();
 }
 
@@ -679,10 +706,38 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
     }
 }
 
+std::string MariaConnection::causal() const {
+    // A SELECT under wsrep_sync_wait waits until this node has applied
+    // every commit the cluster had when it began; the statements after it
+    // see at least that.
+    return link_.galera() ? "SET STATEMENT wsrep_sync_wait = 1 FOR SELECT 1;\n" : "";
+}
+
+namespace {
+
+// Galera: the core's statements that must see what another node committed
+// (a run recorded there, a pause, a leader's value, a take-over): every one
+// but the queue's, whose reads only order waiters, and the clock's.
+bool reads_the_cluster(Query key) {
+    switch (key) {
+        case Query::side_tables:  // DDL is applied everywhere before it returns
+        case Query::now_millis:
+        case Query::queue_join:
+        case Query::queue_poll:
+        case Query::queue_leave:
+        case Query::queue_length:
+            return false;
+        default:
+            return true;
+    }
+}
+
+}  // namespace
+
 Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
     const QueryText& text = (*set_)[key];
     const std::string what = describe_query(key, params);
-    const std::string sql = sql::bind(text.sql, params);
+    const std::string sql = (reads_the_cluster(key) ? causal() : "") + sql::bind(text.sql, params);
     std::vector<StatementResult> rs =
         text.mode == QueryText::Mode::transaction
             ? run_transaction("START TRANSACTION;\n" + sql + ";\nCOMMIT", what.c_str(), {})
@@ -725,7 +780,7 @@ unsigned MariaConnection::probe_table(const std::string& quoted) {
 }
 
 std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {
-    auto rs = run(sql::list(*target_, prefix, expired_only), "listing locks", prefix);
+    auto rs = run(causal() + sql::list(*target_, prefix, expired_only), "listing locks", prefix);
     std::vector<Row> rows;
     for (const auto& r : last_rows(*target_, rs, "listing locks").rows)
         rows.push_back(read_row(r, 0));
@@ -733,7 +788,7 @@ std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_o
 }
 
 std::optional<Row> MariaConnection::find(const std::string& lockstring) {
-    auto rs = run(sql::find(*target_, lockstring), "reading lock", lockstring);
+    auto rs = run(causal() + sql::find(*target_, lockstring), "reading lock", lockstring);
     const auto& last = last_rows(*target_, rs, "reading lock");
     if (last.rows.empty()) return std::nullopt;
     return read_row(last.rows[0], 0);

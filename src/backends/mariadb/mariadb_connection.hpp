@@ -106,6 +106,10 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// The end of the next round trip's time: the db_timeout from now, or
     /// the deadline if sooner.
     clock::time_point limit() const;
+    /// On Galera, the statement that makes the batch it begins read what
+    /// the cluster had committed when it was sent (wsrep_sync_wait), not
+    /// only what this node has applied; "" elsewhere.
+    std::string causal() const;
     /// Runs a set's batch (`build`'s, taking the turns of `names`) by `until`:
     /// its last result set is our `expected` rows; on a refusal, rolls back,
     /// gives the turns back and reads the live rows among `rows`.

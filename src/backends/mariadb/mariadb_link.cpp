@@ -309,6 +309,17 @@ void Link::abandon(clock::time_point deadline, const std::string& doing) {
                 std::to_string(CR_SERVER_LOST) + "/HY000");
 }
 
+void Link::give_up(const Failure& f, const std::string& doing) {
+    broken_ = true;
+    node_lost();
+    throw error(errc::connection,
+                target_.redact("the MariaDB node" +
+                               (target_.url.hosts.size() > 1 ? " " + host().label() : "") +
+                               " could not catch up with its Galera cluster while " + doing + " (" +
+                               f.message + ") [" + target_.redacted_url + "]"),
+                std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
+}
+
 void Link::fail(const std::string& doing) {
     Failure f = last_failure();
     if (breaks_link(f.code)) {

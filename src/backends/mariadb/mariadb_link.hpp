@@ -77,6 +77,10 @@ class Link {
                                      const std::string& doing, Failure* failure = nullptr);
 
     bool broken() const noexcept { return broken_; }
+    /// The server answered `f` while `doing`, which makes this node
+    /// unusable for now: the link is broken (the next connection starts at
+    /// the next host) and errc::connection thrown.
+    [[noreturn]] void give_up(const Failure& f, const std::string& doing);
     /// "10.11.6-MariaDB-0+deb12u1", as the server said at connect.
     const std::string& server_version() const noexcept { return server_version_; }
     bool is_mariadb() const noexcept;

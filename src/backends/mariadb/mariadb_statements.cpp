@@ -925,8 +925,35 @@ std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
            purge(t, batch) + ";\nCOMMIT";
 }
 
-std::string schema_script(const MariaTarget& t, const std::string& collation) {
-    std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
+std::string schema_script(const MariaTarget& t, const std::string& collation, bool wsrep) {
+    // The guard's check on Galera (schema.sql): each row written, and then
+    // back, so that certification sees the guarded transaction touch it.
+    // The marker's first, as the reads below take it.
+    const std::string c = "COLLATE ${collation}";
+    const std::string galera =
+        "    IF @@SESSION.wsrep_on THEN\n"
+        "        IF marker <> '' THEN\n"
+        "            UPDATE ${table} SET expires = expires - INTERVAL 1 SECOND\n"
+        "             WHERE lockstring = marker " +
+        c +
+        ";\n"
+        "            UPDATE ${table} SET expires = expires + INTERVAL 1 SECOND\n"
+        "             WHERE lockstring = marker " +
+        c +
+        ";\n"
+        "        END IF;\n"
+        "        UPDATE ${table} SET expires = expires - INTERVAL 1 SECOND\n"
+        "         WHERE id = holder_id AND COALESCE(locked_by, '') = holder " +
+        c +
+        "\n"
+        "           AND expires > UTC_TIMESTAMP(3);\n"
+        "        SET held = IF(ROW_COUNT() = 1, holder_id, NULL);\n"
+        "        UPDATE ${table} SET expires = expires + INTERVAL 1 SECOND\n"
+        "         WHERE id = holder_id AND held IS NOT NULL;\n"
+        "    ELSE";
+    std::string sql = substitute(mariadb_schema_sql, "galera_guard", wsrep ? galera : "");
+    sql = substitute(sql, "galera_guard_end", wsrep ? "    END IF;" : "");
+    sql = substitute(sql, "table", t.quoted_table);
     sql = substitute(sql, "runs", t.quoted_runs);
     sql = substitute(sql, "pauses", t.quoted_pauses);
     sql = substitute(sql, "queue", t.quoted_queue);
@@ -961,6 +988,16 @@ std::string guard_exists(const MariaTarget& t) {
     const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
     return "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = " + schema +
            " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
+}
+
+std::string guard_is_current(const MariaTarget& t) {
+    std::size_t dot = t.guard.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.guard.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
+    return "SELECT MAX(ROUTINE_DEFINITION LIKE '%wsrep_on%') FROM information_schema.ROUTINES"
+           " WHERE ROUTINE_SCHEMA = " +
+           schema + " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
 }
 
 namespace {

@@ -221,8 +221,14 @@ std::string list(const MariaTarget& t, const std::string& prefix, bool expired_o
 std::string find(const MariaTarget& t, const std::string& lockstring);
 
 /// The schema script (sql/mariadb/schema.sql) for `t`'s table, with
-/// `collation` for the text columns.
-std::string schema_script(const MariaTarget& t, const std::string& collation);
+/// `collation` for the text columns; `wsrep`: the server has Galera's
+/// variables (MariaDB), and the guard checks rows its own way where
+/// wsrep_on.
+std::string schema_script(const MariaTarget& t, const std::string& collation, bool wsrep);
+
+/// One row: 1 when the guard's definition has the Galera check, 0 when it
+/// predates it, NULL when information_schema does not show it to this user.
+std::string guard_is_current(const MariaTarget& t);
 
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);
