@@ -104,9 +104,7 @@ std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions&
     const detail::Target target = lock_target(name, options);
     Acquirer a(state_);
     if (auto nested = a.check_reentry(target, options)) return Lock(std::move(nested));
-    detail::Refusal refusal;
-    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once(target, options, owner, &refusal);
+    return a.try_once(target, options);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
@@ -133,10 +131,7 @@ std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capaci
     validate_semaphore(name, capacity);
     detail::validate_options(options);
     refuse_shared_mode(options, "a semaphore slot");
-    Acquirer a(state_);
-    detail::Refusal refusal;
-    detail::Owner owner = detail::make_owner(options.metadata, options.min_hold, options.expires);
-    return a.attempt_once({name, capacity}, options, owner, &refusal);
+    return Acquirer(state_).try_once({name, capacity}, options);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {

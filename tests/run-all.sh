@@ -21,7 +21,9 @@
 # Three lanes run side by side, each with servers of its own (suites that
 # restart a server must not take another lane's down):
 #
-#   main   build, a server of every server backend, with its companions
+#   main   build, a server of every server backend (PostgreSQL's with the
+#          hostile defaults its test.conf asks for: serializable, low
+#          timeouts; the sanitizer lanes' keep the stock ones), with its companions
 #          (test.conf: PostgreSQL's PgBouncer in each pool mode), ctest (the
 #          PostgreSQL suites also through PgBouncer, and across a failover to
 #          a standby), a --quick benchmark smoke run
@@ -86,15 +88,16 @@ stage() {
 # Each throwaway server's password, for the leak check at the end.
 : >"$work/passwords"
 export SQLOCK_TEST_PASSWORD_LOG="$work/passwords"
-# start_server BACKEND: a throwaway server of BACKEND for the calling lane,
-# its variables exported (backend_start_server). Its password goes to the
-# leak check as the script starts it (SQLOCK_TEST_PASSWORD_LOG) and from the
-# URL.
+# start_server BACKEND [DEFAULTS]: a throwaway server of BACKEND for the
+# calling lane, its variables exported (backend_start_server; DEFAULTS
+# `hostile`: server-wide defaults a DBA may set, see the backend's server.sh).
+# Its password goes to the leak check as the script starts it
+# (SQLOCK_TEST_PASSWORD_LOG) and from the URL.
 start_server() {
-    local backend=$1 dir url_variable userinfo
+    local backend=$1 defaults=${2:-} dir url_variable userinfo
     dir=$(mktemp -d "/tmp/sqlock-$backend-XXXXXX")
     printf '%s\t%s\n' "$(backend_testing_dir "$backend")/server.sh" "$dir" >>"$work/servers"
-    backend_start_server "$backend" "$dir" || return 1
+    backend_start_server "$backend" "$dir" "$defaults" || return 1
     url_variable=SQLOCK_TEST_$(backend_env "$backend")_URL
     userinfo=${!url_variable#*://}
     userinfo=${userinfo%%@*}
@@ -170,7 +173,11 @@ lane_main() {
     local status=0 backend title companions
     for backend in $(lane_servers main); do
         title=$(backend_declared "$backend" TITLE)
-        stage "main: $title server" start_server "$backend" || return 1
+        # A backend whose sanitizer lanes run its suites against a stock
+        # server may run the main lane's against hostile defaults (its
+        # test.conf says): every suite then runs under both, at no cost.
+        stage "main: $title server" start_server "$backend" \
+            "$(backend_test_conf "$backend" main_lane_defaults)" || return 1
         companions=$(backend_test_conf "$backend" companions)
         if [[ -n "$companions" ]]; then
             stage "main: $title companions ($companions)" start_companions "$backend" || return 1

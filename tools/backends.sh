@@ -17,8 +17,11 @@
 #   backend_env NAME                the stem of its test variables
 #                                   (SQLOCK_TEST_<stem>_URL, ...): test.conf's
 #                                   env, else NAME in capitals
-#   backend_start_server NAME DIR   starts its test server, exports its
-#                                   variables (below)
+#   backend_start_server NAME DIR [DEFAULTS]
+#                                   starts its test server, exports its
+#                                   variables (below); DEFAULTS `hostile`: a
+#                                   server with hostile defaults
+#                                   (SQLOCK_TEST_SERVER_DEFAULTS, server.sh)
 #
 # The caller sets `set -euo pipefail`.
 
@@ -81,11 +84,11 @@ backend_env() {
 # server then fails them), SQLOCK_TEST_<stem>_SCRIPT and _DIR (tests that
 # restart it or start servers of their own).
 backend_start_server() {
-    local name=$1 dir=$2 stem script url
+    local name=$1 dir=$2 defaults=${3:-} stem script url
     stem=$(backend_env "$name")
     script=$(backend_testing_dir "$name")/server.sh
     # Checked here: callers run this where set -e does not apply (`f || ...`).
-    url=$("$script" start "$dir") || return 1
+    url=$(SQLOCK_TEST_SERVER_DEFAULTS=$defaults "$script" start "$dir") || return 1
     export "SQLOCK_TEST_${stem}_URL=$url" "SQLOCK_TEST_REQUIRE_${stem}=1"
     export "SQLOCK_TEST_${stem}_SCRIPT=$script" "SQLOCK_TEST_${stem}_DIR=$dir"
 }

@@ -5,7 +5,9 @@
 // work on `lost`, page someone on `connection`, fix the setup on
 // `configuration`, fix the caller on `invalid_argument`. The backend's own
 // code (a PostgreSQL SQLSTATE such as "42P01", or an SQLite result code name
-// such as "SQLITE_BUSY") is available without including any backend header.
+// such as "SQLITE_BUSY") is available without including any backend header,
+// and so is whether the database was unavailable only for now (it could not
+// be reached, or it was read-only): what a wait waits through.
 #pragma once
 
 #include <memory>
@@ -40,6 +42,12 @@ class error : public std::runtime_error {
     /// A busy or timeout error that knows who is in the way.
     error(errc category, const std::string& message, LockInfo holder);
 
+    /// The refusal of a database that takes no writes for now: a hot
+    /// standby, a primary demoted by a failover or switchover, a server with
+    /// `default_transaction_read_only` (PostgreSQL) or `read_only`
+    /// (MariaDB). errc::configuration, with read_only() true.
+    static error read_only_database(const std::string& message, std::string backend_code = {});
+
     /// The failure's category.
     errc category() const noexcept { return category_; }
 
@@ -51,8 +59,21 @@ class error : public std::runtime_error {
     /// otherwise null. Valid as long as this error (or a copy) lives.
     const LockInfo* holder() const noexcept { return holder_.get(); }
 
+    /// Whether the database refused because it takes no writes for now
+    /// (read_only_database()): a state that a failover or switchover ends,
+    /// unlike the other configuration errors.
+    bool read_only() const noexcept { return read_only_; }
+
+    /// Whether the database was unavailable for now: it could not be
+    /// reached or did not answer (errc::connection: refused, a broken link,
+    /// no answer in time, a server starting up or shutting down), or it was
+    /// read-only (read_only()). A call with a wait (LockOptions::wait) waits
+    /// through such failures until its deadline (docs/waiting.md).
+    bool unavailable() const noexcept { return category_ == errc::connection || read_only_; }
+
   private:
     errc category_;
+    bool read_only_ = false;
     std::string backend_code_;
     std::shared_ptr<const LockInfo> holder_;  // shared: exceptions are copied
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sqlock/duration.hpp"
@@ -82,6 +83,11 @@ class Lock {
     /// at the same rate. Work protected by the lock must stop by then; with a
     /// heartbeat it moves forward with every renewal. Thread-safe.
     std::chrono::steady_clock::time_point valid_until() const;
+    /// With a heartbeat: why its renewals have been failing (the error of
+    /// the last attempt: the database read-only, unreachable, not answering
+    /// in time), when the last one failed and none has succeeded since;
+    /// else nullopt. Thread-safe.
+    std::optional<error> renewal_failure() const;
 
     /// Extends the lease to `lease` from the database's now. Throws
     /// `errc::lost` if the row is no longer ours, `errc::invalid_argument` for

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sqlock {
 
@@ -63,6 +64,38 @@ bool kept_by_min_hold(const LockInfo& info);
 struct LockCounts {
     std::int64_t held = 0;
     std::int64_t expired = 0;
+};
+
+/// NameActivity
+///
+/// One name's live locks and waiters, as the database saw them at one look
+/// (Locker::lock_activity(), `sqlock metrics`). A semaphore's slots
+/// ("name#N") and a shared hold's holders count under the name. Ages are
+/// by the database's clock.
+struct NameActivity {
+    std::string name{};
+    /// Live holder rows: 1 for a plain lock or a leader, the slots in use of
+    /// a semaphore, the holders of a shared hold; 0 when only waiters are
+    /// there.
+    std::int64_t holders = 0;
+    /// Seconds since the oldest live holder took its row (0 without one).
+    double holder_age_seconds = 0.0;
+    /// Seconds until the first live holder's lease ends (0 without one).
+    double holder_seconds_left = 0.0;
+    /// Live waiters in line for the name.
+    std::int64_t waiters = 0;
+    /// The name is an election (it has a row in the leaders table).
+    bool election = false;
+    /// With `election`: the live leader's fencing id (its lock row's id), 0
+    /// when nobody leads.
+    std::int64_t leader_id = 0;
+};
+
+/// What Locker::lock_activity() read: every name with a live holder, a
+/// waiter or an election, by name (bytewise), and the table's counts.
+struct LockActivity {
+    std::vector<NameActivity> names{};
+    LockCounts counts{};
 };
 
 }  // namespace sqlock

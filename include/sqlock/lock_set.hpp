@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
 
 namespace sqlock {
@@ -83,6 +85,11 @@ class LockSet {
     /// Until when every row is certainly still held, by this process's
     /// monotonic clock (as Lock::valid_until()).
     std::chrono::steady_clock::time_point valid_until() const;
+    /// With a heartbeat: why its renewals have been failing (the error of
+    /// the last attempt: the database read-only, unreachable, not answering
+    /// in time), when the last one failed and none has succeeded since;
+    /// else nullopt. Thread-safe.
+    std::optional<error> renewal_failure() const;
     /// Extends every row's lease to `lease` from the database's now. Throws
     /// `errc::lost` if any row is no longer ours (the set is lost then).
     void renew(duration lease);

@@ -149,6 +149,10 @@ class Locker {
     /// How many rows are held and how many expired, counted by the
     /// database (one aggregate query, for `sqlock metrics`).
     LockCounts lock_counts();
+    /// Every name with a live holder, a waiter in line or an election, and
+    /// the table's counts, in one look (a few aggregate queries; the rows
+    /// read are the live ones, never the expired): for `sqlock metrics`.
+    LockActivity lock_activity();
     /// The row named `name` (a lockstring), if any.
     std::optional<LockInfo> show(const std::string& name);
     /// The live shared holders of `name`, each its own row (by lockstring);
@@ -251,6 +255,27 @@ class Locker {
     /// as lost once its lease has run out.
     run_outcome finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end);
 
+    /// Records that the job of `lock`'s name was not run, as a run that
+    /// started and ended now with `outcome`, which must be a skip
+    /// (after_failed, after_pending; see is_skip()); returns its id. Empty
+    /// fields of `info` are this process's, as for start_run(). Throws
+    /// errc::invalid_argument for another outcome, a released Lock or one
+    /// from another Locker, and as start_run() does.
+    std::int64_t record_skip(const Lock& lock, run_outcome outcome, RunStart info = {});
+    /// Draws the cutoff of a predecessors() look from the database's now
+    /// (ms since the Unix epoch): a success must have ended at or after it.
+    using since_rule = std::function<std::int64_t(std::int64_t now_ms)>;
+    /// How the jobs `names` stand for a job that runs after them (`sqlock
+    /// run --after`), in one look at the history judged by the database's
+    /// clock: each job's newest run that ran decides (see
+    /// predecessor_state); a success counts when it ended within `within`
+    /// of now. Throws errc::invalid_argument for no names, a bad name or a
+    /// `within` that is not positive or over 366 days,
+    /// errc::configuration without a history table.
+    Predecessors predecessors(const std::vector<std::string>& names, duration within);
+    /// As above, a success counting when it ended at or after the cutoff
+    /// `rule` draws (a once-per window's start, say).
+    Predecessors predecessors(const std::vector<std::string>& names, const since_rule& rule);
     /// Recorded runs, newest first (see HistoryQuery).
     std::vector<RunRecord> history(const HistoryQuery& query = {});
 

@@ -5,19 +5,35 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
+#include "sqlock/observer.hpp"
 
 namespace sqlock {
 
+class error;
+
 /// Called by lock() and acquire_slot() while they wait, in the waiting
 /// thread: with the row in the way (for a semaphore, the slot whose lease
-/// ends first; null if it was just released) and the time waited so far.
-/// Return false to stop waiting: the call then throws `errc::timeout`. An
-/// exception it throws leaves the call unchanged.
+/// ends first; null if it was just released, or if the database could not
+/// be asked: see obstacle_handler) and the time waited so far. Return false
+/// to stop waiting: the call then throws `errc::timeout` (the obstacle's
+/// error while the database is unavailable). An exception it throws leaves
+/// the call unchanged.
 using wait_progress = std::function<bool(const LockInfo* holder, duration waited)>;
+
+/// Called by a waiting call, in the waiting thread, each time an attempt
+/// met a database that is unavailable for now (error::unavailable(): it
+/// could not be reached or did not answer, or it was read-only): with that
+/// error and the time waited so far. The wait goes on through it, trying
+/// again with a growing, jittered backoff (100 ms to 1 s), until its
+/// deadline, where the call throws an error of the last obstacle's category
+/// that says what it waited through. Return false to stop at once (the call
+/// throws the same). An exception it throws leaves the call unchanged.
+using obstacle_handler = std::function<bool(const error& obstacle, duration waited)>;
 
 /// Called (from a heartbeat thread) when a held lock turns out to be lost.
 /// Arguments: the lock's name and its id (fencing token).
@@ -56,7 +72,10 @@ struct LockOptions {
     /// Lease length: the lock stops counting this long after it was taken
     /// (or last renewed). Must be > 0 and at most 366 days.
     duration expires = std::chrono::hours(1);
-    /// How long lock() waits for a held lock. Zero means try once.
+    /// How long lock() waits for a held lock, and through a database that
+    /// is unavailable for now (a restart, a failover, a read-only spell; see
+    /// on_obstacle). Zero means try once: an unavailable database then fails
+    /// the call at once.
     duration wait = duration::zero();
     /// Wait without a deadline. Must be asked for explicitly; ignores `wait`.
     bool wait_forever = false;
@@ -65,6 +84,9 @@ struct LockOptions {
     wait_progress on_waiting{};
     /// See `on_waiting`; must be > 0.
     duration progress_every = std::chrono::milliseconds(500);
+    /// While waiting, called when an attempt meets an unavailable database
+    /// (see obstacle_handler).
+    obstacle_handler on_obstacle{};
     /// On release keep the row until created + min_hold, so that a redundant
     /// host whose cron fires a little later does not run a fast job again.
     duration min_hold = duration::zero();
@@ -132,6 +154,10 @@ struct LockerOptions {
     /// default database and off elsewhere (there, run `sqlock init`).
     enum class auto_init_mode { when_default, always, never };
     auto_init_mode auto_init = auto_init_mode::when_default;
+    /// Told of every acquisition, renewal, release and loss of this
+    /// Locker's single-name locks (sqlock/observer.hpp); none by default.
+    /// Shared with the Locks handed out, which may outlive the Locker.
+    std::shared_ptr<LockObserver> observer{};
 };
 
 }  // namespace sqlock

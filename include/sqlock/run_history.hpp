@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sqlock/duration.hpp"
 #include "sqlock/pause.hpp"
@@ -18,17 +19,37 @@ namespace sqlock {
 /// lock was taken over or force-released), or when its lock was no longer
 /// held at the moment it recorded its end; `timed_out` when its holder
 /// stopped it for running longer than it was allowed (`sqlock run
-/// --max-runtime`), whatever its status then was. Stored as the text
+/// --max-runtime`), whatever its status then was. The skips did not run the
+/// job at all (Locker::record_skip, `sqlock run --after`): `after_failed`
+/// when a job it runs after did not succeed last, `after_pending` when one
+/// is still running or has no success recent enough yet. Stored as the text
 /// to_string() gives; a stored text this library does not know (a newer
 /// version's outcome) reads as `lost`, and run_counts() leaves it out.
-enum class run_outcome { running, succeeded, failed, killed, lost, timed_out };
+enum class run_outcome {
+    running,
+    succeeded,
+    failed,
+    killed,
+    lost,
+    timed_out,
+    after_failed,
+    after_pending
+};
 
 /// Every run_outcome, in the enum's order.
-inline constexpr run_outcome all_run_outcomes[] = {run_outcome::running, run_outcome::succeeded,
-                                                   run_outcome::failed,  run_outcome::killed,
-                                                   run_outcome::lost,    run_outcome::timed_out};
+inline constexpr run_outcome all_run_outcomes[] = {
+    run_outcome::running,      run_outcome::succeeded,    run_outcome::failed,
+    run_outcome::killed,       run_outcome::lost,         run_outcome::timed_out,
+    run_outcome::after_failed, run_outcome::after_pending};
 
-/// "running", "succeeded", "failed", "killed", "lost", "timed_out".
+/// True for the skips (after_failed, after_pending): records of a job that
+/// was not run. Monitoring's "last run" and once-per windows pass over them.
+constexpr bool is_skip(run_outcome outcome) noexcept {
+    return outcome == run_outcome::after_failed || outcome == run_outcome::after_pending;
+}
+
+/// "running", "succeeded", "failed", "killed", "lost", "timed_out",
+/// "after_failed", "after_pending".
 const char* to_string(run_outcome outcome) noexcept;
 /// The inverse of to_string(); nullopt for anything else.
 std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept;
@@ -127,6 +148,51 @@ struct OncePerWindow {
     std::optional<RunRecord> done_by{};
 };
 
+/// How a job that another one runs after stands (Locker::predecessors()).
+enum class predecessor_state {
+    /// Its newest run succeeded and ended at or after the cutoff.
+    succeeded,
+    /// Its newest run is still running.
+    running,
+    /// Its newest run ended without success (failed, killed, lost,
+    /// timed out), however long ago.
+    failed,
+    /// No run is recorded, or its newest success ended before the cutoff.
+    missing,
+};
+
+/// "succeeded", "running", "failed", "missing".
+const char* to_string(predecessor_state state) noexcept;
+
+/// Predecessor
+///
+/// One job that another runs after, as the history says: its state, and
+/// the run that decides it (its newest run that ran, skips passed over),
+/// when there is one.
+struct Predecessor {
+    std::string name{};
+    predecessor_state state = predecessor_state::missing;
+    std::optional<RunRecord> run{};
+};
+
+/// Predecessors
+///
+/// What Locker::predecessors() read, in one look at the history, judged by
+/// the database's clock: the cutoff a success must have ended at or after,
+/// and each job in the order asked.
+struct Predecessors {
+    std::int64_t now_ms = 0;    ///< the database's now, ms since the Unix epoch
+    std::int64_t since_ms = 0;  ///< the cutoff, ms since the Unix epoch
+    std::string since{};        ///< the same, UTC text
+    std::vector<Predecessor> jobs{};
+    /// True when every job succeeded after the cutoff.
+    bool satisfied() const noexcept {
+        for (const auto& j : jobs)
+            if (j.state != predecessor_state::succeeded) return false;
+        return true;
+    }
+};
+
 /// How many of a name's newest runs Locker::job_status() looks through for
 /// `running` and `last_finished`.
 constexpr std::size_t job_status_recent_runs = 10;
@@ -135,8 +201,8 @@ constexpr std::size_t job_status_recent_runs = 10;
 ///
 /// One job's state for monitoring (Locker::job_status, `sqlock check`,
 /// `sqlock metrics`). `last_finished` and `running` are found among the
-/// name's newest job_status_recent_runs runs; `last_success` is the newest
-/// succeeded run of all. Ages are by the database's clock.
+/// name's newest job_status_recent_runs runs that ran (skips passed over); `last_success` is the
+/// newest succeeded run of all. Ages are by the database's clock.
 struct JobStatus {
     std::string name{};
     std::int64_t now_ms = 0;  ///< the database's now, ms since the Unix epoch
@@ -150,6 +216,9 @@ struct JobStatus {
     std::optional<RunRecord> last_finished{};
     /// The newest run still running, if any.
     std::optional<RunRecord> running{};
+    /// The newest skip (after_failed, after_pending), when it is newer than
+    /// every run that ran: the job has been skipped since.
+    std::optional<RunRecord> skipped{};
 };
 
 /// How many runs of `name` the history holds with `outcome` (derived as

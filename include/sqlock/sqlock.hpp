@@ -11,6 +11,7 @@
 #include "sqlock/lock_info.hpp"
 #include "sqlock/lock_set.hpp"
 #include "sqlock/locker.hpp"
+#include "sqlock/observer.hpp"
 #include "sqlock/options.hpp"
 #include "sqlock/run_history.hpp"
 #include "sqlock/transaction.hpp"

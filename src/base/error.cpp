@@ -30,4 +30,10 @@ error::error(errc category, const std::string& message, LockInfo holder)
       category_(category),
       holder_(std::make_shared<const LockInfo>(std::move(holder))) {}
 
+error error::read_only_database(const std::string& message, std::string backend_code) {
+    error e(errc::configuration, message, std::move(backend_code));
+    e.read_only_ = true;
+    return e;
+}
+
 }  // namespace sqlock

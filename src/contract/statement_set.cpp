@@ -69,6 +69,18 @@ About about(Query key) noexcept {
             return {"proclaim", "proclaiming the leader's value of", 0, 4};
         case Query::leader:
             return {"leader", "reading the leader of", 0, 1};
+        case Query::recent_runs:
+            return {"recent_runs", "reading the recent runs of", 1, 2};
+        case Query::last_skip:
+            return {"last_skip", "reading the last skip of", 0, 1};
+        case Query::skip_run:
+            return {"skip_run", "recording a skip of", 0, 8};
+        case Query::live_locks:
+            return {"live_locks", "reading the held locks", -1, 0};
+        case Query::queue_lengths:
+            return {"queue_lengths", "counting the waiters", -1, 0};
+        case Query::leader_names:
+            return {"leader_names", "reading the names of the leaders", -1, 0};
     }
     return {"unknown", "running a statement", -1, 0};
 }

@@ -132,9 +132,30 @@ enum class Query : std::size_t {
     /// lockstring, created, expires, locked_by, seconds_left: as
     /// Connection::find() reads them; value or NULL).
     leader,
+    /// (limit, name): the runs of `name` that ran its job (every outcome
+    /// but the skips, skipped_outcomes_sql), newest first, at most `limit`.
+    recent_runs,
+    /// (name): the newest skipped run of `name` (at most one row).
+    last_skip,
+    /// (name, window_start: UTC text or NULL, host, pid, user, program,
+    /// fencing_id, outcome): records a skip (a run that did not run its
+    /// job, `outcome` one of skipped_outcomes_sql), started and ended now.
+    /// One row: its id.
+    skip_run,
+    /// (): the live rows of the lock table, by lockstring: (lockstring, id,
+    /// age: seconds since created, seconds_left: until expires).
+    live_locks,
+    /// (): the names with live waiters in line, by name: (name, how many).
+    queue_lengths,
+    /// (): the names of the leaders table (elections), by name.
+    leader_names,
 };
 
-constexpr std::size_t query_count = static_cast<std::size_t>(Query::leader) + 1;
+constexpr std::size_t query_count = static_cast<std::size_t>(Query::leader_names) + 1;
+
+/// The outcomes of the runs that did not run their job (a skip recorded by
+/// `sqlock run --after`), as an SQL list: standard SQL on every backend.
+inline const char* const skipped_outcomes_sql = "('after_failed', 'after_pending')";
 
 /// "start_run", ...: the key as a name (PostgreSQL prepares "sqlock_<name>").
 const char* query_name(Query key) noexcept;

@@ -47,6 +47,12 @@ class TransactionWaiting final : public detail::Claimant {
     const std::vector<std::string>& names() const override { return names_; }
     bool takes_place() const override { return false; }
     const std::string& locked_by() const override { return owner_.locked_by; }
+    std::string subject() const override {
+        return "lock '" + detail::printable(names_.front()) + "'";
+    }
+    // The attempt runs in the caller's transaction, which a broken link or a
+    // read-only server has ended: the caller's to begin again.
+    bool waits_through_obstacles() const override { return false; }
 
     bool attempt(std::int64_t /*before*/, detail::Refusal& refusal) override {
         const duration left = std::max(

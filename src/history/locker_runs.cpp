@@ -35,8 +35,26 @@ const char* to_string(run_outcome outcome) noexcept {
             return "lost";
         case run_outcome::timed_out:
             return "timed_out";
+        case run_outcome::after_failed:
+            return "after_failed";
+        case run_outcome::after_pending:
+            return "after_pending";
     }
     return "lost";
+}
+
+const char* to_string(predecessor_state state) noexcept {
+    switch (state) {
+        case predecessor_state::succeeded:
+            return "succeeded";
+        case predecessor_state::running:
+            return "running";
+        case predecessor_state::failed:
+            return "failed";
+        case predecessor_state::missing:
+            return "missing";
+    }
+    return "missing";
 }
 
 std::optional<run_outcome> parse_run_outcome(const std::string& text) noexcept {
@@ -221,8 +239,10 @@ OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rul
         return 0;
     });
     for (auto& run : runs) {
-        const bool counts = run.outcome == run_outcome::succeeded ||
-                            (any_outcome && run.outcome != run_outcome::running);
+        // A skip ran nothing: it never does a window.
+        const bool counts =
+            run.outcome == run_outcome::succeeded ||
+            (any_outcome && run.outcome != run_outcome::running && !is_skip(run.outcome));
         if (counts) {
             w.done = true;
             w.done_by = std::move(run);
@@ -291,8 +311,10 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
 
 run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
     const detail::LockState& held = state_of(state_, lock.state_);
-    if (end.outcome == run_outcome::running)
-        throw error(errc::invalid_argument, "finish_run needs how the run ended, not 'running'");
+    if (end.outcome == run_outcome::running || is_skip(end.outcome))
+        throw error(errc::invalid_argument,
+                    std::string("finish_run needs how the run ended, not '") +
+                        to_string(end.outcome) + "'");
     using detail::Value;
     const std::vector<Value> params = {
         Value::integer(run_id),
@@ -308,6 +330,68 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
         return parse_run_outcome(detail::as_text(r.rows[0].at(0)));
     });
     return recorded.value_or(run_outcome::lost);
+}
+
+std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
+    const detail::LockState& held = state_of(state_, lock.state_);
+    if (!is_skip(outcome))
+        throw error(errc::invalid_argument,
+                    std::string("record_skip needs a skip, not '") + to_string(outcome) + "'");
+    info = complete_run_start(held, lock, std::move(info));
+    auto params = run_start_params(held.name, held.id, info);
+    params.push_back(detail::Value::text(to_string(outcome)));
+    detail::ensure_initialized(*state_);
+    return with_history(
+        *state_,
+        [&](detail::Connection& c) {
+            return detail::query_int64(c, detail::Query::skip_run, params);
+        },
+        once);
+}
+
+Predecessors Locker::predecessors(const std::vector<std::string>& names, duration within) {
+    detail::validate_lease(within, "predecessors' window");
+    return predecessors(names, [&](std::int64_t now) { return now - within.count(); });
+}
+
+Predecessors Locker::predecessors(const std::vector<std::string>& names, const since_rule& rule) {
+    if (names.empty())
+        throw error(errc::invalid_argument, "predecessors needs at least one job name");
+    for (const std::string& name : names) detail::validate_lock_name(name);
+    detail::ensure_initialized(*state_);
+    Predecessors out;
+    with_history(*state_, [&](detail::Connection& c) {
+        out.jobs.clear();
+        out.now_ms = now_millis(c);
+        out.since_ms = rule(out.now_ms);
+        for (const std::string& name : names) {
+            Predecessor job;
+            job.name = name;
+            auto newest = query_runs(c, detail::Query::recent_runs,
+                                     {detail::Value::integer(1), detail::Value::text(name)});
+            if (!newest.empty()) job.run = std::move(newest.front());
+            out.jobs.push_back(std::move(job));
+        }
+        return 0;
+    });
+    out.since = detail::utc_text(out.since_ms);
+    for (Predecessor& job : out.jobs) {
+        if (!job.run) continue;  // missing: never ran
+        const RunRecord& run = *job.run;
+        if (run.outcome == run_outcome::running) {
+            job.state = predecessor_state::running;
+        } else if (run.outcome != run_outcome::succeeded) {
+            job.state = predecessor_state::failed;
+        } else {
+            const std::string& at = run.ended.value_or(run.started);
+            const auto ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      detail::parse_utc(at).time_since_epoch())
+                                      .count();
+            job.state = ended_ms >= out.since_ms ? predecessor_state::succeeded
+                                                 : predecessor_state::missing;
+        }
+    }
+    return out;
 }
 
 std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
@@ -345,7 +429,13 @@ JobStatus Locker::job_status(const std::string& name) {
         status.now_ms = now_millis(c);
         auto success = query_runs(c, detail::Query::last_success, {detail::Value::text(name)});
         if (!success.empty()) status.last_success = std::move(success.front());
-        recent = history_of(c, name, duration::zero(), job_status_recent_runs);
+        recent =
+            query_runs(c, detail::Query::recent_runs,
+                       {detail::Value::integer(static_cast<std::int64_t>(job_status_recent_runs)),
+                        detail::Value::text(name)});
+        auto skip = query_runs(c, detail::Query::last_skip, {detail::Value::text(name)});
+        if (!skip.empty() && (recent.empty() || skip.front().id > recent.front().id))
+            status.skipped = std::move(skip.front());
         return 0;
     });
     status.now = detail::utc_text(status.now_ms);

@@ -51,6 +51,11 @@ void Heartbeat::stop() noexcept {
     }
 }
 
+std::optional<error> Heartbeat::last_failure() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return last_failure_;
+}
+
 void Heartbeat::abandon() noexcept {
     if (timer_.joinable()) timer_.detach();
     if (renewer_.joinable()) renewer_.detach();
@@ -67,11 +72,18 @@ void Heartbeat::run_renewer() {
         lock.unlock();
         const auto sent = clock::now();
         outcome result = outcome::failed;
+        std::optional<error> failure;
         try {
             result = renew_(sent + settings_.attempt_timeout) ? outcome::renewed : outcome::gone;
+        } catch (const error& e) {
+            // Transient (no answer, connection lost, database busy or
+            // read-only): the row may well still be ours; the timer decides
+            // what that means.
+            failure = e;
+        } catch (const std::exception& e) {
+            failure = error(errc::backend, e.what());
         } catch (...) {
-            // Transient (no answer, connection lost, database busy): the row
-            // may well still be ours; the timer decides what that means.
+            failure = error(errc::backend, "unknown failure while renewing");
         }
         // Even an answer that came after the deadline counts: the database
         // executed the renewal after `sent`.
@@ -85,6 +97,10 @@ void Heartbeat::run_renewer() {
             ++failures;
         }
         lock.lock();
+        if (result == outcome::failed)
+            last_failure_ = std::move(failure);
+        else
+            last_failure_.reset();
         busy_ = false;
         result_ = result;
         result_sent_ = sent;

@@ -26,9 +26,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "sqlock/duration.hpp"
+#include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
 
 namespace sqlock::detail {
@@ -88,6 +90,11 @@ class Heartbeat {
               std::function<void(int, duration)> renewed_late = {});
     ~Heartbeat();  // stops and joins
 
+    /// Why the renewals have been failing: the error of the last one, when
+    /// it failed and none succeeded since (a read-only server, a refused
+    /// connection, no answer in time); else nullopt. Thread-safe.
+    std::optional<error> last_failure() const;
+
     /// Stops both threads and joins them. The renewer is joined after at
     /// most its current attempt's deadline.
     void stop() noexcept;
@@ -107,8 +114,9 @@ class Heartbeat {
     std::function<void(clock::time_point)> expiring_;
     std::function<void(int, duration)> renewed_late_;
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable cv_;
+    std::optional<error> last_failure_;  // since the last renewal that succeeded
     bool stopping_ = false;
     bool requested_ = false;  // the timer asks the renewer for one renewal
     bool busy_ = false;       // the renewer is renewing

@@ -9,6 +9,7 @@
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "lock/lock_state.hpp"
+#include "monitoring/observer.hpp"
 
 namespace sqlock {
 namespace {
@@ -86,6 +87,18 @@ Claim held_claim(const std::string& name, const std::string& lockstring, bool sh
     return held;
 }
 
+void tell_renewed(LockState& s, std::chrono::steady_clock::time_point sent) noexcept {
+    LockObserver* observer = s.locker->options.observer.get();
+    if (!observer) return;
+    const int failed = s.failed_renewals.exchange(0);
+    tell(observer, [&](LockObserver& o) {
+        o.on_renew(RenewEvent{
+            s.name, s.id,
+            std::chrono::duration_cast<duration>(std::chrono::steady_clock::now() - sent),
+            failed > 0, failed});
+    });
+}
+
 void LockState::mark_lost() noexcept {
     if (lost.exchange(true)) return;
     if (on_lost) {
@@ -94,6 +107,7 @@ void LockState::mark_lost() noexcept {
         } catch (...) {
         }
     }
+    tell(locker->options.observer.get(), [&](LockObserver& o) { o.on_loss(LossEvent{name, id}); });
 }
 
 void LockState::detach() noexcept {
@@ -123,12 +137,20 @@ void LockState::release_row() {
     // A shared release may have freed the name (its last holder left).
     if (!outcome.lost && !outcome.kept) locker->hub->released(shared ? name : lockstring);
     if (outcome.lost) {
-        lost = true;
+        if (!lost.exchange(true))
+            tell(locker->options.observer.get(), [&](LockObserver& o) {
+                o.on_loss(LossEvent{name, id});
+            });
         throw error(errc::lost, "lock '" + printable(lockstring) + "' (id " + std::to_string(id) +
                                     ") was no longer ours at release: it expired and was taken "
                                     "over or deleted [" +
                                     locker->url.redacted + "]");
     }
+    tell(locker->options.observer.get(), [&](LockObserver& o) {
+        o.on_release(ReleaseEvent{
+            name, id,
+            std::chrono::duration_cast<duration>(std::chrono::steady_clock::now() - acquired_at)});
+    });
 }
 
 LockState::~LockState() {
@@ -218,8 +240,14 @@ void Lock::renew(duration lease) {
     detail::validate_lease(lease, "lease");
     auto& s = *state_;
     const auto sent = std::chrono::steady_clock::now();
-    auto row =
-        s.locker->pool->with([&](detail::Connection& c) { return detail::renew_row(c, s, lease); });
+    std::optional<detail::Row> row;
+    try {
+        row = s.locker->pool->with(
+            [&](detail::Connection& c) { return detail::renew_row(c, s, lease); });
+    } catch (const error&) {
+        ++s.failed_renewals;  // the next success is late (observer.hpp)
+        throw;
+    }
     if (!row) {
         s.mark_lost();
         throw error(errc::lost,
@@ -228,12 +256,21 @@ void Lock::renew(duration lease) {
                         s.locker->url.redacted + "]");
     }
     s.validity.granted(sent, lease);
-    std::lock_guard<std::mutex> guard(s.mutex);
-    s.expires = row->expires;
+    {
+        std::lock_guard<std::mutex> guard(s.mutex);
+        s.expires = row->expires;
+    }
+    detail::tell_renewed(s, sent);
 }
 
 std::chrono::steady_clock::time_point Lock::valid_until() const {
     return checked(state_).validity.until();
+}
+
+std::optional<error> Lock::renewal_failure() const {
+    const auto& s = checked(state_);
+    if (!s.heartbeat) return std::nullopt;
+    return s.heartbeat->last_failure();
 }
 
 bool Lock::held() const {

@@ -5,6 +5,7 @@
 
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
+#include "monitoring/observer.hpp"
 #include "waiting/contention_text.hpp"
 
 namespace sqlock::detail {
@@ -70,11 +71,21 @@ class Acquirer::Waiting final : public Claimant {
     const std::vector<std::string>& names() const override { return names_; }
     bool takes_place() const override { return true; }
     const std::string& locked_by() const override { return owner_.locked_by; }
+    std::string subject() const override {
+        if (t_.capacity > 0) return "semaphore '" + printable(t_.name) + "'";
+        return subject_text(t_.name, t_.shared ? -1 : 0);
+    }
 
     bool attempt(std::int64_t before, Refusal& refusal) override {
-        taken_ = a_.attempt_once(t_, o_, owner_, &refusal, before);
+        ++attempts_;
+        taken_ = a_.attempt_once(t_, o_, owner_, &refusal, before, in_doubt_);
+        in_doubt_ = false;
         return taken_.has_value();
     }
+
+    // A plain lock's or a shared hold's next attempt finds its own row
+    // anyway (claim_own_holder()); a slot's must look for it.
+    void attempt_in_doubt() override { in_doubt_ = true; }
 
     bool vouched_after_leaving() override {
         LockState& st = *taken_->state_;
@@ -104,14 +115,17 @@ class Acquirer::Waiting final : public Claimant {
     }
 
     Lock take() { return std::move(*taken_); }
+    int attempts() const { return attempts_; }
 
   private:
+    int attempts_ = 0;
     Acquirer& a_;
     const Target& t_;
     const LockOptions& o_;
     const std::vector<std::string> names_;
     Owner owner_;
     std::optional<Lock> taken_;
+    bool in_doubt_ = false;  // the last attempt's answer was lost
 };
 
 std::shared_ptr<LockState> Acquirer::check_reentry(const Target& t, const LockOptions& o) {
@@ -161,13 +175,13 @@ std::optional<std::pair<int, Row>> Acquirer::own_slot(Connection& c, const Targe
 }
 
 std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o, Owner& owner,
-                                           Refusal* refusal, std::int64_t before) {
+                                           Refusal* refusal, std::int64_t before, bool in_doubt) {
     ensure_initialized();
     int slot = 0;
     // Before the statement is sent: the row's expiry is later than this
     // plus the lease (see Lock::valid_until).
     const auto sent = clock::now();
-    bool tried = false;
+    bool tried = in_doubt;
     bool queue_exists = false;
     Claim claim;
     claim.entries.push_back(
@@ -178,8 +192,9 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
         queue_exists = c.has_queue();
         claim.before = queue_exists ? before : 0;
         if (t.capacity == 0) return c.acquire(claim, o.expires, owner.locked_by);
-        // A retry on a fresh connection (the first broke): the first may
-        // have taken a slot before its reply was lost. That slot is ours;
+        // A retry on a fresh connection (the first broke), or an attempt
+        // after one whose answer was lost (attempt_in_doubt()): the first
+        // may have taken a slot before its reply was lost. That slot is ours;
         // taking another would leave it held until its lease ends. (A
         // plain lock needs no such look: its retry finds the row taken,
         // and the holder it reads is ourselves; see below.)
@@ -230,6 +245,7 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
     st->on_expiring = o.on_expiring;
     st->on_renewed_late = o.on_renewed_late;
     st->validity.granted(sent, certain);
+    st->acquired_at = sent;
     st->created = std::move(row.created);
     st->expires = std::move(row.expires);
     // An acquisition that took long (a busy wait, a server that was
@@ -257,19 +273,32 @@ void Acquirer::give_heartbeat(LockState& st, const LockOptions& o) {
     st.heartbeat = heartbeat_for(
         o, s_->options.db_timeout, st.validity, st.name, st.id,
         [raw](Heartbeat::clock::time_point deadline) {
-            auto row = raw->locker->pool->with([&](Connection& c) {
-                // Bounded by the deadline, then back to the defaults for
-                // whoever uses this pooled connection next.
-                struct Reset {
-                    Connection& c;
-                    ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
-                } reset{c};
-                c.set_deadline(deadline);
-                return renew_row(c, *raw, raw->lease);
-            });
+            // The heartbeat's own clock read is before this one; an
+            // observer's latency is the statement's alone.
+            const auto sent = raw->locker->options.observer ? Heartbeat::clock::now()
+                                                            : Heartbeat::clock::time_point{};
+            std::optional<Row> row;
+            try {
+                row = raw->locker->pool->with([&](Connection& c) {
+                    // Bounded by the deadline, then back to the defaults for
+                    // whoever uses this pooled connection next.
+                    struct Reset {
+                        Connection& c;
+                        ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
+                    } reset{c};
+                    c.set_deadline(deadline);
+                    return renew_row(c, *raw, raw->lease);
+                });
+            } catch (...) {
+                ++raw->failed_renewals;  // the next success is late (observer.hpp)
+                throw;
+            }
             if (!row) return false;
-            std::lock_guard<std::mutex> guard(raw->mutex);
-            raw->expires = row->expires;
+            {
+                std::lock_guard<std::mutex> guard(raw->mutex);
+                raw->expires = row->expires;
+            }
+            tell_renewed(*raw, sent);
             return true;
         },
         [raw] { raw->mark_lost(); });
@@ -297,8 +326,56 @@ bool Acquirer::refresh(LockState& st) {
 
 Lock Acquirer::acquire(const Target& t, const LockOptions& o) {
     Waiting waiting(*this, t, o);
-    wait_for(*s_, waiting, o);
-    return waiting.take();
+    LockObserver* observer = s_->options.observer.get();
+    if (!observer) {
+        wait_for(*s_, waiting, o);
+        return waiting.take();
+    }
+    const auto start = clock::now();
+    const auto tell_outcome = [&](acquire_outcome outcome, std::int64_t id) {
+        tell(observer, [&](LockObserver& ob) {
+            ob.on_acquire(AcquireEvent{t.name, id, outcome,
+                                       std::chrono::duration_cast<duration>(clock::now() - start),
+                                       waiting.attempts()});
+        });
+    };
+    try {
+        wait_for(*s_, waiting, o);
+    } catch (const error& e) {
+        tell_outcome(observed_outcome(e), 0);
+        throw;
+    }
+    Lock lock = waiting.take();
+    tell_outcome(acquire_outcome::acquired, lock.id());
+    return lock;
+}
+
+acquire_outcome observed_outcome(const error& e) noexcept {
+    if (e.category() == errc::busy) return acquire_outcome::busy;
+    if (e.category() == errc::timeout) return acquire_outcome::timeout;
+    return acquire_outcome::failed;
+}
+
+std::optional<Lock> Acquirer::try_once(const Target& t, const LockOptions& o) {
+    Refusal refusal;
+    Owner owner = make_owner(o.metadata, o.min_hold, o.expires);
+    LockObserver* observer = s_->options.observer.get();
+    if (!observer) return attempt_once(t, o, owner, &refusal);
+    std::optional<Lock> lock;
+    try {
+        lock = attempt_once(t, o, owner, &refusal);
+    } catch (const error& e) {
+        tell(observer, [&](LockObserver& ob) {
+            ob.on_acquire(AcquireEvent{t.name, 0, observed_outcome(e), duration::zero(), 1});
+        });
+        throw;
+    }
+    tell(observer, [&](LockObserver& ob) {
+        ob.on_acquire(AcquireEvent{t.name, lock ? lock->id() : 0,
+                                   lock ? acquire_outcome::acquired : acquire_outcome::busy,
+                                   duration::zero(), 1});
+    });
+    return lock;
 }
 
 }  // namespace sqlock::detail

@@ -23,6 +23,9 @@ struct Target {
     bool shared = false;
 };
 
+/// What an acquisition that threw came to, for an observer.
+acquire_outcome observed_outcome(const error& e) noexcept;
+
 class Acquirer {
   public:
     explicit Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
@@ -38,12 +41,18 @@ class Acquirer {
     /// ticket `before` go first (INT64_MAX: all of them, as a caller that
     /// does not wait does); a waiting caller keeps one owner for all its
     /// attempts. On success the lock takes `owner`'s strings; otherwise it
-    /// is left as it was, for the next attempt.
+    /// is left as it was, for the next attempt. `in_doubt`: an earlier
+    /// attempt as `owner` may have taken a slot before its answer was lost.
     std::optional<Lock> attempt_once(const Target& t, const LockOptions& o, Owner& owner,
-                                     Refusal* refusal, std::int64_t before = INT64_MAX);
+                                     Refusal* refusal, std::int64_t before = INT64_MAX,
+                                     bool in_doubt = false);
 
     /// Attempts until taken, as `o` says (wait_for()).
     Lock acquire(const Target& t, const LockOptions& o);
+
+    /// One attempt by a caller that does not wait (try_lock,
+    /// try_acquire_slot): nullopt when the name is taken.
+    std::optional<Lock> try_once(const Target& t, const LockOptions& o);
 
   private:
     class Waiting;

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,10 @@ std::optional<Row> renew_row(Connection& c, const LockState& st, duration lease)
 /// shared holder's row of `name`.
 Claim held_claim(const std::string& name, const std::string& lockstring, bool shared);
 
+/// Tells the Locker's observer, if any, of a renewal of `st` sent at
+/// `sent` that succeeded just now (sqlock/observer.hpp).
+void tell_renewed(LockState& st, std::chrono::steady_clock::time_point sent) noexcept;
+
 struct LockState {
     std::shared_ptr<LockerState> locker;
     std::string name;
@@ -63,6 +68,12 @@ struct LockState {
     std::string created;
     std::string expires;
     int depth = 1;  // re-entrant nesting, guarded by locker->holds_mutex
+
+    // For the Locker's observer (sqlock/observer.hpp): when the acquisition
+    // was sent, and the renewals that failed in a row since the last one
+    // that succeeded.
+    std::chrono::steady_clock::time_point acquired_at{};
+    std::atomic<int> failed_renewals{0};
 
     std::atomic<bool> released{false};
     std::atomic<bool> lost{false};

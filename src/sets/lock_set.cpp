@@ -158,6 +158,12 @@ std::chrono::steady_clock::time_point LockSet::valid_until() const {
     return checked(state_).validity.until();
 }
 
+std::optional<error> LockSet::renewal_failure() const {
+    const auto& s = checked(state_);
+    if (!s.heartbeat) return std::nullopt;
+    return s.heartbeat->last_failure();
+}
+
 void LockSet::renew() {
     renew(checked(state_).lease);
 }

@@ -229,6 +229,11 @@ class SetAcquirer {
         const std::vector<std::string>& names() const override { return names_; }
         bool takes_place() const override { return false; }
         const std::string& locked_by() const override { return owner_.locked_by; }
+        std::string subject() const override {
+            return names_.size() == 1
+                       ? "lock set ('" + printable(names_[0]) + "')"
+                       : "the lock set of " + std::to_string(names_.size()) + " names";
+        }
         bool attempt(std::int64_t /*before: always every waiter*/, Refusal& refusal) override {
             taken_ = a_.attempt_once(members_, o_, owner_, &refusal);
             return taken_.has_value();

@@ -3,7 +3,9 @@
 
 namespace sqlock::text {
 
-std::string printable(const std::string& text, std::size_t max_bytes) {
+namespace {
+
+std::string shown(const std::string& text, std::size_t max_bytes, bool keep_quotes) {
     static const char* hex = "0123456789abcdef";
     auto escape = [](std::string& out, unsigned char c) {
         out += "\\x";
@@ -16,7 +18,7 @@ std::string printable(const std::string& text, std::size_t max_bytes) {
     while (i < n) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c < 0x80) {
-            if (c < 0x20 || c == 0x7F || c == '\\' || c == '\'')
+            if (c < 0x20 || c == 0x7F || (!keep_quotes && (c == '\\' || c == '\'')))
                 escape(out, c);
             else
                 out += static_cast<char>(c);
@@ -38,6 +40,16 @@ std::string printable(const std::string& text, std::size_t max_bytes) {
     }
     if (text.size() > max_bytes) out += "...";
     return out;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, std::size_t max_bytes) {
+    return shown(text, max_bytes, false);
+}
+
+std::string printable_value(const std::string& text) {
+    return shown(text, std::string::npos, true);
 }
 
 }  // namespace sqlock::text

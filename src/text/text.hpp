@@ -29,6 +29,13 @@ bool is_valid_utf8(const std::string& text) noexcept;
 /// then "...".
 std::string printable(const std::string& text, std::size_t max_bytes = std::string::npos);
 
+/// printable() for a value shown on a line of its own, not inside quotes
+/// (a server setting in `sqlock doctor`): the single quote and the backslash
+/// are kept as they are, so that a value reads as the server has it
+/// (synchronous_standby_names = 'ANY 1 ("n2", "n3")'); controls, DEL and
+/// bytes that are not UTF-8 are still shown as \xNN.
+std::string printable_value(const std::string& text);
+
 /// [begin, end) byte ranges of the passwords in a database URL, read the way
 /// libpq reads them: the userinfo password (`scheme://user:PASSWORD@host`,
 /// ending at the first '@') and every `password=` query parameter. For

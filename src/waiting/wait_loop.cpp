@@ -6,6 +6,7 @@
 
 #include "state/release_hub.hpp"
 #include "waiting/contention_text.hpp"
+#include "waiting/obstacle.hpp"
 #include "waiting/wait_queue.hpp"
 
 namespace sqlock::detail {
@@ -61,8 +62,31 @@ class WaitLoop {
         for (;;) {
             const std::uint64_t slept_from = mark_;
             mark_ = s_.hub->mark();
-            look_at_place(slept_from);
-            if (tries() && try_claim()) return;
+            if (obstacles_.blocked() && clock::now() < obstacles_.retry_at()) {
+                pause_for_obstacle();
+                continue;
+            }
+            try {
+                look_at_place(slept_from);
+                if (tries() && try_claim()) return;
+            } catch (const error& e) {
+                if (!waits_ || !claimant_.waits_through_obstacles()) throw;
+                if (e.category() == errc::busy) {
+                    // A race the database broke off (a serialization
+                    // failure, a deadlock): refused, with nobody known in
+                    // the way.
+                    refusal_ = Refusal{};
+                } else if (e.unavailable()) {
+                    claimant_.attempt_in_doubt();
+                    obstacles_.met(e, clock::now());
+                    tell_obstacle(e);
+                    pause_for_obstacle();
+                    continue;
+                } else {
+                    throw;
+                }
+            }
+            obstacles_.cleared(clock::now());
             fail_if_over();
             join_line();
             if (!hub_started_ && claimant_.wakes_by_push() &&
@@ -148,6 +172,36 @@ class WaitLoop {
         return false;
     }
 
+    // Between attempts that met an unavailable database: the deadline and
+    // the progress hook as after any attempt (the hook is told of nobody in
+    // the way), then a sleep until the next attempt is due.
+    void pause_for_obstacle() {
+        const auto now = clock::now();
+        const auto waited = std::chrono::duration_cast<duration>(now - start_);
+        if (now >= deadline_) throw obstacles_.give_up(claimant_.subject(), waited, "gave up", now);
+        if (o_.on_waiting && !o_.on_waiting(nullptr, waited))
+            throw obstacles_.give_up(claimant_.subject(), waited, "stopped", now);
+        const auto until = std::min(deadline_, obstacles_.retry_at());
+        s_.hub->wait_after(claimant_.names(), mark_, progress_bound(until, now));
+    }
+
+    void tell_obstacle(const error& e) {
+        if (!o_.on_obstacle) return;
+        const auto now = clock::now();
+        if (!o_.on_obstacle(e, std::chrono::duration_cast<duration>(now - start_)))
+            throw obstacles_.give_up(claimant_.subject(),
+                                     std::chrono::duration_cast<duration>(now - start_), "stopped",
+                                     now);
+    }
+
+    // ", 4.2s of it with the database unavailable", for a wait that also
+    // met obstacles.
+    std::string unavailable_text(clock::time_point now) const {
+        const duration d = obstacles_.unavailable_for(now);
+        if (d <= duration::zero()) return {};
+        return ", " + waited_text(d) + " of it with the database unavailable";
+    }
+
     void fail_if_over() {
         const auto now = clock::now();
         const auto waited = std::chrono::duration_cast<duration>(now - start_);
@@ -155,14 +209,14 @@ class WaitLoop {
         const std::string db = " [" + s_.url.redacted + "]";
         if (!waits_) contention_error(errc::busy, claimant_.refused_text(refusal_) + db, info);
         if (now >= deadline_)
-            contention_error(
-                errc::timeout,
-                claimant_.timeout_text(refusal_) + ", after waiting " + waited_text(waited) + db,
-                info);
+            contention_error(errc::timeout,
+                             claimant_.timeout_text(refusal_) + ", after waiting " +
+                                 waited_text(waited) + unavailable_text(now) + db,
+                             info);
         if (o_.on_waiting && !o_.on_waiting(info ? &*info : nullptr, waited))
             contention_error(errc::timeout,
                              claimant_.timeout_text(refusal_) + "; stopped waiting after " +
-                                 waited_text(waited) + db,
+                                 waited_text(waited) + unavailable_text(now) + db,
                              info);
     }
 
@@ -304,6 +358,7 @@ class WaitLoop {
     clock::time_point paced_look_ = clock::time_point::min();
     clock::time_point recheck_ = clock::time_point::max();  // with pushes: join_recheck
     std::optional<std::mt19937> jitter_;
+    Obstacles obstacles_;  // the database unavailable meanwhile (obstacle.hpp)
 };
 
 }  // namespace

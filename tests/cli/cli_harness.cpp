@@ -16,8 +16,12 @@ namespace {
 
 std::atomic<int> counter{0};
 
-Process spawn(const args_t& args, const env_t& env, const SpawnOptions& how = {}) {
-    args_t argv{SQLOCK_CLI_PATH};
+Process spawn(const args_t& args, const env_t& env, const SpawnOptions& how = {},
+              const std::string& host = {}) {
+    args_t argv;
+    if (!host.empty())
+        argv = {"/usr/bin/unshare", "-u", "/bin/sh", "-c", "hostname \"$0\" && exec \"$@\"", host};
+    argv.push_back(SQLOCK_CLI_PATH);
     argv.insert(argv.end(), args.begin(), args.end());
     env_t all = env;
     // Never inherit these from the developer's shell (emplace: a test's own
@@ -81,11 +85,11 @@ Result Cli::operator()(const args_t& args, const env_t& env) const {
 }
 
 Process Cli::start(const args_t& args, const env_t& env) const {
-    return spawn(with_table(*this, args), with_db(*this, env));
+    return spawn(with_table(*this, args), with_db(*this, env), {}, host);
 }
 
 Process Cli::start(const args_t& args, const env_t& env, const SpawnOptions& how) const {
-    return spawn(with_table(*this, args), with_db(*this, env), how);
+    return spawn(with_table(*this, args), with_db(*this, env), how, host);
 }
 
 Result Cli::bare(const args_t& args, const env_t& env) const {
@@ -96,6 +100,19 @@ Result Cli::bare(const args_t& args, const env_t& env) const {
 
 Cli fresh_cli() {
     return Cli{sqlock_test::fresh_database()};
+}
+
+Cli on_host(const Cli& cli, const std::string& host) {
+    Cli other = cli;
+    other.host = host;
+    return other;
+}
+
+bool can_name_hosts() {
+    static const bool works =
+        sqlock_test::run({"/usr/bin/unshare", "-u", "/bin/sh", "-c", "hostname sqlock-probe"})
+            .code == 0;
+    return sqlock_test::have_tool(works, "unshare -u (root or user namespaces, to name hosts)");
 }
 
 std::string make_dir() {

@@ -65,6 +65,9 @@ class Pty {
 /// SQLOCK_DB; `bare` calls get neither (for tests of those options).
 struct Cli {
     sqlock_test::Database db;
+    /// Non-empty: sqlock runs in a UTS namespace of its own whose host name
+    /// is this (unshare -u), as on another host (see can_name_hosts()).
+    std::string host{};
 
     Result operator()(const args_t& args, const env_t& env = {}) const;
     Process start(const args_t& args, const env_t& env = {}) const;
@@ -75,6 +78,13 @@ struct Cli {
 
 /// A fresh initialised lock table on the backend under test.
 Cli fresh_cli();
+
+/// The same table, its sqlock running as host `host` (Cli::host).
+Cli on_host(const Cli& cli, const std::string& host);
+
+/// Whether Cli::host works here: `unshare -u` needs root (or user
+/// namespaces). Says why not through have_tool.
+bool can_name_hosts();
 
 /// A new empty directory for one test's files.
 std::string make_dir();

@@ -196,3 +196,107 @@ TEST_CASE("metrics: an empty table; bad usage; no history table", "[cli][metrics
     CHECK(missing.out.empty());
     CHECK_THAT(missing.err, Contains("sqlock init"));
 }
+
+namespace {
+
+// The sample `name` whose labels are exactly `labels`; nullopt if none.
+std::optional<double> exact(const std::vector<Sample>& samples, const std::string& name,
+                            const std::map<std::string, std::string>& labels) {
+    for (const auto& s : samples)
+        if (s.name == name && s.labels == labels) return s.value;
+    return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("metrics: lock-level series per name, bounded by --max-names, odd names escaped",
+          "[cli][metrics][locks]") {
+    Cli cli = fresh_cli();
+    const std::string odd = "lock \"q\" \\ and\nnewline";
+    const std::string dir = make_dir();
+    REQUIRE(cli({"acquire", odd, "--expires", "1h"}).code == 0);
+    REQUIRE(cli({"acquire", "sem", "--slots", "3", "--expires", "1h"}).code == 0);
+    REQUIRE(cli({"acquire", "sem", "--slots", "3", "--expires", "1h"}).code == 0);
+    // A holder with one waiter in line.
+    REQUIRE(cli({"acquire", "busy", "--expires", "1h"}).code == 0);
+    Process waiter = cli.start(run_args("busy", {"--wait", "60s"}, {"true"}));
+    // A leader, holding its lead until told.
+    Process leader = cli.start(with_command({"elect", "svc", "--value", "v1", "--expires", "1h"},
+                                            blocking_command(dir + "/led", dir + "/go")));
+    REQUIRE(wait_for_file(dir + "/led"));
+    const std::string table = cli.db.table;
+    std::vector<Sample> s;
+    REQUIRE(sqlock_test::eventually([&] {
+        Result r = cli({"metrics"});
+        if (r.code != 0) return false;
+        auto parsed = parse(r.out);
+        if (!parsed) return true;
+        s = *parsed;
+        return exact(s, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0;
+    }));
+    if (s.empty()) return;  // no parser here
+    auto of = [&](const std::string& metric, const std::string& name) {
+        return exact(s, metric, {{"table", table}, {"name", name}});
+    };
+    CHECK(of("sqlock_lock_holders", odd) == 1.0);
+    CHECK(of("sqlock_lock_holders", "sem") == 2.0);
+    CHECK(of("sqlock_lock_holders", "busy") == 1.0);
+    CHECK(of("sqlock_lock_waiters", odd) == 0.0);
+    const auto age = of("sqlock_lock_holder_age_seconds", "sem");
+    const auto left = of("sqlock_lock_holder_seconds_left", "sem");
+    REQUIRE(age);
+    REQUIRE(left);
+    CHECK(*age >= 0.0);
+    CHECK(*age < 600.0);
+    CHECK(*left > 3000.0);
+    CHECK(*left <= 3600.0);
+    const nlohmann::json svc = show_json(cli, "svc");
+    REQUIRE(svc.is_object());
+    CHECK(of("sqlock_leader_fencing_id", "svc") == svc["id"].get<double>());
+    CHECK(of("sqlock_leader_age_seconds", "svc"));
+    CHECK_FALSE(of("sqlock_leader_fencing_id", "busy"));
+    CHECK(exact(s, "sqlock_lock_names", {{"table", table}}) == 4.0);
+    CHECK_FALSE(exact(s, "sqlock_lock_holders", {{"table", table}}));  // nothing summed
+
+    // Bounded: one name of its own (the one with a waiter), the rest summed
+    // in series without a name.
+    Result bounded = cli({"metrics", "--max-names", "1"});
+    REQUIRE(bounded.code == 0);
+    auto b = parse(bounded.out);
+    REQUIRE(b);
+    CHECK(exact(*b, "sqlock_lock_waiters", {{"table", table}, {"name", "busy"}}) == 1.0);
+    CHECK_FALSE(exact(*b, "sqlock_lock_holders", {{"table", table}, {"name", "sem"}}));
+    CHECK(exact(*b, "sqlock_lock_holders", {{"table", table}}) == 4.0);  // odd, sem x2, svc
+    CHECK(exact(*b, "sqlock_lock_waiters", {{"table", table}}) == 0.0);
+    CHECK(exact(*b, "sqlock_lock_names", {{"table", table}}) == 4.0);
+    Result none = cli({"metrics", "--max-names", "0"});
+    REQUIRE(none.code == 0);
+    CHECK(exact(*parse(none.out), "sqlock_lock_holders", {{"table", table}}) == 5.0);
+    Result bad = cli({"metrics", "--max-names", "-1"});
+    CHECK(bad.code == 64);
+    check_one_line_error(bad);
+
+    touch(dir + "/go");
+    CHECK(leader.wait().code == 0);
+    REQUIRE(cli({"release", "busy", "--force"}).code == 0);
+    CHECK(waiter.wait().code == 0);
+}
+
+TEST_CASE("metrics: a chain blocked by a failed predecessor", "[cli][metrics][after]") {
+    Cli cli = fresh_cli();
+    REQUIRE(cli(run_args("import", {}, {"false"})).code == 1);
+    REQUIRE(cli(run_args("report", {"--after", "import", "--after-within", "1h"}, {"true"})).code ==
+            0);
+    Result r = cli({"metrics"});
+    REQUIRE(r.code == 0);
+    auto s = parse(r.out);
+    if (!s) return;
+    const std::string table = cli.db.table;
+    CHECK(exact(*s, "sqlock_job_blocked", {{"table", table}, {"name", "report"}}) == 1.0);
+    CHECK(exact(*s, "sqlock_job_blocked", {{"table", table}, {"name", "import"}}) == 0.0);
+    CHECK(exact(*s, "sqlock_job_runs",
+                {{"table", table}, {"name", "report"}, {"outcome", "after_failed"}}) == 1.0);
+    // A skip is not a finished run: no last outcome of its own.
+    CHECK_FALSE(exact(*s, "sqlock_job_last_outcome",
+                      {{"table", table}, {"name", "report"}, {"outcome", "succeeded"}}));
+}

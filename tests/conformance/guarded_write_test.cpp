@@ -51,6 +51,23 @@ sqlock::LockOptions lease_of(sqlock::duration lease) {
     return o;
 }
 
+// Whether the server rolled the application's transaction back, as it may
+// any transaction under SERIALIZABLE (or REPEATABLE READ): a serialization
+// failure or a deadlock, told by sqlock (errc::busy with the server's code)
+// or by the application's own statement. The transaction must run again
+// (docs/guarded-writes.md).
+bool must_run_again(const std::exception& e) {
+    if (auto* s = dynamic_cast<const sqlock::error*>(&e)) {
+        const std::string& code = s->backend_code();
+        return s->category() == sqlock::errc::busy &&
+               (code == "40001" || code == "40P01" || code.rfind("1213/", 0) == 0);
+    }
+    const std::string what = e.what();
+    return what.find("could not serialize access") != std::string::npos ||
+           what.find("deadlock detected") != std::string::npos ||
+           what.find("Deadlock found") != std::string::npos;
+}
+
 bool expired(sqlock::Locker& locker, const std::string& name) {
     auto info = locker.show(name);
     return info && info->expired();
@@ -389,11 +406,18 @@ TEST_CASE("a second transaction-scoped lock waits for the first's commit", "[gua
     const std::int64_t id1 = first.lock_transaction(tx1->adapter(), "batch");
     std::atomic<bool> committed{false};
     auto waiter = std::async(std::launch::async, [&] {
-        auto tx2 = sqlock_test::app_transaction(db);
-        const std::int64_t id2 = second.lock_transaction(tx2->adapter(), "batch", 30s);
-        const bool after = committed.load();
-        tx2->commit();
-        return after && id2 > id1;
+        for (;;) {
+            auto tx2 = sqlock_test::app_transaction(db);
+            try {
+                const std::int64_t id2 = second.lock_transaction(tx2->adapter(), "batch", 30s);
+                const bool after = committed.load();
+                tx2->commit();
+                return after && id2 > id1;
+            } catch (const std::exception& e) {
+                if (!must_run_again(e)) throw;
+                tx2->rollback();  // serializable: the first's commit was in its way
+            }
+        }
     });
     CHECK(waiter.wait_for(held_open) == std::future_status::timeout);
     committed = true;
@@ -418,27 +442,40 @@ TEST_CASE("processes mixing transaction-scoped and plain locks never overlap",
         for (int r = 0; r < rounds; ++r) {
             auto tx = sqlock_test::app_transaction(db);
             std::optional<sqlock::Lock> lock;
-            if (i % 2 == 0) {
-                try {
-                    locker.lock_transaction(tx->adapter(), "the-one", 60s);
-                } catch (const sqlock::error& e) {
-                    // SQLite: taken in the instant between the look and the
-                    // insert, with the write lock now ours: start again.
-                    if (e.category() != sqlock::errc::busy) throw;
-                    tx->rollback();
-                    --r;
-                    continue;
+            bool inside = false;  // the witness is ours
+            try {
+                if (i % 2 == 0) {
+                    try {
+                        locker.lock_transaction(tx->adapter(), "the-one", 60s);
+                    } catch (const sqlock::error& e) {
+                        // SQLite: taken in the instant between the look and
+                        // the insert, with the write lock now ours: start
+                        // again.
+                        if (e.category() != sqlock::errc::busy) throw;
+                        tx->rollback();
+                        --r;
+                        continue;
+                    }
+                } else {
+                    sqlock::LockOptions o;
+                    o.wait = 60s;
+                    lock = locker.lock("the-one", o);
+                    sqlock::guard(tx->adapter(), *lock);
                 }
-            } else {
-                sqlock::LockOptions o;
-                o.wait = 60s;
-                lock = locker.lock("the-one", o);
-                sqlock::guard(tx->adapter(), *lock);
+                if (!sqlock_test::enter_witness(witness)) return 2;  // two holders at once
+                inside = true;
+                tx->query("INSERT INTO " + data + " (who) VALUES ('p" + std::to_string(i) + "')");
+                inside = false;
+                sqlock_test::leave_witness(witness);
+                tx->commit();
+            } catch (const std::exception& e) {
+                // Serializable: the server rolled the transaction back (the
+                // witness is still ours: nobody else got in meanwhile).
+                if (!must_run_again(e)) throw;
+                if (inside) sqlock_test::leave_witness(witness);
+                tx->rollback();
+                --r;
             }
-            if (!sqlock_test::enter_witness(witness)) return 2;  // two holders at once
-            tx->query("INSERT INTO " + data + " (who) VALUES ('p" + std::to_string(i) + "')");
-            sqlock_test::leave_witness(witness);
-            tx->commit();
         }
         return 0;
     });

@@ -52,6 +52,21 @@ TEST_CASE("every outcome is stored, read back and counted as it was recorded", "
         if (outcome == run_outcome::running) continue;
         const std::string name = std::string("job-") + sqlock::to_string(outcome);
         auto lock = locker.lock(name);
+        if (sqlock::is_skip(outcome)) {
+            // A skip ran nothing: it is recorded as one, never as an end.
+            const std::int64_t run = locker.start_run(lock);
+            CHECK_THROWS_AS(locker.finish_run(lock, run, {outcome, {}, {}}), sqlock::error);
+            CHECK(locker.finish_run(lock, run, {run_outcome::lost, {}, {}}) == run_outcome::lost);
+            const std::int64_t skip = locker.record_skip(lock, outcome);
+            lock.release();
+            auto runs = locker.history(history_query().name(name));
+            REQUIRE(runs.size() == 2);
+            CHECK(runs[0].id == skip);
+            CHECK(runs[0].outcome == outcome);
+            CHECK(runs[0].ended == runs[0].started);
+            CHECK_FALSE(runs[0].exit_status);
+            continue;
+        }
         const std::int64_t run = locker.start_run(lock);
         CHECK(locker.finish_run(lock, run, {outcome, {}, 15}) == outcome);
         lock.release();
@@ -63,11 +78,65 @@ TEST_CASE("every outcome is stored, read back and counted as it was recorded", "
     CHECK_FALSE(sqlock::parse_run_outcome("timed out"));
     CHECK_FALSE(sqlock::parse_run_outcome(""));
     const std::vector<sqlock::RunCount> counts = locker.run_counts();
-    CHECK(counts.size() == std::size(sqlock::all_run_outcomes) - 1);
+    // Each name once, and the skips' names a lost run beside their skip.
+    CHECK(counts.size() == std::size(sqlock::all_run_outcomes) - 1 + 2);
     for (const auto& c : counts) {
-        CHECK(c.name == std::string("job-") + sqlock::to_string(c.outcome));
         CHECK(c.count == 1);
+        if (c.outcome == run_outcome::lost && c.name != "job-lost") continue;
+        CHECK(c.name == std::string("job-") + sqlock::to_string(c.outcome));
     }
+    auto lock = locker.lock("job-x");
+    CHECK_THROWS_AS(locker.record_skip(lock, run_outcome::succeeded), sqlock::error);
+}
+
+TEST_CASE("predecessors: the newest run that ran decides, by the database's clock",
+          "[history][after]") {
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto finish = [&](const std::string& name, run_outcome outcome) {
+        auto lock = locker.lock(name);
+        const std::int64_t run = locker.start_run(lock);
+        REQUIRE(locker.finish_run(lock, run, {outcome, {}, {}}) == outcome);
+    };
+    auto state = [&](const std::string& name) {
+        const sqlock::Predecessors p = locker.predecessors({name}, 1h);
+        REQUIRE(p.jobs.size() == 1);
+        CHECK(p.since_ms == p.now_ms - 3600 * 1000);
+        return p.jobs[0].state;
+    };
+    CHECK(state("a") == sqlock::predecessor_state::missing);
+    finish("a", run_outcome::failed);
+    CHECK(state("a") == sqlock::predecessor_state::failed);
+    finish("a", run_outcome::succeeded);
+    CHECK(state("a") == sqlock::predecessor_state::succeeded);
+    {
+        // Skips of "a" (as a job after another) do not hide its success.
+        auto lock = locker.lock("a");
+        locker.record_skip(lock, run_outcome::after_failed);
+    }
+    CHECK(state("a") == sqlock::predecessor_state::succeeded);
+    const sqlock::JobStatus status = locker.job_status("a");
+    REQUIRE(status.last_finished);
+    CHECK(status.last_finished->outcome == run_outcome::succeeded);
+    REQUIRE(status.skipped);
+    CHECK(status.skipped->outcome == run_outcome::after_failed);
+    {
+        auto lock = locker.lock("a");
+        const std::int64_t run = locker.start_run(lock);
+        CHECK(state("a") == sqlock::predecessor_state::running);
+        CHECK_FALSE(locker.job_status("a").skipped);  // a run since the skip
+        locker.finish_run(lock, run, {run_outcome::succeeded, 0, {}});
+    }
+    // A cutoff after the success: missing; every job must have succeeded.
+    const sqlock::Predecessors later =
+        locker.predecessors({"a"}, [](std::int64_t now) { return now + 1000; });
+    CHECK(later.jobs[0].state == sqlock::predecessor_state::missing);
+    CHECK_FALSE(later.satisfied());
+    CHECK(locker.predecessors({"a"}, 1h).satisfied());
+    CHECK_FALSE(locker.predecessors({"a", "b"}, 1h).satisfied());
+    CHECK_THROWS_AS(locker.predecessors({}, 1h), sqlock::error);
+    CHECK_THROWS_AS(locker.predecessors({""}, 1h), sqlock::error);
+    CHECK_THROWS_AS(locker.predecessors({"a"}, sqlock::duration::zero()), sqlock::error);
 }
 
 TEST_CASE("a run whose lock was lost before its end is recorded lost", "[history]") {

@@ -73,6 +73,25 @@ if ((checked == 0)); then
 fi
 echo "README examples compiled cleanly"
 
+# The observer example (docs/examples/observer_histogram.cpp), built with
+# warnings as errors against the installed package and run: its histograms
+# count the acquisition it made and the one that found the lock busy.
+observer_example=$src/../../docs/examples/observer_histogram.cpp
+# shellcheck disable=SC2086
+c++ -std=c++17 -Wall -Wextra -Werror -pedantic "$observer_example" $flags -o "$work/observer"
+observed=$(LD_LIBRARY_PATH="$pcdir/.." "$work/observer" "$work/observer.db")
+for sample in 'app_lock_wait_seconds_count{outcome="acquired"} 1' \
+              'app_lock_wait_seconds_count{outcome="busy"} 1' \
+              'app_lock_renewal_seconds_count{lock="all"} 1'; do
+    grep -qF "$sample" <<<"$observed" ||
+        { echo "check.sh: the observer example did not print $sample: $observed" >&2; exit 1; }
+done
+echo "observer example built with -Wall -Wextra -Werror and ran"
+
+# The alerting rules are installed beside the man page's share directory.
+[[ -f $work/prefix/share/sqlock/sqlock.rules.yml ]] ||
+    { echo "check.sh: share/sqlock/sqlock.rules.yml not installed" >&2; exit 1; }
+
 # The command's man page and bash completion are installed, the man page
 # renders without a warning, and both know every command `sqlock --help`
 # lists (so a new command cannot be forgotten in either).

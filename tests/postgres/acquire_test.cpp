@@ -205,13 +205,18 @@ TEST_CASE(
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_release/") == 0);
     CHECK(pg_test::count(log, prefix + "ERROR:") == 0);
     // Nothing else ran: every logged statement was one of those, and the
-    // connection's one look for the tables beside the lock table.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: SELECT to_regclass(") == 1);
-    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 207);
-    // The one connection's set-up (index plans) travelled with the first
-    // hot statement's PREPARE, not as a round trip of its own.
-    CHECK(pg_test::count(log, prefix + "LOG:  statement: SET enable_seqscan = off; PREPARE ") == 1);
+    // connection's one look for the tables beside the lock table, which
+    // carried the session's settings (isolation, timeouts, index plans) in
+    // the same message: no round trip of their own.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute ") == 206);
     CHECK(pg_test::count(log, prefix + "LOG:  statement:") == 1);
+    const std::string setup = prefix + "LOG:  statement: SET default_transaction_isolation";
+    REQUIRE(pg_test::count(log, setup) == 1);
+    // The statement's further lines follow its first in the log, indented.
+    const std::size_t begin = log.find(setup);
+    const std::string statement = log.substr(begin, log.find("\n2", begin) - begin);
+    CHECK(statement.find("SET enable_seqscan = 'off';\n\tSELECT to_regclass(") !=
+          std::string::npos);
 
     // The statistics of a closed session arrive shortly after it ends.
     REQUIRE(sqlock_test::eventually(

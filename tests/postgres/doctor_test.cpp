@@ -93,3 +93,25 @@ TEST_CASE("diagnose: one privilege missing on the lock table is a problem", "[pg
           std::string::npos);
     CHECK(fact(d, "lock table " + db.table) == "present; sqlock_noaccess lacks privileges");
 }
+
+TEST_CASE("diagnose: the defaults a session starts with, and what sqlock sets over them",
+          "[pg][doctor]") {
+    auto db = fresh_database();
+    // A role or database default, as a session of the URL starts with it.
+    const std::string url = pg_test::with_param(
+        db.url, "options",
+        "-c%20default_transaction_isolation%3Dserializable%20-c%20statement_timeout%3D1500");
+    const sqlock::Diagnosis d = sqlock::Locker(url, locker_options().table(db.table)).diagnose();
+    CHECK(d.problems.empty());
+    const std::string defaults = fact(d, "server defaults");
+    CHECK(defaults.find("default_transaction_isolation = serializable") != std::string::npos);
+    CHECK(defaults.find("statement_timeout = 1500ms") != std::string::npos);
+    CHECK(defaults.find("default_transaction_read_only = off") != std::string::npos);
+    const std::string sessions = fact(d, "sqlock's sessions");
+    CHECK(sessions.rfind("set default_transaction_isolation = read committed (default "
+                         "serializable)",
+                         0) == 0);
+    CHECK(sessions.find("lock_timeout = 0") != std::string::npos);
+    CHECK(sessions.find("default_transaction_read_only = off (a read-only server is waited "
+                        "through, never written)") != std::string::npos);
+}

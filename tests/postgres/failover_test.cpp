@@ -160,15 +160,14 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     auto held = locker.lock("held", lock_options().expires(10min));
     max_id = std::max<long long>(max_id, held.id());
 
-    // A waiter on its own Locker, waiting across the failover.
+    // A waiter on its own Locker, waiting across the failover: its wait
+    // goes through the primary's end and the promotion by itself.
     sqlock::Locker other(pair.multi_url, locker_options().table(table));
     std::atomic<bool> overlap{false};
     auto waiter = std::async(std::launch::async, [&]() -> long long {
-        return through_failover([&] {
-            auto l = other.lock("held", lock_options().expires(1min).wait(60s));
-            if (holding.load()) overlap = true;
-            return static_cast<long long>(l.id());
-        });
+        auto l = other.lock("held", lock_options().expires(1min).wait(60s));
+        if (holding.load()) overlap = true;
+        return static_cast<long long>(l.id());
     });
     // Asleep once it has drawn an id for its first attempt.
     REQUIRE(sqlock_test::eventually(
@@ -273,6 +272,23 @@ TEST_CASE("sqlock run rides out a failover: renewals reach the new primary, noth
         stamps,
         stop,
         term};
+    // The doctor names each host of the list: the primary and the standby
+    // that streams from it, and the synchronous standby as the server has
+    // it, quotes and all.
+    const sqlock_test::Outcome doctor =
+        sqlock_test::run({SQLOCK_CLI, "--db", pair.multi_url, "--table", table, "doctor"});
+    INFO("doctor: " << doctor.out << doctor.err);
+    CHECK(doctor.code == 0);
+    const std::string primary_port = std::to_string(sqlock_test::port_of(pair.primary_url));
+    const std::string standby_port = std::to_string(sqlock_test::port_of(pair.standby_url));
+    CHECK_THAT(doctor.out, Catch::Matchers::Contains("host 127.0.0.1:" + primary_port + ":"));
+    CHECK_THAT(doctor.out, Catch::Matchers::Contains(
+                               "primary (read-write); standbys streaming from it: sqlock_standby"));
+    CHECK_THAT(doctor.out, Catch::Matchers::Contains("host 127.0.0.1:" + standby_port + ":"));
+    CHECK_THAT(doctor.out, Catch::Matchers::Contains("standby (in recovery, read-only)"));
+    CHECK_THAT(doctor.out,
+               Catch::Matchers::Contains("synchronous_standby_names = 'sqlock_standby'"));
+    CHECK(doctor.out.find("\\x27") == std::string::npos);
     // Starting a program is safe from this process, which has threads.
     sqlock_test::Process job(args, {}, spawn_options().stderr_path(err));
     REQUIRE(sqlock_test::eventually([&] { return !sqlock_test::read_file(stamps).empty(); }, 20s));

@@ -36,6 +36,7 @@
 #include <thread>
 
 #include "cut_off.hpp"
+#include "private_server.hpp"
 #include "relay.hpp"
 #include "reliability_support.hpp"
 
@@ -43,6 +44,7 @@ using namespace std::chrono_literals;
 using sqlock_test::eventually;
 using clock_type = std::chrono::steady_clock;
 using reliability::CutOff;
+using reliability::PrivateServer;
 using reliability::Relay;
 using sqlock_test::locker_options;
 using sqlock_test::read_file;
@@ -284,63 +286,6 @@ void write_lock_trials(const std::string& job, bool background = false, Shape sh
     f.undo = [&] { holder.reset(); };
     for (int i = 1; i <= trials(); ++i) trial(f, job, db.table, i, background, shape);
 }
-
-// A server of this test's own (the backend's testing/server.sh), so that
-// stopping it disturbs no other test. Stopped and removed by the destructor.
-class PrivateServer {
-  public:
-    explicit PrivateServer(const std::string& script) : script_(script) {
-        char tmpl[] = "/tmp/sqlock-fencing-server-XXXXXX";
-        REQUIRE(mkdtemp(tmpl));
-        dir_ = tmpl;
-        auto r =
-            sqlock_test::run({"/bin/sh", "-c", "\"$0\" start \"$1\"", script_, dir_}, {}, {}, 120s);
-        REQUIRE(r.code == 0);
-        url_ = r.out.substr(0, r.out.find('\n'));
-        // The server's main process, asked once: it stays the same until
-        // stop, and a fault is applied the moment the trial says.
-        auto pid =
-            sqlock_test::run({"/bin/sh", "-c", "\"$0\" pid \"$1\"", script_, dir_}, {}, {}, 30s);
-        std::istringstream in(pid.out);
-        if (pid.code != 0 || !(in >> server_pid_) || server_pid_ <= 0) {
-            stop();  // the destructor does not run when the constructor throws
-            FAIL("no server pid from " << script_ << " pid");
-        }
-    }
-    ~PrivateServer() {
-        signal(SIGCONT);
-        stop();
-    }
-    const std::string& url() const { return url_; }
-
-    /// Sends `signo` to the server and every process it started
-    /// (PostgreSQL's postmaster and its backends; MariaDB is one process).
-    void signal(int signo) {
-        const int postmaster = server_pid_;
-        std::vector<int> all{postmaster};
-        for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-            const std::string name = entry.path().filename();
-            if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-            std::string stat = read_file(entry.path().string() + "/stat");
-            auto close = stat.rfind(')');
-            if (close == std::string::npos) continue;
-            std::istringstream rest(stat.substr(close + 2));
-            char state;
-            int ppid = 0;
-            if (rest >> state >> ppid && ppid == postmaster) all.push_back(std::stoi(name));
-        }
-        if (signo == SIGSTOP) std::reverse(all.begin(), all.end());  // postmaster last
-        for (int pid : all) ::kill(pid, signo);
-    }
-
-  private:
-    void stop() {
-        sqlock_test::run({"/bin/sh", "-c", "\"$0\" stop \"$1\"", script_, dir_}, {}, {}, 120s);
-    }
-
-    std::string script_, dir_, url_;
-    int server_pid_ = 0;
-};
 
 }  // namespace
 

@@ -133,6 +133,18 @@ struct BackendHooks {
     /// when none is needed for a port nobody listens on to fail at once.
     std::string connect_timeout_parameter;
 
+    /// A server backend: the server-wide setting (testing/server.sh set)
+    /// that makes the server read-only for accounts like sqlock's, and its
+    /// value for "on" (PostgreSQL: default_transaction_read_only on).
+    std::string read_only_setting;
+    std::string read_only_on;
+
+    /// A server backend: the server-wide setting of the default transaction
+    /// isolation, and its values for serializable and repeatable read.
+    std::string isolation_setting;
+    std::string serializable;
+    std::string repeatable_read;
+
     /// A server backend: URLs of the test server at `url`, whose password is
     /// `password`, made wrong in this backend's own ways (parameters of its
     /// dialect), beyond the wrong password and the wrong port every server

@@ -189,6 +189,8 @@ class RawMariaDB final : public RawClient {
             mariadb_ =
                 std::string(mysql_get_server_info(mysql_)).find("MariaDB") != std::string::npos;
             exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            // As sqlock's sessions: no server-side statement time limit.
+            if (mariadb_) exec("SET SESSION max_statement_time = 0");
             prepare();
         } catch (...) {
             acquire_.reset();

@@ -40,6 +40,13 @@ class RawPostgres final : public RawClient {
         PQsetNoticeProcessor(
             conn_, [](void*, const char*) {}, nullptr);
         try {
+            // What sqlock's own sessions run with, whatever the server's
+            // defaults (a test server may have hostile ones): the same
+            // isolation, and no server-side timeout in the way.
+            exec(std::string("SET default_transaction_isolation = 'read committed'; "
+                             "SET statement_timeout = 0; SET lock_timeout = 0; "
+                             "SET idle_in_transaction_session_timeout = 0") +
+                 (PQserverVersion(conn_) >= 140000 ? "; SET idle_session_timeout = 0" : ""));
             prepare("acquire", "INSERT INTO " + table_ +
                                    " (lockstring, created, expires, locked_by)"
                                    " VALUES ($1, now(), now() + interval '1 hour', $2)"

@@ -140,6 +140,18 @@ std::vector<std::string> progress_lines(const std::optional<sqlock::LockInfo>& r
 
 namespace {
 
+// Attempts that meet an obstacle come at most 1 s apart (the wait loop's
+// backoff, obstacle_handler): one this much after the last is a new spell.
+constexpr sqlock::duration obstacle_gap = std::chrono::milliseconds(1500);
+
+// "the database is read-only; trying again": the progress line's words for
+// an obstacle.
+std::string obstacle_sentence(const sqlock::error& e) {
+    return std::string(e.read_only() ? "the database is read-only"
+                                     : "the database cannot be reached or does not answer") +
+           "; trying again";
+}
+
 // Takes what `take` takes with `options`, waiting in the library's own
 // wait loop (woken by releases) while sqlock prints the progress line and
 // stays responsive to signals from its hook. `subject` names what is
@@ -161,6 +173,19 @@ auto take_waiting(sqlock::Locker& locker, const AcquireRequest& request, const O
                                   : "up to " + sqlock::format_duration(request.wait);
     WaitProgress progress(out);
     bool wait_started = false;
+    // The obstacle met last, and when (the time waited then): the progress
+    // hook is told of nobody in the way while the database cannot be
+    // asked, and says so for as long as the obstacles keep coming.
+    std::optional<sqlock::error> obstacle;
+    sqlock::duration obstacle_at{};
+    options.on_obstacle = [&](const sqlock::error& e, sqlock::duration waited) {
+        const bool new_spell = !obstacle || waited - obstacle_at > obstacle_gap ||
+                               obstacle->read_only() != e.read_only();
+        obstacle = e;
+        obstacle_at = waited;
+        if (new_spell && request.on_obstacle) request.on_obstacle(e, waited);
+        return true;
+    };
     options.on_waiting = [&](const sqlock::LockInfo* holder, sqlock::duration waited) {
         if (!wait_started) {
             wait_started = true;
@@ -177,7 +202,11 @@ auto take_waiting(sqlock::Locker& locker, const AcquireRequest& request, const O
             if (holder) row = *holder;
             const std::string waiting = "waiting " + limit + " (" +
                                         sqlock::format_duration(waited / 1000 * 1000) + " so far)";
-            progress.show(progress_lines(row, request.name, request.slots, waiting, db));
+            if (!holder && obstacle && waited - obstacle_at <= obstacle_gap)
+                progress.show({waiting + ": " + obstacle_sentence(*obstacle) + db,
+                               waiting + ": " + obstacle_sentence(*obstacle)});
+            else
+                progress.show(progress_lines(row, request.name, request.slots, waiting, db));
         }
         return true;
     };

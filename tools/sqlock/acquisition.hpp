@@ -27,6 +27,11 @@ struct AcquireRequest {
     /// Called once when a wait begins (the first attempt found the lock
     /// taken), with the row in the way (null if it was just released).
     std::function<void(const sqlock::LockInfo* holder)> on_wait_start{};
+    /// Called while waiting when an attempt meets a database unavailable for
+    /// now (sqlock::error::unavailable()) after one that did not (the first
+    /// of a spell, or a change between unreachable and read-only); the
+    /// wait goes on through it.
+    std::function<void(const sqlock::error& obstacle, sqlock::duration waited)> on_obstacle{};
 };
 
 /// `--shared`: `request` takes its names shared (several: one set, every

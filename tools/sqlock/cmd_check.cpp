@@ -25,7 +25,8 @@ const char* const check_details =
     "  0 OK        a run succeeded within --max-age, and no later run failed\n"
     "  1 WARNING   a run succeeded within --max-age, but the last run failed, was killed,\n"
     "              was lost or timed out (run --max-runtime); or the job is paused\n"
-    "              (sqlock pause)\n"
+    "              (sqlock pause); or it was skipped since because a job it runs after\n"
+    "              (run --after) did not succeed last\n"
     "  2 CRITICAL  no run succeeded within --max-age (or none is recorded)\n"
     "  3 UNKNOWN   the database cannot be read, there is no history table, bad usage\n"
     "A job retried with `run --retry` has a run per attempt: its last attempt is its\n"
@@ -146,6 +147,17 @@ Verdict judge(const sqlock::JobStatus& status, const std::optional<sqlock::Pause
         v.state = plugin_ok;
         v.text = success_text;
     }
+    // Skipped by `run --after` since its last run: a predecessor that
+    // failed blocks the chain until someone looks (WARNING, as a failure
+    // of its own); one still pending changes nothing, as a run in progress.
+    if (status.skipped && status.skipped->outcome == sqlock::run_outcome::after_failed) {
+        if (v.state == plugin_ok) v.state = plugin_warning;
+        v.text = "blocked: skipped at " + utc_seconds(status.skipped->started) +
+                 " because a job it runs after (--after) did not succeed last; " + v.text;
+    } else if (status.skipped) {
+        v.text += "; skipped at " + utc_seconds(status.skipped->started) +
+                  ", waiting for a job it runs after (--after)";
+    }
     // A paused job is not run anywhere: someone should know, but a pause
     // is deliberate, so WARNING (an older success still decides CRITICAL).
     if (pause) {
@@ -216,6 +228,7 @@ int run_check(Invocation& inv) {
                        {"last_success_age_seconds", age},
                        {"last_finished", run_or_null(status.last_finished)},
                        {"running", run_or_null(status.running)},
+                       {"skipped", run_or_null(status.skipped)},
                        {"paused", pause ? pause_json(*pause) : nlohmann::ordered_json(nullptr)}},
                       true));
     } else {

@@ -39,7 +39,7 @@ int run_doctor(Invocation& inv) {
         std::string text;
         for (const auto& f : d.facts)
             text += f.key + ":" + std::string(width + 2 - f.key.size(), ' ') +
-                    sqlock::text::printable(f.value) + "\n";
+                    sqlock::text::printable_value(f.value) + "\n";
         Output::data(text);
     }
     for (const auto& p : d.problems) Output::error("problem: " + p);

@@ -2,6 +2,7 @@
 // exposition format (version 0.0.4) on stdout, for node_exporter's textfile
 // collector. Counted by the database (aggregate queries), so the cost does
 // not grow with the history kept, only with the number of job names.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -10,6 +11,7 @@
 #include "database.hpp"
 #include "exit_codes.hpp"
 #include "lock_format.hpp"
+#include "option_values.hpp"
 
 namespace sqlock_cli {
 
@@ -22,8 +24,21 @@ const char* const metrics_details =
     "  sqlock_job_running                         runs in progress\n"
     "  sqlock_job_runs{outcome=...}               runs in the history kept, by outcome (a\n"
     "                                             retried job: one per attempt)\n"
-    "and for the table: sqlock_locks_held, sqlock_locks_expired (waiting for `reap`).\n"
-    "Every series has the labels table and (per job) name. Write it atomically for\n"
+    "  sqlock_job_paused_timestamp_seconds        since when it is paused (sqlock pause)\n"
+    "  sqlock_job_blocked                         1 when skipped since its last run because a\n"
+    "                                             job it runs after failed (run --after)\n"
+    "per lock name (live rows and the line of waiters; at most --max-names names, the\n"
+    "ones with waiters and the oldest holders first, the rest summed in series without\n"
+    "a name label):\n"
+    "  sqlock_lock_holders                        live holders (a semaphore: slots in use)\n"
+    "  sqlock_lock_holder_age_seconds             since the oldest holder took it\n"
+    "  sqlock_lock_holder_seconds_left            until the first holder's lease ends\n"
+    "  sqlock_lock_waiters                        callers waiting in line\n"
+    "  sqlock_leader_fencing_id                   an election's live leader's fencing id\n"
+    "  sqlock_leader_age_seconds                  since that leader took the lead\n"
+    "and for the table: sqlock_lock_names (names seen), sqlock_locks_held,\n"
+    "sqlock_locks_expired (waiting for `reap`).\n"
+    "Every series has the labels table and (per job or lock) name. Write it atomically for\n"
     "node_exporter's textfile collector, e.g. every minute from cron:\n"
     "  sqlock metrics > DIR/sqlock.prom.$$ && mv DIR/sqlock.prom.$$ DIR/sqlock.prom\n";
 
@@ -80,11 +95,112 @@ std::string number(double value) {
 
 }  // namespace
 
+void add_metrics_options(cxxopts::Options& options, const std::string& group) {
+    options.add_options(group)(
+        "max-names",
+        "Series for at most N lock names (default 100; 0: only the sums); the rest are summed",
+        cxxopts::value<std::string>(), "N");
+}
+
+namespace {
+
+// The names that get series of their own: those with waiters first (most
+// waiters), then the oldest holds, then by name; the rest are summed.
+std::vector<const sqlock::NameActivity*> first_names(const sqlock::LockActivity& activity,
+                                                     std::size_t limit) {
+    std::vector<const sqlock::NameActivity*> names;
+    for (const auto& a : activity.names) names.push_back(&a);
+    std::stable_sort(names.begin(), names.end(), [](const auto* a, const auto* b) {
+        if (a->waiters != b->waiters) return a->waiters > b->waiters;
+        return a->holder_age_seconds > b->holder_age_seconds;
+    });
+    if (names.size() > limit) names.resize(limit);
+    std::sort(names.begin(), names.end(),
+              [](const auto* a, const auto* b) { return a->name < b->name; });
+    return names;
+}
+
+// The lock-level families: one series per name of `shown`, then the rest
+// summed (counts) or at their extreme (ages) in series without a name.
+std::string lock_series(const sqlock::LockActivity& activity, const std::string& table,
+                        std::size_t limit) {
+    Family holders("sqlock_lock_holders",
+                   "Live holders of the lock name (a semaphore: slots in use; shared: holders).",
+                   "gauge");
+    Family age("sqlock_lock_holder_age_seconds",
+               "Seconds since the oldest live holder of the name took it (database clock).",
+               "gauge");
+    Family left("sqlock_lock_holder_seconds_left",
+                "Seconds until the first live holder's lease of the name ends, unless renewed.",
+                "gauge");
+    Family waiters("sqlock_lock_waiters", "Callers waiting in line for the lock name.", "gauge");
+    Family leader_id("sqlock_leader_fencing_id",
+                     "The fencing id (lock row id) of the election's live leader.", "gauge");
+    Family leader_age("sqlock_leader_age_seconds",
+                      "Seconds since the election's live leader took the lead.", "gauge");
+    const std::vector<const sqlock::NameActivity*> shown = first_names(activity, limit);
+    sqlock::NameActivity rest;
+    bool any_rest = false;
+    std::size_t next = 0;
+    for (const auto& a : activity.names) {
+        const bool own = next < shown.size() && shown[next] == &a;
+        if (own) {
+            ++next;
+            const std::string labels = table + ",name=\"" + label_value(a.name) + "\"";
+            holders.sample(labels, std::to_string(a.holders));
+            waiters.sample(labels, std::to_string(a.waiters));
+            if (a.holders > 0) {
+                age.sample(labels, number(a.holder_age_seconds));
+                left.sample(labels, number(a.holder_seconds_left));
+            }
+            if (a.election && a.leader_id > 0) {
+                leader_id.sample(labels, std::to_string(a.leader_id));
+                leader_age.sample(labels, number(a.holder_age_seconds));
+            }
+            continue;
+        }
+        if (a.holders > 0) {
+            rest.holder_age_seconds = rest.holders == 0
+                                          ? a.holder_age_seconds
+                                          : std::max(rest.holder_age_seconds, a.holder_age_seconds);
+            rest.holder_seconds_left =
+                rest.holders == 0 ? a.holder_seconds_left
+                                  : std::min(rest.holder_seconds_left, a.holder_seconds_left);
+        }
+        rest.holders += a.holders;
+        rest.waiters += a.waiters;
+        any_rest = true;
+    }
+    if (any_rest) {
+        holders.sample(table, std::to_string(rest.holders));
+        waiters.sample(table, std::to_string(rest.waiters));
+        if (rest.holders > 0) {
+            age.sample(table, number(rest.holder_age_seconds));
+            left.sample(table, number(rest.holder_seconds_left));
+        }
+    }
+    Family names("sqlock_lock_names",
+                 "Lock names with a live holder, a waiter or an election (with and without "
+                 "series of their own).",
+                 "gauge");
+    names.sample(table, std::to_string(activity.names.size()));
+    std::string out;
+    for (const Family* f : {&holders, &age, &left, &waiters, &leader_id, &leader_age, &names})
+        out += f->text();
+    return out;
+}
+
+}  // namespace
+
 int run_metrics(Invocation& inv) {
     if (!inv.args.empty())
-        throw usage_error("metrics takes no arguments; usage: sqlock [--table NAME] metrics");
+        throw usage_error(
+            "metrics takes no arguments; usage: sqlock [--table NAME] metrics [--max-names N]");
+    const auto limit =
+        static_cast<std::size_t>(integer_option(inv.options, "max-names", 0, 1000000, 100));
     sqlock::Locker locker = open_locker(inv.global);
-    const sqlock::LockCounts locks = locker.lock_counts();
+    const sqlock::LockActivity activity = locker.lock_activity();
+    const sqlock::LockCounts& locks = activity.counts;
     const std::vector<sqlock::RunCount> counts = locker.run_counts();
 
     // Runs per name and outcome; names in the order counted (by name).
@@ -109,6 +225,10 @@ int run_metrics(Invocation& inv) {
                         "first.",
                         "gauge");
     Family running("sqlock_job_running", "Runs of the job in progress.", "gauge");
+    Family blocked("sqlock_job_blocked",
+                   "1 when the job was skipped since its last run because a job it runs after "
+                   "(run --after) did not succeed last, else 0.",
+                   "gauge");
     Family recorded("sqlock_job_runs",
                     "Runs of the job in the run history kept, by outcome (pruning by `sqlock "
                     "reap` lowers it).",
@@ -125,12 +245,16 @@ int run_metrics(Invocation& inv) {
             last_attempt.sample(job, std::to_string(status.last_finished->attempt));
             // Every outcome but running: a finished run never is.
             for (sqlock::run_outcome o : sqlock::all_run_outcomes)
-                if (o != sqlock::run_outcome::running)
+                if (o != sqlock::run_outcome::running && !sqlock::is_skip(o))
                     last_outcome.sample(job + ",outcome=\"" + sqlock::to_string(o) + "\"",
                                         status.last_finished->outcome == o ? "1" : "0");
         }
         auto& by_outcome = runs[name];
         running.sample(job, std::to_string(by_outcome[sqlock::run_outcome::running]));
+        blocked.sample(
+            job, status.skipped && status.skipped->outcome == sqlock::run_outcome::after_failed
+                     ? "1"
+                     : "0");
         for (sqlock::run_outcome o : sqlock::all_run_outcomes)
             recorded.sample(job + ",outcome=\"" + sqlock::to_string(o) + "\"",
                             std::to_string(by_outcome[o]));
@@ -145,8 +269,24 @@ int run_metrics(Invocation& inv) {
 
     std::string out;
     for (const Family* f : {&last_success, &last_duration, &last_outcome, &last_attempt, &running,
-                            &recorded, &held, &expired})
+                            &blocked, &recorded})
         out += f->text();
+    Family paused("sqlock_job_paused_timestamp_seconds",
+                  "Since when the job has been paused (sqlock pause), in Unix time; no series "
+                  "when it is not.",
+                  "gauge");
+    for (const sqlock::PauseInfo& p : locker.pauses()) {
+        sqlock::LockInfo at;  // one parser of the database's time text: LockInfo's
+        at.created = p.created;
+        const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               at.created_time().time_since_epoch())
+                               .count();
+        paused.sample(table + ",name=\"" + label_value(p.name) + "\"",
+                      number(static_cast<double>(since) / 1000.0));
+    }
+    out += paused.text();
+    out += lock_series(activity, table, limit);
+    for (const Family* f : {&held, &expired}) out += f->text();
     out.pop_back();  // Output::data adds the last newline
     Output::data(out);
     return exit_code::ok;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 
+#include "after_chain.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "event_log.hpp"
@@ -100,6 +101,16 @@ const char* const run_details =
     "lock and recorded before it is released, so hosts never both run one window,\n"
     "whatever their clocks or cron times.\n"
     "\n"
+    "--after A[,B...] runs COMMAND only after jobs A, B...: under the lock (after the\n"
+    "--once-per decision), each one's newest run in the history must have succeeded\n"
+    "and ended within --after-within DUR, or, without it, since the start of this\n"
+    "--once-per window (\"once a day, after today's import\"), by the database's\n"
+    "clock, whichever host ran it. Otherwise COMMAND is not run and sqlock exits 0,\n"
+    "saying which job failed last, is still running or has no recent success (a line\n"
+    "unless --quiet when one failed, else with --verbose), and records the skip in the\n"
+    "history as after_failed or after_pending. With --wait, a job still running is\n"
+    "waited for within the wait, the lock held meanwhile.\n"
+    "\n"
     "A job paused with `sqlock pause NAME` is not run on any host: after taking the\n"
     "lock (before the --once-per decision) sqlock finds the pause, releases the lock\n"
     "and exits 80 with a line saying who paused it, when and why (none with --quiet).\n"
@@ -109,7 +120,7 @@ const char* const run_details =
     "--log-format json (or SQLOCK_LOG_FORMAT=json) writes one JSON object per line on\n"
     "stderr instead of \"sqlock: \" lines: the events acquired, waiting, started,\n"
     "renewed_late, fencing, lost, timed_out, exited, released, skipped (with the\n"
-    "reason: busy, timeout, paused, window_done, interrupted) and error, each with\n"
+    "reason: busy, timeout, paused, window_done, after, interrupted) and error, each with\n"
     "time, level, event, message, the lock name, host, pid and database. COMMAND's\n"
     "own output is left as it is. See docs/logging.md.\n"
     "\n"
@@ -125,9 +136,9 @@ const char* const run_details =
     "run exits with), SQLOCK_DURATION (seconds), SQLOCK_NAME, SQLOCK_ID, SQLOCK_RUN_ID\n"
     "and SQLOCK_HOST. A host that does not run the job notifies nothing, unless\n"
     "--notify-skips asks for SQLOCK_EVENT=skip (SQLOCK_OUTCOME: busy, timeout,\n"
-    "paused, window_done, interrupted). --notify-output passes the job's stdout and\n"
-    "stderr through pipes and gives the end event their last 64 KiB in the file\n"
-    "$SQLOCK_OUTPUT_FILE (removed afterwards). CMD's stdin is /dev/null and its\n"
+    "paused, window_done, after, interrupted). --notify-output passes the job's\n"
+    "stdout and stderr through pipes and gives the end event their last 64 KiB in\n"
+    "the file $SQLOCK_OUTPUT_FILE (removed afterwards). CMD's stdin is /dev/null and its\n"
     "stdout goes to stderr. It is killed after --notify-timeout (10s); its failure\n"
     "is reported (event notify_failed) and changes neither the exit status nor the\n"
     "lock. It never sees the database's password: SQLOCK_DB, PGPASSWORD, MYSQL_PWD\n"
@@ -140,6 +151,7 @@ const char* const run_details =
     "  sqlock run nightly-report --once-per 1d --once-per-offset 3h -- /usr/local/bin/report\n"
     "  sqlock run reindex --wait 10m -- psql -c 'REINDEX DATABASE app'\n"
     "  sqlock run report --min-hold 5m --quiet -- /usr/local/bin/report\n"
+    "  sqlock run report --once-per 1d --after import -- /usr/local/bin/report\n"
     "  sqlock run gpu --slots 4 --wait 1h -- ./train.sh\n"
     "  sqlock run orders-db --shared --wait 10m -- ./report.sh\n"
     "  sqlock run report --splay 30s --once-per 1d \\\n"
@@ -222,6 +234,13 @@ void add_run_options(cxxopts::Options& options, const std::string& group) {
         "paused, window done)");
     add("notify-timeout", "Kill a --notify command that has not ended after DUR (default 10s)",
         cxxopts::value<std::string>(), "DUR");
+    add("after",
+        "Run COMMAND only if each job NAME's last run succeeded (within --after-within, else in "
+        "this --once-per window); otherwise exit 0 (repeatable, or NAME,NAME)",
+        cxxopts::value<std::vector<std::string>>(), "NAME");
+    add("after-within",
+        "With --after: a success counts if it ended within DUR (default: the --once-per window)",
+        cxxopts::value<std::string>(), "DUR");
 }
 
 namespace {
@@ -298,6 +317,7 @@ RunSettings parse_settings(const Invocation& inv) {
     RunSettings s = parse_run_settings(
         inv, "run", "usage: sqlock run NAME [NAME...] [OPTIONS] -- COMMAND [ARGS...]");
     parse_cron_settings(inv.options, s);
+    parse_after_settings(inv.options, s);
     return s;
 }
 

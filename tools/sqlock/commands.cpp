@@ -48,8 +48,9 @@ const std::vector<Command>& commands() {
         c.push_back({"check", "NAME --max-age DUR [--json]",
                      "monitoring plugin: did NAME's last run succeed within DUR? (exit 0-3)",
                      check_details, add_check_options, run_check, false, report_check_failure});
-        c.push_back({"metrics", "", "the locks and the run history in the Prometheus text format",
-                     metrics_details, nullptr, run_metrics, false});
+        c.push_back({"metrics", "[--max-names N]",
+                     "the locks and the run history in the Prometheus text format", metrics_details,
+                     add_metrics_options, run_metrics, false});
         c.push_back({"reap", "[--dry-run] [--history-retention DUR] [--json]",
                      "delete expired locks, old run history and ended pauses (cron-safe)",
                      reap_details, add_reap_options, run_reap, false});

@@ -95,6 +95,7 @@ int run_doctor(Invocation& inv);
 extern const char* const doctor_details;
 
 void add_check_options(cxxopts::Options& options, const std::string& group);
+void add_metrics_options(cxxopts::Options& options, const std::string& group);
 int run_check(Invocation& inv);
 int report_check_failure(const std::string& message, bool json);
 extern const char* const check_details;

@@ -35,6 +35,10 @@ std::chrono::steady_clock::time_point HeldLock::valid_until() const {
     return lock_ ? lock_->valid_until() : set_->valid_until();
 }
 
+std::optional<sqlock::error> HeldLock::renewal_failure() const {
+    return lock_ ? lock_->renewal_failure() : set_->renewal_failure();
+}
+
 void HeldLock::renew() {
     if (lock_)
         lock_->renew();

@@ -35,6 +35,8 @@ class HeldLock {
     std::vector<std::string> lockstrings() const;
     std::string expires() const;
     std::chrono::steady_clock::time_point valid_until() const;
+    /// As Lock::renewal_failure().
+    std::optional<sqlock::error> renewal_failure() const;
     void renew();
     /// Throws as Lock::release() and LockSet::release() do.
     void release();

@@ -38,8 +38,9 @@ void add_wait_options(cxxopts::OptionAdder& add, const std::string& zero) {
     // cxxopts shows an option by the last of its long names: --wait, the
     // one the documentation and the examples use.
     add("w,timeout,wait",
-        "Wait up to DUR for a held lock, or `forever`; 0 " + zero +
-            " (flock's -w; --timeout is the same)",
+        "Wait up to DUR for a held lock, or `forever`, also through a database that is "
+        "unavailable for now (stopped, failing over, read-only); 0 " +
+            zero + " (flock's -w; --timeout is the same)",
         cxxopts::value<std::string>()->default_value("0"), "DUR");
     add("n,nonblock", "Do not wait: the same as --wait 0 (flock's -n)");
     add("queue-lease",

@@ -9,8 +9,10 @@
 #include <exception>
 #include <random>
 #include <system_error>
+#include <thread>
 #include <utility>
 
+#include "after_chain.hpp"
 #include "database.hpp"
 #include "local_windows.hpp"
 #include "lock_format.hpp"
@@ -36,6 +38,58 @@ std::string describe_status(int status) {
     if (WIFEXITED(status)) return "exited " + std::to_string(WEXITSTATUS(status));
     if (WIFSIGNALED(status)) return "was killed by " + signal_name(WTERMSIG(status));
     return "failed";
+}
+
+// Why renewals fail, as a word for the JSON event: "read_only",
+// "unavailable" (refused, broken, no answer), "no_answer" (the renewal under
+// way has not answered), or the error's category.
+std::string renewal_cause(const std::optional<sqlock::error>& failure) {
+    if (!failure) return "no_answer";
+    if (failure->read_only()) return "read_only";
+    if (failure->category() == sqlock::errc::connection) return "unavailable";
+    return sqlock::to_string(failure->category());
+}
+
+// The same for people.
+std::string renewal_cause_text(const std::optional<sqlock::error>& failure) {
+    if (!failure) return "the database did not answer in time";
+    if (failure->read_only()) return "the database is read-only";
+    if (failure->category() == sqlock::errc::connection)
+        return "the database cannot be reached or does not answer";
+    return std::string("renewing fails (") + sqlock::to_string(failure->category()) + ")";
+}
+
+// Runs `step` and, while it fails because the database is unavailable for
+// now (sqlock::error::unavailable(): a failover, a restart, a read-only
+// spell), again, backing off from 100 ms doubling to 1 s with jitter, as
+// the library's wait does, until `until()` has passed (then, or on any
+// other failure, the error stands). `doing` ("releasing lock ...") and the
+// first obstacle go to the log, once.
+template <typename Step, typename Until>
+auto through_obstacles(const EventLog& log, const std::string& doing, Until&& until, Step&& step)
+    -> decltype(step()) {
+    using clock = std::chrono::steady_clock;
+    milliseconds backoff{100};
+    std::mt19937 jitter{std::random_device{}()};
+    for (bool told = false;; told = true) {
+        try {
+            return step();
+        } catch (const sqlock::error& e) {
+            const auto pause = milliseconds(std::uniform_int_distribution<std::int64_t>(
+                backoff.count() / 2, backoff.count())(jitter));
+            if (!e.unavailable() || clock::now() + pause >= until()) throw;
+            if (!told)
+                log.event(
+                    event_level::warning, "waiting_through",
+                    std::string("waiting through: ") +
+                        (e.read_only() ? "the database is read-only"
+                                       : "the database cannot be reached or does not answer") +
+                        " while " + doing + "; trying again: " + e.what(),
+                    {{"cause", e.read_only() ? "read_only" : "unavailable"}, {"step", doing}});
+            std::this_thread::sleep_for(pause);
+            backoff = std::min(backoff * 2, milliseconds(1000));
+        }
+    }
 }
 
 // What --notify-output keeps of the job's output.
@@ -210,7 +264,6 @@ void RunSession::acquire() {
                                       " not taken)" + db_);
     }
     splay();
-
     s_.request.options.on_lost = [lost = lost_](const std::string&, std::int64_t) { *lost = true; };
     s_.request.options.on_renewed_late = [&log = log_, db = db_](const std::string&,
                                                                  std::int64_t id, int failed,
@@ -238,6 +291,18 @@ void RunSession::acquire() {
                        " for " + (r.slots ? "semaphore " : "lock ") + in_quotes(r.name) + db_,
                    fields);
     };
+    s_.request.on_obstacle = [this](const sqlock::error& e, sqlock::duration waited) {
+        log_.event(event_level::warning, "waiting_through",
+                   std::string("waiting through: ") +
+                       (e.read_only() ? "the database is read-only"
+                                      : "the database cannot be reached or does not answer") +
+                       " (after waiting " + sqlock::format_duration(waited) + " for " +
+                       in_quotes(s_.request.name) +
+                       "); trying again until the wait ends: " + e.what(),
+                   {{"cause", e.read_only() ? "read_only" : "unavailable"},
+                    {"waited_seconds", seconds_value(waited)}});
+    };
+    asked_ = std::chrono::steady_clock::now();
     try {
         const interruption_check interrupted = [this] { return signals_.take_pending(); };
         if (s_.request.leader_value)
@@ -305,7 +370,8 @@ std::optional<RunSession::EarlyExit> RunSession::gate() {
     if (s_.request.options.heartbeat && s_.terminate_on_lost &&
         lock_->valid_until() - std::chrono::steady_clock::now() < s_.request.options.expires / 2) {
         try {
-            lock_->renew();
+            through_obstacles(log_, "renewing " + what_ + " before starting " + job_,
+                              before_start(), [&] { lock_->renew(); });
         } catch (const sqlock::error& e) {
             return EarlyExit::error(exit_code_for(e.category()),
                                     std::string(e.what()) + " (renewing before starting " + job_ +
@@ -331,9 +397,11 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     // A set's run is not recorded (the history records one lock's runs);
     // the pause of each of its names is read.
     const sqlock::Lock* single = lock_->single();
-    if (s_.history && !s_.once_per && single) {
+    if (s_.history && !s_.once_per && s_.after.empty() && single) {
         try {
-            sqlock::RunStartOutcome started = locker_.start_run_unless_paused(*single, run_start());
+            sqlock::RunStartOutcome started = through_obstacles(
+                log_, "recording the start of the run", before_start(),
+                [&] { return locker_.start_run_unless_paused(*single, run_start()); });
             if (started.pause) return paused(*started.pause);
             run_id_ = started.run_id;
             said_recording();
@@ -355,10 +423,12 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
 
     if (std::optional<EarlyExit> exit = check_pause()) return exit;
     if (std::optional<EarlyExit> exit = decide_window()) return exit;
+    if (std::optional<EarlyExit> exit = decide_after()) return exit;
 
     if (!s_.history || !single) return std::nullopt;
     try {
-        run_id_ = locker_.start_run(*single, run_start());
+        run_id_ = through_obstacles(log_, "recording the start of the run", before_start(),
+                                    [&] { return locker_.start_run(*single, run_start()); });
         said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
@@ -377,7 +447,9 @@ std::optional<RunSession::EarlyExit> RunSession::check_pause() {
     try {
         for (const std::string& name :
              lock_->single() ? std::vector<std::string>{s_.request.name} : s_.request.set)
-            if ((pause = locker_.paused(name))) break;
+            if ((pause = through_obstacles(log_, "checking whether it is paused", before_start(),
+                                           [&] { return locker_.paused(name); })))
+                break;
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
                                 std::string(e.what()) + " (checking whether it is paused; " + job_ +
@@ -420,22 +492,28 @@ std::string RunSession::local_window_text() const {
            ")";
 }
 
+// The --once-per decision's round trips (decide_window()).
+void RunSession::decide_window_now() {
+    if (s_.tz) {
+        const auto length = std::chrono::duration_cast<milliseconds>(*s_.once_per);
+        const auto offset = std::chrono::duration_cast<milliseconds>(s_.once_per_offset);
+        window_ = locker_.once_per_window(
+            *lock_->single(),
+            [&](std::int64_t now) { return local_window(s_.tz, length, offset, now); },
+            s_.once_per_any_outcome);
+    } else {
+        window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
+                                          s_.once_per_any_outcome);
+    }
+}
+
 std::optional<RunSession::EarlyExit> RunSession::decide_window() {
     // The once-per decision, under the lock: a run of this window that
     // counts was recorded (before its lock was released) by whoever held it.
     if (!s_.once_per) return std::nullopt;
     try {
-        if (s_.tz) {
-            const auto length = std::chrono::duration_cast<milliseconds>(*s_.once_per);
-            const auto offset = std::chrono::duration_cast<milliseconds>(s_.once_per_offset);
-            window_ = locker_.once_per_window(
-                *lock_->single(),
-                [&](std::int64_t now) { return local_window(s_.tz, length, offset, now); },
-                s_.once_per_any_outcome);
-        } else {
-            window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
-                                              s_.once_per_any_outcome);
-        }
+        through_obstacles(log_, "deciding on the --once-per window", before_start(),
+                          [&] { decide_window_now(); });
     } catch (const sqlock::error& e) {
         return EarlyExit::error(exit_code_for(e.category()),
                                 std::string(e.what()) + " (deciding on the --once-per window; " +
@@ -462,6 +540,111 @@ std::optional<RunSession::EarlyExit> RunSession::decide_window() {
     return std::nullopt;
 }
 
+// --after: under the lock, after the window (a done window needs no look),
+// the history says whether each job it runs after succeeded last, recently
+// enough. A job still running is waited for within --wait, the lock held
+// (the heartbeat renews it), polling with a growing interval; a failed or
+// missing one is not. Otherwise the job is skipped like a done window:
+// exit 0, the reason said, and the skip recorded in the history.
+std::optional<RunSession::EarlyExit> RunSession::decide_after() {
+    if (s_.after.empty()) return std::nullopt;
+    const auto deadline = wait_deadline();
+    milliseconds pause(100);
+    bool said_waiting = false;
+    for (;;) {
+        sqlock::Predecessors p;
+        try {
+            p = through_obstacles(log_, "reading the runs of the jobs it runs after",
+                                  before_start(), [&] { return read_predecessors(); });
+        } catch (const sqlock::error& e) {
+            return EarlyExit::error(exit_code_for(e.category()),
+                                    std::string(e.what()) + " (reading the runs of the jobs " +
+                                        job_ + " runs after; it was not started)");
+        }
+        if (p.satisfied()) {
+            inv_.out.detail("every job " + in_quotes(s_.request.name) + " runs after (" +
+                            after_list(s_.after) + ") succeeded since " + p.since + " UTC" + db_);
+            return std::nullopt;
+        }
+        bool failed = false, running = false;
+        for (const auto& j : p.jobs) {
+            failed |= j.state == sqlock::predecessor_state::failed;
+            running |= j.state == sqlock::predecessor_state::running;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (failed || !running || now >= deadline) return after_skip(p);
+        if (!said_waiting) {
+            said_waiting = true;
+            log_.event(
+                event_level::info, "waiting_for_after",
+                "waiting for " + describe_predecessors(p, true) + " to end, holding " + what_ + db_,
+                {{"id", lock_id_}, {"predecessors", predecessors_json(p)}});
+        }
+        if (*lost_)
+            return EarlyExit::error(exit_code::lost, "lost " + what_ + " while waiting for " +
+                                                         describe_predecessors(p, true) + "; " +
+                                                         job_ + " was not started" + db_);
+        const auto wake = std::min(deadline, now + pause);
+        const std::optional<siginfo_t> info =
+            signals_.wait(std::chrono::ceil<milliseconds>(wake - now));
+        if (info && info->si_signo != SIGCHLD) {
+            EarlyExit exit;
+            exit.code = exit_code::signal_base + info->si_signo;
+            exit.level = event_level::warning;
+            exit.event = "skipped";
+            exit.message = "interrupted by " + signal_name(info->si_signo) +
+                           " while waiting for the jobs " + job_ + " runs after; released " +
+                           what_ + db_;
+            exit.fields = {{"reason", "interrupted"}, {"signal", signal_name(info->si_signo)}};
+            return exit;
+        }
+        pause = std::min<milliseconds>(pause * 3 / 2, milliseconds(5000));
+    }
+}
+
+sqlock::Predecessors RunSession::read_predecessors() {
+    if (s_.after_within) return locker_.predecessors(s_.after, *s_.after_within);
+    // Since the start of the --once-per window decided just before.
+    const std::int64_t start = window_->start_ms;
+    return locker_.predecessors(s_.after, [start](std::int64_t) { return start; });
+}
+
+RunSession::EarlyExit RunSession::after_skip(const sqlock::Predecessors& p) {
+    bool failed = false;
+    for (const auto& j : p.jobs) failed |= j.state == sqlock::predecessor_state::failed;
+    const sqlock::run_outcome outcome =
+        failed ? sqlock::run_outcome::after_failed : sqlock::run_outcome::after_pending;
+    skip_reason_ = "after";
+    std::optional<std::int64_t> skip_id;
+    try {
+        sqlock::RunStart start;
+        start.program = s_.program;
+        skip_id = locker_.record_skip(*lock_->single(), outcome, start);
+    } catch (const sqlock::error& e) {
+        Output::error("not recording the skip in the history: " + std::string(e.what()));
+    }
+    nlohmann::ordered_json fields = {{"reason", "after"},
+                                     {"outcome", sqlock::to_string(outcome)},
+                                     {"after_since", p.since},
+                                     {"predecessors", predecessors_json(p)}};
+    fields["run_id"] = skip_id ? nlohmann::ordered_json(*skip_id) : nullptr;
+    if (window_) {
+        fields["window_start"] = window_->start;
+        fields["window_end"] = window_->end;
+    }
+    fields["exit_code"] = exit_code::ok;
+    log_.event(failed ? event_level::notice : event_level::info, "skipped",
+               in_quotes(s_.request.name) + " runs after " + after_list(s_.after) + ": " +
+                   describe_predecessors(p, false) + "; not running " + job_ +
+                   (skip_id ? " (recorded as " + std::string(sqlock::to_string(outcome)) + ")"
+                            : std::string()) +
+                   db_,
+               fields);
+    EarlyExit exit;
+    exit.release_failed = "the job was skipped (--after), but releasing the lock failed: ";
+    return exit;
+}
+
 // The one place that releases the lock before the job's end. The release
 // comes first: the reason for not running is reported after anything the
 // release said. A failed release is reported once, then the lock detached:
@@ -472,7 +655,7 @@ int RunSession::leave_early(const EarlyExit& exit) {
     if (exit.event == "skipped") skip_reason_ = exit.fields.value("reason", "");
     std::optional<std::pair<std::string, int>> failed;  // message, exit code
     try {
-        lock_->release();
+        through_obstacles(log_, "releasing " + what_, while_leased(), [&] { lock_->release(); });
     } catch (const sqlock::error& e) {
         failed.emplace(e.what(), exit_code_for(e.category()));
     } catch (const std::exception& e) {
@@ -654,16 +837,22 @@ SuperviseResult RunSession::supervise() {
                    {{"id", lock_id_}, {"on_lost", lost_on()}});
     };
     events.fencing = [this, &timed_out] {
+        // What the renewals met: the heartbeat keeps the last one's error.
+        const std::optional<sqlock::error> failure = lock_->renewal_failure();
+        nlohmann::ordered_json fields = {{"id", lock_id_},
+                                         {"kill_grace_seconds", seconds_value(s_.grace)}};
+        fields["cause"] = renewal_cause(failure);
+        fields["last_error"] = failure ? nlohmann::ordered_json(failure->what()) : nullptr;
         log_.event(event_level::error, "fencing",
-                   "cannot renew " + what_ + ": the database did not answer in time; " +
+                   "cannot renew " + what_ + ": " + renewal_cause_text(failure) + "; " +
                        (timed_out ? job_ + ", stopping after its --max-runtime, gets SIGKILL "
                                            "before its lease can run out"
                                   : "stopping " + job_ +
                                         " before its lease can run out (SIGTERM now, SIGKILL "
                                         "after " +
                                         sqlock::format_duration(s_.grace) + ")") +
-                       db_,
-                   {{"id", lock_id_}, {"kill_grace_seconds", seconds_value(s_.grace)}});
+                       db_ + (failure ? "; the last renewal: " + std::string(failure->what()) : ""),
+                   fields);
     };
     events.timed_out = [this, &timed_out] {
         timed_out = true;
@@ -733,7 +922,9 @@ void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                             std::string& record_error) {
     if (!run_id_) return;
     try {
-        const sqlock::run_outcome recorded = locker_.finish_run(*lock_->single(), *run_id_, end);
+        const sqlock::run_outcome recorded =
+            through_obstacles(log_, "recording the end of the run", while_leased(),
+                              [&] { return locker_.finish_run(*lock_->single(), *run_id_, end); });
         outcome.lost_at_record = recorded != end.outcome;
         // A lock lost unnoticed (no heartbeat) is recorded lost; the
         // release below finds the loss too and says so.
@@ -755,7 +946,10 @@ void RunSession::release_at_end(const sqlock::RunEnd& end, RunOutcome& outcome,
                                 std::string& record_error) {
     const std::string ended = job_ + " has ended (" + sqlock::to_string(end.outcome) + ")";
     try {
-        lock_->release();
+        // While the lease it releases runs, a release that meets an
+        // unavailable database tries again: once the database is back, the
+        // name is free at once rather than when the lease ends.
+        through_obstacles(log_, "releasing " + what_, while_leased(), [&] { lock_->release(); });
         const bool kept = s_.request.options.min_hold > sqlock::duration::zero();
         log_.event(event_level::info, "released",
                    kept ? "released " + what_ + "; its row stays until " +

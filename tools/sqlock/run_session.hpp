@@ -66,6 +66,10 @@ struct RunSettings {
     bool notify_output = false;  ///< --notify-output: a file with the output's tail
     bool notify_skips = false;   ///< --notify-skips: a `skip` event too
     std::chrono::milliseconds notify_timeout{10000};
+    /// --after: the jobs whose last run must have succeeded, within
+    /// --after-within (else since the --once-per window's start).
+    std::vector<std::string> after;
+    std::optional<sqlock::duration> after_within;
 };
 
 /// `run`'s options (cmd_run.cpp) as settings; `command` ("run", "elect")
@@ -120,6 +124,25 @@ class RunSession {
     sqlock::RunStart run_start() const;
     void said_recording() const;
     std::optional<EarlyExit> decide_window();
+    void decide_window_now();
+    /// --wait's deadline, from when the lock was asked for.
+    std::chrono::steady_clock::time_point wait_deadline() const {
+        return s_.request.wait_forever ? std::chrono::steady_clock::time_point::max()
+                                       : asked_ + s_.request.wait;
+    }
+    /// How long the steps before the job wait through an unavailable
+    /// database: until the wait's deadline, while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> before_start() const {
+        return [this] { return std::min(wait_deadline(), lock_->valid_until()); };
+    }
+    /// How long the steps after the job (its record, the release) do:
+    /// while the lease lasts.
+    std::function<std::chrono::steady_clock::time_point()> while_leased() const {
+        return [this] { return lock_->valid_until(); };
+    }
+    std::optional<EarlyExit> decide_after();
+    sqlock::Predecessors read_predecessors();
+    EarlyExit after_skip(const sqlock::Predecessors& p);
     std::string local_window_text() const;
     std::optional<EarlyExit> start();
     std::optional<EarlyExit> spawn_job();
@@ -148,6 +171,7 @@ class RunSession {
     std::optional<sqlock::OncePerWindow> window_;
     std::optional<std::int64_t> run_id_;
     std::optional<ChildProcess> child_;
+    std::chrono::steady_clock::time_point asked_{};          // when the lock was asked for
     std::chrono::steady_clock::time_point first_started_{};  // of the first attempt
     std::chrono::steady_clock::time_point started_{};        // of this attempt
     std::chrono::steady_clock::time_point ended_{};

@@ -105,7 +105,10 @@ class MariadbTransaction final : public Transaction {
         const std::string message = mysql_error(db_);
         // CR_SERVER_GONE_ERROR, CR_SERVER_LOST: the link is gone.
         if (code == 2006 || code == 2013) throw error(errc::connection, message);
-        throw error(errc::backend, message, std::to_string(code) + "/" + mysql_sqlstate(db_));
+        // ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK: the server gave up waiting
+        // for a row lock, or rolled the caller's transaction back.
+        const errc category = code == 1205 || code == 1213 ? errc::busy : errc::backend;
+        throw error(category, message, std::to_string(code) + "/" + mysql_sqlstate(db_));
     }
 
     MYSQL* db_;

@@ -51,7 +51,21 @@ class PqxxTransaction final : public Transaction {
         } catch (const pqxx::broken_connection& e) {
             throw error(errc::connection, first_line(e.what()));
         } catch (const pqxx::sql_error& e) {
-            throw error(errc::backend, first_line(e.what()), e.sqlstate());
+            // A lock_timeout of the caller's session ran out: as busy as a
+            // serialization failure.
+            throw error(e.sqlstate() == "55P03" ? errc::busy : errc::backend, first_line(e.what()),
+                        e.sqlstate());
+        } catch (const pqxx::statement_completion_unknown& e) {
+            throw error(errc::connection, first_line(e.what()), "40003");
+        } catch (const pqxx::transaction_rollback& e) {
+            // A serialization failure (under REPEATABLE READ or
+            // SERIALIZABLE) or a deadlock: the server rolled the caller's
+            // transaction back, which must run again from its start
+            // (docs/guarded-writes.md). libpqxx 6 gives these no SQLSTATE.
+            const char* code = dynamic_cast<const pqxx::serialization_failure*>(&e) ? "40001"
+                               : dynamic_cast<const pqxx::deadlock_detected*>(&e)   ? "40P01"
+                                                                                    : "40000";
+            throw error(errc::busy, first_line(e.what()), code);
         }
     }
 

@@ -122,6 +122,32 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     fact("host name lookup", lookups.fact);
     fact("server version", version + (mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
     fact("server role", read_only ? "read-only (read_only = ON)" : "read-write");
+    // The defaults a session starts with, beside what sqlock's own set
+    // (mariadb_link.cpp) and what it leaves.
+    const std::string isolation_var =
+        mariadb ? "@@GLOBAL.tx_isolation" : "@@GLOBAL.transaction_isolation";
+    const std::string statement_var =
+        mariadb ? "@@GLOBAL.max_statement_time" : "@@GLOBAL.max_execution_time";
+    auto ds = c.run_sql("SELECT " + isolation_var + ", " + statement_var +
+                            ", @@GLOBAL.innodb_lock_wait_timeout, @@GLOBAL.wait_timeout" +
+                            (mariadb ? ", @@GLOBAL.idle_transaction_timeout" : ""),
+                        "reading the server's defaults");
+    const auto& d = ds.back().rows.at(0);
+    fact("server defaults", "transaction isolation = " + text(d.at(0)) + ", " +
+                                (mariadb ? "max_statement_time = " : "max_execution_time = ") +
+                                text(d.at(1)) + ", innodb_lock_wait_timeout = " + text(d.at(2)) +
+                                ", wait_timeout = " + text(d.at(3)) +
+                                (mariadb ? ", idle_transaction_timeout = " + text(d.at(4)) : ""));
+    fact("sqlock's sessions",
+         "set READ COMMITTED, innodb_lock_wait_timeout = " +
+             // The Locker's timeout in whole seconds, rounded up, as the
+             // session sets it.
+             std::to_string(std::max<long long>(1, (t.timeout.count() + 999) / 1000)) +
+             (mariadb ? ", max_statement_time = 0" : "") +
+             ", time_zone = +00:00; left as they are: read_only (a read-only server is waited "
+             "through, never written), wait_timeout (a session the server closed is a broken "
+             "link, which the pool opens again)" +
+             (mariadb ? ", idle_transaction_timeout (never idle inside a transaction)" : ""));
     fact("fencing ids",
          "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
          "(innodb_autoinc_lock_mode = " +

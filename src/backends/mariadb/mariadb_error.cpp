@@ -14,6 +14,13 @@ namespace {
                 std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
 }
 
+[[noreturn]] void fail_read_only(const MariaTarget& t, const std::string& message,
+                                 const Failure& f) {
+    throw error::read_only_database(
+        t.redact(message + " [" + t.redacted_url + "]"),
+        std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
+}
+
 bool refused_login(unsigned code) {
     switch (code) {
         case ER_ACCESS_DENIED_ERROR:      // 1045 wrong user or password
@@ -118,13 +125,16 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                      "); it needs the columns id, lockstring (unique), created, expires, "
                      "locked_by",
                  f);
-        case ER_OPTION_PREVENTS_STATEMENT:
-        case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
-        case ER_READ_ONLY_MODE:
-            fail(t, errc::configuration,
-                 "the server is read-only (" + msg + " while " + doing +
-                     "); point the URL at the primary",
-                 f);
+        // A replica, or a primary set read_only (as a failover tool fences
+        // the old one): until the URL leads to a writable server. A wait
+        // waits through it.
+        case ER_OPTION_PREVENTS_STATEMENT:  // 1290: "--read-only" (sqlock needs no other option)
+        case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:  // 1792
+        case ER_READ_ONLY_MODE:                         // 1836
+            fail_read_only(t,
+                           "the server is read-only (" + msg + " while " + doing +
+                               "); point the URL at the primary",
+                           f);
         case ER_BINLOG_STMT_MODE_AND_ROW_ENGINE:  // 1665
             fail(t, errc::configuration,
                  "the server logs statements (binlog_format=STATEMENT), which cannot log "
@@ -143,14 +153,20 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                      "): on Galera, the node lost the cluster meanwhile; whether it committed "
                      "is read on another node",
                  f);
+        // max_statement_time, where sqlock's session does not set it (a
+        // MySQL server's max_execution_time stops only SELECTs): like an
+        // answer that did not come in time; the statement was rolled back.
+        // (A row turn's own bound is read where it is taken: the turn did
+        // not come.)
+        case ER_STATEMENT_TIMEOUT:  // 1969
+            fail(t, errc::connection,
+                 "the server stopped the statement while " + doing + " (" + msg +
+                     "; max_statement_time); nothing was changed",
+                 f);
         case ER_LOCK_WAIT_TIMEOUT:
             fail(t, errc::busy,
                  "a row of " + table + " stayed locked by another transaction (" + msg +
                      ") while " + doing + "; try again",
-                 f);
-        case ER_STATEMENT_TIMEOUT:
-            fail(t, errc::busy,
-                 "a name's turn did not come in time while " + doing + " (" + msg + "); try again",
                  f);
         case ER_CONSTRAINT_FAILED:
         case 3819:  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED

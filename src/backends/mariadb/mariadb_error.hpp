@@ -2,17 +2,19 @@
 //
 //   link lost or never made (2002, 2003, 2005, 2006, 2013, 2055, 5013,
 //   5014), server shutting down or the session killed (1053, 1077, 1152,
-//   1184, 1927), too many connections (1040), a Galera node outside the
-//   primary component (1047) or one that could not replicate a commit
-//   (1180)                                               -> errc::connection
+//   1184, 1927), too many connections (1040), a statement stopped by
+//   max_statement_time (1969), a Galera node outside the primary component
+//   (1047) or one that could not replicate a commit (1180)
+//                                                        -> errc::connection
 //   login refused (1045), no such database (1049), database or table or
 //   column access denied (1044, 1142, 1143, 1227), host not allowed (1130),
 //   account locked (4151), password expired (1820), TLS failure (2026)
 //                                                        -> errc::configuration
 //   table missing (1146)          -> errc::configuration, saying to run `sqlock init`
 //   not a lock table (1054)       -> errc::configuration, naming the columns
-//   read-only server (1290, 1792, 1836), binlog_format=STATEMENT (1665)
-//                                                        -> errc::configuration
+//   read-only server (1290, 1792, 1836)                  -> errc::configuration,
+//                                                           error::read_only()
+//   binlog_format=STATEMENT (1665)                       -> errc::configuration
 //   lock wait timeout (1205), deadlock (1213; on Galera also a lost
 //   certification, or a transaction aborted by a replicated write)
 //                                                        -> errc::busy (the caller

@@ -94,13 +94,21 @@ std::vector<std::string> hosts_to_try(const MariaTarget& t, const MariaHost& h,
 // zone, so make that UTC too. A row lock waited for is bounded by the
 // Locker's timeout, not the server's 50 s default. READ COMMITTED: no gap
 // locks, so transactions on different names never block or deadlock each
-// other. Then whether this is a Galera node and, if so, its state, in the
-// same round trip (SHOW, which MySQL reads too and which answers with no
-// rows where there is no such variable; and which a node outside the
-// primary component still answers).
-std::string session_setup(duration timeout) {
+// other (and whatever the server's transaction_isolation says: a batch
+// reads what was committed before each of its statements). A server-wide
+// max_statement_time (`mariadb`: MariaDB's statement timeout) would end a
+// statement waiting its turn (GET_LOCK) before the Locker's own bound: off,
+// as that bound holds. wait_timeout and idle_transaction_timeout are left
+// alone: sqlock's sessions are never idle inside a transaction, and a
+// pooled session the server closed is a broken link the pool opens again.
+// Then whether this is a Galera node and, if so, its state, in the same
+// round trip (SHOW, which MySQL reads too and which answers with no rows
+// where there is no such variable; and which a node outside the primary
+// component still answers).
+std::string session_setup(duration timeout, bool mariadb) {
     return "SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
            "', SESSION innodb_lock_wait_timeout = " + std::to_string(whole_seconds(timeout)) +
+           (mariadb ? ", SESSION max_statement_time = 0" : "") +
            "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
            "; SHOW SESSION VARIABLES WHERE Variable_name = 'wsrep_on'"
            "; SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state', "
@@ -203,7 +211,8 @@ void Link::open(std::size_t node, clock::time_point deadline) {
                                        "requires; enable TLS on the server or change ssl-mode [" +
                                        target_.redacted_url + "]"),
                         std::to_string(CR_SSL_CONNECTION_ERROR) + "/HY000");
-        const auto rs = run(session_setup(target_.timeout), deadline, "setting up the session");
+        const auto rs =
+            run(session_setup(target_.timeout, is_mariadb()), deadline, "setting up the session");
         galera_ = rs.size() >= 4 && shown(rs[2], "wsrep_on") == "ON";
         if (galera_ &&
             (shown(rs[3], "wsrep_ready") != "ON" || shown(rs[3], "wsrep_local_state") != "4")) {

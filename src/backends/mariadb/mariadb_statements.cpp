@@ -1226,6 +1226,31 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::leader,
         "SELECT " + columns() + ", d.value FROM " + T + " AS t LEFT JOIN " + D +
         " AS d ON d.name = t.lockstring AND d.fencing_id = t.id WHERE t.lockstring = ?1");
+
+    // `sqlock run --after`: the runs that ran, the skips, a skip recorded
+    // (?1 name ... ?7 fencing id as for start_run, ?8 the outcome).
+    const std::string skipped = skipped_outcomes_sql;
+    set.add(Query::recent_runs,
+        runs_select(t, "r.name = ?2 AND r.outcome NOT IN " + skipped,
+                    "r.started DESC, r.id DESC LIMIT ?1"));
+    set.add(Query::last_skip,
+        runs_select(t, "r.name = ?1 AND r.outcome IN " + skipped,
+                    "r.started DESC, r.id DESC LIMIT 1"));
+    set.add(Query::skip_run,
+        "INSERT INTO " + R + " (name, window_start, host, pid, username, program, fencing_id,"
+        " started, ended, outcome) VALUES (?1, CAST(?2 AS DATETIME(3)), ?3, ?4, ?5, ?6, ?7, " +
+        std::string(now) + ", " + now + ", ?8);\n"
+        "SELECT LAST_INSERT_ID()");
+
+    // `sqlock metrics`: the live rows, the lines, the elections.
+    set.add(Query::live_locks,
+        "SELECT lockstring, id, ROUND(TIMESTAMPDIFF(MICROSECOND, created, " + std::string(now) +
+        ") / 1000) / 1000, ROUND(TIMESTAMPDIFF(MICROSECOND, " + now + ", expires) / 1000) / 1000"
+        " FROM " + T + " WHERE expires > " + now + " ORDER BY lockstring");
+    set.add(Query::queue_lengths,
+        "SELECT lockstring, COUNT(*) FROM " + Q + " WHERE expires > " + now +
+        " GROUP BY lockstring ORDER BY lockstring");
+    set.add(Query::leader_names, "SELECT name FROM " + D + " ORDER BY name");
     return set;
 }
 

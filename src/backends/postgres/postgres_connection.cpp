@@ -1,14 +1,18 @@
 #include "postgres_connection.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <pqxx/nontransaction>
 #include <pqxx/result>
 #include <pqxx/transaction>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/utc_time.hpp"
 #include "postgres_error.hpp"
+#include "postgres_session.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_watchdog.hpp"
 #include "sqlock/error.hpp"
@@ -79,23 +83,6 @@ PgConnection::PgConnection(std::shared_ptr<const PgTarget> target,
 
 namespace {
 
-// What a session we prepare statements on runs first, with the first hot
-// statement's PREPARE (no round trip of its own: `sqlock run` connects
-// anew for every lock). A lock table holds few live rows and turns over
-// many. Empty after a vacuum, or with a primary key grown large by
-// ever-growing ids, it makes the planner find "WHERE id = $1" by reading the
-// whole table, dead rows included, on every release and renewal (measured
-// with 8 processes: 9% of our throughput on a table vacuumed empty; on a
-// long-used one, a client without this made a third of our cycles;
-// docs/postgres-production.md). Every statement that looks up rows has an
-// index to use, so we tell the planner to take it; the few that read a
-// whole table (counts for metrics) then read it through an index, somewhat
-// slower. Only where statements are prepared, i.e. not through a
-// transaction pooler: a SET would stay on a server session that other
-// clients get next (one the URL does not name gets it until a symptom gives
-// the pooler away; sqlock doctor reports such a pooler).
-constexpr const char* session_setup = "SET enable_seqscan = off";
-
 // What a pooler in transaction mode does to prepared statements: the server
 // session we prepared on has gone to another client (26000, "does not
 // exist"), or we were given one where it is already prepared (42P05). Either
@@ -105,6 +92,30 @@ bool pooling_symptom(const pqxx::sql_error& e) {
 }
 
 }  // namespace
+
+namespace {
+
+// A statement the server rolled back because another transaction was in
+// the way: a serialization failure or a deadlock (a server session whose
+// default isolation is not ours, through a transaction pooler), or a
+// lock_timeout sqlock did not set. Every statement of sqlock's own is a
+// transaction by itself, so nothing of it was done: sending it again is
+// taking part in the race again, not doing anything twice.
+bool lost_race(const std::string& sqlstate) {
+    return sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03";
+}
+
+}  // namespace
+
+void PgConnection::pause_before_resending(int tries) {
+    // Within the call's bound, else the error stands (as errc::busy).
+    static thread_local std::mt19937 jitter{std::random_device{}()};
+    const auto most = std::chrono::microseconds(500 << std::min(tries, 6));
+    const auto pause = std::chrono::microseconds(
+        std::uniform_int_distribution<std::int64_t>(most.count() / 2, most.count())(jitter));
+    if (clock::now() + pause >= limit_.at) throw;
+    std::this_thread::sleep_for(pause);
+}
 
 template <typename F>
 auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f, bool watchdog)
@@ -131,22 +142,28 @@ auto PgConnection::send(const char* doing, const std::string& subject, Prepared&
     return bounded(
         doing, subject,
         [&] {
-            try {
-                if (target_->session_bound()) {
-                    try {
-                        return prepared();
-                    } catch (const pqxx::sql_error& e) {
-                        if (!pooling_symptom(e)) throw;
-                        target_->note_transaction_pooling();
+            for (int tries = 0;; ++tries) {
+                try {
+                    if (target_->session_bound()) {
+                        try {
+                            return prepared();
+                        } catch (const pqxx::sql_error& e) {
+                            if (!pooling_symptom(e)) throw;
+                            target_->note_transaction_pooling();
+                        }
                     }
+                    return unnamed();
+                } catch (const pqxx::sql_error& e) {
+                    // A standby refuses our advisory lock (55000) or our
+                    // writes (25006): say "read-only" whichever came first.
+                    if ((e.sqlstate() == "55000" || e.sqlstate() == "25006") && read_only())
+                        throw pqxx::sql_error(e.what(), e.query(), "25006");
+                    if (!lost_race(sqlstate_of(e))) throw;
+                    pause_before_resending(tries);
+                } catch (const pqxx::transaction_rollback& e) {
+                    if (!lost_race(sqlstate_of(e))) throw;
+                    pause_before_resending(tries);
                 }
-                return unnamed();
-            } catch (const pqxx::sql_error& e) {
-                // A standby refuses our advisory lock (55000) or our writes
-                // (25006): say "read-only" whichever came first.
-                if ((e.sqlstate() == "55000" || e.sqlstate() == "25006") && read_only())
-                    throw pqxx::sql_error(e.what(), e.query(), "25006");
-                throw;
             }
         },
         watchdog);
@@ -159,12 +176,15 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
     return send(
         doing, subject,
         [&] {
+            set_up_session();
             pqxx::nontransaction tx(link_.get());
             return tx.exec_prepared(st.name, args...);
         },
         [&] {
+            // Not forwarded: send() may run this again (a race the server
+            // broke off), and the arguments must still be there.
             pqxx::nontransaction tx(link_.get());
-            return tx.exec_params(st.sql, std::forward<Args>(args)...);
+            return tx.exec_params(st.sql, args...);
         });
 }
 
@@ -175,14 +195,27 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
         doing, subject,
         [&] {
             if (!hot.prepared) {
+                const std::string setup = setup_for_message();
                 pq_prepare(conn, hot.st->name, hot.st->sql, limit_,
-                           session_set_up_ ? nullptr : session_setup);
+                           setup.empty() ? nullptr : setup.c_str());
                 hot.prepared = session_set_up_ = true;
             }
             return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, limit_, hot.format);
         },
         [&] { return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format); },
         /*watchdog=*/false);
+}
+
+std::string PgConnection::setup_for_message() const {
+    if (session_set_up_ || !target_->session_bound()) return {};
+    return session_setup_sql(*target_, PQserverVersion(link_.raw()));
+}
+
+void PgConnection::set_up_session() {
+    const std::string setup = setup_for_message();
+    if (setup.empty()) return;
+    pq_exec_simple(link_.raw(), setup, limit_);
+    session_set_up_ = true;
 }
 
 bool PgConnection::read_only() {
@@ -203,6 +236,7 @@ bool PgConnection::read_only() {
 
 void PgConnection::init_schema() {
     bounded("creating the lock table", {}, [&] {
+        set_up_session();
         // Nothing to do (and no CREATE privilege needed) when it all exists:
         // CREATE ... IF NOT EXISTS checks privileges before existence.
         bool exists;
@@ -220,14 +254,17 @@ void PgConnection::init_schema() {
         // One simple query of several statements runs as one transaction,
         // without BEGIN/COMMIT, which a pooler in statement mode refuses.
         pqxx::nontransaction tx(link_.get());
-        tx.exec("SELECT pg_advisory_xact_lock(hashtext(" +
-                tx.quote("sqlock init " + target_->table) + "));\n" + schema_script(*target_));
+        tx.exec(read_committed +
+                ("SELECT pg_advisory_xact_lock(hashtext(" +
+                 tx.quote("sqlock init " + target_->table) + "));\n") +
+                schema_script(*target_));
     });
 }
 
 void PgConnection::check_access() {
     std::vector<std::string> missing, missing_runs, missing_pauses, missing_queue;
     bounded("checking the privileges on the lock table", {}, [&] {
+        set_up_session();
         // What a role needs besides CREATE: see docs/SECURITY.md. A table
         // without a serial id (made by another program) needs no sequence.
         pqxx::nontransaction check(link_.get());
@@ -348,11 +385,18 @@ SharedValues PgConnection::shared_values(const std::string& name, const std::str
 
 pqxx::result PgConnection::exec_simple(const char* doing, const std::string& subject,
                                        const std::string& sql) {
-    auto run = [&] {
-        pqxx::nontransaction tx(link_.get());
-        return tx.exec(sql);
-    };
+    auto run = [&] { return exec_with_setup(sql); };
     return send(doing, subject, run, run);
+}
+
+pqxx::result PgConnection::exec_with_setup(const std::string& sql) {
+    // The session's settings, if not yet in place, in the same message:
+    // undone with it if it fails.
+    const std::string setup = setup_for_message();
+    pqxx::nontransaction tx(link_.get());
+    pqxx::result r = tx.exec(setup + sql);
+    if (!setup.empty()) session_set_up_ = true;
+    return r;
 }
 
 AcquireResult PgConnection::try_acquire_shared(const std::string& name, const std::string& own,
@@ -405,13 +449,9 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
         "releasing a shared lock", name,
         [&] {
             link_.get().prepare_now(st.name);
-            pqxx::nontransaction tx(link_.get());
-            return tx.exec(shared_release_execute_sql(*target_, v, st.name));
+            return exec_with_setup(shared_release_execute_sql(*target_, v, st.name));
         },
-        [&] {
-            pqxx::nontransaction tx(link_.get());
-            return tx.exec(shared_release_sql(*target_, v));
-        });
+        [&] { return exec_with_setup(shared_release_sql(*target_, v)); });
     if (r[0][0].as<std::int64_t>() > 0) return ReleaseOutcome::kept;
     return r[0][1].as<std::int64_t>() > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }
@@ -704,15 +744,22 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
     const auto bound = pqxx::prepare::make_dynamic_params(values);
     const std::string what = describe_query(key, params);
     auto unnamed = [&] {
+        // A statement without parameters, when it is the session's first
+        // (Query::side_tables, before every first acquisition): as a
+        // simple query, with the session's settings in front of it.
+        if (params.empty() && !setup_for_message().empty()) return exec_with_setup(text.sql);
+        set_up_session();
         pqxx::nontransaction tx(link_.get());
         return tx.exec_params(text.sql, bound);
     };
     const std::string& name = core_->prepared[static_cast<std::size_t>(key)];
     auto prepared = [&] {
+        set_up_session();
         pqxx::nontransaction tx(link_.get());
         return tx.exec_prepared(name, bound);
     };
-    const pqxx::result r = text.mode == QueryText::Mode::unprepared
+    const bool carries_setup = params.empty() && !setup_for_message().empty();
+    const pqxx::result r = text.mode == QueryText::Mode::unprepared || carries_setup
                                ? send(what.c_str(), {}, unnamed, unnamed)
                                : send(what.c_str(), {}, prepared, unnamed);
     Rows out;

@@ -116,6 +116,20 @@ class PgConnection final : public TunedConnection<PgConnection> {
     /// One simple query of several statements (shared holds): its last
     /// result.
     pqxx::result exec_simple(const char* doing, const std::string& subject, const std::string& sql);
+    /// `sql` as one simple query, the session's settings in front of it
+    /// when they are not in place yet.
+    pqxx::result exec_with_setup(const std::string& sql);
+    /// The session's settings (postgres_session.hpp) as the start of a
+    /// message that runs a statement after them: empty once they are in
+    /// place, or when the session is not ours (a transaction pooler).
+    std::string setup_for_message() const;
+    /// Puts them in place in a round trip of their own, when needed: before
+    /// a session's first statement, unless that one carried them.
+    void set_up_session();
+    /// Between two tries of a statement the server rolled back for a lost
+    /// race (send()): a short, jittered pause growing with `tries`. Called
+    /// in a catch handler: rethrows when the call's bound would pass first.
+    void pause_before_resending(int tries);
     /// Whether the server is a standby or read-only; false if that cannot
     /// be told. Only asked on the error path.
     bool read_only();
@@ -133,7 +147,7 @@ class PgConnection final : public TunedConnection<PgConnection> {
     std::shared_ptr<const CoreStatements> core_;   // the core's statements, shared
     HotStatement acquire_, acquire_slot_, acquire_gated_, acquire_slot_gated_, acquire_queued_,
         acquire_slot_queued_, delete_exact_, acquire_set_, acquire_set_queued_;
-    bool session_set_up_ = false;  // session_setup ran with a hot statement's PREPARE
+    bool session_set_up_ = false;  // the session's settings are in place
     clock::time_point deadline_ = clock::time_point::max();
     PqDeadline limit_;  // the call under way's, set by bounded()
 };

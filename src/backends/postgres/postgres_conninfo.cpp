@@ -255,6 +255,27 @@ LookupPlan lookup_plan(const std::string& conninfo) {
     return list ? list->plan : LookupPlan{};
 }
 
+std::vector<HostEntry> each_host(const std::string& conninfo) {
+    options_ptr options(PQconninfoParse(conninfo.c_str(), nullptr), PQconninfoFree);
+    if (!options) return {};
+    auto value = [&](const char* keyword) { return option_value(options.get(), keyword); };
+    const std::vector<std::string> hosts = split_list(value("host"));
+    if (hosts.size() < 2) return {};
+    const std::vector<std::string> addrs = split_list(value("hostaddr"));
+    const std::vector<std::string> ports = split_list(value("port"));
+    std::vector<HostEntry> out;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        // A list of ports names each host's; one port (or none) serves all.
+        const std::string port = ports.size() == hosts.size() ? ports[i] : ports.front();
+        std::map<std::string, std::string> replaced = {
+            {"host", hosts[i]}, {"port", port}, {"target_session_attrs", "any"}};
+        if (addrs.size() == hosts.size()) replaced["hostaddr"] = addrs[i];
+        out.push_back(
+            {hosts[i] + (port.empty() ? "" : ":" + port), write_conninfo(options.get(), replaced)});
+    }
+    return out;
+}
+
 ResolvedConnInfo resolved_conninfo(const std::string& conninfo, duration timeout) {
     std::optional<HostList> list = host_list(conninfo);
     if (!list) return {conninfo, ""};

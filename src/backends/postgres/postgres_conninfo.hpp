@@ -66,4 +66,17 @@ struct LookupPlan {
 };
 LookupPlan lookup_plan(const std::string& conninfo);
 
+/// One host of a list in a connection string, and a connection string
+/// that reaches that host alone.
+struct HostEntry {
+    std::string label;     // "db2.internal:5432", as the list names it
+    std::string conninfo;  // that host (its hostaddr, its port) alone, any role
+};
+
+/// With a list of two or more hosts in `conninfo` (bounded_conninfo's), one
+/// entry per host: `conninfo` naming only that host, with
+/// target_session_attrs=any, so that it reaches the host whether it is a
+/// primary or a standby. Empty for a single host. For the doctor.
+std::vector<HostEntry> each_host(const std::string& conninfo);
+
 }  // namespace sqlock::detail::postgres

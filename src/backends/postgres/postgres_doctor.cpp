@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <pqxx/nontransaction>
 #include <pqxx/notification>
+#include <pqxx/result>
 #include <pqxx/transaction>
 #include <utility>
 
@@ -15,6 +17,7 @@
 #include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
+#include "postgres_session.hpp"
 #include "postgres_watchdog.hpp"
 
 namespace sqlock::detail::postgres {
@@ -51,7 +54,41 @@ struct Server {
     double clock_difference_ms = 0;  // database minus this host
     double clock_uncertainty_ms = 0;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
+    // What a session of this role and database starts with (pg_settings'
+    // reset_val, with its unit), for the settings sqlock's sessions set
+    // (postgres_session.hpp) or leave: by name.
+    std::map<std::string, std::string> defaults;
 };
+
+// The settings of a session of sqlock's own, and those it leaves as the
+// server says that bear on its sessions.
+const char* const reported_defaults[] = {"default_transaction_isolation",
+                                         "default_transaction_read_only",
+                                         "statement_timeout",
+                                         "lock_timeout",
+                                         "idle_in_transaction_session_timeout",
+                                         "idle_session_timeout",
+                                         "transaction_timeout"};
+
+// Those defaults, as a session of this role and database starts (not what
+// one before us may have SET on a pooled server session).
+std::map<std::string, std::string> read_defaults(pqxx::connection_base& conn) {
+    pqxx::nontransaction tx(conn);
+    std::string names;
+    for (const char* name : reported_defaults)
+        names += std::string(names.empty() ? "" : ",") + "'" + name + "'";
+    pqxx::result r = tx.exec(
+        "SELECT name, reset_val, coalesce(unit, '') FROM pg_settings"
+        " WHERE name IN (" +
+        names + ")");
+    std::map<std::string, std::string> out;
+    for (const auto& row : r) {
+        std::string value = row[1].as<std::string>();
+        if (value != "0" && !row[2].as<std::string>().empty()) value += row[2].as<std::string>();
+        out[row[0].as<std::string>()] = value;
+    }
+    return out;
+}
 
 // Whether the current user holds every one of the privileges sqlock needs
 // on table `n` (has_table_privilege with a list is true when it holds any).
@@ -214,6 +251,87 @@ std::string sequential_scans(const PgTarget& t, const Server& s, bool moves) {
 
 }  // namespace
 
+namespace {
+
+std::string default_of(const Server& s, const std::string& name) {
+    auto it = s.defaults.find(name);
+    return it == s.defaults.end() ? "(unknown here)" : it->second;
+}
+
+// "default_transaction_isolation = serializable, ..." as a session starts.
+std::string defaults_text(const Server& s) {
+    std::string out;
+    for (const char* name : reported_defaults)
+        if (s.defaults.count(name))
+            out += (out.empty() ? "" : ", ") + std::string(name) + " = " + default_of(s, name);
+    return out;
+}
+
+// What sqlock's sessions set (where they are its own: no transaction pooler)
+// against those defaults, and what it leaves and why.
+std::string sessions_text(const PgTarget& t, const Server& s, bool own, int server_version) {
+    if (!own)
+        return "set nothing (a pooler's server sessions are shared): its transactions of several "
+               "statements begin READ COMMITTED, and a statement rolled back for a lost race "
+               "(40001, 40P01, 55P03) is sent again; statement_timeout = " +
+               default_of(s, "statement_timeout") +
+               " and lock_timeout = " + default_of(s, "lock_timeout") +
+               " can end a statement (a connection error or busy, which a wait waits through), "
+               "idle_session_timeout the pooler's idle server sessions";
+    std::string set;
+    for (const SessionSetting& setting : session_settings(t, server_version)) {
+        if (setting.name == "enable_seqscan") continue;  // its own fact
+        set += (set.empty() ? "" : ", ") + setting.name + " = " + setting.value;
+        if (s.defaults.count(setting.name) && default_of(s, setting.name) != setting.value)
+            set += " (default " + default_of(s, setting.name) + ")";
+    }
+    return "set " + set + "; left as they are: default_transaction_read_only = " +
+           default_of(s, "default_transaction_read_only") +
+           " (a read-only server is waited through, never written), "
+           "idle_in_transaction_session_timeout = " +
+           default_of(s, "idle_in_transaction_session_timeout") +
+           " (never idle inside a transaction)";
+}
+
+// With a list of hosts, what each one is: a primary and the standbys that
+// stream from it (pg_stat_replication: their names for every role; their
+// address and state for roles with pg_monitor), or a standby.
+void describe_hosts(const PgTarget& t, Diagnosis& out) {
+    for (const HostEntry& host : each_host(t.conninfo)) {
+        std::string value;
+        try {
+            Link link(t, host.conninfo);
+            const auto deadline = std::chrono::steady_clock::now() + t.timeout;
+            Armed armed(link.get().sock(), deadline);
+            value = guarded(t, "asking a host of the list what it is", host.label, [&] {
+                pqxx::nontransaction tx(link.get());
+                pqxx::result r = tx.exec(
+                    "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',"
+                    " (SELECT string_agg(coalesce(application_name, '?') ||"
+                    "  CASE WHEN state IS NULL THEN '' ELSE ' (' || coalesce(client_addr::text,"
+                    "  'local') || ', ' || state || ', ' || sync_state || ')' END, ', '"
+                    "  ORDER BY application_name) FROM pg_stat_replication),"
+                    " (SELECT count(*) FROM pg_stat_replication WHERE state IS NULL)");
+                const bool standby = r[0][0].as<bool>();
+                const bool read_only = r[0][1].as<bool>();
+                const std::string streams = r[0][2].is_null() ? "" : r[0][2].as<std::string>();
+                if (standby) return std::string("standby (in recovery, read-only)");
+                std::string v = read_only ? "primary, read-only (default_transaction_read_only)"
+                                          : "primary (read-write)";
+                v += streams.empty() ? "; no standby streams from it"
+                                     : "; standbys streaming from it: " + streams;
+                if (r[0][3].as<long>() > 0) v += " (their state needs pg_monitor)";
+                return v;
+            });
+        } catch (const error& e) {
+            value = std::string("unreachable: ") + e.what();
+        }
+        out.facts.push_back({"host " + host.label, value});
+    }
+}
+
+}  // namespace
+
 void diagnose(const PgTarget& t, Diagnosis& out) {
     // First, as a connection does: a name that does not resolve fails the
     // connections below, and a slow resolver is otherwise invisible.
@@ -225,8 +343,11 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         lookups = report_lookups(plan.hosts, t.timeout, plan.wait_for_all);
     Link a(t);
     Link b(t);
-    Server s = bounded_probe(t, a, b, "reading the server's settings",
-                             [&] { return read_server(t, a.get()); });
+    Server s = bounded_probe(t, a, b, "reading the server's settings", [&] {
+        Server read = read_server(t, a.get());
+        read.defaults = read_defaults(a.get());
+        return read;
+    });
     // Statement mode closes a client connection that opens a transaction:
     // take the URL's word for it.
     const bool moves = t.pool_mode == PoolMode::statement ||
@@ -263,10 +384,14 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                                  " ms (database minus this "
                                  "host, +/- " +
                                  fixed(s.clock_uncertainty_ms, 1) + " ms)");
+    fact("server defaults", defaults_text(s));
+    fact("sqlock's sessions",
+         sessions_text(t, s, !moves && t.session_bound(), PQserverVersion(a.raw())));
     fact("synchronous replication", s.synchronous_standbys.empty()
                                         ? "none (synchronous_standby_names is empty)"
                                         : "synchronous_standby_names = '" + s.synchronous_standbys +
                                               "', synchronous_commit = " + s.synchronous_commit);
+    describe_hosts(t, out);
     fact(table, !s.table_exists                       ? "missing"
                 : s.table_grants && s.sequence_grants ? "present; " + s.user + " may use it"
                                                       : "present; " + s.user + " lacks privileges");

@@ -19,28 +19,15 @@ std::string server_message(const char* what) {
     return text;
 }
 
-// libpqxx 6.4 throws some of its SQLSTATE-specific exceptions without the
-// SQLSTATE (insufficient_privilege, and the transaction_rollback family,
-// which is not even an sql_error): recover it from the type.
-std::string sqlstate_of(const pqxx::sql_error& e) {
-    if (!e.sqlstate().empty()) return e.sqlstate();
-    if (dynamic_cast<const pqxx::insufficient_privilege*>(&e)) return "42501";
-    if (dynamic_cast<const pqxx::undefined_table*>(&e)) return "42P01";
-    if (dynamic_cast<const pqxx::undefined_column*>(&e)) return "42703";
-    return {};
-}
-
-std::string sqlstate_of(const pqxx::transaction_rollback& e) {
-    if (dynamic_cast<const pqxx::serialization_failure*>(&e)) return "40001";
-    if (dynamic_cast<const pqxx::deadlock_detected*>(&e)) return "40P01";
-    if (dynamic_cast<const pqxx::statement_completion_unknown*>(&e)) return "40003";
-    return "40000";
-}
-
 [[noreturn]] void fail(const PgTarget& t, errc category, const std::string& message,
                        const std::string& code = {}) {
     // Redact the whole message: the URL and libpq's text alike.
     throw error(category, t.redact(message + " [" + t.redact.url() + "]"), code);
+}
+
+[[noreturn]] void fail_read_only(const PgTarget& t, const std::string& message,
+                                 const std::string& code = {}) {
+    throw error::read_only_database(t.redact(message + " [" + t.redact.url() + "]"), code);
 }
 
 [[noreturn]] void map_sqlstate(const PgTarget& t, const std::string& state, const std::string& msg,
@@ -69,18 +56,43 @@ std::string sqlstate_of(const pqxx::transaction_rollback& e) {
              table + " does not look like a lock table (" + msg + " while " + doing +
                  "); it needs the columns id, lockstring (unique), created, expires, locked_by",
              state);
-    // A hot standby, or a primary after failover demoted to one: retrying
-    // cannot help until the URL leads to the primary.
+    // A hot standby, a primary demoted by a failover or a switchover, or a
+    // server with default_transaction_read_only (how an HA manager fences
+    // the old primary): until the URL leads to a writable server. A wait
+    // waits through it (a switchover ends it); without one, the caller must
+    // point the URL elsewhere.
     if (state == "25006")
-        fail(t, errc::configuration,
-             "the PostgreSQL server is read-only (" + msg + " while " + doing +
-                 "); point the URL at the primary, or list every host and add "
-                 "target_session_attrs=read-write",
-             state);
+        fail_read_only(t,
+                       "the PostgreSQL server is read-only (" + msg + " while " + doing +
+                           "); point the URL at the primary, or list every host and add "
+                           "target_session_attrs=read-write",
+                       state);
     // Class 08: connection exception; 57P01-57P03: the server is shutting
-    // down, crashed, or not accepting connections yet.
-    if (state.compare(0, 2, "08") == 0 || state == "57P01" || state == "57P02" || state == "57P03")
+    // down, crashed, or not accepting connections yet; 57P05 and 25P03:
+    // the server ended a session idle for longer than idle_session_timeout
+    // or idle_in_transaction_session_timeout (a pooled connection sqlock
+    // did not use for a while; the pool opens another).
+    if (state.compare(0, 2, "08") == 0 || state == "57P01" || state == "57P02" ||
+        state == "57P03" || state == "57P05" || state == "25P03")
         fail(t, errc::connection, "lost the connection to PostgreSQL while " + doing + ": " + msg,
+             state);
+    // The server gave up on the statement (statement_timeout, set where
+    // sqlock's own sessions do not override it: through a transaction
+    // pooler) or an administrator cancelled it: like an answer that did not
+    // come in time, and rolled back.
+    if (state == "57014")
+        fail(t, errc::connection,
+             "PostgreSQL cancelled the statement while " + doing + " (" + msg +
+                 "; statement_timeout, or an administrator); nothing was changed",
+             state);
+    // Serialization failure, deadlock, lock_timeout: a race the server broke
+    // off by rolling the statement back, as lost as a name found taken.
+    // (sqlock's own autocommit statements are sent again first, within
+    // their time bound.)
+    if (state == "40001" || state == "40P01" || state == "55P03")
+        fail(t, errc::busy,
+             "PostgreSQL rolled back the statement while " + doing + " (" + msg +
+                 "): another transaction was in the way; try again",
              state);
     // The statement may or may not have completed: like a broken commit.
     if (state == "40003")
@@ -115,6 +127,24 @@ bool refused_by_server(const std::string& what) {
 }
 
 }  // namespace
+
+// libpqxx 6.4 throws some of its SQLSTATE-specific exceptions without the
+// SQLSTATE (insufficient_privilege, and the transaction_rollback family,
+// which is not even an sql_error): recover it from the type.
+std::string sqlstate_of(const pqxx::sql_error& e) {
+    if (!e.sqlstate().empty()) return e.sqlstate();
+    if (dynamic_cast<const pqxx::insufficient_privilege*>(&e)) return "42501";
+    if (dynamic_cast<const pqxx::undefined_table*>(&e)) return "42P01";
+    if (dynamic_cast<const pqxx::undefined_column*>(&e)) return "42703";
+    return {};
+}
+
+std::string sqlstate_of(const pqxx::transaction_rollback& e) {
+    if (dynamic_cast<const pqxx::serialization_failure*>(&e)) return "40001";
+    if (dynamic_cast<const pqxx::deadlock_detected*>(&e)) return "40P01";
+    if (dynamic_cast<const pqxx::statement_completion_unknown*>(&e)) return "40003";
+    return "40000";
+}
 
 std::string describe(const char* doing, const std::string& subject) {
     if (subject.empty()) return doing;
@@ -155,6 +185,14 @@ void rethrow_connect_error(const PgTarget& t, const std::string& skipped) {
     } catch (const std::exception& e) {
         // libpq's own text names the host and port it tried.
         const std::string what = e.what();
+        // libpq's target_session_attrs=read-write found only servers that
+        // take no writes (the text is libpq's own, in English).
+        if (what.find("session is read-only") != std::string::npos ||
+            what.find("server is in hot standby mode") != std::string::npos)
+            fail_read_only(t,
+                           "no writable PostgreSQL server among the hosts of the URL (a "
+                           "failover or a switchover under way?): " +
+                               what + also);
         if (refused_by_server(what))
             fail(t, errc::configuration,
                  "PostgreSQL refused the login (check the user, password and database in the "

@@ -116,8 +116,12 @@ void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, P
     }
     // One simple query, one implicit transaction: if PREPARE fails, the
     // setup is undone with it. Names are ours ("key/hash"): no quote in them.
-    const std::string both = std::string(setup) + "; PREPARE \"" + name + "\" AS " + sql;
+    const std::string both = std::string(setup) + "PREPARE \"" + name + "\" AS " + sql;
     answer(conn, PQsendQuery(conn, both.c_str()), deadline, both);
+}
+
+PqResult pq_exec_simple(PGconn* conn, const std::string& sql, PqDeadline& deadline) {
+    return answer(conn, PQsendQuery(conn, sql.c_str()), deadline, sql);
 }
 
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,

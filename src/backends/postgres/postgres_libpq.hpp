@@ -61,10 +61,14 @@ struct PqDeadline {
     bool passed = false;
 };
 
-/// PREPARE `name` AS `sql` on `conn`; with `setup`, that SQL first, in the
-/// same message (no round trip of its own).
+/// PREPARE `name` AS `sql` on `conn`; with `setup` (statements, each ending
+/// with ';'), that SQL first, in the same message (no round trip of its own).
 void pq_prepare(PGconn* conn, const std::string& name, const std::string& sql, PqDeadline& deadline,
                 const char* setup = nullptr);
+
+/// Runs `sql`, one or more statements, as one simple query (one implicit
+/// transaction); the last result.
+PqResult pq_exec_simple(PGconn* conn, const std::string& sql, PqDeadline& deadline);
 
 /// Result formats, as libpq numbers them. Binary spares the server the
 /// text output of the columns it returns, and the client their parsing.

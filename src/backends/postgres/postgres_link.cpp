@@ -20,11 +20,13 @@ HandleKeepingConnect::handle HandleKeepingConnect::do_completeconnect(handle ori
     return h;
 }
 
-Link::Link(const PgTarget& target) {
+Link::Link(const PgTarget& target) : Link(target, target.conninfo) {}
+
+Link::Link(const PgTarget& target, const std::string& conninfo) {
     last_completed = nullptr;
     std::string skipped;  // hosts of a list that did not resolve, if another was tried
     try {
-        ResolvedConnInfo resolved = resolved_conninfo(target.conninfo, target.timeout);
+        ResolvedConnInfo resolved = resolved_conninfo(conninfo, target.timeout);
         skipped = std::move(resolved.skipped);
         conn_ = std::make_unique<PgConn>(resolved.conninfo);
     } catch (...) {

@@ -42,6 +42,9 @@ class Link {
     /// Connects now. Throws errc::connection naming the server (never the
     /// password) if that fails.
     explicit Link(const PgTarget& target);
+    /// The same to `conninfo` (one host of the target's list, each_host())
+    /// instead of the target's own.
+    Link(const PgTarget& target, const std::string& conninfo);
     ~Link();
     Link(const Link&) = delete;
     Link& operator=(const Link&) = delete;

@@ -11,6 +11,7 @@
 
 #include "postgres_error.hpp"
 #include "postgres_libpq.hpp"
+#include "postgres_session.hpp"
 #include "postgres_statements.hpp"
 #include "postgres_watchdog.hpp"
 
@@ -100,13 +101,14 @@ void PgReleaseListener::listen(const std::string& inbox) {
         // Sends LISTEN and waits for the server's answer: once this returns,
         // every later release reaches us.
         receiver_ = std::make_unique<Receiver>(link_->get(), target_->channel, received_);
-        // Saying we wait for a name may wait for a release's commit: a
-        // lock_timeout or statement_timeout set for the role would end it
-        // with an error, and with it this session. The watchdog bounds it.
-        pq_exec_params(link_->raw(),
-                       "SELECT set_config('lock_timeout', '0', false),"
-                       " set_config('statement_timeout', '0', false)",
-                       {}, limit);
+        // The settings of a session of sqlock's own (postgres_session.hpp):
+        // saying we wait for a name may wait for a release's commit, which a
+        // low lock_timeout or statement_timeout set for the role would end
+        // with an error, and with it this session; and the session idles
+        // while waiters sleep, which a low idle_session_timeout would end.
+        // The watchdog bounds every round trip instead.
+        pq_exec_simple(link_->raw(), session_setup_sql(*target_, PQserverVersion(link_->raw())),
+                       limit);
         // libpqxx swallows a broken link during LISTEN; check for it.
         if (!link_->get().is_open() || armed.fired())
             throw pqxx::broken_connection(armed.fired() ? "no answer to LISTEN in time"

@@ -9,6 +9,7 @@
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
 #include "contract/schema.hpp"
+#include "postgres_session.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail {
@@ -199,10 +200,12 @@ std::string name_channel(const PgTarget& target, const std::string& turn) {
 
 namespace {
 
-// The first statement of each: the name's turn.
+// The first statement of each: the name's turn, read committed (what
+// follows reads what the turn's previous holder committed).
 std::string shared_turn(const PgTarget& target, const SharedValues& v) {
-    return "SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
-           "'::regclass::oid::text), hashtext(" + v.turn + "));\n";
+    return read_committed +
+           ("SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
+            "'::regclass::oid::text), hashtext(" + v.turn + "));\n");
 }
 
 // The live marker of the name is there.
@@ -286,9 +289,10 @@ std::string array_of(const std::vector<std::string>& items, const char* type) {
 }
 
 // The first statement of a mixed set's renewal or release: the shared
-// names' turns, in the order acquisitions take them (sorted).
+// names' turns, in the order acquisitions take them (sorted), read committed
+// as shared_turn().
 std::string mixed_set_turns(const std::string& T, const MixedSetValues& v) {
-    return "WITH " + turn_cte(T) + "SELECT count(" + turn_taken("s.k") +
+    return read_committed + ("WITH " + turn_cte(T)) + "SELECT count(" + turn_taken("s.k") +
            ") FROM turn, (SELECT DISTINCT k FROM unnest(" + array_of(v.turns, "text") +
            ") AS x(k) ORDER BY k) AS s;\n";
 }
@@ -917,6 +921,32 @@ StatementSet statement_set(const PgTarget& target) {
     set.add(Query::leader,
         "SELECT " + columns("t") + ", d.value FROM " + T + " AS t LEFT JOIN " + D +
         " AS d ON d.name = t.lockstring AND d.fencing_id = t.id WHERE t.lockstring = $1::text");
+
+    // `sqlock run --after`: the runs that ran, the skips, a skip recorded
+    // ($1 name ... $7 fencing id as for start_run, $8 the outcome).
+    const std::string skipped = skipped_outcomes_sql;
+    set.add(Query::recent_runs,
+        runs_select(target, "r.name = $2::text AND r.outcome NOT IN " + skipped,
+                    "r.started DESC, r.id DESC LIMIT $1::bigint"));
+    set.add(Query::last_skip,
+        runs_select(target, "r.name = $1::text AND r.outcome IN " + skipped,
+                    "r.started DESC, r.id DESC LIMIT 1"));
+    set.add(Query::skip_run,
+        "INSERT INTO " + R + " (name, window_start, host, pid, username, program, fencing_id,"
+        " started, ended, outcome) VALUES ($1::text, " + utc_param("NULLIF($2::text, '')") +
+        ", $3::text, $4::bigint, $5::text, $6::text, $7::bigint, now(), now(), $8::text)"
+        " RETURNING id", Mode::unprepared);
+
+    // `sqlock metrics`: the live rows, the lines, the elections.
+    set.add(Query::live_locks,
+        "SELECT lockstring::text, id, (round(extract(epoch FROM now() - created) * 1000) /"
+        " 1000)::float8, (round(extract(epoch FROM expires - now()) * 1000) / 1000)::float8"
+        " FROM " + T + " WHERE expires > now() ORDER BY lockstring", Mode::unprepared);
+    set.add(Query::queue_lengths,
+        "SELECT lockstring::text, count(*) FROM " + Q + " WHERE expires > now()"
+        " GROUP BY lockstring ORDER BY lockstring", Mode::unprepared);
+    set.add(Query::leader_names, "SELECT name::text FROM " + D + " ORDER BY name",
+        Mode::unprepared);
 
     // clang-format on
     return set;

@@ -401,6 +401,26 @@ StatementSet statement_set(const Tables& tables) {
                                " LEFT JOIN " + d +
                                " AS d ON d.name = lockstring AND d.fencing_id = id"
                                " WHERE lockstring = ?1");
+
+    // `sqlock run --after`: the runs that ran, the skips, a skip recorded.
+    const std::string skipped = skipped_outcomes_sql;
+    set.add(Query::recent_runs,
+            runs_select(t, r, "r.name = ?2 AND r.outcome NOT IN " + skipped, "?1"));
+    set.add(Query::last_skip, runs_select(t, r, "r.name = ?1 AND r.outcome IN " + skipped, "1"));
+    set.add(Query::skip_run, "INSERT INTO " + r +
+                                 " (name, window_start, host, pid, username, program, fencing_id,"
+                                 " started, ended, outcome) VALUES (?1, NULLIF(?2, ''), ?3, ?4,"
+                                 " ?5, ?6, ?7, " +
+                                 now + ", " + now + ", ?8) RETURNING id");
+
+    // `sqlock metrics`: the live rows, the lines, the elections.
+    set.add(Query::live_locks,
+            "SELECT lockstring, id, round((julianday('now') - julianday(created)) * 86400000.0) /"
+            " 1000.0, round((julianday(expires) - julianday('now')) * 86400000.0) / 1000.0 FROM " +
+                t + " WHERE " + live + " ORDER BY lockstring");
+    set.add(Query::queue_lengths, "SELECT lockstring, COUNT(*) FROM " + q + " WHERE " + live +
+                                      " GROUP BY lockstring ORDER BY lockstring");
+    set.add(Query::leader_names, "SELECT name FROM " + d + " ORDER BY name");
     return set;
 }
 

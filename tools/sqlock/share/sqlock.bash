@@ -43,7 +43,7 @@ _sqlock() {
             return ;;
         --expires | --min-hold | --max-runtime | --kill-grace | --db-timeout | --once-per | \
             --queue-lease | \
-            --once-per-offset | --splay | --retry-delay | --notify-timeout | \
+            --once-per-offset | --splay | --retry-delay | --notify-timeout | --after-within | \
             --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
             return ;;
@@ -73,7 +73,7 @@ _sqlock() {
                       --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code --label
                       --once-per --once-per-offset --once-per-any-outcome --tz --no-history
                       --splay --retry --retry-delay --notify --notify-output --notify-skips
-                      --notify-timeout --log-format --" ;;
+                      --notify-timeout --after --after-within --log-format --" ;;
         elect) options="--value --expires -w --wait --timeout -n --nonblock --queue-lease --min-hold --heartbeat
                         --no-heartbeat --on-lost --max-runtime --kill-grace -E --conflict-exit-code
                         --label --no-history --log-format --" ;;
@@ -86,6 +86,7 @@ _sqlock() {
         history) options="--since --limit --json --tz" ;;
         pause) options="--for --reason" ;;
         check) options="--max-age --json --tz" ;;
+        metrics) options="--max-names" ;;
         reap) options="--dry-run --history-retention --json" ;;
         doctor) options="--json" ;;
         help)

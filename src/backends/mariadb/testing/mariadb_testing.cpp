@@ -94,6 +94,13 @@ MYSQL* open_session(const std::string& url, bool standard_sql) {
                             t.database.empty() ? nullptr : t.database.c_str(), t.port, nullptr,
                             CLIENT_MULTI_STATEMENTS))
         throw fail("cannot connect");
+    // The test's own session waits as long as the test means it to, whatever
+    // the server's defaults (server.sh's hostile ones among them): only
+    // sqlock's sessions are under test.
+    if (mysql_query(h,
+                    "SET SESSION innodb_lock_wait_timeout = 60, max_statement_time = 0, "
+                    "idle_transaction_timeout = 0, wait_timeout = 28800") != 0)
+        throw fail("setting the session's timeouts");
     if (standard_sql &&
         mysql_query(h,
                     "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES,NO_BACKSLASH_ESCAPES'), "
@@ -304,6 +311,13 @@ static BackendHooks::ClientCommand client_command(const std::string& url) {
 BackendHooks mariadb_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
+    // read_only binds every account without SUPER or READ ONLY ADMIN, as
+    // sqlock's test account is.
+    hooks.read_only_setting = "read_only";
+    hooks.read_only_on = "ON";
+    hooks.isolation_setting = "tx_isolation";
+    hooks.serializable = "SERIALIZABLE";
+    hooks.repeatable_read = "REPEATABLE-READ";
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.grant_guard_use_sql = grant_guard_use_sql;
     hooks.grant_own_tables_sql = grant_own_tables_sql;

@@ -7,6 +7,17 @@
 #   server.sh restart DIR   restart (same port, same URL)
 #   server.sh url     DIR   print the URL of the server in DIR
 #   server.sh pid     DIR   print the server's process id
+#   server.sh halt    DIR   stop the server, keeping its data (`start DIR`
+#                           starts it again, same port, same URL): an outage
+#   server.sh set     DIR NAME VALUE
+#                           a server-wide setting, as root (SET GLOBAL), in
+#                           force for new sessions when it returns; VALUE
+#                           `DEFAULT` resets it
+#
+# With SQLOCK_TEST_SERVER_DEFAULTS=hostile, `start` makes a new server whose
+# defaults a DBA may have set and sqlock must not depend on: transactions
+# SERIALIZABLE, and low statement, lock and idle timeouts (hostile_defaults
+# below). A server already made keeps its own.
 #
 # The MariaDB twin of the PostgreSQL backend's testing/server.sh: idempotent, durability off
 # (innodb_flush_log_at_trx_commit=2, innodb_flush_method=nosync, no
@@ -55,12 +66,18 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start|stop|restart|url|pid DIR" >&2
+    echo "usage: $0 start|stop|restart|url|pid|halt DIR, or $0 set DIR NAME VALUE" >&2
     exit 2
 }
 
-[ $# -eq 2 ] || usage
-cmd=$1
+cmd=${1:-}
+if [ "$cmd" = set ]; then
+    [ $# -eq 4 ] || usage
+    setting_name=$3
+    setting_value=$4
+else
+    [ $# -eq 2 ] || usage
+fi
 dir=$2
 [ -n "$dir" ] || usage
 case "$dir" in
@@ -156,6 +173,25 @@ collation-server = utf8mb4_bin
 [client]
 socket = $socket
 user = root
+EOF
+    if [ "${SQLOCK_TEST_SERVER_DEFAULTS:-}" = hostile ]; then
+        hostile_defaults >>"$cnf"
+    fi
+}
+
+# What a DBA may set server-wide, as low as stays workable for the tests'
+# own sessions: sqlock's sessions set their own isolation, lock wait and
+# statement time (mariadb_link.cpp) and survive the rest.
+hostile_defaults() {
+    cat <<EOF
+
+# mariadb server.sh: hostile defaults (SQLOCK_TEST_SERVER_DEFAULTS=hostile).
+[mariadbd]
+transaction-isolation = SERIALIZABLE
+max_statement_time = 2
+innodb_lock_wait_timeout = 1
+idle_transaction_timeout = 3
+wait_timeout = 3
 EOF
 }
 
@@ -304,8 +340,28 @@ restart() {
     }
 }
 
+halt() {
+    [ -d "$data/mysql" ] || { echo "mariadb server.sh: no server in $dir" >&2; exit 1; }
+    if is_running; then
+        stop_server
+    fi
+}
+
+# `set NAME VALUE`: the name is checked (an identifier), the value quoted
+# unless it is a number or DEFAULT.
+set_setting() {
+    local name=$1 value=$2
+    [[ "$name" =~ ^[a-z_]+$ ]] || { echo "mariadb server.sh: bad setting name: $name" >&2; exit 2; }
+    if ! [[ "$value" =~ ^([0-9]+|DEFAULT|ON|OFF)$ ]]; then
+        value="'${value//"'"/"''"}'"
+    fi
+    sql_admin -e "SET GLOBAL $name = $value"
+}
+
 case "$cmd" in
     start) start ;;
+    halt) halt ;;
+    set) set_setting "$setting_name" "$setting_value" ;;
     stop) stop ;;
     restart) restart ;;
     url) url ;;

@@ -33,6 +33,11 @@ std::string libpq_url(std::string url) {
     return url;
 }
 
+// What the tests' own sessions set: no statement, lock or idle timeout.
+const std::string own_session_timeouts =
+    "SET statement_timeout = 0; SET lock_timeout = 0; "
+    "SET idle_in_transaction_session_timeout = 0; ";
+
 std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
     PGconn* conn = PQconnectdb(libpq_url(url).c_str());
     if (PQstatus(conn) != CONNECTION_OK) {
@@ -41,7 +46,11 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
         // libpq does not echo passwords, but keep even the URL out of logs.
         throw std::runtime_error("query: cannot connect: " + msg);
     }
-    PGresult* r = PQexec(conn, sql.c_str());
+    // The test's own statement waits as long as the test means it to,
+    // whatever the server's defaults (server.sh's hostile ones among them):
+    // only sqlock's sessions are under test. In the same message: one
+    // round trip.
+    PGresult* r = PQexec(conn, (own_session_timeouts + sql).c_str());
     auto status = PQresultStatus(r);
     std::vector<SqlRow> rows;
     if (status == PGRES_TUPLES_OK) {
@@ -180,10 +189,19 @@ std::string epoch_ms_sql(const std::string& column) {
 class PqxxApp final : public AppTransaction {
   public:
     PqxxApp(const std::string& url, bool begin) : conn_(libpq_url(url)) {
-        if (begin)
+        // The application's own timeouts, as query() sets them; its
+        // isolation stays the server's default: the guard is tested under
+        // it (serializable with server.sh's hostile defaults). SET LOCAL in
+        // the transaction: through a transaction pooler, a session's SET
+        // may land on another server session.
+        if (begin) {
             tx_ = std::make_unique<pqxx::work>(conn_);
-        else
+            tx_->exec("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0; "
+                      "SET LOCAL idle_in_transaction_session_timeout = 0");
+        } else {
             tx_ = std::make_unique<pqxx::nontransaction>(conn_);
+            tx_->exec(own_session_timeouts);
+        }
         adapter_ = std::make_unique<sqlock::postgres::PqxxTransaction>(*tx_);
     }
     sqlock::Transaction& adapter() override { return *adapter_; }
@@ -229,6 +247,11 @@ static BackendHooks::ClientCommand client_command(const std::string& url) {
 BackendHooks postgres_test_hooks() {
     BackendHooks hooks;
     hooks.query = query;
+    hooks.read_only_setting = "default_transaction_read_only";
+    hooks.read_only_on = "on";
+    hooks.isolation_setting = "default_transaction_isolation";
+    hooks.serializable = "serializable";
+    hooks.repeatable_read = "repeatable read";
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.privilege_denied_code = "42501";  // SQLSTATE insufficient_privilege
     hooks.missing_grant_hint = "SELECT, INSERT, UPDATE, DELETE and USAGE on its id sequence";

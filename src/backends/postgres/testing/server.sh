@@ -8,6 +8,18 @@
 #   server.sh url     DIR   print the URL of the cluster in DIR
 #   server.sh pid     DIR   print the postmaster's process id (the parent of
 #                           every server process)
+#   server.sh halt    DIR   stop the server, keeping the cluster (`start DIR`
+#                           starts it again, same port, same URL): an outage
+#   server.sh set     DIR NAME VALUE
+#                           a server-wide setting, as the administrator
+#                           (ALTER SYSTEM, then a reload), in force for new
+#                           sessions when it returns (and for every session's
+#                           next statement); VALUE `DEFAULT` resets it
+#
+# With SQLOCK_TEST_SERVER_DEFAULTS=hostile, `start` makes a new cluster with
+# the server-wide defaults a DBA may have set that sqlock must not depend on:
+# transactions SERIALIZABLE by default, and low statement, lock and idle
+# timeouts (hostile_defaults below). A cluster already made keeps its own.
 #
 # Modelled on libpqxx's tools/run-test-postgres.sh: idempotent, fsync off,
 # `pg_isready` before reporting success. The server runs as the `postgres`
@@ -48,12 +60,18 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start|stop|restart|url|pid DIR" >&2
+    echo "usage: $0 start|stop|restart|url|pid|halt DIR, or $0 set DIR NAME VALUE" >&2
     exit 2
 }
 
-[ $# -eq 2 ] || usage
-cmd=$1
+cmd=${1:-}
+if [ "$cmd" = set ]; then
+    [ $# -eq 4 ] || usage
+    setting_name=$3
+    setting_value=$4
+else
+    [ $# -eq 2 ] || usage
+fi
 dir=$2
 [ -n "$dir" ] || usage
 case "$dir" in
@@ -150,6 +168,25 @@ password_encryption = 'scram-sha-256'
 max_connections = 400
 log_line_prefix = '%m [%p] %q%u@%d app=%a '
 EOF
+    if [ "${SQLOCK_TEST_SERVER_DEFAULTS:-}" = hostile ]; then
+        hostile_defaults >>"$data/postgresql.conf"
+    fi
+}
+
+# What a DBA may set server-wide, as low as stays workable for the tests'
+# own sessions (which set their own values where they must): sqlock's
+# sessions override what they must (postgres_session.hpp) and survive the
+# rest.
+hostile_defaults() {
+    cat <<EOF
+
+# postgres server.sh: hostile defaults (SQLOCK_TEST_SERVER_DEFAULTS=hostile).
+default_transaction_isolation = 'serializable'
+statement_timeout = '2s'
+lock_timeout = '200ms'
+idle_in_transaction_session_timeout = '3s'
+idle_session_timeout = '3s'
+EOF
 }
 
 create_roles() {
@@ -242,6 +279,35 @@ restart() {
     wait_ready
 }
 
+halt() {
+    [ -f "$data/PG_VERSION" ] || { echo "postgres server.sh: no cluster in $dir" >&2; exit 1; }
+    if is_running; then
+        as_server_user "$bin/pg_ctl" stop -D "$data" -m fast -w -t 60 >/dev/null
+    fi
+}
+
+# `set NAME VALUE`: the name is checked (an identifier), the value quoted.
+set_setting() {
+    local name=$1 value=$2 from_auto=t attempt
+    [[ "$name" =~ ^[a-z_]+$ ]] || { echo "postgres server.sh: bad setting name: $name" >&2; exit 2; }
+    if [ "$value" = DEFAULT ]; then
+        from_auto=f
+        psql_admin -d postgres -c "ALTER SYSTEM RESET $name"
+    else
+        local quoted=${value//"'"/"''"}
+        psql_admin -d postgres -c "ALTER SYSTEM SET $name = '$quoted'"
+    fi
+    psql_admin -d postgres -c "SELECT pg_reload_conf()" >/dev/null
+    # The reload is signalled, not awaited: a new session shows when the
+    # postmaster has read it (postgresql.auto.conf holds ALTER SYSTEM's).
+    for attempt in $(seq 200); do
+        [ "$(psql_admin -d postgres -At -c "SELECT coalesce(sourcefile LIKE '%postgresql.auto.conf', false) FROM pg_settings WHERE name = '$name'")" = "$from_auto" ] && return 0
+        sleep 0.05
+    done
+    echo "postgres server.sh: setting $name did not take effect" >&2
+    return 1
+}
+
 find_bin
 case "$cmd" in
     start) start ;;
@@ -249,5 +315,7 @@ case "$cmd" in
     restart) restart ;;
     url) url ;;
     pid) postmaster_pid ;;
+    halt) halt ;;
+    set) set_setting "$setting_name" "$setting_value" ;;
     *) usage ;;
 esac
