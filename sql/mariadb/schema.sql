@@ -112,9 +112,13 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
 -- wrote for a day. ${fencing} is replaced like ${table}.
 CREATE TABLE IF NOT EXISTS ${fencing} (
     -- the lock row's name, or a name whose turn it is
-    name    VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
-    last_id BIGINT NOT NULL,
-    written DATETIME(3) NOT NULL,
+    name     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    last_id  BIGINT NOT NULL,
+    -- the id whose holder last released the name, written with the delete:
+    -- a release sent again after its answer was lost reads here whether the
+    -- first went through
+    released BIGINT NOT NULL DEFAULT 0,
+    written  DATETIME(3) NOT NULL,
     PRIMARY KEY (name),
     CHECK (last_id >= 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};

@@ -129,14 +129,11 @@ void Cluster::restore_all() const {
         } catch (const std::runtime_error&) {
             // Not running: revived below.
         }
-        const std::string s = state(n);
-        if (s == "down")
-            revive(n);
-        else if (s.find("non-Primary") != std::string::npos)
-            isolate(n, false);
-        else if (s != "Synced Primary")
-            revive(n);  // waits until it is Synced
+        if (state(n) == "down") revive(n);
     }
+    // Joined back (a no-op for a node that was not cut off), and Synced in
+    // a component of all three (isolate() waits for that).
+    for (int n = 1; n <= 3; ++n) isolate(n, false);
 }
 
 MYSQL* connect(const Cluster& cluster, int n) {

@@ -39,7 +39,8 @@ class Cluster {
     /// Cuts node `n` from the other two (Galera's gmcast.isolate), or joins
     /// it back and waits until it is Synced.
     void isolate(int n, bool on) const;
-    /// "Synced Primary", "Initialized non-Primary", ..., or "down".
+    /// "Synced Primary 3" (the node's state, its component's and that
+    /// component's size), "Initialized non-Primary 1", ..., or "down".
     std::string state(int n) const;
     /// Every node running, resumed and Synced.
     void restore_all() const;

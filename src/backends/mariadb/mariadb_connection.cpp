@@ -647,9 +647,25 @@ std::size_t MariaConnection::release_set(const std::vector<std::int64_t>& ids,
 
 ReleaseOutcome MariaConnection::release_one(std::int64_t id, const std::string& lockstring,
                                             const std::string& locked_by, duration min_hold) {
-    if (min_hold <= duration::zero())
+    if (min_hold <= duration::zero() && !link_.galera())
         return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
                                                        : ReleaseOutcome::lost;
+    if (min_hold <= duration::zero()) {
+        // Galera: the delete marks the register, so that a release sent
+        // again after an answer that did not come (its node stopped, the
+        // cluster stalled meanwhile) and finding no row can tell whether the
+        // first went through: re-read, causally, before saying lost.
+        const std::string what = describe("releasing lock id", std::to_string(id));
+        auto rs = run_transaction(sql::release_registered(*target_, id, lockstring, locked_by),
+                                  "releasing lock id", std::to_string(id));
+        const auto& last = last_rows(*target_, rs, what);
+        if (!last.rows.empty() && as_bool(last.rows[0].at(0))) return ReleaseOutcome::released;
+        auto before = run(causal() + sql::released_before(*target_, id, lockstring),
+                          "releasing lock id", std::to_string(id));
+        const auto& said = last_rows(*target_, before, what);
+        return !said.rows.empty() && as_bool(said.rows[0].at(0)) ? ReleaseOutcome::released
+                                                                 : ReleaseOutcome::lost;
+    }
     const std::string what = describe("releasing lock id", std::to_string(id));
     auto rs = run(sql::release_keeping(*target_, id, locked_by, min_hold), "releasing lock id",
                   std::to_string(id));

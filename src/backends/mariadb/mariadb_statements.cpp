@@ -837,6 +837,24 @@ std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::strin
            owner_is(locked_by);
 }
 
+std::string release_registered(const MariaTarget& t, std::int64_t id, const std::string& lockstring,
+                               const std::string& locked_by) {
+    return "START TRANSACTION;\n" + delete_exact(t, id, locked_by) +
+           ";\n"
+           "SET @sqlock_deleted = ROW_COUNT();\n"
+           "UPDATE " +
+           t.quoted_fencing + " SET released = " + number(id) +
+           " WHERE name = " + literal(lockstring) +
+           " AND @sqlock_deleted > 0;\n"
+           "COMMIT;\n"
+           "SELECT @sqlock_deleted > 0";
+}
+
+std::string released_before(const MariaTarget& t, std::int64_t id, const std::string& lockstring) {
+    return "SELECT COALESCE((SELECT released FROM " + t.quoted_fencing +
+           " WHERE name = " + literal(lockstring) + "), 0) = " + number(id);
+}
+
 std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
                             duration min_hold) {
     const std::string& T = t.quoted_table;

@@ -203,6 +203,16 @@ std::string register_id(const MariaTarget& t, const Protocol& p, const std::stri
 /// Release without a minimum hold: one DELETE (affected rows: 1 or 0).
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
 
+/// Galera's release without a minimum hold: the delete, and with it the id
+/// written to the register as the one released last, in one transaction.
+/// Last result: (deleted: 1/0).
+std::string release_registered(const MariaTarget& t, std::int64_t id, const std::string& lockstring,
+                               const std::string& locked_by);
+
+/// One row, 1/0: the register of `lockstring` says row `id` was released
+/// by its holder (an earlier release_registered() went through). Galera.
+std::string released_before(const MariaTarget& t, std::int64_t id, const std::string& lockstring);
+
 /// Release with a minimum hold: delete the row if created + min_hold is past,
 /// else shorten its expiry to that. Last result: (released: 1/0, exists: 1/0).
 std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,

@@ -15,8 +15,8 @@
 #                              cut node N from the other two (gmcast.isolate:
 #                              Galera closes its links to them and refuses
 #                              theirs), or join it back and await Synced
-#   galera.sh state   DIR N    node N's wsrep_local_state_comment and cluster
-#                              status ("Synced Primary"), or "down"
+#   galera.sh state   DIR N    node N's wsrep_local_state_comment, cluster
+#                              status and size ("Synced Primary 3"), or "down"
 #
 # The cluster twin of server.sh beside it, with its conventions: idempotent
 # start and stop, everything in DIR/nodeN/my.cnf (no system option file),
@@ -231,22 +231,53 @@ init_cluster() {
     for n in "${nodes[@]}"; do init_node "$n"; done
 }
 
-# "Synced Primary", "Donor/Desynced Primary", "Initialized non-Primary", or
-# "down" when node N does not answer.
+# "Synced Primary 3" (its state, the component's, how many nodes are in
+# it), "Initialized non-Primary 1", ..., or "down" when node N does not
+# answer.
 node_state() {  # N
     local out
     out=$(sql_admin "$1" --connect-timeout=2 -N -B -e \
         "SELECT MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT', VARIABLE_VALUE, NULL)),
-                MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL))
+                MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL)),
+                MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_SIZE', VARIABLE_VALUE, NULL))
            FROM information_schema.GLOBAL_STATUS" 2>/dev/null) || { echo down; return 0; }
     echo "$out" | tr '\t' ' '
 }
 
-# Waits until node N is Synced in the primary component, or its server
-# exited, or ready_timeout passed.
+# How many nodes' servers are running.
+running_nodes() {
+    local n count=0
+    for n in "${nodes[@]}"; do is_running "$n" && count=$((count + 1)); done
+    echo $count
+}
+
+# Node N's view of the cluster (wsrep_cluster_conf_id), or "" when it does
+# not answer.
+node_view() {  # N
+    sql_admin "$1" --connect-timeout=2 -N -B -e \
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+          WHERE VARIABLE_NAME = 'WSREP_CLUSTER_CONF_ID'" 2>/dev/null || true
+}
+
+# Whether node N is Synced in a primary component of every running node,
+# and in the same view of it as the others: a node back from a pause says
+# Synced, in its old view, until it notices it was left behind.
+in_step() {  # N
+    local n=$1 m view
+    [ "$(node_state "$n")" = "Synced Primary $(running_nodes)" ] || return 1
+    view=$(node_view "$n")
+    for m in "${nodes[@]}"; do
+        [ "$m" = "$n" ] && continue
+        is_running "$m" || continue
+        [ "$(node_view "$m")" = "$view" ] || return 1
+    done
+}
+
+# Waits until node N is in step (in_step), or its server exited, or
+# ready_timeout passed.
 await_synced() {  # N PID
     local n=$1 pid=$2 deadline=$((SECONDS + ready_timeout))
-    until [ "$(node_state "$n")" = "Synced Primary" ]; do
+    until in_step "$n"; do
         if ! alive "$pid"; then
             wait "$pid" 2>/dev/null || true
             echo "galera.sh: node $n exited while starting; last log lines:" >&2
