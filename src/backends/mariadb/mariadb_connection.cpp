@@ -93,7 +93,7 @@ void MariaConnection::init_schema() {
     // Galera: a guard made before its Galera check (a definition this
     // user may read that lacks it) is made again.
     bool outdated_guard = false;
-    if (tables) {
+    if (tables || link_.galera()) {
         auto guard = run(sql::guard_exists(*target_), "creating the lock table", {});
         const auto& guards = last_rows(*target_, guard, "creating the lock table");
         const bool there = !guards.rows.empty() && as_bool(guards.rows[0].at(0));
@@ -103,7 +103,7 @@ void MariaConnection::init_schema() {
             outdated_guard =
                 !rows.rows.empty() && rows.rows[0].at(0) && !as_bool(rows.rows[0].at(0));
         }
-        if (there && !outdated_guard) return;
+        if (tables && there && !outdated_guard) return;
     }
     if (outdated_guard)
         run("DROP PROCEDURE IF EXISTS " + target_->quoted_guard, "creating the lock table", {});

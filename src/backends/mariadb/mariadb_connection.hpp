@@ -91,6 +91,8 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     sql::Protocol protocol() const;
     /// Whether the server is a Galera node.
     bool galera() const noexcept { return link_.galera(); }
+    /// The host of the URL this connection is to ("127.0.0.1:3306").
+    std::string host_label() const { return link_.host().label(); }
 
     /// The server's version string, as it said at connect.
     const std::string& server_version() const noexcept { return link_.server_version(); }

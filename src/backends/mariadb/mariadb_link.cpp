@@ -174,6 +174,11 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
                 code);
 }
 
+Link::Link(const MariaTarget& target, std::size_t node, clock::time_point deadline)
+    : target_(target) {
+    open(node, deadline);
+}
+
 void Link::open(std::size_t node, clock::time_point deadline) {
     // Nothing of an earlier host's attempt: its session id means nothing here.
     node_ = node;

@@ -64,6 +64,10 @@ class Link {
     /// all by `deadline`. Throws errc::connection (for a host list, naming
     /// what became of each host) or errc::configuration (a refused login).
     Link(const MariaTarget& target, clock::time_point deadline);
+    /// Connects to host `node` of the URL's list alone (the doctor's look
+    /// at each host): errc::connection when it does not answer or is not
+    /// ready, as a connection to the list would find it.
+    Link(const MariaTarget& target, std::size_t node, clock::time_point deadline);
     ~Link();
     Link(const Link&) = delete;
     Link& operator=(const Link&) = delete;

@@ -14,7 +14,9 @@
 #   galera.sh isolate DIR N on|off
 #                              cut node N from the other two (gmcast.isolate:
 #                              Galera closes its links to them and refuses
-#                              theirs), or join it back and await Synced
+#                              theirs) and wait until it is outside the
+#                              primary component, or join it back and await
+#                              Synced
 #   galera.sh state   DIR N    node N's wsrep_local_state_comment, cluster
 #                              status and size ("Synced Primary 3"), or "down"
 #
@@ -424,7 +426,17 @@ isolate() {  # N on|off
     sql_admin "$n" -e "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=$value'"
     if [ $value = 0 ]; then
         await_synced "$n" "$(server_pid "$n")"
+        return
     fi
+    # Cut off: once it sees itself outside the primary component.
+    local deadline=$((SECONDS + ready_timeout))
+    until [[ "$(node_state "$n")" == *non-Primary* ]]; do
+        if [ $SECONDS -ge $deadline ]; then
+            echo "galera.sh: node $n still in the primary component ${ready_timeout}s after it was cut off" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
 }
 
 case "$cmd" in
