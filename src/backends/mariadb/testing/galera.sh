@@ -145,17 +145,44 @@ url() {
     echo "mariadb://$user:$(cat "$password_file")@$hosts/$database"
 }
 
-pick_ports() {
-    # Twelve distinct free ports.
-    local picked=() p n
-    while [ ${#picked[@]} -lt 12 ]; do
-        p=$(pick_port)
-        [[ " ${picked[*]} " == *" $p "* ]] || picked+=("$p")
+# A free port below the kernel's range for outgoing connections
+# (ip_local_port_range): the nodes' own connections to each other, made
+# while the next node starts, take their source ports from there, and one
+# could otherwise take a port picked for a node before it binds it. Not one
+# of "$@".
+pick_node_port() {
+    local low=32768 port tries
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$low" -gt 21000 ] || low=60999
+    for tries in $(seq 1 200); do
+        port=$((20000 + RANDOM % (low - 20000)))
+        [[ " $* " == *" $port "* ]] && continue
+        port_in_use "$port" || { echo "$port"; return 0; }
     done
+    echo "galera.sh: no free TCP port below $low" >&2
+    return 1
+}
+
+# Four ports for each node (client, group, IST, SST), one line each.
+pick_ports() {
+    local picked=() n
+    while [ ${#picked[@]} -lt 12 ]; do picked+=("$(pick_node_port "${picked[@]}")"); done
     : >"$dir/ports"
     for n in 0 1 2; do
         echo "${picked[$((n * 4))]} ${picked[$((n * 4 + 1))]} ${picked[$((n * 4 + 2))]} ${picked[$((n * 4 + 3))]}" >>"$dir/ports"
     done
+}
+
+# New ports for node N (one was taken before it could bind it), and every
+# node's my.cnf written again with them (the others' list of the group's
+# addresses names N's).
+repick_ports() {  # N
+    local n=$1 m line others
+    others=$(tr '\n' ' ' <"$dir/ports")
+    line="$(pick_node_port $others)"
+    while [ "$(echo "$line" | wc -w)" -lt 4 ]; do line="$line $(pick_node_port $others $line)"; done
+    sed -i "${n}s/.*/$line/" "$dir/ports"
+    for m in "${nodes[@]}"; do write_cnf "$m"; done
 }
 
 write_cnf() {  # N
@@ -294,12 +321,31 @@ await_synced() {  # N PID
     done
 }
 
+# Starts node N and waits until it is Synced; a port of it taken meanwhile
+# (its log says so): new ports, and again, five times at most.
 start_node() {  # N [--wsrep-new-cluster]
-    local n=$1
+    local n=$1 attempt pid
     shift
-    setsid "$mariadbd" --defaults-file="$(cnf "$n")" "${user_option[@]}" "$@" \
-        </dev/null >>"$(log "$n")" 2>&1 &
-    await_synced "$n" $!
+    local since
+    for attempt in 1 2 3 4 5; do
+        since=$(($(stat -c %s "$(log "$n")" 2>/dev/null || echo 0) + 1))
+        setsid "$mariadbd" --defaults-file="$(cnf "$n")" "${user_option[@]}" "$@" \
+            </dev/null >>"$(log "$n")" 2>&1 &
+        pid=$!
+        if ! await_synced "$n" $pid 2>"$dir/start-error"; then
+            kill -KILL "$pid" 2>/dev/null || true
+            if ! tail -c +"$since" "$(log "$n")" | grep -q "Address already in use"; then
+                cat "$dir/start-error" >&2
+                return 1
+            fi
+            echo "galera.sh: a port of node $n was taken before it bound it: new ports" >>"$(log "$n")"
+            repick_ports "$n"
+            continue
+        fi
+        return 0
+    done
+    echo "galera.sh: node $n found no free ports in five tries; see $(log "$n")" >&2
+    return 1
 }
 
 create_accounts() {
