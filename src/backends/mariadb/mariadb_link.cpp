@@ -190,10 +190,12 @@ void Link::open(std::size_t node, clock::time_point deadline) {
     galera_ = false;
     began_ = clock::now();
     in_call_ = true;  // the setup's bound is the connection's
+    in_open_ = true;
     struct Done {
-        bool& flag;
-        ~Done() { flag = false; }
-    } done{in_call_};
+        bool& call;
+        bool& open;
+        ~Done() { call = open = false; }
+    } done{in_call_, in_open_};
     const std::vector<std::string> addresses = hosts_to_try(target_, host(), deadline);
     for (std::size_t i = 0;; ++i) {
         try {
@@ -208,6 +210,7 @@ void Link::open(std::size_t node, clock::time_point deadline) {
     }
     thread_ = mysql_thread_id(mysql_);
     opened_ = clock::now();
+    if (target_.url.hosts.size() > 1) node_failures_ = node_failures(target_.redacted_url, node_);
     try {
         const MariaUrl& u = target_.url;
         server_version_ = mysql_get_server_info(mysql_);
@@ -420,6 +423,18 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
                                    " (its deadline had passed before it started) [" +
                                    target_.redacted_url + "]"),
                     std::to_string(CR_SERVER_LOST) + "/HY000");
+    // A host another connection of this process found gone since this one
+    // was opened: not waited for again.
+    if (target_.url.hosts.size() > 1 && !in_open_ &&
+        node_failures(target_.redacted_url, node_) != node_failures_) {
+        broken_ = true;
+        throw error(errc::connection,
+                    target_.redact("not " + doing + " on MariaDB host " + host().label() +
+                                   ": another connection of this process found it unusable "
+                                   "since this one was opened [" +
+                                   target_.redacted_url + "]"),
+                    std::to_string(CR_SERVER_GONE_ERROR) + "/HY000");
+    }
     if (any_abandoned() && !ending_abandoned_) end_abandoned(deadline);
     std::vector<StatementResult> results;
     auto server_error = [&]() -> std::vector<StatementResult> {

@@ -123,13 +123,15 @@ class Link {
     bool broken_ = false;
     bool ending_abandoned_ = false;
     bool galera_ = false;
-    std::size_t node_ = 0;      // the host of the URL's list
-    unsigned long thread_ = 0;  // the server's id of this connection, once connected
+    std::size_t node_ = 0;             // the host of the URL's list
+    std::uint64_t node_failures_ = 0;  // its failures in this process when opened
+    unsigned long thread_ = 0;         // the server's id of this connection, once connected
     clock::time_point opened_{};
     // When the outermost call under way began: its bound is its deadline
     // minus this, which a late answer's message names.
     clock::time_point began_{};
     bool in_call_ = false;  // a call (or the connection's setup) is under way
+    bool in_open_ = false;  // the connection's setup is under way
     std::string server_version_;
 };
 

@@ -2,13 +2,15 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace sqlock::detail::mariadb {
 namespace {
 
 struct Preferred {
     std::mutex mutex;
-    std::map<std::string, std::size_t> first;  // by redacted URL
+    std::map<std::string, std::size_t> first;                               // by redacted URL
+    std::map<std::pair<std::string, std::size_t>, std::uint64_t> failures;  // by URL and host
 };
 
 Preferred& preferred() {
@@ -41,9 +43,17 @@ void node_failed(const std::string& url, std::size_t node, std::size_t count) {
     if (count < 2) return;
     Preferred& p = preferred();
     std::lock_guard<std::mutex> guard(p.mutex);
+    ++p.failures[{url, node}];
     auto it = p.first.find(url);
     const std::size_t first = it == p.first.end() ? 0 : it->second;
     if (first == node) p.first[url] = (node + 1) % count;
+}
+
+std::uint64_t node_failures(const std::string& url, std::size_t node) {
+    Preferred& p = preferred();
+    std::lock_guard<std::mutex> guard(p.mutex);
+    auto it = p.failures.find({url, node});
+    return it == p.failures.end() ? 0 : it->second;
 }
 
 }  // namespace sqlock::detail::mariadb

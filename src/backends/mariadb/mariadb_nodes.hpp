@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,12 @@ void node_reached(const std::string& url, std::size_t node);
 /// Host `node` of `url` failed (no answer, refused, not ready, left the
 /// cluster): if new connections start there, they start at the next one.
 void node_failed(const std::string& url, std::size_t node, std::size_t count);
+
+/// How many times host `node` of `url` failed so far in this process. A
+/// pooled connection to a host that failed since it was opened is not
+/// used again: it would wait its whole bound for a host another connection
+/// already found gone (a heartbeat's renewal, for one, has no bound to
+/// spare for that and for a new connection after it).
+std::uint64_t node_failures(const std::string& url, std::size_t node);
 
 }  // namespace sqlock::detail::mariadb
