@@ -15,6 +15,27 @@ std::string env(const char* name) {
     return v ? v : "";
 }
 
+std::string node_command(const std::string& script, const std::string& dir, const std::string& what,
+                         int n, const std::string& extra = "") {
+    return "'" + script + "' " + what + " '" + dir + "' " + std::to_string(n) +
+           (extra.empty() ? "" : " " + extra);
+}
+
+// Runs `command` through the shell (galera.sh bounds its own waits);
+// its output without the last newline. Throws std::runtime_error when it
+// fails, with what it said.
+std::string run_command(const std::string& command) {
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    if (!p) throw std::runtime_error("popen failed");
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    const int status = pclose(p);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    if (status != 0) throw std::runtime_error(command + " failed: " + out);
+    return out;
+}
+
 }  // namespace
 
 Cluster::Cluster()
@@ -25,17 +46,7 @@ Cluster::Cluster()
 }
 
 std::string Cluster::run(const std::string& args) const {
-    // galera.sh bounds its own waits.
-    const std::string command = "'" + script_ + "' " + args + " '" + dir_ + "'";
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) throw std::runtime_error("popen failed");
-    std::string out;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    if (status != 0) throw std::runtime_error("galera.sh " + args + " failed: " + out);
-    return out;
+    return run_command("'" + script_ + "' " + args + " '" + dir_ + "'");
 }
 
 std::string Cluster::socket(int n) const {
@@ -55,15 +66,7 @@ std::string Cluster::url_from(int first) const {
 
 std::string Cluster::node_url(int n) const {
     // galera.sh takes the node after the directory: "url DIR N".
-    const std::string command = "'" + script_ + "' url '" + dir_ + "' " + std::to_string(n);
-    FILE* p = popen(command.c_str(), "r");
-    if (!p) throw std::runtime_error("popen failed");
-    std::string out;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    if (pclose(p) != 0) throw std::runtime_error("galera.sh url failed");
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
+    return run_command(node_command(script_, dir_, "url", n));
 }
 
 int Cluster::port(int n) const {
@@ -73,28 +76,6 @@ int Cluster::port(int n) const {
 std::string Cluster::password() const {
     return sqlock_test::password_of(node_url(1));
 }
-
-namespace {
-
-std::string node_command(const std::string& script, const std::string& dir, const std::string& what,
-                         int n, const std::string& extra = "") {
-    return "'" + script + "' " + what + " '" + dir + "' " + std::to_string(n) +
-           (extra.empty() ? "" : " " + extra);
-}
-
-std::string run_command(const std::string& command) {
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) throw std::runtime_error("popen failed");
-    std::string out;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    if (status != 0) throw std::runtime_error(command + " failed: " + out);
-    return out;
-}
-
-}  // namespace
 
 void Cluster::pause(int n) const {
     const pid_t pid = std::stoi(run_command(node_command(script_, dir_, "pid", n)));
@@ -134,6 +115,14 @@ void Cluster::restore_all() const {
     // Joined back (a no-op for a node that was not cut off), and Synced in
     // a component of all three (isolate() waits for that).
     for (int n = 1; n <= 3; ++n) isolate(n, false);
+}
+
+Restored::~Restored() {
+    try {
+        cluster_.restore_all();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "could not restore the Galera cluster: %s\n", e.what());
+    }
 }
 
 MYSQL* connect(const Cluster& cluster, int n) {

@@ -51,6 +51,20 @@ class Cluster {
     std::string script_, dir_;
 };
 
+/// Restores the cluster (Cluster::restore_all()) when it goes out of
+/// scope, whatever the test did to it: one that failed half-way must not
+/// leave the next a broken cluster.
+class Restored {
+  public:
+    explicit Restored(const Cluster& cluster) : cluster_(cluster) {}
+    ~Restored();
+    Restored(const Restored&) = delete;
+    Restored& operator=(const Restored&) = delete;
+
+  private:
+    const Cluster& cluster_;
+};
+
 /// A session of the application's own on node `n` (its transactions, as
 /// a program that guards its writes has them): the MariaDB C API, autocommit
 /// on, the server's own isolation level. Throws std::runtime_error.

@@ -60,16 +60,7 @@ std::string expires_of(const Cluster& c, const std::string& table, std::int64_t 
 
 TEST_CASE("what a paused node costs a holder, a waiter and a newcomer", "[galera][costs]") {
     const Cluster c;
-    struct Restore {
-        const Cluster& c;
-        ~Restore() {
-            try {
-                c.restore_all();
-            } catch (const std::exception& e) {
-                WARN("could not restore the cluster: " << e.what());
-            }
-        }
-    } restore{c};
+    const sqlock_galera::Restored restored(c);
     const std::string table = "costs_" + std::to_string(getpid());
     // The lease of `sqlock run` in the soak; db_timeout as `run` makes it
     // (a sixth of the lease).

@@ -32,16 +32,7 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST_CASE("doctor on Galera: the cluster, its settings, each host of the list",
           "[galera][doctor]") {
     const Cluster c;
-    struct Restore {
-        const Cluster& c;
-        ~Restore() {
-            try {
-                c.restore_all();
-            } catch (const std::exception& e) {
-                WARN("could not restore the cluster: " << e.what());
-            }
-        }
-    } restore{c};
+    const sqlock_galera::Restored restored(c);
     const std::string table = "doctor_" + std::to_string(getpid());
     sqlock::Locker locker(c.url_from(1), sqlock_test::locker_options().table(table));
     locker.init();

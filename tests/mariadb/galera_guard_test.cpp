@@ -90,17 +90,15 @@ Thrown thrown_by(F&& f) {
     return {};
 }
 
-// Restores the cluster whatever the test did to it.
-struct Restore {
-    const Cluster& c;
-    ~Restore() {
-        try {
-            c.restore_all();
-        } catch (const std::exception& e) {
-            WARN("could not restore the cluster: " << e.what());
-        }
-    }
-};
+// Node 1's session in a transaction guarded by `held`, which has written
+// the data row: the transaction the tests take the lock from.
+MYSQL* guarded_write(const Cluster& c, const Tables& t, const sqlock::Lock& held) {
+    MYSQL* app = sqlock_galera::connect(c, 1);
+    query_value(app, "START TRANSACTION");
+    sqlock::mariadb::guard(app, held);
+    query_value(app, "UPDATE " + t.data + " SET v = v + 1 WHERE id = 1");
+    return app;
+}
 
 }  // namespace
 
@@ -110,10 +108,7 @@ TEST_CASE("on one node a take-over waits for a guarded transaction, as on a sing
     const Tables t = fresh_tables(c, "samenode");
     auto a = locker_on(c, 1, t), b = locker_on(c, 1, t);
     auto held = a.lock("ledger", lock_options().expires(2s).heartbeat(false));
-    MYSQL* app = sqlock_galera::connect(c, 1);
-    query_value(app, "START TRANSACTION");
-    sqlock::mariadb::guard(app, held);
-    query_value(app, "UPDATE " + t.data + " SET v = v + 1 WHERE id = 1");
+    MYSQL* app = guarded_write(c, t, held);
     // The lease runs out with the guarded transaction open; the take-over
     // waits for it.
     auto taker = std::async(std::launch::async, [&] {
@@ -135,10 +130,7 @@ TEST_CASE("on another node a take-over does not wait: the guarded transaction is
     const Tables t = fresh_tables(c, "othernode");
     auto a = locker_on(c, 1, t), b = locker_on(c, 2, t);
     auto held = a.lock("ledger", lock_options().expires(2s).heartbeat(false));
-    MYSQL* app = sqlock_galera::connect(c, 1);
-    query_value(app, "START TRANSACTION");
-    sqlock::mariadb::guard(app, held);
-    query_value(app, "UPDATE " + t.data + " SET v = v + 1 WHERE id = 1");
+    MYSQL* app = guarded_write(c, t, held);
     // The lease runs out with the guarded transaction open. Node 2 has no
     // row lock of node 1's to wait for: the take-over comes at once.
     while (held.expires_time() > std::chrono::system_clock::now())
@@ -184,7 +176,7 @@ TEST_CASE("a guard that passes on a node behind a take-over committed elsewhere 
     // shows the lock row, so the guard passes; the transaction's commit
     // then meets the force-release in certification and fails.
     const Cluster c;
-    const Restore restore{c};
+    const sqlock_galera::Restored restored(c);
     const Tables t = fresh_tables(c, "behind");
     auto a = locker_on(c, 1, t), b = locker_on(c, 2, t);
     auto held = a.lock("ledger", lock_options().expires(60s).heartbeat(false));

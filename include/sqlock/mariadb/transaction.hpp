@@ -135,29 +135,31 @@ inline void guard(MYSQL* db, const Leadership& leadership) {
 /// when it aborted it although the lock is still held (roll back and try
 /// again), errc::connection when the link broke, else errc::backend with
 /// the server's code.
-inline void commit(MYSQL* db, const Lock& lock) {
+inline void commit(MYSQL* db, const Lock& lock);
+inline void commit(MYSQL* db, const LockSet& set);
+inline void commit(MYSQL* db, const Leadership& leadership);
+
+namespace detail {
+// COMMIT, its failure said by commit_failed() for what guards it.
+template <typename Guarding>
+void commit_guarded(MYSQL* db, const Guarding& guarding) {
     MariadbTransaction t(db);
     try {
         t.run("COMMIT", {});
     } catch (const error& e) {
-        commit_failed(e, lock);
+        commit_failed(e, guarding);
     }
+}
+}  // namespace detail
+
+inline void commit(MYSQL* db, const Lock& lock) {
+    detail::commit_guarded(db, lock);
 }
 inline void commit(MYSQL* db, const LockSet& set) {
-    MariadbTransaction t(db);
-    try {
-        t.run("COMMIT", {});
-    } catch (const error& e) {
-        commit_failed(e, set);
-    }
+    detail::commit_guarded(db, set);
 }
 inline void commit(MYSQL* db, const Leadership& leadership) {
-    MariadbTransaction t(db);
-    try {
-        t.run("COMMIT", {});
-    } catch (const error& e) {
-        commit_failed(e, leadership);
-    }
+    detail::commit_guarded(db, leadership);
 }
 
 /// Locker::lock_transaction over a MYSQL* with an open transaction.
