@@ -5,7 +5,7 @@
 #
 #   galera.sh start   DIR      init (if needed) and start all three nodes, await
 #                              Synced on each; prints the host-list URL
-#   galera.sh stop    DIR      stop every node and remove DIR
+#   galera.sh stop    DIR      kill every node and remove DIR
 #   galera.sh url     DIR [N]  the host-list URL, or node N's alone (1..3)
 #   galera.sh pid     DIR N    node N's server process id
 #   galera.sh kill    DIR N    SIGKILL node N (it stays down)
@@ -63,7 +63,6 @@ database=sqlock_test
 user=sqlock_test
 # Bounds, in seconds, of each wait below.
 ready_timeout=120
-stop_timeout=60
 
 for tool in mariadbd mariadb-install-db mariadb-admin mariadb rsync; do
     command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
@@ -419,31 +418,10 @@ pkill_owned() {
     done
 }
 
-stop_node() {  # N: a clean shutdown within stop_timeout seconds, else SIGKILL
-    local n=$1 pid deadline=$((SECONDS + stop_timeout))
-    pid=$(server_pid "$n") || return 0
-    alive "$pid" || { rm -f "$(pid_file "$n")"; return 0; }
-    kill -CONT "$pid" 2>/dev/null || true
-    timeout "$stop_timeout" mariadb-admin --defaults-file="$(cnf "$n")" --connect-timeout=5 \
-        shutdown >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
-    while alive "$pid"; do
-        if [ $SECONDS -ge $deadline ]; then
-            echo "galera.sh: node $n did not stop in ${stop_timeout}s: killed" >&2
-            kill -KILL "$pid" 2>/dev/null || true
-            break
-        fi
-        sleep 0.1
-    done
-    rm -f "$(pid_file "$n")"
-}
-
+# Nothing of DIR is kept, so no clean shutdown is waited for: every node
+# killed (resumed first, should one be paused), whatever an SST left too.
 stop() {
-    local n
-    if [ -f "$dir/ports" ]; then
-        # The last node to stop is the first to bootstrap on a later start.
-        for n in 3 2 1; do stop_node "$n"; done
-        pkill_owned
-    fi
+    [ -f "$dir/ports" ] && kill_all
     if [ -d "$dir" ] && { [ -f "$dir/ports" ] || [ -z "$(ls -A "$dir")" ]; }; then
         rm -rf "$dir"
     fi
