@@ -17,6 +17,7 @@ int main(int argc, char* argv[]) {
         std::ifstream in(std::string(dir) + "/url");
         std::getline(in, url);
     }
+    sqlock_test::SessionSetup setup;
     if (url.empty()) {
         const char* require = std::getenv("SQLOCK_TEST_REQUIRE_MARIADB");
         if (require && std::string(require) == "1") {
@@ -25,7 +26,7 @@ int main(int argc, char* argv[]) {
                          "SQLOCK_TEST_REQUIRE_MARIADB=1\n");
             return 1;
         }
-        return sqlock_test::skip_suite("no Galera cluster (the ctest fixture galera started none)");
+        setup.skip_all = "no Galera cluster (the ctest fixture galera started none)";
     }
-    return sqlock_test::run_catch_session(argc, argv);
+    return sqlock_test::run_catch_session(argc, argv, setup);
 }
