@@ -188,7 +188,7 @@ TEST_CASE("init by a user that may not alter the queue leaves it as it was, with
 }
 
 TEST_CASE("init leaves a queue still in use after a short wait as it was, with a note",
-          "[init][queue][needs:server]") {
+          "[init][queue][needs:server][needs:schema-waits]") {
     auto db = fresh_database();
     drop_join_times(db);
     // A transaction that has read the queue: ALTER TABLE waits for its end.

@@ -228,6 +228,13 @@ struct BackendHooks {
     /// judged by ([needs:transactions], [needs:sessions]). Null: the
     /// backend's URLs never name a pooler.
     std::string (*pool_mode)(const std::string& url) = nullptr;
+
+    /// Why a schema change on the database at `url` does not wait for the
+    /// transactions that have read the table, "" when it waits for them (as
+    /// ALTER TABLE does on one server: its metadata lock). What the tests of
+    /// init beside a table in use are judged by ([needs:schema-waits]). Null:
+    /// it always waits.
+    std::string (*schema_change_passes_readers)(const std::string& url) = nullptr;
 };
 
 /// BackendContext

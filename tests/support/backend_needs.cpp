@@ -89,6 +89,12 @@ std::vector<Need> backend_needs() {
             "the " + title +
                 " test context can count no deletes (delete_log_sql or "
                 "committed_transactions)"),
+        {"schema-waits",
+         [&context, &hooks] {
+             return hooks.schema_change_passes_readers
+                        ? hooks.schema_change_passes_readers(env(context.url_variable))
+                        : std::string();
+         }},
         hook_need("grant_table_use_sql", &BackendHooks::grant_table_use_sql),
         hook_need("grant_guard_use_sql", &BackendHooks::grant_guard_use_sql),
         hook_need("bad_urls", &BackendHooks::bad_urls),

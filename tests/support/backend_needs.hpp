@@ -16,6 +16,10 @@
 //                   patient_url)
 //   counted-deletes a way to count the transactions that deleted rows
 //                   (delete_log_sql or committed_transactions)
+//   schema-waits    a schema change (init's ALTER TABLE) that waits for the
+//                   transactions that have read the table: not on a Galera
+//                   cluster, whose schema changes run in total order and
+//                   abort them (schema_change_passes_readers)
 //   <hook>          one hook of the backend's test context (BackendHooks):
 //                   table_dump_sql, epoch_ms_sql, odd_timestamp_rows, ...
 //   server-script   the test server's script ($SQLOCK_TEST_<ENV>_SCRIPT),
@@ -24,7 +28,7 @@
 //   libfaketime     libfaketime's preload library; required under
 //                   $SQLOCK_TEST_REQUIRE_ALL=1
 //
-// The first six and the hooks are what a test applies to: where one is
+// The first seven and the hooks are what a test applies to: where one is
 // missing, the test is skipped there, never a failure. The last two are a
 // set-up: missing where the run requires them, the test fails.
 #pragma once

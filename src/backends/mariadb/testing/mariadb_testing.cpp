@@ -174,6 +174,16 @@ class MariadbApp final : public AppTransaction {
     sqlock::mariadb::MariadbTransaction adapter_;
 };
 
+// A Galera node runs a schema change in total order isolation: it does not
+// wait for a local transaction holding the table's metadata lock, it aborts
+// it (wsrep_OSU_method TOI, the default).
+std::string schema_change_passes_readers(const std::string& url) {
+    const std::vector<SqlRow> rows = query(url, "SHOW VARIABLES LIKE 'wsrep_on'");
+    if (rows.empty() || rows[0].size() < 2 || rows[0][1].value_or("") != "ON") return "";
+    return "a Galera node runs a schema change in total order: it aborts the transactions "
+           "that read the table instead of waiting for them";
+}
+
 std::unique_ptr<AppTransaction> app_transaction(const std::string& url, bool begin) {
     return std::make_unique<MariadbApp>(url, begin);
 }
@@ -333,6 +343,7 @@ BackendHooks mariadb_test_hooks() {
     hooks.hostile_inputs = hostile_inputs;
     hooks.redacted_urls = redacted_urls;
     hooks.app_transaction = app_transaction;
+    hooks.schema_change_passes_readers = schema_change_passes_readers;
     hooks.client_command = client_command;
     return hooks;
 }
