@@ -156,6 +156,22 @@ TEST_CASE("a run whose lock was lost before its end is recorded lost", "[history
     sqlock::set_release_error_handler({});
 }
 
+TEST_CASE("a run's end is written only to a run of the lock row that ends it", "[history]") {
+    // A stale holder whose run id names another holder's run (ids handed out
+    // again after a crash failover lost the last ones) must not end that run.
+    auto db = fresh_database();
+    auto locker = db.open();
+    auto mine = locker.lock("job");
+    auto theirs = locker.lock("other");
+    const std::int64_t run = locker.start_run(mine);
+    CHECK(locker.finish_run(theirs, run, {run_outcome::failed, 1, {}}) == run_outcome::lost);
+    auto runs = locker.history(history_query().name("job"));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].outcome == run_outcome::running);
+    CHECK_FALSE(runs[0].ended);
+    CHECK(locker.finish_run(mine, run, {run_outcome::succeeded, 0, {}}) == run_outcome::succeeded);
+}
+
 TEST_CASE("once-per windows are UTC, aligned on the epoch, shifted by the offset",
           "[history][once-per]") {
     auto db = fresh_database();

@@ -1152,7 +1152,8 @@ StatementSet statement_set(const MariaTarget& t) {
         unindexed(std::string("expires > ") + now) + " FOR UPDATE;\n"
         "SET @sqlock_live = FOUND_ROWS();\n"
         "UPDATE " + R + " SET ended = " + now + ", exit_status = ?4, exit_signal = ?5,"
-        " outcome = IF(@sqlock_live > 0, ?6, 'lost') WHERE id = ?1 AND outcome = 'running';\n"
+        " outcome = IF(@sqlock_live > 0, ?6, 'lost') WHERE id = ?1 AND fencing_id = ?2"
+        " AND outcome = 'running';\n"
         "SET @sqlock_changed = ROW_COUNT();\n"
         "SELECT outcome FROM " + R + " WHERE id = ?1 AND @sqlock_changed > 0",
         Mode::transaction);

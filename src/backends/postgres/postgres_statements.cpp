@@ -796,7 +796,8 @@ StatementSet statement_set(const PgTarget& target) {
         " UPDATE " + R + " AS r SET ended = now(), exit_status = $4::int,"
         " exit_signal = $5::int,"
         " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
-        " WHERE r.id = $1::bigint AND r.outcome = 'running' RETURNING r.outcome::text",
+        " WHERE r.id = $1::bigint AND r.fencing_id = $2::bigint AND r.outcome = 'running'"
+        " RETURNING r.outcome::text",
         Mode::unprepared);
 
     // $1 name, $2 window start (UTC text).

@@ -295,13 +295,14 @@ StatementSet statement_set(const Tables& tables) {
 
     // One statement under SQLite's write lock: nobody takes the lock over
     // between the check and the record.
-    set.add(Query::finish_run,
-            "UPDATE " + r + " SET ended = " + now +
-                ", exit_status = ?4, exit_signal = ?5, outcome = CASE WHEN EXISTS (SELECT 1"
-                " FROM " +
-                t + " WHERE id = ?2 AND locked_by = ?3 AND " + live +
-                ") THEN ?6 ELSE 'lost' END WHERE id = ?1 AND outcome = 'running'"
-                " RETURNING outcome");
+    set.add(
+        Query::finish_run,
+        "UPDATE " + r + " SET ended = " + now +
+            ", exit_status = ?4, exit_signal = ?5, outcome = CASE WHEN EXISTS (SELECT 1"
+            " FROM " +
+            t + " WHERE id = ?2 AND locked_by = ?3 AND " + live +
+            ") THEN ?6 ELSE 'lost' END WHERE id = ?1 AND fencing_id = ?2 AND outcome = 'running'"
+            " RETURNING outcome");
 
     set.add(Query::window_runs,
             runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
