@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sqlock/sqlite/transaction.hpp"
 #include "test_support.hpp"
@@ -190,6 +192,54 @@ TEST_CASE("a handle closes only once its kept statements are finalized", "[sqlit
         tx.reset();
         CHECK(sqlite3_close(h) == SQLITE_OK);
     }
+}
+
+TEST_CASE("a kept adapter moved hands its statements over, finalized once", "[sqlite][guard]") {
+    const std::string path = scratch_file("kept-moved.db");
+    sqlock::Locker locker("sqlite://" + path);
+    locker.init();
+    auto lock = locker.lock("ledger");
+    sqlite3* h = open_handle(path);
+    {
+        SqliteTransaction first(h, statements::kept);
+        exec(h, "BEGIN IMMEDIATE");
+        sqlock::guard(first, lock);
+        exec(h, "COMMIT");
+
+        std::vector<SqliteTransaction> kept_beside;  // as a program stores it
+        kept_beside.push_back(std::move(first));
+        kept_beside.reserve(4);  // moved again, inside the vector
+        CHECK(prepared_on(h) == 1);
+        exec(h, "BEGIN IMMEDIATE");
+        CHECK(category_of([&] { sqlock::guard(first, lock); }) == sqlock::errc::invalid_argument);
+        CHECK(category_of([&] { first.run("SELECT 1", {}); }) == sqlock::errc::invalid_argument);
+        sqlock::guard(kept_beside.front(), lock);  // the same statement, not a new one
+        CHECK(prepared_on(h) == 1);
+
+        // The guard still refuses a lock taken from it, and a lock moved
+        // to another object still guards under its new name.
+        sqlock::Lock moved = std::move(lock);
+        CHECK(category_of([&] { sqlock::guard(kept_beside.front(), lock); }) ==
+              sqlock::errc::invalid_argument);
+        CHECK_NOTHROW(sqlock::guard(kept_beside.front(), moved));
+        exec(h, "COMMIT");
+        REQUIRE(locker.force_release("ledger"));
+        exec(h, "BEGIN IMMEDIATE");
+        CHECK(category_of([&] { sqlock::guard(kept_beside.front(), moved); }) ==
+              sqlock::errc::lost);
+        exec(h, "ROLLBACK");
+
+        // Assigned over: its own statements finalized, the other's taken.
+        SqliteTransaction other(h, statements::kept);
+        other.run("SELECT 2", {});
+        CHECK(prepared_on(h) == 2);
+        other = std::move(kept_beside.front());
+        CHECK(prepared_on(h) == 1);
+        kept_beside.clear();  // the moved-from: finalizes nothing
+        CHECK(prepared_on(h) == 1);
+    }
+    CHECK(prepared_on(h) == 0);
+    CHECK(sqlite3_close(h) == SQLITE_OK);
 }
 
 TEST_CASE("a kept statement that failed runs again, with none of the last run's values",

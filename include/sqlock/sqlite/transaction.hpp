@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sqlock/error.hpp"
@@ -76,15 +77,33 @@ class SqliteTransaction final : public Transaction {
         : db_(db), keep_(how == statements::kept) {}
     SqliteTransaction(const SqliteTransaction&) = delete;
     SqliteTransaction& operator=(const SqliteTransaction&) = delete;
-    ~SqliteTransaction() override {
-        for (const Kept& k : kept_) sqlite3_finalize(k.statement);
+    /// Moving hands the handle and its kept statements over: each is
+    /// finalized once, by the adapter that has it last. A moved-from
+    /// adapter is in no transaction and runs nothing (errc::invalid_argument).
+    SqliteTransaction(SqliteTransaction&& other) noexcept
+        : db_(other.db_), keep_(other.keep_), kept_(std::move(other.kept_)) {
+        other.forget();
     }
+    SqliteTransaction& operator=(SqliteTransaction&& other) noexcept {
+        if (this != &other) {
+            finalize_kept();
+            db_ = other.db_;
+            keep_ = other.keep_;
+            kept_ = std::move(other.kept_);
+            other.forget();
+        }
+        return *this;
+    }
+    ~SqliteTransaction() override { finalize_kept(); }
 
     std::string backend() const override { return "sqlite"; }
 
-    bool in_transaction() override { return sqlite3_get_autocommit(db_) == 0; }
+    bool in_transaction() override { return db_ && sqlite3_get_autocommit(db_) == 0; }
 
     std::vector<row> run(const std::string& sql, const std::vector<std::string>& params) override {
+        if (!db_)
+            throw error(errc::invalid_argument,
+                        "a moved-from sqlock::sqlite::SqliteTransaction runs no statement");
         sqlite3_stmt* st = prepared(sql);
         if (!st) return {};  // only whitespace or a comment: nothing to run
         // Bound without a copy: `params` outlives the run, and done()
@@ -123,6 +142,16 @@ class SqliteTransaction final : public Transaction {
         std::string sql;
         sqlite3_stmt* statement;
     };
+
+    void finalize_kept() noexcept {
+        for (const Kept& k : kept_) sqlite3_finalize(k.statement);
+        kept_.clear();
+    }
+
+    void forget() noexcept {
+        db_ = nullptr;
+        kept_.clear();  // moved out already: finalized by their new owner
+    }
 
     // `sql` compiled, or the kept statement of the same text (moved to the
     // front: the least recently run is at the back); nullptr when `sql`
