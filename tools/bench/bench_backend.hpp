@@ -73,9 +73,10 @@ struct BenchHooks {
 
     /// The targets of rows that have one on this backend: a semaphore's
     /// ratio at least, the contention section's release-to-acquire p50 in
-    /// ms below.
+    /// ms below, the guard's ratio against SELECT 1 in its place at least.
     std::optional<double> semaphore_goal;
     std::optional<double> contention_p50_goal_ms;
+    std::optional<double> guard_statement_goal;
 
     /// Whether a release wakes its waiters and a leader's watchers at once
     /// (pushed) rather than at their next poll: the leader section takes

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/lock.hpp"
+#include "sqlock/transaction.hpp"
+
 namespace sqlock_bench {
 
 /// RawClient
@@ -59,10 +62,20 @@ class RawClient {
     virtual void cycle_many(const std::vector<std::string>& names) = 0;
 
     /// One transaction of an application's on the lock table's database:
-    /// BEGIN, then `guard` when not empty (the statement sqlock::guard
-    /// runs), then one row inserted into `<table>_data` (made on first use),
-    /// then COMMIT, each its own round trip, as a client sends them.
-    virtual void write_transaction(const std::string& guard) = 0;
+    /// BEGIN, then `extra` when not empty (the statement sqlock::guard
+    /// runs, or one that does nothing), then one row inserted into
+    /// `<table>_data` (made on first use), then COMMIT, each its own round
+    /// trip, as a client sends them.
+    virtual void write_transaction(const std::string& extra) = 0;
+
+    /// The same transaction guarded by `lock` as a program guards it with
+    /// sqlock's adapter for this client's handle, kept for the connection
+    /// where the adapter can keep the guard's statement prepared (SQLite);
+    /// elsewhere the guard's statement, as Lock::guard_statement() writes
+    /// it, run as write_transaction() runs `extra`.
+    virtual void guarded_write_transaction(const sqlock::Lock& lock) {
+        write_transaction(lock.guard_statement().literal);
+    }
 
     /// Inserts rows prefix<first> .. prefix<first+count-1> in one
     /// transaction: live for a day, or already expired an hour ago.

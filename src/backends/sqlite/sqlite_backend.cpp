@@ -34,13 +34,21 @@ class SqliteBackend final : public Backend {
     GuardStatement guard_statement(std::int64_t id, const std::string& locked_by,
                                    const std::string& marker,
                                    const std::string& lock_name) const override {
+        // Built once each, without temporaries: sqlock::guard builds the
+        // statement for every guarded transaction.
         const std::string insert = "INSERT INTO " + tables_.guard + " VALUES (";
-        return {name(),
-                insert + "?, ?, ?, ?)",
-                {std::to_string(id), locked_by, marker, lock_name},
-                insert + std::to_string(id) + ", " + sqlite::literal(locked_by) + ", " +
-                    sqlite::literal(marker) + ", " + sqlite::literal(lock_name) + ")",
-                lock_name};
+        GuardStatement g{name(), insert + "?, ?, ?, ?)", {}, {}, lock_name};
+        g.params.reserve(4);
+        g.params.push_back(std::to_string(id));
+        g.params.push_back(locked_by);
+        g.params.push_back(marker);
+        g.params.push_back(lock_name);
+        g.literal.reserve(insert.size() + locked_by.size() + marker.size() + lock_name.size() + 40);
+        g.literal.append(insert).append(g.params[0]).append(", ");
+        g.literal.append(sqlite::literal(locked_by)).append(", ");
+        g.literal.append(sqlite::literal(marker)).append(", ");
+        g.literal.append(sqlite::literal(lock_name)).append(")");
+        return g;
     }
 
     // A live holder is looked for on a connection of our own first: the

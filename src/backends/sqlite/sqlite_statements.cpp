@@ -77,12 +77,19 @@ std::string prunable_runs(const std::string& t) {
 }  // namespace
 
 std::string literal(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) {
-        if (c == '\'') out += '\'';
-        out += c;
+    std::string out;
+    out.reserve(text.size() + 2);
+    out += '\'';
+    // Runs without a quote copied whole: the guard writes one per call.
+    for (std::size_t from = 0; from < text.size();) {
+        const std::size_t quote = text.find('\'', from);
+        const std::size_t end = quote == std::string::npos ? text.size() : quote + 1;
+        out.append(text, from, end - from);
+        if (quote != std::string::npos) out += '\'';
+        from = end;
     }
-    return out + "'";
+    out += '\'';
+    return out;
 }
 
 Tables::Tables(const std::string& name)

@@ -86,13 +86,19 @@ std::vector<SqlRow> query(const std::string& url, const std::string& sql) {
 }
 
 // The application's transaction: an sqlite3* of its own on the file, as a
-// program that guards its writes with sqlock/sqlite/transaction.hpp has it.
+// program that guards its writes with sqlock/sqlite/transaction.hpp has it,
+// the adapter keeping its statements for the handle (the guard's prepared
+// once) and finalizing them before the handle closes.
 class SqliteApp final : public AppTransaction {
   public:
-    SqliteApp(const std::string& url, bool begin) : h_(open_file(url)), adapter_(h_) {
+    SqliteApp(const std::string& url, bool begin)
+        : h_(open_file(url)), adapter_(h_, sqlock::sqlite::statements::kept) {
         if (begin) run_on(h_, "BEGIN");
     }
-    ~SqliteApp() override { sqlite3_close(h_); }
+    ~SqliteApp() override {
+        adapter_ = sqlock::sqlite::SqliteTransaction(h_);  // its kept statements finalized
+        sqlite3_close(h_);
+    }
     sqlock::Transaction& adapter() override { return adapter_; }
     std::vector<SqlRow> query(const std::string& sql) override { return run_on(h_, sql); }
     void commit() override { run_on(h_, "COMMIT"); }
