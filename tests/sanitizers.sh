@@ -119,7 +119,7 @@ for mode in "${modes[@]}"; do
             # left out (cli, fencing and fault_relay, pooler_tests, patroni_tests): a test whose
             # program is missing from this list fails, it is not skipped.
             nice -n 19 cmake --build "$build" -j"$jobs" --target unit conformance sqlite_specific \
-                postgres_tests failover_tests cli_run_outcome cli_docs reliability reliability_helper \
+                postgres_tests failover_tests cli_run_outcome cli_docs sqlite_guard reliability reliability_helper \
                 reliability_sqlite reliability_pg_faults reliability_cli
             echo "== AddressSanitizer + UndefinedBehaviorSanitizer: all tests"
             LSAN_OPTIONS=suppressions=$root/tests/lsan.supp \
