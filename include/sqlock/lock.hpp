@@ -18,8 +18,8 @@ namespace sqlock {
 struct GuardStatement;
 
 namespace detail {
-struct LockState;
-class Acquirer;
+struct HeldClaim;
+struct Access;
 }  // namespace detail
 
 /// Lock
@@ -123,13 +123,10 @@ class Lock {
     LockInfo detach();
 
   private:
-    friend class Locker;
-    friend class Leadership;
-    friend class detail::Acquirer;
-    explicit Lock(std::shared_ptr<detail::LockState> state);
-    void release_quietly() noexcept;
+    friend struct detail::Access;
+    explicit Lock(std::shared_ptr<detail::HeldClaim> held);
 
-    std::shared_ptr<detail::LockState> state_;
+    std::shared_ptr<detail::HeldClaim> held_;
 };
 
 /// Receives failures of releases done by Lock destructors.

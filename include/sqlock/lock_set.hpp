@@ -27,8 +27,8 @@ struct SetMember {
 };
 
 namespace detail {
-struct LockSetState;
-class SetAcquirer;
+struct HeldClaim;
+struct Access;
 }  // namespace detail
 
 /// LockSet
@@ -117,10 +117,10 @@ class LockSet {
     void detach();
 
   private:
-    friend class detail::SetAcquirer;
-    explicit LockSet(std::shared_ptr<detail::LockSetState> state);
-    void release_quietly() noexcept;
-    std::shared_ptr<detail::LockSetState> state_;
+    friend struct detail::Access;
+    explicit LockSet(std::shared_ptr<detail::HeldClaim> held);
+
+    std::shared_ptr<detail::HeldClaim> held_;
 };
 
 }  // namespace sqlock

@@ -26,7 +26,8 @@ namespace sqlock {
 
 namespace detail {
 struct LockerState;
-}
+struct Access;
+}  // namespace detail
 
 /// Locker
 ///
@@ -380,6 +381,8 @@ class Locker {
     const std::string& table() const;
 
   private:
+    friend struct detail::Access;
+
     std::optional<LockSet> try_lock_members(const std::vector<SetMember>& members,
                                             const LockOptions& options);
     LockSet lock_members(const std::vector<SetMember>& members, const LockOptions& options);

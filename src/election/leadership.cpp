@@ -7,8 +7,9 @@
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
 #include "election/leader_read.hpp"
-#include "lock/lock_state.hpp"
+#include "held/held_claim.hpp"
 #include "sqlock/locker.hpp"
+#include "state/access.hpp"
 #include "state/side_table.hpp"
 
 namespace sqlock {
@@ -37,13 +38,14 @@ Leadership::~Leadership() = default;
 
 void Leadership::proclaim(const std::string& value) {
     detail::validate_leader_value(value);
-    if (!lock_.state_ || lock_.state_->released)
+    const std::shared_ptr<detail::HeldClaim>& held = detail::Access::held(lock_);
+    if (!held || held->released)
         throw error(errc::lost, "cannot proclaim a value for '" + detail::printable(name_) +
                                     "': this process has resigned");
-    detail::LockState& st = *lock_.state_;
+    detail::HeldClaim& st = *held;
     detail::LockerState& s = *st.locker;
     using detail::Value;
-    const std::vector<Value> params = {Value::text(st.name), Value::integer(st.id),
+    const std::vector<Value> params = {Value::text(st.name()), Value::integer(st.ids.front()),
                                        Value::text(st.locked_by), Value::text(value)};
     // Idempotent: a retry after a broken link stores the same value again.
     const bool stored = detail::with_side_table(
@@ -55,10 +57,10 @@ void Leadership::proclaim(const std::string& value) {
                                        .at(0));
         });
     if (!stored) {
-        st.mark_lost();
-        throw error(errc::lost, "cannot proclaim a value for '" + detail::printable(st.name) +
+        st.mark_lost(0);
+        throw error(errc::lost, "cannot proclaim a value for '" + detail::printable(st.name()) +
                                     "': this process no longer leads it (lock id " +
-                                    std::to_string(st.id) + " is gone or expired) [" +
+                                    std::to_string(st.ids.front()) + " is gone or expired) [" +
                                     s.url.redacted + "]");
     }
     value_ = value;

@@ -14,8 +14,9 @@
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "lock/lock_state.hpp"
+#include "held/held_claim.hpp"
 #include "sqlock/locker.hpp"
+#include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "state/side_table.hpp"
 
@@ -180,13 +181,14 @@ std::vector<detail::Value> run_start_params(const std::string& name, std::int64_
         Value::integer(fencing_id)};
 }
 
-// The state of `lock`, which must come from this Locker (same table).
-const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& locker,
-                                  const std::shared_ptr<detail::LockState>& lock) {
+// The claim `lock` holds, which must come from this Locker (same table).
+const detail::HeldClaim& state_of(const std::shared_ptr<detail::LockerState>& locker,
+                                  const Lock& handle) {
+    const std::shared_ptr<detail::HeldClaim>& lock = detail::Access::held(handle);
     if (!lock) throw error(errc::invalid_argument, "the Lock was moved from: it holds nothing");
     if (lock->locker != locker)
         throw error(errc::invalid_argument,
-                    "lock '" + detail::printable(lock->lockstring) +
+                    "lock '" + detail::printable(lock->row()) +
                         "' was taken through another Locker; the run history is kept beside "
                         "the lock table it was taken in");
     return *lock;
@@ -196,7 +198,7 @@ const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& lo
 
 OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duration offset,
                                       bool any_outcome) {
-    state_of(state_, lock.state_);  // a moved-from Lock or another Locker's: said first
+    state_of(state_, lock);  // a moved-from Lock or another Locker's: said first
     detail::validate_lease(length, "once-per window");
     detail::validate_non_negative(offset, "once-per offset");
     if (offset >= length)
@@ -214,10 +216,10 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
 
 OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rule,
                                       bool any_outcome) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (!lock.active())
         throw error(errc::invalid_argument,
-                    "lock '" + detail::printable(held.lockstring) +
+                    "lock '" + detail::printable(held.row()) +
                         "' is released: decide on a once-per window while holding its lock");
     detail::ensure_initialized(*state_);
     OncePerWindow w;
@@ -235,7 +237,7 @@ OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rul
         w.start = detail::utc_text(w.start_ms);
         w.end = detail::utc_text(w.end_ms);
         runs = query_runs(c, detail::Query::window_runs,
-                          {detail::Value::text(held.name), detail::Value::text(w.start)});
+                          {detail::Value::text(held.name()), detail::Value::text(w.start)});
         return 0;
     });
     for (auto& run : runs) {
@@ -256,9 +258,9 @@ namespace {
 
 // Fills in the empty fields of `info` from this process and cuts the rest
 // to what the history's columns hold; throws for a released lock.
-RunStart complete_run_start(const detail::LockState& held, const Lock& lock, RunStart info) {
+RunStart complete_run_start(const detail::HeldClaim& held, const Lock& lock, RunStart info) {
     if (!lock.active())
-        throw error(errc::invalid_argument, "lock '" + detail::printable(held.lockstring) +
+        throw error(errc::invalid_argument, "lock '" + detail::printable(held.row()) +
                                                 "' is released: start a run while holding it");
     if (info.host.empty()) info.host = detail::this_host();
     if (info.pid == 0) info.pid = getpid();
@@ -275,9 +277,9 @@ RunStart complete_run_start(const detail::LockState& held, const Lock& lock, Run
 }  // namespace
 
 std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
-    const auto params = run_start_params(held.name, held.id, info);
+    const auto params = run_start_params(held.name(), held.ids.front(), info);
     detail::ensure_initialized(*state_);
     return with_history(
         *state_,
@@ -288,9 +290,9 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
 }
 
 RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
-    const auto params = run_start_params(held.name, held.id, info);
+    const auto params = run_start_params(held.name(), held.ids.front(), info);
     detail::ensure_initialized(*state_);
     return with_history(
         *state_,
@@ -310,7 +312,7 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
 }
 
 run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (end.outcome == run_outcome::running || is_skip(end.outcome))
         throw error(errc::invalid_argument,
                     std::string("finish_run needs how the run ended, not '") +
@@ -318,7 +320,7 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
     using detail::Value;
     const std::vector<Value> params = {
         Value::integer(run_id),
-        Value::integer(held.id),
+        Value::integer(held.ids.front()),
         Value::text(held.locked_by),
         end.exit_status ? Value::integer(*end.exit_status) : Value::null(),
         end.signal ? Value::integer(*end.signal) : Value::null(),
@@ -333,12 +335,12 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
 }
 
 std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (!is_skip(outcome))
         throw error(errc::invalid_argument,
                     std::string("record_skip needs a skip, not '") + to_string(outcome) + "'");
     info = complete_run_start(held, lock, std::move(info));
-    auto params = run_start_params(held.name, held.id, info);
+    auto params = run_start_params(held.name(), held.ids.front(), info);
     params.push_back(detail::Value::text(to_string(outcome)));
     detail::ensure_initialized(*state_);
     return with_history(
