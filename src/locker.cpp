@@ -1,3 +1,7 @@
+// sqlock::Locker, the front door: a session with the lock table (the
+// LockerState its locks share), the lock kinds and the admin calls. What is
+// built over the session stands in its own types and folders (RunHistory,
+// Pauses, Election, diagnose(), lock_transaction()).
 #include "sqlock/locker.hpp"
 
 #include "base/current_pid.hpp"
@@ -6,6 +10,7 @@
 #include "contract/schema.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
+#include "monitoring/lock_activity.hpp"
 #include "sets/set_acquirer.hpp"
 #include "state/access.hpp"
 #include "state/batch_pacing.hpp"
@@ -188,6 +193,11 @@ LockCounts Locker::lock_counts() {
     });
 }
 
+LockActivity Locker::lock_activity() {
+    detail::ensure_initialized(*state_);
+    return detail::lock_activity(*state_);
+}
+
 std::optional<LockInfo> Locker::show(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
@@ -324,15 +334,6 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
     throw error(errc::busy, "lock '" + detail::printable(name) +
                                 "' keeps changing hands; force release gave up [" +
                                 state_->url.redacted + "]");
-}
-
-Diagnosis Locker::diagnose() {
-    Diagnosis d;
-    d.facts.push_back({"database", state_->url.redacted});
-    d.facts.push_back({"backend", state_->backend->name()});
-    d.facts.push_back({"table", state_->table});
-    state_->backend->diagnose(d);
-    return d;
 }
 
 std::string Locker::url() const {

@@ -1,6 +1,6 @@
-// Leader election through a Locker (sqlock/leadership.hpp): a campaign is a
-// lock with a value; the value's statements are each backend's
-// StatementSet (Query::proclaim, Query::leader).
+// Election and Leadership (sqlock/leadership.hpp): a campaign is a lock
+// with a value, taken as Locker::lock() takes one; the value's statements
+// are each backend's StatementSet (Query::proclaim, Query::leader).
 #include "sqlock/leadership.hpp"
 
 #include "base/validate.hpp"
@@ -8,7 +8,7 @@
 #include "contract/schema.hpp"
 #include "election/leader_read.hpp"
 #include "held/held_claim.hpp"
-#include "sqlock/locker.hpp"
+#include "lock/lock_acquirer.hpp"
 #include "state/access.hpp"
 #include "state/side_table.hpp"
 
@@ -70,26 +70,28 @@ void Leadership::resign() {
     lock_.release();
 }
 
-Leadership Locker::campaign(const std::string& name, const std::string& value,
-                            const LockOptions& options) {
-    detail::validate_lock_name(name);
+Election::Election(const Locker& locker, std::string name)
+    : state_(detail::Access::session(locker)), name_(std::move(name)) {
+    detail::validate_lock_name(name_);
+}
+
+Leadership Election::campaign(const std::string& value, const LockOptions& options) {
     detail::validate_leader_value(value);
     if (options.mode != lock_mode::exclusive)
-        throw error(errc::invalid_argument, "a leader holds '" + detail::printable(name) +
+        throw error(errc::invalid_argument, "a leader holds '" + detail::printable(name_) +
                                                 "' alone: campaign() takes no shared mode");
     LockOptions o = options;
     o.metadata[detail::leader_value_key] = value;
-    Leadership lead(lock(name, o), value);
+    Leadership lead(detail::lock_name(state_, name_, o), value);
     // Stored once more where proclaim() changes it, which also tells the
     // watchers that push (PostgreSQL). Thrown out of here, `lead` resigns.
     lead.proclaim(value);
     return lead;
 }
 
-std::optional<LeaderInfo> Locker::leader(const std::string& name) {
-    detail::validate_lock_name(name);
+std::optional<LeaderInfo> Election::leader() {
     detail::ensure_initialized(*state_);
-    return state_->pool->with([&](detail::Connection& c) { return detail::read_leader(c, name); });
+    return state_->pool->with([&](detail::Connection& c) { return detail::read_leader(c, name_); });
 }
 
 }  // namespace sqlock

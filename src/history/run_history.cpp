@@ -1,4 +1,5 @@
-// The run history and once-per windows of a Locker (sqlock/run_history.hpp):
+// RunHistory (sqlock/run_history.hpp), the run history and once-per windows
+// of a Locker's lock table:
 // validation, the window arithmetic, the decision and the statements' use;
 // the SQL is each backend's StatementSet (statement_set.hpp).
 #include "sqlock/run_history.hpp"
@@ -15,7 +16,7 @@
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
 #include "held/held_claim.hpp"
-#include "sqlock/locker.hpp"
+#include "sqlock/lock.hpp"
 #include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "state/side_table.hpp"
@@ -124,6 +125,8 @@ std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::i
 
 }  // namespace detail
 
+RunHistory::RunHistory(const Locker& locker) : state_(detail::Access::session(locker)) {}
+
 namespace {
 
 // The run history needs its table, which only init() creates on a server.
@@ -196,8 +199,8 @@ const detail::HeldClaim& state_of(const std::shared_ptr<detail::LockerState>& lo
 
 }  // namespace
 
-OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duration offset,
-                                      bool any_outcome) {
+OncePerWindow RunHistory::once_per_window(const Lock& lock, duration length, duration offset,
+                                          bool any_outcome) {
     state_of(state_, lock);  // a moved-from Lock or another Locker's: said first
     detail::validate_lease(length, "once-per window");
     detail::validate_non_negative(offset, "once-per offset");
@@ -214,8 +217,8 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
         any_outcome);
 }
 
-OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rule,
-                                      bool any_outcome) {
+OncePerWindow RunHistory::once_per_window(const Lock& lock, const window_rule& rule,
+                                          bool any_outcome) {
     const detail::HeldClaim& held = state_of(state_, lock);
     if (!lock.active())
         throw error(errc::invalid_argument,
@@ -276,7 +279,7 @@ RunStart complete_run_start(const detail::HeldClaim& held, const Lock& lock, Run
 
 }  // namespace
 
-std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
+std::int64_t RunHistory::start_run(const Lock& lock, RunStart info) {
     const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name(), held.ids.front(), info);
@@ -289,7 +292,7 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
         once);
 }
 
-RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
+RunStartOutcome RunHistory::start_run_unless_paused(const Lock& lock, RunStart info) {
     const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
     const auto params = run_start_params(held.name(), held.ids.front(), info);
@@ -311,7 +314,7 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
         once);
 }
 
-run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
+run_outcome RunHistory::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
     const detail::HeldClaim& held = state_of(state_, lock);
     if (end.outcome == run_outcome::running || is_skip(end.outcome))
         throw error(errc::invalid_argument,
@@ -334,7 +337,7 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
     return recorded.value_or(run_outcome::lost);
 }
 
-std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
+std::int64_t RunHistory::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
     const detail::HeldClaim& held = state_of(state_, lock);
     if (!is_skip(outcome))
         throw error(errc::invalid_argument,
@@ -351,12 +354,13 @@ std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart
         once);
 }
 
-Predecessors Locker::predecessors(const std::vector<std::string>& names, duration within) {
+Predecessors RunHistory::predecessors(const std::vector<std::string>& names, duration within) {
     detail::validate_lease(within, "predecessors' window");
     return predecessors(names, [&](std::int64_t now) { return now - within.count(); });
 }
 
-Predecessors Locker::predecessors(const std::vector<std::string>& names, const since_rule& rule) {
+Predecessors RunHistory::predecessors(const std::vector<std::string>& names,
+                                      const since_rule& rule) {
     if (names.empty())
         throw error(errc::invalid_argument, "predecessors needs at least one job name");
     for (const std::string& name : names) detail::validate_lock_name(name);
@@ -396,7 +400,7 @@ Predecessors Locker::predecessors(const std::vector<std::string>& names, const s
     return out;
 }
 
-std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
+std::vector<RunRecord> RunHistory::runs(const HistoryQuery& query) {
     if (!query.name.empty()) detail::validate_lock_name(query.name);
     detail::validate_non_negative(query.since, "history since");
     if (query.limit == 0 || query.limit > 1000000)
@@ -407,7 +411,7 @@ std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
     });
 }
 
-std::vector<RunCount> Locker::run_counts() {
+std::vector<RunCount> RunHistory::run_counts() {
     detail::ensure_initialized(*state_);
     return with_history(*state_, [](detail::Connection& c) {
         const detail::Rows r = c.query(detail::Query::run_counts, {});
@@ -421,7 +425,7 @@ std::vector<RunCount> Locker::run_counts() {
     });
 }
 
-JobStatus Locker::job_status(const std::string& name) {
+JobStatus RunHistory::job_status(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
     JobStatus status;
@@ -459,7 +463,7 @@ JobStatus Locker::job_status(const std::string& name) {
     return status;
 }
 
-std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
+std::size_t RunHistory::prune(duration retention, std::size_t batch_size) {
     detail::validate_lease(retention, "history retention");
     if (batch_size == 0) throw error(errc::invalid_argument, "prune batch size must be positive");
     detail::ensure_initialized(*state_);
@@ -477,7 +481,7 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
         });
 }
 
-std::size_t Locker::count_prunable_history(duration retention) {
+std::size_t RunHistory::count_prunable(duration retention) {
     detail::validate_lease(retention, "history retention");
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
