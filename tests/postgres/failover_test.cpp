@@ -132,7 +132,7 @@ void check_standby_refuses(const Pair& pair, const std::string& table) {
     }
     // At once, not after a retry loop (generous: one round trip really).
     CHECK(steady::now() - start < 10s);
-    const auto d = on_standby.diagnose();
+    const auto d = sqlock::diagnose(on_standby);
     REQUIRE(d.problems.size() >= 1);
     CHECK(d.problems[0].find("read-only") != std::string::npos);
 }
