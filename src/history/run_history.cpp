@@ -302,7 +302,7 @@ RunStartOutcome RunHistory::start_run_unless_paused(const Lock& lock, RunStart i
         [&](detail::Connection& c) {
             RunStartOutcome out;
             // No pauses table: a deployment from before pauses, where nothing
-            // is paused (as paused() says).
+            // is paused (as Pauses::find() says).
             if (!c.has_pauses()) {
                 out.run_id = detail::query_int64(c, detail::Query::start_run, params);
                 return out;
@@ -485,7 +485,7 @@ std::size_t RunHistory::count_prunable(duration retention) {
     detail::validate_lease(retention, "history retention");
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
-        // As prune_history(): no history table, nothing to prune.
+        // As prune(): no history table, nothing to prune.
         if (!c.has_history()) return 0;
         return static_cast<std::size_t>(
             detail::query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
