@@ -1,12 +1,11 @@
-// Diagnosis — what sqlock::diagnose() finds out about the way to the database.
+// Diagnosis — what sqlock::diagnose() (doctor.hpp) finds out about the way to
+// the database.
 #pragma once
 
 #include <string>
 #include <vector>
 
 namespace sqlock {
-
-class Locker;
 
 /// Diagnosis
 ///
@@ -24,15 +23,5 @@ struct Diagnosis {
     std::vector<Fact> facts;
     std::vector<std::string> problems;
 };
-
-/// Probes the database of `locker` the way `sqlock doctor` reports it:
-/// server version, primary or standby, a pooler in transaction mode,
-/// whether waiters are woken by notifications or poll, the clock
-/// difference, the table and its grants. Read-only; opens its own
-/// short-lived connections (never the Locker's pool) and takes a few
-/// seconds at most. Throws `errc::connection` if the database cannot be
-/// reached at all, errc::invalid_argument for a moved-from Locker;
-/// everything else is reported in the result. Thread-safe.
-Diagnosis diagnose(const Locker& locker);
 
 }  // namespace sqlock

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/release_errors.hpp"
 
 namespace sqlock {
 
@@ -128,13 +128,5 @@ class Lock {
 
     std::shared_ptr<detail::HeldClaim> held_;
 };
-
-/// Receives failures of releases done by Lock destructors.
-using release_error_handler = std::function<void(const error&)>;
-
-/// Replaces the process-wide handler for failed releases in destructors.
-/// The default writes one line to stderr. Returns the previous handler.
-/// Passing an empty function restores the default. Thread-safe.
-release_error_handler set_release_error_handler(release_error_handler handler);
 
 }  // namespace sqlock

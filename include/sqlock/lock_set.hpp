@@ -13,6 +13,7 @@
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/release_errors.hpp"
 
 namespace sqlock {
 

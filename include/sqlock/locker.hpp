@@ -18,9 +18,9 @@
 #include "sqlock/lock_set.hpp"
 #include "sqlock/options.hpp"
 // The types over a Locker's session, for the members kept for one release.
-#include "sqlock/diagnosis.hpp"
+#include "sqlock/doctor.hpp"
 #include "sqlock/leadership.hpp"
-#include "sqlock/pause.hpp"
+#include "sqlock/pauses.hpp"
 #include "sqlock/run_history.hpp"
 #include "sqlock/transaction.hpp"
 
@@ -51,8 +51,8 @@ struct Access;
 /// slots, shared holds, sets) and answers the admin calls. What is built over
 /// the table beside the locks stands on the session in small types, as
 /// etcd's Election and Mutex stand on a Session: RunHistory
-/// (run_history.hpp), Pauses (pause.hpp), Election (leadership.hpp), and
-/// the free functions diagnose() (diagnosis.hpp) and lock_transaction()
+/// (run_history.hpp), Pauses (pauses.hpp), Election (leadership.hpp), and
+/// the free functions diagnose() (doctor.hpp) and lock_transaction()
 /// (transaction.hpp).
 ///
 /// Thread safety: a Locker may be shared by any number of threads. It keeps a
@@ -267,7 +267,7 @@ class Locker {
     std::optional<LeaderInfo> leader(const std::string& name);
     /// Kept for one release; use Election::observe().
     LeaderWatch observe(const std::string& name, const ObserveOptions& options = {});
-    /// Kept for one release; use sqlock::diagnose() (diagnosis.hpp).
+    /// Kept for one release; use sqlock::diagnose() (doctor.hpp).
     Diagnosis diagnose();
     /// Kept for one release; use sqlock::lock_transaction() (transaction.hpp).
     std::int64_t lock_transaction(Transaction& tx, const std::string& name,

@@ -1,64 +1,13 @@
 #include "held/held_claim.hpp"
 
-#include <cstdio>
-#include <functional>
 #include <mutex>
 
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "monitoring/observer.hpp"
-#include "sqlock/lock.hpp"
 #include "waiting/wait_loop.hpp"
 
 namespace sqlock {
-namespace {
-
-std::mutex handler_mutex;
-release_error_handler& handler_slot() {
-    static release_error_handler handler;
-    return handler;
-}
-
-void report_release_error(const error& e) noexcept {
-    release_error_handler handler;
-    {
-        std::lock_guard<std::mutex> guard(handler_mutex);
-        handler = handler_slot();
-    }
-    try {
-        if (handler)
-            handler(e);
-        else
-            std::fprintf(stderr, "sqlock: release failed (%s): %s\n", to_string(e.category()),
-                         e.what());
-    } catch (...) {
-        // A handler that throws must not escape a destructor.
-    }
-}
-
-// Runs `release` for a destructor: a failure goes to the process's release
-// error handler. Never throws.
-void release_reporting_failure(const std::function<void()>& release) noexcept {
-    try {
-        release();
-    } catch (const error& e) {
-        report_release_error(e);
-    } catch (const std::exception& e) {
-        report_release_error(error(errc::backend, e.what()));
-    } catch (...) {
-        report_release_error(error(errc::backend, "unknown failure during release"));
-    }
-}
-
-}  // namespace
-
-release_error_handler set_release_error_handler(release_error_handler handler) {
-    std::lock_guard<std::mutex> guard(handler_mutex);
-    release_error_handler previous = std::move(handler_slot());
-    handler_slot() = std::move(handler);
-    return previous;
-}
-
 namespace detail {
 
 namespace {
@@ -79,10 +28,9 @@ std::shared_ptr<HeldClaim> made_for(std::vector<std::string> names) {
 }  // namespace
 
 std::shared_ptr<HeldClaim> HeldClaim::taken(std::shared_ptr<LockerState> locker, Claim held,
-                                            std::vector<Row>&& rows,
-                                            std::vector<std::string> names, Owner& owner,
-                                            const LockOptions& o, clock::time_point sent,
-                                            duration certain) {
+                                            std::vector<Row>&& rows, std::vector<std::string> names,
+                                            Owner& owner, const LockOptions& o,
+                                            clock::time_point sent, duration certain) {
     std::shared_ptr<HeldClaim> h = made_for(std::move(names));
     h->locker = std::move(locker);
     h->claim = std::move(held);

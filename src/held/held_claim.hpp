@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -82,10 +83,9 @@ struct HeldClaim {
     /// Takes the owner's strings; give_back() returns them for the next
     /// attempt.
     static std::shared_ptr<HeldClaim> taken(std::shared_ptr<LockerState> locker, Claim held,
-                                            std::vector<Row>&& rows,
-                                            std::vector<std::string> names, Owner& owner,
-                                            const LockOptions& o, clock::time_point sent,
-                                            duration certain);
+                                            std::vector<Row>&& rows, std::vector<std::string> names,
+                                            Owner& owner, const LockOptions& o,
+                                            clock::time_point sent, duration certain);
 
     /// The first name as asked for: a lock's name (a semaphore's without
     /// "#N"), a set's first. What the observer and the handlers are told.
@@ -175,6 +175,9 @@ void release(std::shared_ptr<HeldClaim>& handle);
 /// the release error handler (set_release_error_handler). Empties `handle`.
 /// Never throws.
 void release_quietly(std::shared_ptr<HeldClaim>& handle) noexcept;
+/// Runs `release` where nothing may throw: a failure goes to the process's
+/// release error handler (release_errors.cpp).
+void release_reporting_failure(const std::function<void()>& release) noexcept;
 /// Lock::detach(), LockSet::detach(): stops managing the rows without
 /// releasing them; returns the claim, `handle` empty.
 std::shared_ptr<HeldClaim> detach(std::shared_ptr<HeldClaim>& handle, const char* what);

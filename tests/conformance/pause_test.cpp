@@ -1,4 +1,4 @@
-// Pausing jobs through the library (sqlock/pause.hpp), on every backend.
+// Pausing jobs through the library (sqlock/pauses.hpp), on every backend.
 #include <catch2/catch.hpp>
 #include <string>
 #include <thread>

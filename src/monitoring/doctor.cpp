@@ -1,6 +1,6 @@
-// sqlock::diagnose() (sqlock/diagnosis.hpp): what every backend reports,
+// sqlock::diagnose() (sqlock/doctor.hpp): what every backend reports,
 // then the backend's own probes (Backend::diagnose).
-#include "sqlock/diagnosis.hpp"
+#include "sqlock/doctor.hpp"
 
 #include "state/access.hpp"
 #include "state/locker_state.hpp"

@@ -1,7 +1,7 @@
-// Pauses (sqlock/pause.hpp), pausing jobs of a Locker's lock table: validation, the
+// Pauses (sqlock/pauses.hpp), pausing jobs of a Locker's lock table: validation, the
 // missing-table rules and the statements' use; the SQL is each backend's
 // StatementSet (statement_set.hpp).
-#include "sqlock/pause.hpp"
+#include "sqlock/pauses.hpp"
 
 #include <chrono>
 
