@@ -4,7 +4,6 @@
 
 #include "base/owner.hpp"
 #include "held/held_claim.hpp"
-#include "lock/lock_acquirer.hpp"
 #include "state/access.hpp"
 
 namespace sqlock {
@@ -44,10 +43,14 @@ const std::string& Lock::lockstring() const {
     return detail::checked(held_, lock_type).row();
 }
 int Lock::slot() const {
-    // A slot's row says its number ("name#N"); a plain lock's or a shared
-    // hold's entry is its name, and it asked for no other.
+    // A slot's row is "name#N" (slot_lockstring()); a plain lock's or a
+    // shared hold's entry is its name, and it asked for no other.
     const detail::HeldClaim& held = detail::checked(held_, lock_type);
-    return held.asked ? detail::slot_number(held.row(), held.name(), detail::max_capacity) : 0;
+    if (!held.asked) return 0;
+    const std::string& row = held.row();
+    int n = 0;
+    for (std::size_t i = held.name().size() + 1; i < row.size(); ++i) n = n * 10 + (row[i] - '0');
+    return n;
 }
 lock_mode Lock::mode() const {
     return detail::checked(held_, lock_type).claim.only().shared() ? lock_mode::shared
