@@ -23,6 +23,7 @@ class Locker;
 class Lock;
 class LockSet;
 class Leadership;
+class error;
 
 /// Transaction
 ///
@@ -93,9 +94,11 @@ struct GuardStatement {
 /// held: fails with errc::lost (naming the lock) unless this holder still
 /// holds it by the database's clock now; from then until `tx` ends nobody
 /// can take the name over, force-release it or reap it (they wait for the
-/// commit or rollback). Every write of `tx`, before or after the guard,
-/// commits only if the lock was held all the way to the commit. After an
-/// error the caller must roll `tx` back (on PostgreSQL it is aborted).
+/// commit or rollback; on MariaDB Galera a take-over on another node does
+/// not wait but aborts `tx`: see commit_failed()). Every write of `tx`,
+/// before or after the guard, commits only if the lock was held all the way
+/// to the commit. After an error the caller must roll `tx` back (on
+/// PostgreSQL it is aborted).
 ///
 /// Throws errc::invalid_argument for a released or moved-from lock, a `tx`
 /// of another backend, or no transaction open on `tx` (nothing written);
@@ -108,5 +111,23 @@ void guard(Transaction& tx, const Lock& lock);
 void guard(Transaction& tx, const LockSet& set);
 /// Guards `tx` with the leader's lock: writes only the current leader makes.
 void guard(Transaction& tx, const Leadership& leadership);
+
+/// After a transaction guarded by `lock` failed with `e` (as
+/// Transaction::run throws it), at a statement after guard() or at its
+/// commit: says why, and always throws. Where a take-over does not wait
+/// for a guarded transaction but the database aborts it (MariaDB on
+/// Galera, a take-over on another node: error 1213 from certification or
+/// from the node applying the take-over; 1180 or 1047 when the node left
+/// the cluster meanwhile), throws errc::lost naming the lock when it is no
+/// longer this holder's, and errc::busy when it still is (the transaction
+/// lost a race with another write: roll back and try again); nothing of
+/// the transaction was committed either way. Any other error is thrown as
+/// it is. Asks the database (Lock::held()) only for such an abort.
+/// sqlock/mariadb/transaction.hpp's commit() calls it.
+[[noreturn]] void commit_failed(const error& e, const Lock& lock);
+/// The same for a transaction guarded by every row of `set`.
+[[noreturn]] void commit_failed(const error& e, const LockSet& set);
+/// The same for a transaction guarded by the leader's lock.
+[[noreturn]] void commit_failed(const error& e, const Leadership& leadership);
 
 }  // namespace sqlock

@@ -106,6 +106,27 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
     PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
 
+-- The fencing register (docs/mariadb.md, "Galera multi-primary"), used on
+-- Galera: for each name, the largest lock row id handed out for it, written
+-- in the transaction that takes the name, and only by an id larger than the
+-- one there (else -1, which the CHECK refuses: that attempt is made again).
+-- Certification then orders the ids of every node. A name's row is also its
+-- turn there, locked for the length of a batch (in place of GET_LOCK, which
+-- is one node's). The reaper deletes the rows no lock row uses that nobody
+-- wrote for a day. ${fencing} is replaced like ${table}.
+CREATE TABLE IF NOT EXISTS ${fencing} (
+    -- the lock row's name, or a name whose turn it is
+    name     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE ${collation} NOT NULL,
+    last_id  BIGINT NOT NULL,
+    -- the id whose holder last released the name, written with the delete:
+    -- a release sent again after its answer was lost reads here whether the
+    -- first went through
+    released BIGINT NOT NULL DEFAULT 0,
+    written  DATETIME(3) NOT NULL,
+    PRIMARY KEY (name),
+    CHECK (last_id >= 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${collation};
+
 -- The guard (sqlock::guard, SQLOCK_GUARD): CALLed inside a transaction on
 -- this database, it fails unless lock row holder_id is still live and held
 -- by `holder` by the server's clock now, and then keeps the row (and, for a
@@ -115,6 +136,11 @@ CREATE TABLE IF NOT EXISTS ${leaders} (
 -- too (InnoDB has no lock that lets an update of another column by): keep a
 -- guarded transaction shorter than the lease. ${guard} is replaced like
 -- ${table}. Its error's SQLSTATE is SQLK1, which sqlock reads as a lost lock.
+-- On a server with Galera's variables (MariaDB's), init adds a check for
+-- where wsrep_on: the rows written instead of read (and written back as
+-- they were), since a take-over, release or reap on another node does not
+-- wait for a row lock of this node, but certification fails whichever of
+-- it and the guarded transaction comes second.
 CREATE PROCEDURE IF NOT EXISTS ${guard}(IN holder_id BIGINT,
                                         IN holder MEDIUMTEXT CHARACTER SET utf8mb4,
                                         IN marker VARCHAR(128) CHARACTER SET utf8mb4,
@@ -124,6 +150,7 @@ BEGIN
     DECLARE held BIGINT DEFAULT NULL;
     DECLARE markers BIGINT DEFAULT 0;
     DECLARE message VARCHAR(512);
+${galera_guard}
     -- A shared hold's marker first: once it is locked nobody takes the name
     -- over, so a holder row found live next is still covered by it.
     IF marker <> '' THEN
@@ -134,6 +161,7 @@ BEGIN
      WHERE id = holder_id AND COALESCE(locked_by, '') = holder COLLATE ${collation}
        AND expires > UTC_TIMESTAMP(3)
       LOCK IN SHARE MODE;
+${galera_guard_end}
     IF held IS NULL THEN
         SET message = CONCAT('sqlock: lock "', lock_name,
                              '" is no longer held by this holder (lock row ', holder_id, ')');

@@ -65,6 +65,10 @@ std::string queue_table_name(const std::string& table) {
     return beside(table, "_queue");
 }
 
+std::string fencing_table_name(const std::string& table) {
+    return beside(table, "_fencing");
+}
+
 std::string leaders_table_name(const std::string& table) {
     return beside(table, "_leaders");
 }

@@ -45,6 +45,11 @@ std::string queue_table_name(const std::string& table);
 /// qualified as runs_table_name() does.
 std::string leaders_table_name(const std::string& table);
 
+/// The fencing register of lock table `table`: "<table>_fencing", fitted
+/// and qualified as runs_table_name() does. MariaDB's, used on Galera
+/// (docs/mariadb.md): per name, the largest id handed out for it.
+std::string fencing_table_name(const std::string& table);
+
 /// The guard of lock table `table` (guard.hpp): "<table>_guard", fitted and
 /// qualified as runs_table_name() does; a function on PostgreSQL, a
 /// procedure on MariaDB, a view on SQLite.

@@ -31,6 +31,44 @@ bool says_missing(const error& e) {
            what.find("no such table") != std::string::npos;
 }
 
+// Whether `e`, an error of a transaction guarded on `backend`, may be the
+// database aborting it for a write elsewhere rather than making that write
+// wait: MariaDB on Galera, where certification and the node applying a
+// take-over from another node abort it (1213), and a node that left the
+// cluster cannot commit (1180, 1047).
+bool aborted_by_another_write(const std::string& backend, const error& e) {
+    if (backend != "mariadb") return false;
+    const std::string& code = e.backend_code();
+    return code.rfind("1213/", 0) == 0 || code.rfind("1180/", 0) == 0 ||
+           code.rfind("1047/", 0) == 0;
+}
+
+// After such an abort: lost when `still_held()` says no, else busy; `e`
+// itself when the database cannot say.
+template <typename Held>
+[[noreturn]] void aborted(const error& e, const std::string& name, Held&& still_held) {
+    bool held = true;
+    try {
+        held = still_held();
+    } catch (const error&) {
+        throw e;
+    }
+    const std::string cause = e.what();
+    if (!held)
+        throw error(errc::lost,
+                    "lock '" + detail::printable(name) +
+                        "' is no longer held by this holder: the database aborted its guarded "
+                        "transaction, and nothing of it was committed (" +
+                        cause + ")",
+                    e.backend_code());
+    throw error(errc::busy,
+                "the transaction guarded by lock '" + detail::printable(name) +
+                    "' lost a race with another write, and nothing of it was committed; the "
+                    "lock is still held: roll back and try again (" +
+                    cause + ")",
+                e.backend_code());
+}
+
 void check_usable(Transaction& tx, const GuardStatement& g) {
     if (tx.backend() != g.backend)
         throw error(errc::invalid_argument, "a " + tx.backend() +
@@ -44,10 +82,14 @@ void check_usable(Transaction& tx, const GuardStatement& g) {
                         "alone, and the guard would protect nothing");
 }
 
-void run_guard(Transaction& tx, const GuardStatement& g) {
+// `still_held`: asks the database whether the lock is still this holder's,
+// after an abort by another write.
+template <typename Held>
+void run_guard(Transaction& tx, const GuardStatement& g, Held&& still_held) {
     try {
         tx.run(g.sql, g.params);
     } catch (const error& e) {
+        if (aborted_by_another_write(g.backend, e)) aborted(e, g.name, still_held);
         const std::string what = e.what();
         if (what.find(not_held_text) != std::string::npos)
             throw error(errc::lost,
@@ -100,7 +142,7 @@ void guard(Transaction& tx, const Lock& lock) {
     if (lock.lost())
         throw error(errc::lost, "lock '" + detail::printable(g.name) +
                                     "' was found lost: its guarded transaction must roll back");
-    run_guard(tx, g);
+    run_guard(tx, g, [&] { return lock.held(); });
 }
 
 void guard(Transaction& tx, const LockSet& set) {
@@ -108,11 +150,27 @@ void guard(Transaction& tx, const LockSet& set) {
     for (const GuardStatement& g : all) check_usable(tx, g);
     if (set.lost())
         throw error(errc::lost, "lock set was found lost: its guarded transaction must roll back");
-    for (const GuardStatement& g : all) run_guard(tx, g);
+    for (const GuardStatement& g : all) run_guard(tx, g, [&] { return set.held(); });
 }
 
 void guard(Transaction& tx, const Leadership& leadership) {
     guard(tx, leadership.lock());
+}
+
+void commit_failed(const error& e, const Lock& lock) {
+    if (!lock.active() || !aborted_by_another_write(lock.guard_statement().backend, e)) throw e;
+    aborted(e, lock.name(), [&] { return lock.held(); });
+}
+
+void commit_failed(const error& e, const LockSet& set) {
+    if (!set.active()) throw e;
+    const std::vector<GuardStatement> all = set.guard_statements();
+    if (all.empty() || !aborted_by_another_write(all.front().backend, e)) throw e;
+    aborted(e, all.front().name, [&] { return set.held(); });
+}
+
+void commit_failed(const error& e, const Leadership& leadership) {
+    commit_failed(e, leadership.lock());
 }
 
 namespace detail {

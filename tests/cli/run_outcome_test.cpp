@@ -1,5 +1,5 @@
 // The exit status of `sqlock run` after its job ran, from what happened
-// (tools/sqlock/run_outcome.hpp): each precedence, without a process or a
+// (tools/sqlock/run/run_outcome.hpp): each precedence, without a process or a
 // database. The end-to-end behaviour is in run_test.cpp and the fencing
 // suite.
 #include <signal.h>
@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "exit_codes.hpp"
-#include "run_outcome.hpp"
-#include "supervisor.hpp"
+#include "common/exit_codes.hpp"
+#include "run/run_outcome.hpp"
+#include "run/supervisor.hpp"
 
 using namespace sqlock_cli;
 

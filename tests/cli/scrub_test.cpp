@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "cli_harness.hpp"
-#include "password_scrub.hpp"
+#include "common/password_scrub.hpp"
 #include "text.hpp"
 
 using namespace cli_test;

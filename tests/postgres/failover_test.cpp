@@ -15,6 +15,7 @@
 // Needs $SQLOCK_TEST_PG_SCRIPT (the scripts' directory is taken from it).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -183,6 +184,16 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
         },
         10s));
     check_standby_refuses(pair, table);
+    // The doctor on the primary: an asynchronous standby is a problem for
+    // locks (a crash failover to it can lose them), a synchronous one is not.
+    {
+        const sqlock::Diagnosis d =
+            sqlock::Locker(pair.primary_url, locker_options().table(table)).diagnose();
+        const bool warned = std::any_of(d.problems.begin(), d.problems.end(), [](const auto& p) {
+            return p.find("from this primary asynchronously") != std::string::npos;
+        });
+        CHECK(warned == (mode == "async"));
+    }
 
     // One lock taken just before the primary goes away: with synchronous
     // replication, its commit returned only once the standby had flushed it.

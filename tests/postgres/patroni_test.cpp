@@ -780,7 +780,11 @@ TEST_CASE(
         INFO(first.err);
         REQUIRE(first.code == 0);
     }
+    // The doctor says what is at stake before anything is lost.
     const Outcome doctor_before = cli(url, {"--table", table, "doctor"});
+    CHECK(doctor_before.code == 78);
+    CHECK_THAT(doctor_before.out + doctor_before.err,
+               Catch::Matchers::Contains("from this primary asynchronously"));
 
     // The primary dies with them unsent; Patroni fails over to a standby
     // within maximum_lag_on_failover (1 MB: a lock row is a few hundred bytes).

@@ -115,6 +115,12 @@ struct BackendHooks {
     std::string (*grant_guard_use_sql)(const std::string& table,
                                        const std::string& account) = nullptr;
 
+    /// A server backend with a table of its own beside the lock table
+    /// (MariaDB's fencing register): the statement that lets `account` use
+    /// it. Null where there is none.
+    std::string (*grant_own_tables_sql)(const std::string& table,
+                                        const std::string& account) = nullptr;
+
     /// sqlock::error::backend_code() of a statement the server refused for
     /// lack of a privilege on the table.
     std::string privilege_denied_code;

@@ -18,9 +18,14 @@
 // suites' runs through PgBouncer (tests/CMakeLists.txt, add_pooled_suite) set
 // SQLOCK_TEST_PG_URL_FROM=SQLOCK_TEST_PGBOUNCER_TRANSACTION_URL, ... and
 // SQLOCK_TEST_REQUIRE_PG_FROM=SQLOCK_TEST_REQUIRE_PGBOUNCER. That URL replaces
-// the backend's for this process and the programs it runs.
+// the backend's for this process and the programs it runs. Or, in
+// <URL variable>_FILE, the file a server started by a ctest fixture wrote
+// its URL to (MariaDB's run against a node of the Galera suites' cluster,
+// tests/mariadb/): a file that is missing or empty is no server.
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "backend_needs.hpp"
 #include "catch_session.hpp"
@@ -44,15 +49,21 @@ int main(int argc, char* argv[]) {
         const std::string require_from = env(server.require_variable + "_FROM");
         const std::string require_var =
             from.empty() || require_from.empty() ? server.require_variable : require_from;
-        const std::string url = env(url_var);
+        const std::string file = env(server.url_variable + "_FILE");
+        std::string url = env(url_var);
+        if (!file.empty()) {
+            std::ifstream in(file);
+            std::getline(in, url);
+        }
         if (url.empty()) {
             if (env(require_var) == "1") {
-                std::fprintf(stderr, "%s is not set but %s=1\n", url_var.c_str(),
-                             require_var.c_str());
+                std::fprintf(stderr, "%s is not set but %s=1\n",
+                             file.empty() ? url_var.c_str() : file.c_str(), require_var.c_str());
                 return 1;
             }
-            setup.skip_all = "no " + server.title + " server (set " + url_var + ")";
-        } else if (url_var != server.url_variable) {
+            setup.skip_all = "no " + server.title + " server (" +
+                             (file.empty() ? "set " + url_var : "no URL in " + file) + ")";
+        } else if (url_var != server.url_variable || !file.empty()) {
             // Before any thread exists: setenv is not thread-safe.
             setenv(server.url_variable.c_str(), url.c_str(), 1);
         }

@@ -264,6 +264,8 @@ void grant_table_use(const Database& db, const std::string& account) {
                      "_leaders TO " + account);
     if (const auto guard = backend_context().hooks.grant_guard_use_sql)
         exec_sql(db, guard(db.table, account));
+    if (const auto own = backend_context().hooks.grant_own_tables_sql)
+        exec_sql(db, own(db.table, account));
 }
 
 Database least_privileged(const Database& db) {

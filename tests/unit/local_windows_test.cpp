@@ -1,4 +1,4 @@
-// Once-per windows in a time zone (tools/sqlock/local_windows.hpp) at given
+// Once-per windows in a time zone (tools/sqlock/common/local_windows.hpp) at given
 // instants, across both DST changes of 2026 in Europe/Berlin (last Sunday
 // of March: 02:00 CET becomes 03:00 CEST at 01:00 UTC; last Sunday of
 // October: 03:00 CEST becomes 02:00 CET at 01:00 UTC) and in a zone south
@@ -8,8 +8,8 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "exit_codes.hpp"
-#include "local_windows.hpp"
+#include "common/exit_codes.hpp"
+#include "common/local_windows.hpp"
 
 using namespace std::chrono_literals;
 using sqlock_cli::local_window;

@@ -202,9 +202,10 @@ TEST_CASE("the MariaDB bench's layered rows send the backend's own batches",
     };
     // The turn, then the queue gate of a caller without a place in line,
     // are sqlock's own acquire batch.
-    const std::string turn = sql::acquire(target, name, 1h, owner, 0ms, QueueGate::none(), false);
-    const std::string gated =
-        sql::acquire(target, name, 1h, owner, 0ms, QueueGate{name, INT64_MAX}, false);
+    const std::string turn =
+        sql::acquire(target, sql::Protocol{}, name, 1h, owner, 0ms, QueueGate::none(), false);
+    const std::string gated = sql::acquire(target, sql::Protocol{}, name, 1h, owner, 0ms,
+                                           QueueGate{name, INT64_MAX}, false);
     CHECK(layer(2) == turn);
     CHECK(layer(3) == gated);
     // The batch alone is the same insert and read, the name not waiting on

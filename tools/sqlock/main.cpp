@@ -1,15 +1,15 @@
 // sqlock: named locks and counting semaphores in a SQL table, from the shell.
 //
-// main() only dispatches (the commands live in cmd_*.cpp) and is the one
+// main() only dispatches (the commands live in commands/) and is the one
 // place where every failure becomes a single "sqlock: ..." line on stderr and
-// an exit code (exit_codes.hpp): nothing escapes as an uncaught exception.
+// an exit code (common/exit_codes.hpp): nothing escapes as an uncaught exception.
 #include <cxxopts.hpp>
 
-#include "command_line.hpp"
-#include "commands.hpp"
-#include "exit_codes.hpp"
-#include "output.hpp"
-#include "password_scrub.hpp"
+#include "common/command.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
+#include "common/output.hpp"
+#include "common/password_scrub.hpp"
 #include "sqlock/backends.hpp"
 #include "sqlock/config.hpp"
 #include "sqlock/error.hpp"

@@ -5,9 +5,15 @@
 // (pkg-config libmariadb).
 //
 //     mysql_query(db, "START TRANSACTION");
-//     sqlock::mariadb::guard(db, lock);  // errc::lost: ROLLBACK
+//     sqlock::mariadb::guard(db, lock);   // errc::lost: ROLLBACK
 //     ... writes ...
-//     mysql_query(db, "COMMIT");
+//     sqlock::mariadb::commit(db, lock);  // errc::lost: it was taken over
+//
+// On Galera a take-over on another node does not wait for the guarded
+// transaction: certification, or the node applying the take-over, aborts
+// it (error 1213), at a statement after the guard or at the COMMIT.
+// commit() says which lock that was about (errc::lost); a statement of
+// yours that fails so can be handed to sqlock::commit_failed() too.
 #pragma once
 
 #include <mysql.h>
@@ -120,6 +126,40 @@ inline void guard(MYSQL* db, const LockSet& set) {
 inline void guard(MYSQL* db, const Leadership& leadership) {
     MariadbTransaction t(db);
     sqlock::guard(t, leadership);
+}
+
+/// Commits `db`'s transaction, guarded by `lock`. Throws what
+/// sqlock::commit_failed() makes of a failed COMMIT: errc::lost naming the
+/// lock when the database aborted the transaction because the lock is no
+/// longer this holder's (Galera: taken over on another node), errc::busy
+/// when it aborted it although the lock is still held (roll back and try
+/// again), errc::connection when the link broke, else errc::backend with
+/// the server's code.
+inline void commit(MYSQL* db, const Lock& lock);
+inline void commit(MYSQL* db, const LockSet& set);
+inline void commit(MYSQL* db, const Leadership& leadership);
+
+namespace detail {
+// COMMIT, its failure said by commit_failed() for what guards it.
+template <typename Guarding>
+void commit_guarded(MYSQL* db, const Guarding& guarding) {
+    MariadbTransaction t(db);
+    try {
+        t.run("COMMIT", {});
+    } catch (const error& e) {
+        commit_failed(e, guarding);
+    }
+}
+}  // namespace detail
+
+inline void commit(MYSQL* db, const Lock& lock) {
+    detail::commit_guarded(db, lock);
+}
+inline void commit(MYSQL* db, const LockSet& set) {
+    detail::commit_guarded(db, set);
+}
+inline void commit(MYSQL* db, const Leadership& leadership) {
+    detail::commit_guarded(db, leadership);
 }
 
 /// Locker::lock_transaction over a MYSQL* with an open transaction.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "base/validate.hpp"
@@ -59,13 +60,29 @@ class MariaBackend final : public Backend {
                                                      const std::string& locked_by, duration lease,
                                                      duration wait) override {
         const std::string& T = target_->quoted_table;
-        const std::string key = "'" + mariadb::sql::turn_key(*target_, lock_name) + "'";
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%lld.%03lld",
-                      static_cast<long long>(wait.count() / 1000),
-                      static_cast<long long>(wait.count() % 1000));
-        const auto turn = tx.run("SELECT GET_LOCK(" + key + ", " + seconds + ")", {});
-        if (turn.empty() || turn[0].empty() || turn[0][0].value_or("0") != "1") return std::nullopt;
+        // Our own connection says how turns are taken and ids drawn here
+        // (mariadb_statements.hpp): on Galera no turn, and the id goes to
+        // the fencing register in the caller's transaction.
+        const mariadb::sql::Protocol p = static_cast<mariadb::MariaConnection&>(own).protocol();
+        const std::string take = mariadb::sql::transaction_turn(*target_, p, lock_name, wait);
+        if (!take.empty()) {
+            std::vector<Transaction::row> turn;
+            try {
+                turn = tx.run(take, {});
+            } catch (const error& e) {
+                // A server that refuses GET_LOCK: row turns from now on,
+                // which take none here.
+                if (e.backend_code().rfind("1235/", 0) != 0 ||
+                    std::string(e.what()).find("GET_LOCK") == std::string::npos)
+                    throw;
+                target_->refuse_get_lock();
+                return try_lock_transaction(tx, own, lock_name, locked_by, lease, wait);
+            }
+            if (turn.empty() || turn[0].empty() || turn[0][0].value_or("0") != "1")
+                return std::nullopt;
+        }
+        const std::string give_back_turn =
+            mariadb::sql::transaction_turn_back(*target_, p, lock_name);
         // Another transaction's row of the name, not committed yet, is
         // waited for by InnoDB's row lock wait: bounded by the wait for this
         // attempt (whole seconds, InnoDB's unit), the session's own bound
@@ -76,30 +93,38 @@ class MariaBackend final : public Backend {
         std::optional<std::int64_t> taken;
         try {
             tx.run("SET SESSION innodb_lock_wait_timeout = " + std::to_string(bound), {});
-            taken = insert_and_delete(tx, own, T, lock_name, locked_by, lease);
+            taken =
+                insert_and_delete(tx, own, T, lock_name, locked_by, lease,
+                                  mariadb::sql::transaction_row_turn(*target_, p, lock_name),
+                                  [&](const std::string& id) {
+                                      return mariadb::sql::register_id(*target_, p, lock_name, id);
+                                  });
         } catch (const error& e) {
-            give_back(tx, key, restore);
+            give_back(tx, give_back_turn, restore);
             // 1205: that row's transaction outlasted the wait (only the
             // statement is undone).
             if (e.backend_code().rfind("1205/", 0) == 0) return std::nullopt;
             throw;
         } catch (...) {
-            give_back(tx, key, restore);
+            give_back(tx, give_back_turn, restore);
             throw;
         }
-        give_back(tx, key, restore);
+        give_back(tx, give_back_turn, restore);
         return taken;
     }
     void diagnose(Diagnosis& out) override { mariadb::diagnose(*target_, out); }
 
   private:
-    static std::optional<std::int64_t> insert_and_delete(Transaction& tx, Connection& own,
-                                                         const std::string& T,
-                                                         const std::string& lock_name,
-                                                         const std::string& locked_by,
-                                                         duration lease) {
+    // `row_turn`: the statement that takes the name's row turn ("" for
+    // none); `registered(id)`: the one that writes id `id` (as SQL) to the
+    // fencing register, "" for none.
+    static std::optional<std::int64_t> insert_and_delete(
+        Transaction& tx, Connection& own, const std::string& T, const std::string& lock_name,
+        const std::string& locked_by, duration lease, const std::string& row_turn,
+        const std::function<std::string(const std::string&)>& registered) {
         const std::optional<Row> row = own.find(lock_name);
         if (row && row->seconds_left > 0) return std::nullopt;
+        if (!row_turn.empty()) tx.run(row_turn, {});
         if (row)
             tx.run("DELETE FROM " + T + " WHERE id = " + std::to_string(row->id) +
                        " AND expires <= UTC_TIMESTAMP(3)",
@@ -127,17 +152,36 @@ class MariaBackend final : public Backend {
         }
         const auto id = tx.run("SELECT LAST_INSERT_ID()", {});
         const std::string inserted = id.at(0).at(0).value_or("0");
+        // Galera: the id to the name's register. Refused (4025): another
+        // node handed out a larger one meanwhile, which this draw did not
+        // see; the transaction holds our row's lock, so no waiting on.
+        if (const std::string write = registered(inserted); !write.empty()) {
+            try {
+                tx.run(write, {});
+            } catch (const error& e) {
+                if (e.backend_code().rfind("4025/", 0) == 0 ||
+                    e.backend_code().rfind("3819/", 0) == 0)
+                    throw error(errc::busy,
+                                "lock '" + text::printable(lock_name) +
+                                    "' was taken on another node while this transaction took it, "
+                                    "and the transaction now holds a lock on its row: roll it "
+                                    "back and try again",
+                                e.backend_code());
+                throw;
+            }
+        }
         tx.run("DELETE FROM " + T + " WHERE id = " + inserted, {});
         return std::stoll(inserted);
     }
 
-    // The turn `key`, and the session's lock wait bound `restore`.
-    static void give_back(Transaction& tx, const std::string& key,
+    // The statement that gives the turn back (none: ""), and the session's
+    // lock wait bound `restore`.
+    static void give_back(Transaction& tx, const std::string& give_back_turn,
                           const std::string& restore) noexcept {
         try {
             tx.run("SET SESSION innodb_lock_wait_timeout = " + std::to_string(std::stoll(restore)),
                    {});
-            tx.run("DO RELEASE_LOCK(" + key + ")", {});
+            if (!give_back_turn.empty()) tx.run(give_back_turn, {});
         } catch (...) {
             // The session's end gives them back; a broken link already has.
         }

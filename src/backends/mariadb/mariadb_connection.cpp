@@ -65,6 +65,13 @@ std::vector<StatementResult> MariaConnection::run(const std::string& sql, const 
         Failure f;
         std::vector<StatementResult> rs = link_.run(sql, limit(), what, &f);
         if (f.code == 0) return rs;
+        // The batch's causal() read failed: this node could not catch up
+        // with the cluster (Galera answers a wait for it that ran out, or a
+        // node outside the primary component, with 1205). Unavailable: the
+        // next connection goes to another node.
+        if (rs.empty() && link_.galera() && f.code == ER_LOCK_WAIT_TIMEOUT &&
+            sql.rfind(causal(), 0) == 0)
+            link_.give_up(f, what);
         // The server rolled the statement back: running it again is safe,
         // and the other side of the deadlock has gone ahead meanwhile.
         if (f.code == ER_LOCK_DEADLOCK && attempt < 4) continue;
@@ -81,18 +88,36 @@ void MariaConnection::init_schema() {
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
     const bool tables = !found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() &&
-                        has_pauses() && has_queue() && has_leaders();
-    if (tables) {
+                        has_pauses() && has_queue() && has_leaders() &&
+                        table_is_there(target_->quoted_fencing);
+    // Galera: a guard made before its Galera check (a definition this
+    // user may read that lacks it) is made again.
+    bool outdated_guard = false;
+    if (tables || link_.galera()) {
         auto guard = run(sql::guard_exists(*target_), "creating the lock table", {});
         const auto& guards = last_rows(*target_, guard, "creating the lock table");
-        if (!guards.rows.empty() && as_bool(guards.rows[0].at(0))) return;
+        const bool there = !guards.rows.empty() && as_bool(guards.rows[0].at(0));
+        if (there && link_.galera()) {
+            auto current = run(sql::guard_is_current(*target_), "creating the lock table", {});
+            const auto& rows = last_rows(*target_, current, "creating the lock table");
+            outdated_guard =
+                !rows.rows.empty() && rows.rows[0].at(0) && !as_bool(rows.rows[0].at(0));
+        }
+        if (tables && there && !outdated_guard) return;
     }
+    if (outdated_guard)
+        run("DROP PROCEDURE IF EXISTS " + target_->quoted_guard, "creating the lock table", {});
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
     const std::string collation = names.rows.empty() ? "utf8mb4_bin" : as_text(names.rows[0].at(0));
+    // Galera's variables (any MariaDB's): the guard gets its Galera check.
+    auto wsrep = run("SHOW SESSION VARIABLES WHERE Variable_name = 'wsrep_on'",
+                     "creating the lock table", {});
+    const bool has_wsrep = !last_rows(*target_, wsrep, "creating the lock table").rows.empty();
     Failure f;
-    link_.run(sql::schema_script(*target_, collation), limit(), "creating the lock table", &f);
+    link_.run(sql::schema_script(*target_, collation, has_wsrep), limit(),
+              "creating the lock table", &f);
     if (f.code == 0) return;
     // The tables are there and only the guard is not listed: information_schema
     // shows a routine only to those with a privilege on it, and an account
@@ -197,6 +222,19 @@ std::vector<std::string> MariaConnection::missing_privileges() {
         {"DELETE on the queue table", "DELETE FROM " + Q + " WHERE 1 = 0"},
     };
     if (has_queue()) probes.insert(probes.end(), std::begin(queue_probes), std::end(queue_probes));
+    // The fencing register, where it is used: on Galera, or where GET_LOCK
+    // was refused (row turns).
+    const std::string& F = target_->quoted_fencing;
+    const std::pair<const char*, std::string> fencing_probes[] = {
+        {"SELECT on the fencing register", "SELECT name, last_id FROM " + F + " WHERE 1 = 0"},
+        {"INSERT on the fencing register",
+         "INSERT INTO " + F +
+             " (name, last_id, written) SELECT '', 0, UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
+        {"UPDATE on the fencing register", "UPDATE " + F + " SET last_id = 0 WHERE 1 = 0"},
+        {"DELETE on the fencing register", "DELETE FROM " + F + " WHERE 1 = 0"},
+    };
+    if (protocol().row_turns && table_is_there(F))
+        probes.insert(probes.end(), std::begin(fencing_probes), std::end(fencing_probes));
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
@@ -237,24 +275,24 @@ AcquireResult MariaConnection::try_acquire(const std::string& lockstring, durati
     };
     AcquireResult out = run_acquire(
         what, lockstring, gate,
-        [&](duration wait) {
-            return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, false);
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::acquire(*target_, p, lockstring, lease, locked_by, wait, gate, false);
         },
         ours_gone);
     if (out.acquired || !out.holder || out.holder->seconds_left > 0) return out;
-    return run_acquire(what, lockstring, gate, [&](duration wait) {
-        return sql::acquire(*target_, lockstring, lease, locked_by, wait, gate, true);
+    return run_acquire(what, lockstring, gate, [&](const sql::Protocol& p, duration wait) {
+        return sql::acquire(*target_, p, lockstring, lease, locked_by, wait, gate, true);
     });
 }
 
 AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int capacity,
                                                 duration lease, const std::string& locked_by,
                                                 int* slot_out, const QueueGate& gate) {
-    AcquireResult out = run_acquire(describe("acquiring a slot of semaphore", name),
-                                    slot_lockstring(name, 1), gate, [&](duration wait) {
-                                        return sql::acquire_slot(*target_, name, capacity, lease,
-                                                                 locked_by, wait, gate);
-                                    });
+    AcquireResult out = run_acquire(
+        describe("acquiring a slot of semaphore", name), slot_lockstring(name, 1), gate,
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::acquire_slot(*target_, p, name, capacity, lease, locked_by, wait, gate);
+        });
     // A live slot of ours: an earlier statement of ours took it.
     claim_own_holder(out, locked_by);
     if (out.acquired) *slot_out = slot_number(out.acquired->lockstring, name, capacity);
@@ -263,7 +301,7 @@ AcquireResult MariaConnection::try_acquire_slot(const std::string& name, int cap
 
 AcquireResult MariaConnection::run_acquire(
     const std::string& what, const std::string& turn_of, const QueueGate& gate,
-    const std::function<std::string(duration)>& batch,
+    const std::function<std::string(const sql::Protocol&, duration)>& batch,
     const std::function<AcquireResult(std::int64_t)>& inserted_then_gone) {
     const auto until = limit();
     // The turn is normally held for a fraction of a millisecond; wait for it
@@ -275,7 +313,8 @@ AcquireResult MariaConnection::run_acquire(
     std::vector<StatementResult> rs;
     for (;;) {
         f = Failure{};
-        rs = link_.run(batch(wait), until, what, &f);
+        const sql::Protocol p = protocol();
+        rs = link_.run(batch(p, wait), until, what, &f);
         // A deadlock rolled the whole transaction back, or (on a server in
         // innodb_autoinc_lock_mode=0, where every insert takes the table's
         // AUTO-INC lock) the id could not be drawn: a fresh attempt is safe.
@@ -283,9 +322,15 @@ AcquireResult MariaConnection::run_acquire(
         // times: inserts of neighbouring names deadlock on the unique
         // index's gap locks (InnoDB takes them for the duplicate check even
         // in READ COMMITTED), and under load a few times in a row; giving
-        // up early would call a free name busy.
-        const bool retryable = f.code == ER_LOCK_DEADLOCK || f.code == ER_AUTOINC_READ_FAILED;
-        if (!retryable || clock::now() >= until) break;
+        // up early would call a free name busy. On Galera also a lost
+        // certification, and an id the fencing register refused: a fresh
+        // attempt draws a new one (lost_race()). A server that refuses
+        // GET_LOCK: the same again with row turns.
+        if (turned_away(f, p)) {
+            give_back_turn(turn_of, what);
+            continue;
+        }
+        if (!lost_race(f.code) || clock::now() >= until) break;
         give_back_turn(turn_of, what);
     }
     if (f.code != 0) {
@@ -293,8 +338,7 @@ AcquireResult MariaConnection::run_acquire(
         // A row lock held too long, or a deadlock the server broke: the name
         // is contended; the caller waits and tries again. ER_BAD_NULL_ERROR:
         // the turn did not come in time (the batch inserts no name then).
-        if (f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
-            f.code == ER_AUTOINC_READ_FAILED || f.code == ER_BAD_NULL_ERROR) {
+        if (turn_missed(f.code) || lost_race(f.code)) {
             AcquireResult out;
             // Behind a gate, mostly that: waiters were queued ahead.
             out.queued = gate.active() && f.code == ER_BAD_NULL_ERROR;
@@ -322,6 +366,23 @@ AcquireResult MariaConnection::run_acquire(
     return out;
 }
 
+sql::Protocol MariaConnection::protocol() const {
+    // Galera: GET_LOCK is one node's, so a turn is a row lock (which is
+    // also there on releases that refuse GET_LOCK), and ids go through the
+    // register. Elsewhere GET_LOCK, unless the server refused it.
+    sql::Protocol p;
+    p.row_turns = link_.galera() || target_->get_lock_refused();
+    p.register_ids = link_.galera();
+    return p;
+}
+
+bool MariaConnection::turned_away(const Failure& f, const sql::Protocol& used) {
+    // Row turns call no GET_LOCK: a refusal there is something else.
+    if (used.row_turns || !refuses_get_lock(f)) return false;
+    target_->refuse_get_lock();
+    return true;
+}
+
 duration MariaConnection::turn_wait() const {
     const auto left = std::chrono::duration_cast<duration>(limit() - clock::now());
     return std::max(duration::zero(), left * 3 / 4);
@@ -337,11 +398,16 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
     std::vector<StatementResult> rs;
     for (;;) {
         f = Failure{};
-        rs = link_.run(sql::acquire_shared(*target_, name, own, lease, locked_by, wait, gate),
+        const sql::Protocol p = protocol();
+        rs = link_.run(sql::acquire_shared(*target_, p, name, own, lease, locked_by, wait, gate),
                        until, what, &f);
-        // As try_acquire(): a deadlock or an id not drawn rolled it all back.
-        const bool retryable = f.code == ER_LOCK_DEADLOCK || f.code == ER_AUTOINC_READ_FAILED;
-        if (!retryable || clock::now() >= until) break;
+        // As try_acquire(): a deadlock, a lost certification or an id not
+        // drawn (or drawn out of order) rolled it all back.
+        if (turned_away(f, p)) {
+            give_back_turn(name, what);
+            continue;
+        }
+        if (!lost_race(f.code) || clock::now() >= until) break;
         give_back_turn(name, what);
     }
     AcquireResult out;
@@ -355,9 +421,7 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
     // first (the marker's NULL name), the name is held exclusively (our
     // row's NULL name), or our row is there already (a retry after a lost
     // answer: claimed by the caller).
-    const bool contended = f.code == ER_BAD_NULL_ERROR || f.code == ER_DUP_ENTRY ||
-                           f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
-                           f.code == ER_AUTOINC_READ_FAILED;
+    const bool contended = turn_missed(f.code) || lost_race(f.code) || f.code == ER_DUP_ENTRY;
     if (!contended) throw_failure(*target_, f, what);
     auto found = run(sql::shared_refusal(*target_, name, own), "reading the holder of", name);
     bool first = true;
@@ -377,13 +441,13 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
     return out;
 }
 
-std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
+std::vector<StatementResult> MariaConnection::run_turned(const Batch& build,
                                                          const std::string& name, const char* doing,
                                                          const std::string& subject) {
-    return run_turned(sql, std::vector<std::string>{name}, doing, subject);
+    return run_turned(build, std::vector<std::string>{name}, doing, subject);
 }
 
-std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
+std::vector<StatementResult> MariaConnection::run_turned(const Batch& build,
                                                          const std::vector<std::string>& names,
                                                          const char* doing,
                                                          const std::string& subject) {
@@ -391,23 +455,31 @@ std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
     const auto until = limit();
     Failure f;
     std::vector<StatementResult> rs;
+    bool missed = false;
     for (;;) {
         f = Failure{};
-        rs = link_.run(sql, until, what, &f);
+        const sql::Protocol p = protocol();
+        rs = link_.run(build(p, turn_wait()), until, what, &f);
         if (f.code == 0) break;
         try {
-            link_.run("ROLLBACK; " + sql::release_set_turns(*target_, names), limit(), what);
+            link_.run("ROLLBACK; " + sql::release_set_turns(*target_, p, names), limit(), what);
         } catch (const error&) {
             // A broken link ends both with the session.
         }
+        if (turned_away(f, p)) continue;
+        // A row turn's wait ran out: as GET_LOCK's no, below.
+        if (f.code == ER_STATEMENT_TIMEOUT) {
+            missed = true;
+            break;
+        }
         // A deadlock rolled the transaction back (rows of neighbouring
-        // names share index gaps): a fresh attempt is safe, while the
-        // bound lasts.
+        // names share index gaps), or on Galera a certification was lost:
+        // a fresh attempt is safe, while the bound lasts.
         if (f.code != ER_LOCK_DEADLOCK || clock::now() >= until) throw_failure(*target_, f, what);
     }
     for (const StatementResult& r : rs) {
-        if (!r.has_rows) continue;
-        if (r.rows.empty() || !as_bool(r.rows[0].at(0)))
+        if (!r.has_rows && !missed) continue;
+        if (missed || r.rows.empty() || !as_bool(r.rows[0].at(0)))
             throw error(errc::busy,
                         target_->redact("the turn of lock '" + printable(names.front()) +
                                         "' did not come in time while " + what + " [" +
@@ -420,8 +492,11 @@ std::vector<StatementResult> MariaConnection::run_turned(const std::string& sql,
 std::optional<Row> MariaConnection::renew_shared(std::int64_t id, const std::string& name,
                                                  const std::string& locked_by, duration lease) {
     const std::string subject = std::to_string(id);
-    auto rs = run_turned(sql::renew_shared(*target_, id, name, locked_by, lease, turn_wait()), name,
-                         "renewing shared lock id", subject);
+    auto rs = run_turned(
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::renew_shared(*target_, p, id, name, locked_by, lease, wait);
+        },
+        name, "renewing shared lock id", subject);
     const auto& last = last_rows(*target_, rs, describe("renewing shared lock id", subject));
     if (last.rows.empty()) return std::nullopt;
     return read_row(last.rows[0], 0);
@@ -431,8 +506,11 @@ ReleaseOutcome MariaConnection::release_shared(std::int64_t id, const std::strin
                                                const std::string& name,
                                                const std::string& locked_by, duration min_hold) {
     const std::string subject = std::to_string(id);
-    auto rs = run_turned(sql::release_shared(*target_, id, name, locked_by, min_hold, turn_wait()),
-                         name, "releasing shared lock id", subject);
+    auto rs = run_turned(
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::release_shared(*target_, p, id, name, locked_by, min_hold, wait);
+        },
+        name, "releasing shared lock id", subject);
     const auto& last = last_rows(*target_, rs, describe("releasing shared lock id", subject));
     if (last.rows.empty()) return ReleaseOutcome::lost;
     if (as_int64(last.rows[0].at(0)) > 0) return ReleaseOutcome::kept;
@@ -443,7 +521,7 @@ void MariaConnection::give_back_turn(const std::string& lockstring, const std::s
     // The batch stopped part-way, perhaps in its transaction and holding the
     // turn: end the one, give the other back.
     try {
-        link_.run(sql::release_turn(*target_, lockstring), limit(), what);
+        link_.run(sql::release_turn(*target_, protocol(), lockstring), limit(), what);
     } catch (const error&) {
         // A broken link ends both with the session.
     }
@@ -457,8 +535,12 @@ SetAcquireResult MariaConnection::try_acquire_set(const std::vector<std::string>
     // The turns wait up to three quarters of this round trip's bound, as
     // try_acquire()'s one turn does.
     const duration wait = turn_wait();
-    return take_set(sql::acquire_set(*target_, lockstrings, lease, locked_by, wait, yield_to_queue),
-                    until, lockstrings, lockstrings, lockstrings.size(), yield_to_queue, what);
+    return take_set(
+        [&](const sql::Protocol& p) {
+            return sql::acquire_set(*target_, p, lockstrings, lease, locked_by, wait,
+                                    yield_to_queue);
+        },
+        until, lockstrings, lockstrings, lockstrings.size(), yield_to_queue, what);
 }
 
 SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<ClaimEntry>& entries,
@@ -474,17 +556,31 @@ SetAcquireResult MariaConnection::try_acquire_mixed_set(const std::vector<ClaimE
     for (const ClaimEntry& e : entries)
         if (e.shared()) rows.push_back(e.shared_row);
     return take_set(
-        sql::acquire_mixed_set(*target_, entries, lease, locked_by, wait, yield_to_queue), until,
-        names, rows, entries.size(), yield_to_queue, what);
+        [&](const sql::Protocol& p) {
+            return sql::acquire_mixed_set(*target_, p, entries, lease, locked_by, wait,
+                                          yield_to_queue);
+        },
+        until, names, rows, entries.size(), yield_to_queue, what);
 }
 
-SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_point until,
-                                           const std::vector<std::string>& names,
-                                           const std::vector<std::string>& rows,
-                                           std::size_t expected, bool yield_to_queue,
-                                           const std::string& what) {
+SetAcquireResult MariaConnection::take_set(
+    const std::function<std::string(const sql::Protocol&)>& build, clock::time_point until,
+    const std::vector<std::string>& names, const std::vector<std::string>& rows,
+    std::size_t expected, bool yield_to_queue, const std::string& what) {
     Failure f;
-    std::vector<StatementResult> rs = link_.run(sql, until, what, &f);
+    std::vector<StatementResult> rs;
+    sql::Protocol p;
+    for (;;) {
+        f = Failure{};
+        p = protocol();
+        rs = link_.run(build(p), until, what, &f);
+        if (!turned_away(f, p)) break;
+        try {
+            link_.run("ROLLBACK", limit(), what);
+        } catch (const error&) {
+            // A broken link ends it with the session.
+        }
+    }
     SetAcquireResult out;
     if (f.code == 0) {
         for (const auto& r : last_rows(*target_, rs, what).rows)
@@ -495,16 +591,15 @@ SetAcquireResult MariaConnection::take_set(const std::string& sql, clock::time_p
                                                    what + " [" + target_->redacted_url + "]"));
     }
     try {
-        link_.run("ROLLBACK; " + sql::release_set_turns(*target_, names), limit(), what);
+        link_.run("ROLLBACK; " + sql::release_set_turns(*target_, p, names), limit(), what);
     } catch (const error&) {
         // A broken link ends both with the session.
     }
     // Not taken (nothing written): a turn that did not come, a name held
     // or waited for (the NULL name, 1048), another program's row (1062), a
-    // row lock or deadlock the server broke. The holders say by whom.
-    const bool contended = f.code == ER_BAD_NULL_ERROR || f.code == ER_DUP_ENTRY ||
-                           f.code == ER_LOCK_WAIT_TIMEOUT || f.code == ER_LOCK_DEADLOCK ||
-                           f.code == ER_AUTOINC_READ_FAILED;
+    // row lock or deadlock the server broke, a lost certification, an id
+    // the fencing register refused. The holders say by whom.
+    const bool contended = turn_missed(f.code) || lost_race(f.code) || f.code == ER_DUP_ENTRY;
     if (!contended) throw_failure(*target_, f, what);
     auto hs = run(sql::set_holders(*target_, rows, yield_to_queue),
                   "reading the holders of the lock set of", names.front());
@@ -520,9 +615,11 @@ std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<ClaimEntry>&
                                                   const std::string& locked_by, duration lease) {
     const std::vector<std::string> shared = sql::shared_names(entries);
     const std::string subject = std::to_string(ids.front());
-    auto rs =
-        run_turned(sql::renew_mixed_set(*target_, entries, ids, locked_by, lease, turn_wait()),
-                   shared, "renewing the lock set of id", subject);
+    auto rs = run_turned(
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::renew_mixed_set(*target_, p, entries, ids, locked_by, lease, wait);
+        },
+        shared, "renewing the lock set of id", subject);
     std::vector<Row> rows;
     for (const auto& r :
          last_rows(*target_, rs, describe("renewing the lock set of id", subject)).rows)
@@ -535,8 +632,11 @@ std::size_t MariaConnection::release_mixed_set(const std::vector<ClaimEntry>& en
                                                const std::string& locked_by) {
     const std::vector<std::string> shared = sql::shared_names(entries);
     const std::string subject = std::to_string(ids.front());
-    auto rs = run_turned(sql::release_mixed_set(*target_, entries, ids, locked_by, turn_wait()),
-                         shared, "releasing the lock set of id", subject);
+    auto rs = run_turned(
+        [&](const sql::Protocol& p, duration wait) {
+            return sql::release_mixed_set(*target_, p, entries, ids, locked_by, wait);
+        },
+        shared, "releasing the lock set of id", subject);
     const auto& last = last_rows(*target_, rs, describe("releasing the lock set of id", subject));
     const auto deleted =
         last.rows.empty() ? std::size_t{0} : static_cast<std::size_t>(as_int64(last.rows[0].at(0)));
@@ -567,9 +667,25 @@ std::size_t MariaConnection::release_set(const std::vector<std::int64_t>& ids,
 
 ReleaseOutcome MariaConnection::release_one(std::int64_t id, const std::string& lockstring,
                                             const std::string& locked_by, duration min_hold) {
-    if (min_hold <= duration::zero())
+    if (min_hold <= duration::zero() && !link_.galera())
         return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
                                                        : ReleaseOutcome::lost;
+    if (min_hold <= duration::zero()) {
+        // Galera: the delete marks the register, so that a release sent
+        // again after an answer that did not come (its node stopped, the
+        // cluster stalled meanwhile) and finding no row can tell whether the
+        // first went through: re-read, causally, before saying lost.
+        const std::string what = describe("releasing lock id", std::to_string(id));
+        auto rs = run_transaction(sql::release_registered(*target_, id, lockstring, locked_by),
+                                  "releasing lock id", std::to_string(id));
+        const auto& last = last_rows(*target_, rs, what);
+        if (!last.rows.empty() && as_bool(last.rows[0].at(0))) return ReleaseOutcome::released;
+        auto before = run(causal() + sql::released_before(*target_, id, lockstring),
+                          "releasing lock id", std::to_string(id));
+        const auto& said = last_rows(*target_, before, what);
+        return !said.rows.empty() && as_bool(said.rows[0].at(0)) ? ReleaseOutcome::released
+                                                                 : ReleaseOutcome::lost;
+    }
     const std::string what = describe("releasing lock id", std::to_string(id));
     auto rs = run(sql::release_keeping(*target_, id, locked_by, min_hold), "releasing lock id",
                   std::to_string(id));
@@ -590,11 +706,18 @@ std::optional<Row> MariaConnection::renew_one(std::int64_t id, const std::string
 }
 
 bool MariaConnection::is_held(std::int64_t id, const std::string& locked_by) {
-    auto rs = run(sql::is_held(*target_, id, locked_by), "checking lock id", std::to_string(id));
+    // Galera: after a take-over on another node, not only once it is
+    // applied here.
+    auto rs = run(causal() + sql::is_held(*target_, id, locked_by), "checking lock id",
+                  std::to_string(id));
     return !last_rows(*target_, rs, "checking lock id").rows.empty();
 }
 
 std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
+    // Galera: the fencing register's rows nobody uses go with the expired
+    // lock rows (their count is not the caller's).
+    if (link_.galera())
+        run(sql::purge_register(*target_, batch), "purging the fencing register", {});
     if (has_history()) {
         auto rs =
             run_transaction(sql::purge_with_runs(*target_, batch), "purging expired locks", {});
@@ -619,10 +742,38 @@ std::vector<StatementResult> MariaConnection::run_transaction(const std::string&
     }
 }
 
+std::string MariaConnection::causal() const {
+    // A SELECT under wsrep_sync_wait waits until this node has applied
+    // every commit the cluster had when it began; the statements after it
+    // see at least that.
+    return link_.galera() ? "SET STATEMENT wsrep_sync_wait = 1 FOR SELECT 1;\n" : "";
+}
+
+namespace {
+
+// Galera: the core's statements that must see what another node committed
+// (a run recorded there, a pause, a leader's value, a take-over): every one
+// but the queue's, whose reads only order waiters, and the clock's.
+bool reads_the_cluster(Query key) {
+    switch (key) {
+        case Query::side_tables:  // DDL is applied everywhere before it returns
+        case Query::now_millis:
+        case Query::queue_join:
+        case Query::queue_poll:
+        case Query::queue_leave:
+        case Query::queue_length:
+            return false;
+        default:
+            return true;
+    }
+}
+
+}  // namespace
+
 Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
     const QueryText& text = (*set_)[key];
     const std::string what = describe_query(key, params);
-    const std::string sql = sql::bind(text.sql, params);
+    const std::string sql = (reads_the_cluster(key) ? causal() : "") + sql::bind(text.sql, params);
     std::vector<StatementResult> rs =
         text.mode == QueryText::Mode::transaction
             ? run_transaction("START TRANSACTION;\n" + sql + ";\nCOMMIT", what.c_str(), {})
@@ -665,7 +816,7 @@ unsigned MariaConnection::probe_table(const std::string& quoted) {
 }
 
 std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {
-    auto rs = run(sql::list(*target_, prefix, expired_only), "listing locks", prefix);
+    auto rs = run(causal() + sql::list(*target_, prefix, expired_only), "listing locks", prefix);
     std::vector<Row> rows;
     for (const auto& r : last_rows(*target_, rs, "listing locks").rows)
         rows.push_back(read_row(r, 0));
@@ -673,7 +824,7 @@ std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_o
 }
 
 std::optional<Row> MariaConnection::find(const std::string& lockstring) {
-    auto rs = run(sql::find(*target_, lockstring), "reading lock", lockstring);
+    auto rs = run(causal() + sql::find(*target_, lockstring), "reading lock", lockstring);
     const auto& last = last_rows(*target_, rs, "reading lock");
     if (last.rows.empty()) return std::nullopt;
     return read_row(last.rows[0], 0);

@@ -86,6 +86,15 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
                       const std::string& locked_by) override;
     Rows query(Query key, const std::vector<Value>& params) override;
 
+    /// How this connection's batches take turns and draw ids
+    /// (mariadb_statements.hpp): row turns and the fencing register on
+    /// Galera, row turns where the server refused GET_LOCK.
+    sql::Protocol protocol() const;
+    /// Whether the server is a Galera node.
+    bool galera() const noexcept { return link_.galera(); }
+    /// The host of the URL this connection is to ("127.0.0.1:3306").
+    std::string host_label() const { return link_.host().label(); }
+
     /// The server's version string, as it said at connect.
     const std::string& server_version() const noexcept { return link_.server_version(); }
     /// Runs `sql` for the doctor: its results, bounded like every call.
@@ -100,11 +109,15 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// The end of the next round trip's time: the db_timeout from now, or
     /// the deadline if sooner.
     clock::time_point limit() const;
-    /// Runs a set's batch (`sql`, taking the turns of `names`) by `until`:
+    /// On Galera, the statement that makes the batch it begins read what
+    /// the cluster had committed when it was sent (wsrep_sync_wait), not
+    /// only what this node has applied; "" elsewhere.
+    std::string causal() const;
+    /// Runs a set's batch (`build`'s, taking the turns of `names`) by `until`:
     /// its last result set is our `expected` rows; on a refusal, rolls back,
     /// gives the turns back and reads the live rows among `rows`.
-    SetAcquireResult take_set(const std::string& sql, clock::time_point until,
-                              const std::vector<std::string>& names,
+    SetAcquireResult take_set(const std::function<std::string(const sql::Protocol&)>& build,
+                              clock::time_point until, const std::vector<std::string>& names,
                               const std::vector<std::string>& rows, std::size_t expected,
                               bool yield_to_queue, const std::string& what);
     /// Runs an idempotent batch; retried (four times at most) when the
@@ -114,14 +127,20 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// How long a batch may wait for a name's turn: three quarters of the
     /// round trip's bound (the rest is for its statements).
     duration turn_wait() const;
-    /// A shared hold's renewal or release batch: the turn's answer (its
-    /// first result set) must be yes, else errc::busy; rolled back and the
-    /// turn given back when it fails part-way, and tried again after a
-    /// deadlock while the round trip's bound lasts.
-    std::vector<StatementResult> run_turned(const std::string& sql, const std::string& name,
+    /// Whether `f`, the failure of a batch built for `used`, is the server
+    /// refusing GET_LOCK: the target takes row turns from then on, and the
+    /// batch is built again.
+    bool turned_away(const Failure& f, const sql::Protocol& used);
+    /// A batch built for a protocol and a turn wait.
+    using Batch = std::function<std::string(const sql::Protocol&, duration)>;
+    /// A shared hold's renewal or release batch (`build`'s): the turn's
+    /// answer (its first result set) must be yes, else errc::busy; rolled
+    /// back and the turn given back when it fails part-way, and tried again
+    /// after a deadlock while the round trip's bound lasts.
+    std::vector<StatementResult> run_turned(const Batch& build, const std::string& name,
                                             const char* doing, const std::string& subject);
     /// The same for a batch that takes the turns of `names`.
-    std::vector<StatementResult> run_turned(const std::string& sql,
+    std::vector<StatementResult> run_turned(const Batch& build,
                                             const std::vector<std::string>& names,
                                             const char* doing, const std::string& subject);
     /// After a failed acquire batch: rolls back and releases the turn.
@@ -136,7 +155,7 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// read found none, given the new row's id.
     AcquireResult run_acquire(
         const std::string& what, const std::string& turn_of, const QueueGate& gate,
-        const std::function<std::string(duration)>& batch,
+        const std::function<std::string(const sql::Protocol&, duration)>& batch,
         const std::function<AcquireResult(std::int64_t)>& inserted_then_gone = nullptr);
     /// run() for a batch with a transaction in it: rolled back if it fails
     /// part-way, so the session never keeps it (and its row locks) open.

@@ -42,18 +42,140 @@ std::string count_tables(const std::string& table) {
            " AND TABLE_NAME = " + sql::literal(name) + ")";
 }
 
+// "PT5S" of "key = PT5S" in Galera's provider options ("k = v; k = v"),
+// or "" when it is not there.
+std::string provider_option(const std::string& options, const std::string& key) {
+    const std::size_t at = options.find(key + " = ");
+    if (at == std::string::npos) return "";
+    const std::size_t from = at + key.size() + 3, end = options.find(';', from);
+    return options.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
+// "name" -> value of SHOW's rows.
+std::string shown(const std::vector<StatementResult>& rs, const std::string& name) {
+    for (const StatementResult& r : rs)
+        for (const auto& row : r.rows)
+            if (row.size() >= 2 && row[0] && *row[0] == name && row[1]) return *row[1];
+    return "";
+}
+
+// With a list of hosts, what each one is: a fact per host, as a connection
+// to it alone finds it (within a share of db_timeout: a host that does not
+// answer costs the doctor that).
+void describe_hosts(const MariaTarget& t, Diagnosis& out) {
+    const std::vector<MariaHost>& hosts = t.url.hosts;
+    if (hosts.size() < 2) return;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        std::string value;
+        try {
+            Link link(t, i, Link::clock::now() + t.timeout);
+            const auto rs = link.run(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment',"
+                " 'wsrep_cluster_status', 'wsrep_cluster_size')",
+                Link::clock::now() + t.timeout, "reading a host's state");
+            value = link.galera()
+                        ? "ready: Galera node " + shown(rs, "wsrep_local_state_comment") +
+                              " in the " + shown(rs, "wsrep_cluster_status") + " component of " +
+                              shown(rs, "wsrep_cluster_size") + " nodes"
+                        : "ready (" + link.server_version() + ", no Galera)";
+        } catch (const error& e) {
+            std::string what = e.what();
+            const std::size_t bracket = what.rfind(" [");
+            if (bracket != std::string::npos) what.resize(bracket);
+            value = "not used: " + what;
+        }
+        out.facts.push_back({"host " + hosts[i].label(), t.redact(value)});
+    }
+}
+
+// A Galera node's part (the connection `c` is to one): the cluster as this
+// node sees it, the settings that bear on locks, and what breaks them.
+void describe_galera(MariaConnection& c, const MariaTarget& t, Diagnosis& out) {
+    auto rs = c.run_sql(
+        "SELECT @@wsrep_sync_wait, @@auto_increment_increment, @@auto_increment_offset,"
+        " @@innodb_flush_log_at_trx_commit, @@binlog_format, @@wsrep_OSU_method,"
+        " @@wsrep_provider_options, @@wsrep_node_name;"
+        " SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_cluster_status',"
+        " 'wsrep_local_state_comment', 'wsrep_ready');" +
+            sql::guard_is_current(t),
+        "reading the Galera node's settings");
+    const auto& v = rs.at(0).rows.at(0);
+    const std::string sync_wait = text(v.at(0)), increment = text(v.at(1)), offset = text(v.at(2)),
+                      flush = text(v.at(3)), binlog = text(v.at(4)), osu = text(v.at(5)),
+                      provider = text(v.at(6)), node = text(v.at(7));
+    const std::string size = shown(rs, "wsrep_cluster_size");
+    const std::string suspect = provider_option(provider, "evs.suspect_timeout");
+    const std::string inactive = provider_option(provider, "evs.inactive_timeout");
+    const auto& guard_rows = rs.back().rows;
+    const bool guard_outdated =
+        !guard_rows.empty() && guard_rows[0].at(0) && *guard_rows[0].at(0) == "0";
+    auto fact = [&](std::string key, std::string value) {
+        out.facts.push_back({std::move(key), t.redact(value)});
+    };
+    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    fact("galera cluster",
+         size + " nodes in the " + shown(rs, "wsrep_cluster_status") + " component; this node (" +
+             c.host_label() + (node.empty() ? "" : ", " + node) + ") " +
+             shown(rs, "wsrep_local_state_comment") + ", wsrep_ready " + shown(rs, "wsrep_ready"));
+    fact("galera settings",
+         "wsrep_sync_wait = " + sync_wait + ", auto_increment_increment = " + increment +
+             ", auto_increment_offset = " + offset + ", innodb_flush_log_at_trx_commit = " + flush +
+             ", binlog_format = " + binlog + ", wsrep_OSU_method = " + osu +
+             ", evs.suspect_timeout = " + suspect + ", evs.inactive_timeout = " + inactive);
+    fact("galera reads",
+         "sqlock's own reads of lock rows, runs, pauses and leaders wait for the cluster "
+         "(wsrep_sync_wait for the statement), the queue's do not" +
+             std::string(sync_wait == "0"
+                             ? "; a job's own reads of what another node wrote do not either "
+                               "(wsrep_sync_wait = 0): its guard's write, not a read, keeps it "
+                               "from committing after a take-over"
+                             : ""));
+    fact("galera failover",
+         "a node that stops answering is dropped by the others after evs.suspect_timeout (" +
+             suspect +
+             "), during which the cluster commits nothing; a lease must outlast that, the "
+             "cluster's view change, and a renewal moving to the next host of the URL");
+    if (!size.empty() && std::atoi(size.c_str()) < 3)
+        problem("the Galera cluster has " + size +
+                " node(s): losing one leaves no majority, and no node takes locks until it is "
+                "back; run three or more");
+    if (flush != "1")
+        problem("innodb_flush_log_at_trx_commit = " + flush +
+                " on this Galera node: nodes that crash together (a power loss) lose their last "
+                "commits, and with them a lock a holder believes it has, and fencing ids are "
+                "handed out again; set it to 1 on every node");
+    if (binlog != "ROW")
+        problem("binlog_format = " + binlog +
+                ": Galera replicates rows only; set binlog_format = ROW");
+    if (osu != "TOI")
+        problem("wsrep_OSU_method = " + osu +
+                ": `sqlock init` makes its tables and its guard on this node only; init with TOI");
+    if (!c.table_is_there(t.quoted_fencing))
+        problem("the fencing register " + t.fencing +
+                " does not exist: on Galera every acquisition needs it (turns and ids); run "
+                "`sqlock init`, then " +
+                t.grant_hint());
+    if (guard_outdated)
+        problem("the guard " + t.guard +
+                " predates Galera's check (it only reads the lock row, which a take-over on "
+                "another node does not wait for): run `sqlock init` as the table's owner, "
+                "which makes it again");
+}
+
 }  // namespace
 
 void diagnose(const MariaTarget& t, Diagnosis& out) {
     using wall = std::chrono::system_clock;
     // First, as a connection does: a name that does not resolve fails the
     // connection below, and a slow resolver is otherwise invisible.
-    const std::string name_to_look_up = host_to_look_up(t.url);
+    std::vector<std::string> names_to_look_up;
+    for (const MariaHost& h : t.url.hosts)
+        if (!host_to_look_up(t.url, h).empty()) names_to_look_up.push_back(h.host);
     LookupReport lookups;
-    if (name_to_look_up.empty())
+    if (names_to_look_up.empty())
         lookups.fact = "none by sqlock (a numeric address or a socket)";
     else
-        lookups = report_lookups({name_to_look_up}, t.timeout);
+        lookups = report_lookups(names_to_look_up, t.timeout);
     MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
                       std::make_shared<const StatementSet>(sql::statement_set(t)));
     const std::size_t dot = t.table.find('.');
@@ -146,10 +268,24 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
              "through, never written), wait_timeout (a session the server closed is a broken "
              "link, which the pool opens again)" +
              (mariadb ? ", idle_transaction_timeout (never idle inside a transaction)" : ""));
-    fact("fencing ids",
-         "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
-         "(innodb_autoinc_lock_mode = " +
-             autoinc_mode + ")");
+    if (c.galera())
+        fact("fencing ids",
+             "AUTO_INCREMENT, interleaved across the nodes (auto_increment_increment, _offset), "
+             "each name's ordered by its row of the fencing register " +
+                 t.fencing +
+                 ", written in the transaction that takes it (certified); turns are row locks "
+                 "there, as GET_LOCK is one node's (innodb_autoinc_lock_mode = " +
+                 autoinc_mode + ")");
+    else if (c.protocol().row_turns)
+        fact("fencing ids",
+             "AUTO_INCREMENT drawn under a per-name turn, a row lock on " + t.fencing +
+                 " (the server refused GET_LOCK) (innodb_autoinc_lock_mode = " + autoinc_mode +
+                 ")");
+    else
+        fact("fencing ids",
+             "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
+             "(innodb_autoinc_lock_mode = " +
+                 autoinc_mode + ")");
     fact("wake-ups",
          "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
          "without a queue table); releases "
@@ -171,6 +307,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     };
     side_fact("run history table", t.runs, runs_exist);
     side_fact("pauses table", t.pauses, pauses_exist);
+    describe_hosts(t, out);
+    if (c.galera()) describe_galera(c, t, out);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
     for (const std::string& p : lookups.problems) problem(p);

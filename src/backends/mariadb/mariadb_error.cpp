@@ -56,10 +56,32 @@ bool breaks_link(unsigned code) {
         case ER_NEW_ABORTING_CONNECTION:
         case ER_NET_READ_INTERRUPTED:
         case ER_CONNECTION_KILLED:
+        // Galera: the node is not in the primary component (left it, or
+        // still joining): unusable until it is back, so the next connection
+        // goes to another host.
+        case ER_UNKNOWN_COM_ERROR:
+        // Galera: the commit could not be replicated (the node lost the
+        // primary component meanwhile); the transaction's fate is the
+        // cluster's, to be read elsewhere.
+        case ER_ERROR_DURING_COMMIT:
             return true;
         default:
             return false;
     }
+}
+
+bool lost_race(unsigned code) {
+    return code == ER_LOCK_DEADLOCK || code == ER_AUTOINC_READ_FAILED ||
+           code == ER_CONSTRAINT_FAILED || code == 3819;  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
+}
+
+bool turn_missed(unsigned code) {
+    return code == ER_BAD_NULL_ERROR || code == ER_STATEMENT_TIMEOUT ||
+           code == ER_LOCK_WAIT_TIMEOUT;
+}
+
+bool refuses_get_lock(const Failure& f) {
+    return f.code == ER_NOT_SUPPORTED_YET && f.message.find("GET_LOCK") != std::string::npos;
 }
 
 std::string describe(const char* doing, const std::string& subject) {
@@ -72,6 +94,13 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
     const std::string msg = f.message;
     switch (f.code) {
         case ER_NO_SUCH_TABLE:
+            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
+                fail(t, errc::configuration,
+                     "the fencing register " + t.fencing + " of " + table + " does not exist (" +
+                         msg + " while " + doing +
+                         "; Galera and a server that refuses GET_LOCK need it); run `sqlock "
+                         "init` or Locker::init() to create it",
+                     f);
             fail(t, errc::configuration,
                  table + " does not exist (" + msg + " while " + doing +
                      "); run `sqlock init` or Locker::init() to create it",
@@ -112,9 +141,23 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "sqlock's READ COMMITTED writes (" +
                      msg + " while " + doing + "); set binlog_format to ROW or MIXED",
                  f);
+        case ER_UNKNOWN_COM_ERROR:  // 1047
+            fail(t, errc::connection,
+                 "the MariaDB node is not ready for application use while " + doing + " (" + msg +
+                     "): a Galera node outside the cluster's primary component; another node "
+                     "of the URL's host list is tried",
+                 f);
+        case ER_ERROR_DURING_COMMIT:  // 1180
+            fail(t, errc::connection,
+                 "MariaDB could not commit while " + doing + " (" + msg +
+                     "): on Galera, the node lost the cluster meanwhile; whether it committed "
+                     "is read on another node",
+                 f);
         // max_statement_time, where sqlock's session does not set it (a
         // MySQL server's max_execution_time stops only SELECTs): like an
         // answer that did not come in time; the statement was rolled back.
+        // (A row turn's own bound is read where it is taken: the turn did
+        // not come.)
         case ER_STATEMENT_TIMEOUT:  // 1969
             fail(t, errc::connection,
                  "the server stopped the statement while " + doing + " (" + msg +
@@ -125,6 +168,15 @@ void throw_failure(const MariaTarget& t, const Failure& f, const std::string& do
                  "a row of " + table + " stayed locked by another transaction (" + msg +
                      ") while " + doing + "; try again",
                  f);
+        case ER_CONSTRAINT_FAILED:
+        case 3819:  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
+            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
+                fail(t, errc::busy,
+                     "an id was drawn before another node's newer one was seen, and the fencing "
+                     "register refused it while " +
+                         doing + "; try again",
+                     f);
+            break;
         case ER_LOCK_DEADLOCK:
             fail(t, errc::busy,
                  "the server broke a deadlock by rolling back this statement while " + doing +

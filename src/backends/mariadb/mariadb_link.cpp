@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "mariadb_abandoned.hpp"
+#include "mariadb_nodes.hpp"
 
 #include "base/host_resolution.hpp"
 #include "sqlock/error.hpp"
@@ -71,46 +72,145 @@ void set_tls(MYSQL* m, const MariaUrl& u) {
 // name, and looks it up again after sqlock's lookup. That check still fails
 // by the deadline when the resolver does not answer at all; a resolver that
 // answers slowly can hold the second lookup up (glibc keeps no cache).
-std::vector<std::string> hosts_to_try(const MariaTarget& t, Link::clock::time_point deadline) {
+std::vector<std::string> hosts_to_try(const MariaTarget& t, const MariaHost& h,
+                                      Link::clock::time_point deadline) {
     const MariaUrl& u = t.url;
-    if (host_to_look_up(u).empty()) return {u.host};
+    if (host_to_look_up(u, h).empty()) return {h.host};
     const auto left = std::chrono::ceil<duration>(deadline - Link::clock::now());
     if (left <= duration::zero())
         throw error(errc::connection,
                     t.redact("cannot connect to MariaDB: the deadline passed before connecting [" +
                              t.redacted_url + "]"));
-    const Resolution r = resolve_in_order({u.host}, std::min(left, t.timeout)).front();
+    const Resolution r = resolve_in_order({h.host}, std::min(left, t.timeout)).front();
     if (!r.problem.empty())
         throw error(errc::connection, t.redact("cannot connect to MariaDB: " + r.problem + " [" +
                                                t.redacted_url + "]"));
-    if (u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity) return {u.host};
+    if (u.ssl_mode == SslMode::verify_ca || u.ssl_mode == SslMode::verify_identity) return {h.host};
     return r.addresses;
+}
+
+// The session: every time is UTC and the server's (UTC_TIMESTAMP), but a
+// TIMESTAMP column written by another program is read in the session time
+// zone, so make that UTC too. A row lock waited for is bounded by the
+// Locker's timeout, not the server's 50 s default. READ COMMITTED: no gap
+// locks, so transactions on different names never block or deadlock each
+// other (and whatever the server's transaction_isolation says: a batch
+// reads what was committed before each of its statements). A server-wide
+// max_statement_time (`mariadb`: MariaDB's statement timeout) would end a
+// statement waiting its turn (GET_LOCK) before the Locker's own bound: off,
+// as that bound holds. wait_timeout and idle_transaction_timeout are left
+// alone: sqlock's sessions are never idle inside a transaction, and a
+// pooled session the server closed is a broken link the pool opens again.
+// Then, on MariaDB, whether this session replicates through Galera
+// (@@wsrep_on: a few microseconds; SHOW VARIABLES would cost a third of a
+// millisecond on every connection), its state asked only where it does
+// (galera_state()). MySQL's Galera builds are not looked for.
+std::string session_setup(duration timeout, bool mariadb) {
+    return "SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
+           "', SESSION innodb_lock_wait_timeout = " + std::to_string(whole_seconds(timeout)) +
+           (mariadb ? ", SESSION max_statement_time = 0" : "") +
+           "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED" +
+           (mariadb ? "; SELECT @@SESSION.wsrep_on" : "");
+}
+
+// A Galera node's state: one round trip more, on Galera's connections
+// only. A node outside the primary component still answers SHOW.
+constexpr const char* galera_state =
+    "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state', "
+    "'wsrep_local_state_comment', 'wsrep_cluster_status')";
+
+// "name" -> "value" of a SHOW's rows.
+std::string shown(const StatementResult& r, const std::string& name) {
+    for (const auto& row : r.rows)
+        if (row.size() >= 2 && row[0] && *row[0] == name && row[1]) return *row[1];
+    return "";
+}
+
+// The error's message without the " [url]" every message ends with.
+std::string reason_of(const error& e) {
+    std::string what = e.what();
+    const std::size_t bracket = what.rfind(" [");
+    if (bracket != std::string::npos && what.back() == ']') what.resize(bracket);
+    const std::string prefix = "cannot connect to MariaDB: ";
+    if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+    return what;
 }
 
 }  // namespace
 
-std::string host_to_look_up(const MariaUrl& u) {
+std::string host_to_look_up(const MariaUrl& u, const MariaHost& h) {
     // "localhost" and no host mean the Unix socket, as does socket=.
-    if (!u.socket.empty() || u.host.empty() || u.host == "localhost" || is_numeric_address(u.host))
+    if (!u.socket.empty() || h.host.empty() || h.host == "localhost" || is_numeric_address(h.host))
         return "";
-    return u.host;
+    return h.host;
 }
 
 Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(target) {
-    const std::vector<std::string> hosts = hosts_to_try(target_, deadline);
+    const std::vector<MariaHost>& hosts = target_.url.hosts;
+    if (hosts.size() == 1) {
+        open(0, deadline);
+        return;
+    }
+    // Each host its share of what is left: one that does not answer leaves
+    // the others time. What became of each is the message if none will do.
+    const std::vector<std::size_t> order = nodes_in_order(target_.redacted_url, hosts.size());
+    std::string problems, code;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const std::size_t i = order[k];
+        const auto now = clock::now();
+        const auto share = k + 1 == order.size() || now >= deadline
+                               ? deadline
+                               : now + (deadline - now) / static_cast<int>(order.size() - k);
+        try {
+            open(i, share);
+            node_reached(target_.redacted_url, i);
+            return;
+        } catch (const error& e) {
+            if (e.category() != errc::connection) throw;
+            node_failed(target_.redacted_url, i, hosts.size());
+            problems += (problems.empty() ? "" : "; ") + hosts[i].label() + ": " + reason_of(e);
+            code = e.backend_code();
+        }
+    }
+    throw error(errc::connection,
+                target_.redact("cannot connect to any of the " + std::to_string(hosts.size()) +
+                               " MariaDB hosts: " + problems + " [" + target_.redacted_url + "]"),
+                code);
+}
+
+Link::Link(const MariaTarget& target, std::size_t node, clock::time_point deadline)
+    : target_(target) {
+    open(node, deadline);
+}
+
+void Link::open(std::size_t node, clock::time_point deadline) {
+    // Nothing of an earlier host's attempt: its session id means nothing here.
+    node_ = node;
+    thread_ = 0;
+    galera_ = false;
+    began_ = clock::now();
+    in_call_ = true;  // the setup's bound is the connection's
+    in_open_ = true;
+    struct Done {
+        bool& call;
+        bool& open;
+        ~Done() { call = open = false; }
+    } done{in_call_, in_open_};
+    const std::vector<std::string> addresses = hosts_to_try(target_, host(), deadline);
     for (std::size_t i = 0;; ++i) {
         try {
-            connect_to(hosts[i], deadline);
+            connect_to(addresses[i], deadline);
             break;
         } catch (const error& e) {
             // The name's next address, as the connector would have tried it.
-            if (e.category() != errc::connection || i + 1 == hosts.size() ||
+            if (e.category() != errc::connection || i + 1 == addresses.size() ||
                 clock::now() >= deadline)
                 throw;
         }
     }
     thread_ = mysql_thread_id(mysql_);
     opened_ = clock::now();
+    if (target_.url.hosts.size() > 1) node_failures_ = node_failures(target_.redacted_url, node_);
     try {
         const MariaUrl& u = target_.url;
         server_version_ = mysql_get_server_info(mysql_);
@@ -123,27 +223,29 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
                                        "requires; enable TLS on the server or change ssl-mode [" +
                                        target_.redacted_url + "]"),
                         std::to_string(CR_SSL_CONNECTION_ERROR) + "/HY000");
-
-        // The session: every time is UTC and the server's (UTC_TIMESTAMP),
-        // but a TIMESTAMP column written by another program is read in the
-        // session time zone, so make that UTC too. A row lock waited for is
-        // bounded by the Locker's timeout, not the server's 50 s default.
-        // READ COMMITTED: no gap locks, so transactions on different names
-        // never block or deadlock each other (and whatever the server's
-        // transaction_isolation says: a batch reads what was committed
-        // before each of its statements). A server-wide max_statement_time
-        // (MariaDB's statement timeout) would end a statement waiting its
-        // turn (GET_LOCK) before the Locker's own bound: off, as that bound
-        // holds. wait_timeout and idle_transaction_timeout are left alone:
-        // sqlock's sessions are never idle inside a transaction, and a
-        // pooled session the server closed is a broken link the pool opens
-        // again.
-        run("SET SESSION time_zone = '+00:00', SESSION sql_mode = '" + std::string(sql_mode) +
-                "', SESSION innodb_lock_wait_timeout = " +
-                std::to_string(whole_seconds(target_.timeout)) +
-                (is_mariadb() ? ", SESSION max_statement_time = 0" : "") +
-                "; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-            deadline, "setting up the session");
+        Failure f;
+        const auto rs = run(session_setup(target_.timeout, is_mariadb()), deadline,
+                            "setting up the session", &f);
+        // A MariaDB built without Galera has no @@wsrep_on (1193): no Galera.
+        if (f.code != 0 && !(rs.size() == 2 && f.code == ER_UNKNOWN_SYSTEM_VARIABLE))
+            throw_failure(target_, f, "setting up the session");
+        galera_ = rs.size() == 3 && !rs[2].rows.empty() && rs[2].rows[0].at(0).value_or("0") == "1";
+        const auto state_rows = galera_
+                                    ? run(galera_state, deadline, "reading the Galera node's state")
+                                    : std::vector<StatementResult>{};
+        if (galera_ && (shown(state_rows.at(0), "wsrep_ready") != "ON" ||
+                        shown(state_rows.at(0), "wsrep_local_state") != "4")) {
+            const std::string state = shown(state_rows.at(0), "wsrep_local_state_comment");
+            const std::string cluster = shown(state_rows.at(0), "wsrep_cluster_status");
+            throw error(errc::connection,
+                        target_.redact("the Galera node is not ready for locks (" +
+                                       (state.empty() ? std::string("state unknown") : state) +
+                                       (cluster.empty() ? "" : ", " + cluster) +
+                                       "; sqlock uses only a Synced node of the primary "
+                                       "component) [" +
+                                       target_.redacted_url + "]"),
+                        std::to_string(ER_UNKNOWN_COM_ERROR) + "/08S01");
+        }
     } catch (...) {
         mysql_close(mysql_);
         mysql_ = nullptr;
@@ -151,7 +253,7 @@ Link::Link(const MariaTarget& target, clock::time_point deadline) : target_(targ
     }
 }
 
-void Link::connect_to(const std::string& host, clock::time_point deadline) {
+void Link::connect_to(const std::string& address, clock::time_point deadline) {
     broken_ = false;
     mysql_ = mysql_init(nullptr);
     if (!mysql_) throw error(errc::backend, "mysql_init failed (out of memory)");
@@ -172,8 +274,8 @@ void Link::connect_to(const std::string& host, clock::time_point deadline) {
         auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
         MYSQL* connected = nullptr;
         const int started = mysql_real_connect_start(
-            &connected, mysql_, or_null(host), or_null(u.user),
-            u.has_password ? u.password.c_str() : nullptr, u.database.c_str(), u.port,
+            &connected, mysql_, or_null(address), or_null(u.user),
+            u.has_password ? u.password.c_str() : nullptr, u.database.c_str(), host().port,
             or_null(u.socket), CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS);
         drive([&] { return started; },
               [&](int ready) { return mysql_real_connect_cont(&connected, mysql_, ready); },
@@ -204,33 +306,63 @@ Failure Link::last_failure() const {
     return f;
 }
 
-void Link::abandon(clock::time_point began, const std::string& doing) {
+std::string Link::server_key() const {
+    if (target_.url.hosts.size() == 1) return target_.redacted_url;
+    return target_.redacted_url + " " + host().label();
+}
+
+void Link::node_lost() noexcept {
+    try {
+        node_failed(target_.redacted_url, node_, target_.url.hosts.size());
+    } catch (...) {
+        // Only the next connection's first choice is lost.
+    }
+}
+
+void Link::abandon(clock::time_point deadline, const std::string& doing) {
     broken_ = true;
     const int fd = mysql_get_socket(mysql_);
     if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
     // Connected, so the server may run on with what it was sent.
-    if (thread_ != 0) record_abandoned({target_.redacted_url, thread_, opened_});
-    const auto waited = std::chrono::duration_cast<duration>(clock::now() - began);
-    throw error(
-        errc::connection,
-        target_.redact("no answer from MariaDB within " + format_duration(waited) + " while " +
-                       doing + "; abandoned the connection [" + target_.redacted_url + "]"),
-        std::to_string(CR_SERVER_LOST) + "/HY000");
+    if (thread_ != 0) record_abandoned({server_key(), thread_, opened_});
+    node_lost();
+    // The bound is the whole operation's (began_: when it started), not
+    // what this last wait had left of it.
+    const auto bound = std::chrono::duration_cast<duration>(deadline - began_);
+    throw error(errc::connection,
+                target_.redact("no answer from MariaDB" +
+                               (target_.url.hosts.size() > 1 ? " host " + host().label() : "") +
+                               " within " + format_duration(bound) + " while " + doing +
+                               "; abandoned the connection [" + target_.redacted_url + "]"),
+                std::to_string(CR_SERVER_LOST) + "/HY000");
+}
+
+void Link::give_up(const Failure& f, const std::string& doing) {
+    broken_ = true;
+    node_lost();
+    throw error(errc::connection,
+                target_.redact("the MariaDB node" +
+                               (target_.url.hosts.size() > 1 ? " " + host().label() : "") +
+                               " could not catch up with its Galera cluster while " + doing + " (" +
+                               f.message + ") [" + target_.redacted_url + "]"),
+                std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
 }
 
 void Link::fail(const std::string& doing) {
     Failure f = last_failure();
-    if (breaks_link(f.code)) broken_ = true;
+    if (breaks_link(f.code)) {
+        broken_ = true;
+        node_lost();
+    }
     throw_failure(target_, f, doing);
 }
 
 template <typename Start, typename Cont>
 void Link::drive(Start&& start, Cont&& cont, clock::time_point deadline, const std::string& doing) {
-    const clock::time_point began = clock::now();
     int status = start();
     while (status != 0) {
         const auto now = clock::now();
-        if (now >= deadline) abandon(began, doing);
+        if (now >= deadline) abandon(deadline, doing);
         auto wait_ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
         bool library_timeout = false;
@@ -249,7 +381,7 @@ void Link::drive(Start&& start, Cont&& cont, clock::time_point deadline, const s
         const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(wait_ms, 1 << 30)));
         if (n < 0) {
             if (errno == EINTR) continue;
-            abandon(began, doing);
+            abandon(deadline, doing);
         }
         int ready = 0;
         if (n == 0) {
@@ -271,6 +403,38 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
                     target_.redact("the connection to MariaDB broke earlier; not " + doing + " [" +
                                    target_.redacted_url + "]"),
                     std::to_string(CR_SERVER_GONE_ERROR) + "/HY000");
+    // The outermost call's start: its bound is what a late answer names.
+    const auto now = clock::now();
+    const bool outer = !in_call_;
+    if (outer) began_ = now;
+    struct Outer {
+        bool& flag;
+        bool set;
+        ~Outer() {
+            if (set) flag = false;
+        }
+    } outer_call{in_call_, outer};
+    in_call_ = true;
+    // Nothing is sent without time to wait for its answer: the link stays
+    // as it is.
+    if (now >= deadline)
+        throw error(errc::connection,
+                    target_.redact("no time was left for " + doing +
+                                   " (its deadline had passed before it started) [" +
+                                   target_.redacted_url + "]"),
+                    std::to_string(CR_SERVER_LOST) + "/HY000");
+    // A host another connection of this process found gone since this one
+    // was opened: not waited for again.
+    if (target_.url.hosts.size() > 1 && !in_open_ &&
+        node_failures(target_.redacted_url, node_) != node_failures_) {
+        broken_ = true;
+        throw error(errc::connection,
+                    target_.redact("not " + doing + " on MariaDB host " + host().label() +
+                                   ": another connection of this process found it unusable "
+                                   "since this one was opened [" +
+                                   target_.redacted_url + "]"),
+                    std::to_string(CR_SERVER_GONE_ERROR) + "/HY000");
+    }
     if (any_abandoned() && !ending_abandoned_) end_abandoned(deadline);
     std::vector<StatementResult> results;
     auto server_error = [&]() -> std::vector<StatementResult> {
@@ -317,7 +481,7 @@ std::vector<StatementResult> Link::run(const std::string& sql, clock::time_point
 }
 
 void Link::end_abandoned(clock::time_point deadline) {
-    std::vector<AbandonedSession> left = take_abandoned(target_.redacted_url);
+    std::vector<AbandonedSession> left = take_abandoned(server_key());
     if (left.empty()) return;
     ending_abandoned_ = true;
     const std::string doing = "ending a session abandoned earlier";

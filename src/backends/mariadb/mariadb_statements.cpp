@@ -134,13 +134,82 @@ std::string waiter_ahead(const MariaTarget& t, const QueueGate& gate) {
            " AND own.expires > " + now + ")))";
 }
 
+// GET_LOCK(key, wait): the function that takes a turn (the test hook's
+// stand-in where MariaTarget names one).
+std::string get_lock(const MariaTarget& t, const std::string& key, duration wait) {
+    return t.get_lock + "(" + key + ", " + seconds(wait) + ")";
+}
+
 // The turn `key` (quoted), waited for up to `wait`; behind an active gate,
 // NULL instead while a live waiter it names is queued.
 std::string gated_turn(const MariaTarget& t, const std::string& key, duration wait,
                        const QueueGate& gate) {
-    const std::string take_turn = "GET_LOCK(" + key + ", " + seconds(wait) + ")";
+    const std::string take_turn = get_lock(t, key, wait);
     if (!gate.active()) return take_turn;
     return "IF(" + waiter_ahead(t, gate) + ", NULL, " + take_turn + ")";
+}
+
+// The name whose turn `lockstring` takes: a semaphore's slots ("x#1",
+// "x#2", ...) share the turn of "x" (turn_key()).
+std::string turn_name(const std::string& lockstring) {
+    return lockstring.substr(0, slot_suffix_at(lockstring));
+}
+
+// A row turn (Protocol::row_turns): the row `name` of the fencing table,
+// inserted if missing and locked until the transaction ends, only when
+// `when` holds. ON DUPLICATE KEY UPDATE locks the row it meets without
+// changing it, so certification sees nothing of it. Waited for up to
+// `wait`; error 1969 when that runs out (max_statement_time, MariaDB's).
+std::string lock_turn_row(const MariaTarget& t, const std::string& name, duration wait,
+                          const std::string& when) {
+    const duration bound = std::max(wait, duration(1));  // 0 would mean none
+    return "SET STATEMENT max_statement_time = " + seconds(bound) + " FOR INSERT INTO " +
+           t.quoted_fencing + " (name, last_id, written) SELECT " + literal(name) + ", 0, " + now +
+           " FROM DUAL WHERE " + when + " ON DUPLICATE KEY UPDATE name = name;\n";
+}
+
+// The row turn of `lockstring` as @sqlock_turn, 1 once taken; behind an
+// active gate NULL, and not taken, while a live waiter it names is queued.
+std::string row_turn(const MariaTarget& t, const std::string& lockstring, duration wait,
+                     const QueueGate& gate) {
+    return "SET @sqlock_turn = " +
+           (gate.active() ? "IF(" + waiter_ahead(t, gate) + ", NULL, 1)" : std::string("1")) +
+           ";\n" + lock_turn_row(t, turn_name(lockstring), wait, "@sqlock_turn = 1");
+}
+
+// Writes id `id` (an expression) drawn for name `name` (an expression) to
+// the fencing register, rows from `source` ("DUAL WHERE ...", or a table
+// and its condition): only an id larger than the one there; else -1, which
+// the table's CHECK refuses (error 4025: the attempt is made again).
+std::string register_write(const MariaTarget& t, const std::string& name, const std::string& id,
+                           const std::string& source) {
+    return "INSERT INTO " + t.quoted_fencing + " (name, last_id, written) SELECT " + name + ", " +
+           id + ", " + now + " FROM " + source +
+           " ON DUPLICATE KEY UPDATE last_id = IF(last_id < VALUES(last_id), VALUES(last_id), -1),"
+           " written = VALUES(written);\n";
+}
+
+// Right after an insert of one row (keep_and_point_at_it): @sqlock_new is
+// its id when it inserted one, else 0, and @sqlock_row the row it met or
+// made; with `register_ids`, the new id goes to the register of `name`.
+std::string registered_insert(const MariaTarget& t, const Protocol& p, const std::string& name) {
+    if (!p.register_ids) return "";
+    return "SET @sqlock_new = IF(ROW_COUNT() = 1, LAST_INSERT_ID(), 0), @sqlock_row = "
+           "LAST_INSERT_ID();\n" +
+           register_write(t, name, "@sqlock_new", "DUAL WHERE @sqlock_new > 0");
+}
+
+// The row the insert before met or made, as read_met_row() reads it, after
+// registered_insert().
+std::string read_registered_row(const MariaTarget& t) {
+    return "SELECT @sqlock_new > 0 AND t.id = @sqlock_new, COALESCE(@sqlock_turn = 1, 0), " +
+           columns() + " FROM " + t.quoted_table + " AS t WHERE t.id = @sqlock_row";
+}
+
+// The read after an insert: read_met_row(), or read_registered_row() when
+// registered_insert() came in between.
+std::string read_inserted(const MariaTarget& t, const Protocol& p) {
+    return p.register_ids ? read_registered_row(t) : read_met_row(t);
 }
 
 }  // namespace
@@ -151,11 +220,21 @@ std::string read_met_row(const MariaTarget& t) {
            t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
 }
 
-std::string insert_and_read(const MariaTarget& t, const std::string& name, duration lease,
-                            const std::string& locked_by) {
+namespace {
+
+// The insert of insert_and_read(), up to its ";\n".
+std::string insert_row(const MariaTarget& t, const std::string& name, duration lease,
+                       const std::string& locked_by) {
     return "INSERT INTO " + t.quoted_table + " (lockstring, created, expires, locked_by) VALUES (" +
            name + ", " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n";
+           ")" + keep_and_point_at_it + ";\n";
+}
+
+}  // namespace
+
+std::string insert_and_read(const MariaTarget& t, const std::string& name, duration lease,
+                            const std::string& locked_by) {
+    return insert_row(t, name, lease, locked_by) + read_met_row(t) + ";\n";
 }
 
 std::string under_turn(const MariaTarget& t, const std::string& lockstring, duration wait,
@@ -167,9 +246,9 @@ std::string under_turn(const MariaTarget& t, const std::string& lockstring, dura
 
 // clang-format off
 
-std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait, const QueueGate& gate,
-                    bool take_over) {
+std::string acquire(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                    duration lease, const std::string& locked_by, duration wait,
+                    const QueueGate& gate, bool take_over) {
     const std::string& T = t.quoted_table;
     const std::string L = literal(lockstring);
     // The turn (a GET_LOCK per table and name) is taken before the insert
@@ -198,19 +277,28 @@ std::string acquire(const MariaTarget& t, const std::string& lockstring, duratio
     // Its delete is by name, and a read or delete by name is slow (see
     // keep_and_point_at_it), so it is sent only when the insert alone met
     // an expired row (mariadb_connection.cpp).
+    // With row turns (Galera) the batch is one transaction, the turn its
+    // first lock, and (register_ids) the id drawn goes to the register in
+    // it: certification then orders it (docs/mariadb.md).
     const std::string insert =
-        insert_and_read(t, "IF(@sqlock_turn = 1, " + L + ", NULL)", lease, locked_by);
+        p.register_ids
+            ? insert_row(t, "IF(@sqlock_turn = 1, " + L + ", NULL)", lease, locked_by) +
+                  registered_insert(t, p, L) + read_inserted(t, p) + ";\n"
+            : insert_and_read(t, "IF(@sqlock_turn = 1, " + L + ", NULL)", lease, locked_by);
     const std::string take_over_delete =
         "DELETE FROM " + T + " WHERE lockstring = " + L + " AND " +
         unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n";
+    if (p.row_turns)
+        return "START TRANSACTION;\n" + row_turn(t, lockstring, wait, gate) +
+               (take_over ? take_over_delete : "") + insert + "COMMIT";
     return under_turn(t, lockstring, wait, gate,
                       take_over ? "START TRANSACTION;\n" + take_over_delete + insert + "COMMIT;\n"
                                 : insert);
 }
 
-std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,
-                         duration lease, const std::string& locked_by, duration wait,
-                         const QueueGate& gate) {
+std::string acquire_slot(const MariaTarget& t, const Protocol& p, const std::string& name,
+                         int capacity, duration lease, const std::string& locked_by,
+                         duration wait, const QueueGate& gate) {
     const std::string& T = t.quoted_table;
     const std::string N = literal(name);
     const std::string own = literal(locked_by);
@@ -230,8 +318,10 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
     // lowest free or expired one, else the live one whose lease ends first.
     // The insert aims at the slot picked: it takes a free one, and meets a
     // live one, which is then the answer (keep_and_point_at_it).
-    return "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
-           "START TRANSACTION;\n" + slots +
+    const std::string slot = "CONCAT(" + N + ", '#', @sqlock_slot)";
+    return (p.row_turns ? "START TRANSACTION;\n" + row_turn(t, name, wait, gate)
+                        : "SET @sqlock_turn = " + gated_turn(t, key, wait, gate) + ";\n"
+                          "START TRANSACTION;\n") + slots +
            "SELECT s.n, t.id IS NOT NULL AND t.expires <= " + now + " INTO @sqlock_slot, @sqlock_stale"
            " FROM s LEFT JOIN " + slot_row + " ORDER BY " + ours + " DESC, " + vacant + " DESC, IF(" +
            vacant + ", s.n, 0), t.expires LIMIT 1;\n"
@@ -242,9 +332,9 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
            unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1 AND @sqlock_stale = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, CONCAT(" +
            N + ", '#', @sqlock_slot), NULL), " + now + ", " + now + " + " + micros(lease) +
-           ", " + own + ")" + keep_and_point_at_it + ";\n" + read_met_row(t) + ";\n"
-           "COMMIT;\n"
-           "DO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)";
+           ", " + own + ")" + keep_and_point_at_it + ";\n" + registered_insert(t, p, slot) +
+           read_inserted(t, p) + ";\n"
+           "COMMIT" + (p.row_turns ? "" : ";\nDO IF(@sqlock_turn = 1, RELEASE_LOCK(" + key + "), 0)");
 }
 
 namespace {
@@ -267,25 +357,65 @@ std::vector<std::string> set_turn_keys(const MariaTarget& t,
     return keys;
 }
 
-// Takes every one of `keys` (in their order), each waiting its share of
-// `wait`; @sqlock_turns counts those that came.
-std::string take_turns(const std::vector<std::string>& keys, duration wait) {
+// The names whose turns a set takes, each once, in one order for every
+// caller (the fencing table's, bytes): row turns.
+std::vector<std::string> set_turn_names(const std::vector<std::string>& lockstrings) {
+    std::vector<std::string> names;
+    for (const std::string& l : lockstrings) names.push_back(turn_name(l));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
+// Takes the turns of every one of `lockstrings` (in one order), each
+// waiting its share of `wait`; @sqlock_turns counts those that came. Row
+// turns come or stop the batch (error 1969), within its transaction, which
+// then begins here.
+std::string take_turns(const MariaTarget& t, const Protocol& p,
+                       const std::vector<std::string>& lockstrings, duration wait) {
+    if (p.row_turns) {
+        const std::vector<std::string> names = set_turn_names(lockstrings);
+        const duration share = wait / static_cast<int>(names.size());
+        std::string sql = "START TRANSACTION;\n";
+        for (const std::string& name : names) sql += lock_turn_row(t, name, share, "1");
+        return sql + "SET @sqlock_turns = " + number(static_cast<std::int64_t>(names.size())) +
+               ";\n";
+    }
+    const std::vector<std::string> keys = set_turn_keys(t, lockstrings);
     const duration share = wait / static_cast<int>(keys.size());
     std::string sql = "SET @sqlock_turns = 0;\n";
     for (const std::string& key : keys)
-        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(GET_LOCK('" + key + "', " +
-               seconds(share) + ") = 1, 0);\n";
+        sql += "SET @sqlock_turns = @sqlock_turns + COALESCE(" + get_lock(t, "'" + key + "'", share) +
+               " = 1, 0);\n";
     return sql;
+}
+
+// How many turns take_turns() takes for `lockstrings`.
+std::size_t turn_count(const MariaTarget& t, const Protocol& p,
+                       const std::vector<std::string>& lockstrings) {
+    return p.row_turns ? set_turn_names(lockstrings).size() : set_turn_keys(t, lockstrings).size();
+}
+
+// What comes between the turns and the transaction's first statement: its
+// start, unless take_turns() began it.
+std::string begin_after_turns(const Protocol& p) {
+    return p.row_turns ? "" : "START TRANSACTION;\n";
+}
+
+// The end of a turned batch's transaction, and the turns given back.
+std::string commit_and_give_back(const MariaTarget& t, const Protocol& p,
+                                 const std::vector<std::string>& lockstrings) {
+    if (p.row_turns) return "COMMIT";
+    return "COMMIT;\n" + release_set_turns(t, p, lockstrings);
 }
 
 }  // namespace
 
-std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lockstrings,
-                        duration lease, const std::string& locked_by, duration wait,
-                        bool yield_to_queue) {
+std::string acquire_set(const MariaTarget& t, const Protocol& p,
+                        const std::vector<std::string>& lockstrings, duration lease,
+                        const std::string& locked_by, duration wait, bool yield_to_queue) {
     const std::string& T = t.quoted_table;
     const std::string names = in_list(lockstrings);
-    const std::vector<std::string> keys = set_turn_keys(t, lockstrings);
     // Every name's turn, in the keys' order (two sets wait for each other's
     // turns at most, never in a cycle that only the timeout ends), each
     // waiting its share of the bound. Then, in one transaction, the set is
@@ -296,13 +426,14 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
     // another program inserted meanwhile stops it with a duplicate key
     // (1062). The rows are read inside the transaction; the turns are given
     // back after the commit.
-    std::string sql = take_turns(keys, wait);
+    std::string sql = take_turns(t, p, lockstrings, wait);
     const std::string queued =
         yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
                              names + " AND expires > " + now + ")"
                        : "0";
-    sql += "START TRANSACTION;\n"
-           "SET @sqlock_ok = @sqlock_turns = " + number(static_cast<std::int64_t>(keys.size())) +
+    sql += begin_after_turns(p) +
+           "SET @sqlock_ok = @sqlock_turns = " +
+           number(static_cast<std::int64_t>(turn_count(t, p, lockstrings))) +
            " AND NOT EXISTS(SELECT 1 FROM " + T + " WHERE lockstring IN " + names +
            " AND expires > " + now + ") AND NOT " + queued + ";\n"
            "DELETE FROM " + T + " WHERE lockstring IN " + names + " AND " +
@@ -312,16 +443,22 @@ std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lo
         sql += std::string(i ? ", " : "") + "(IF(@sqlock_ok, " + literal(lockstrings[i]) +
                ", NULL), " + now + ", " + now + " + " + micros(lease) + ", " +
                literal(locked_by) + ")";
-    sql += ";\n"
-           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + names +
-           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n"
-           "COMMIT;\n" + release_set_turns(t, lockstrings);
+    sql += ";\n";
+    // Our rows are those of the names now (all were free before): each id
+    // to its name's register.
+    if (p.register_ids)
+        sql += register_write(t, "t.lockstring", "t.id",
+                              T + " AS t WHERE t.lockstring IN " + names + " AND t.locked_by = " +
+                                  literal(locked_by) + " AND @sqlock_ok");
+    sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + names +
+           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n" +
+           commit_and_give_back(t, p, lockstrings);
     return sql;
 }
 
-std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
-                              duration lease, const std::string& locked_by, duration wait,
-                              bool yield_to_queue) {
+std::string acquire_mixed_set(const MariaTarget& t, const Protocol& p,
+                              const std::vector<ClaimEntry>& entries, duration lease,
+                              const std::string& locked_by, duration wait, bool yield_to_queue) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
     std::vector<std::string> names, exclusive, shared, own;
@@ -332,7 +469,6 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
     }
     std::vector<std::string> rows = names;
     rows.insert(rows.end(), own.begin(), own.end());
-    const std::vector<std::string> keys = set_turn_keys(t, names);
     // As acquire_set: every turn first, then one transaction that writes
     // only when nothing is in the way, else stops at a NULL name (1048).
     // In the way: a live row of an exclusive name, a live row of a shared
@@ -341,7 +477,7 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
     // inserted or extended, then the holder rows go in only if every marker
     // is there (a foreign row met by a marker's insert is left as it was).
     // One expiry for every row, so no marker ends before its holder.
-    std::string sql = take_turns(keys, wait);
+    std::string sql = take_turns(t, p, names, wait);
     const std::string queued =
         yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
                              in_list(names) + " AND expires > " + now + ")"
@@ -351,9 +487,10 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
         return "EXISTS(SELECT 1 FROM " + T + " WHERE lockstring IN " + in_list(list) +
                " AND expires > " + now + also + ")";
     };
-    sql += "START TRANSACTION;\n"
+    sql += begin_after_turns(p) +
            "SET @sqlock_until = " + std::string(now) + " + " + micros(lease) + ";\n"
-           "SET @sqlock_ok = @sqlock_turns = " + number(static_cast<std::int64_t>(keys.size())) +
+           "SET @sqlock_ok = @sqlock_turns = " +
+           number(static_cast<std::int64_t>(turn_count(t, p, names))) +
            " AND NOT " + live_in(exclusive, "") + " AND NOT " +
            live_in(shared, " AND locked_by <> " + M) + " AND NOT " + live_in(own, "") +
            " AND NOT " + queued + ";\n"
@@ -375,15 +512,32 @@ std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
            "SET @sqlock_markers = (SELECT COUNT(*) FROM " + T + " WHERE lockstring IN " +
            in_list(shared) + " AND locked_by = " + M + " AND expires >= @sqlock_until);\n" +
            insert + values(own, "@sqlock_markers = " + number(static_cast<std::int64_t>(shared.size())),
-                           literal(locked_by)) + ";\n"
-           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + in_list(rows) +
-           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n"
-           "COMMIT;\n" + release_set_turns(t, names);
+                           literal(locked_by)) + ";\n";
+    // Each id to its name's register: an exclusive row's, and a shared
+    // name's holder row (a marker's id is nobody's fencing token), so the
+    // name's next exclusive holder draws past its shared holders.
+    if (p.register_ids) {
+        std::string registers;
+        for (const ClaimEntry& e : entries) {
+            const std::string row = e.shared() ? e.shared_row : e.name;
+            registers += std::string(registers.empty() ? "" : " UNION ALL ") + "SELECT " +
+                         literal(row) + " AS row_name, " + literal(e.name) + " AS name";
+        }
+        sql += register_write(t, "r.name", "t.id",
+                              T + " AS t JOIN (" + registers +
+                                  ") AS r ON t.lockstring = r.row_name WHERE t.locked_by = " +
+                                  literal(locked_by) + " AND @sqlock_ok");
+    }
+    sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring IN " + in_list(rows) +
+           " AND t.locked_by = " + literal(locked_by) + " ORDER BY t.id;\n" +
+           commit_and_give_back(t, p, names);
     return sql;
 }
 
-std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings) {
+std::string release_set_turns(const MariaTarget& t, const Protocol& p,
+                              const std::vector<std::string>& lockstrings) {
     std::string sql = "DO 0";
+    if (p.row_turns) return sql;  // the ROLLBACK before it ended them
     for (const std::string& key : set_turn_keys(t, lockstrings))
         sql += ", RELEASE_LOCK('" + key + "')";
     return sql;
@@ -413,11 +567,15 @@ std::string id_list(const std::vector<std::int64_t>& ids) {
 // The turns of a mixed set's shared names (as a single shared lock takes
 // one), each waited for its share of `wait`, then a first result set
 // saying whether every one came; `all` is set to that condition.
-std::string shared_turns(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
-                         duration wait, std::string& all) {
-    const std::vector<std::string> keys = set_turn_keys(t, shared_names(entries));
-    all = "@sqlock_turns = " + number(static_cast<std::int64_t>(keys.size()));
-    return take_turns(keys, wait) + "SELECT " + all + ";\n";
+std::string shared_turns(const MariaTarget& t, const Protocol& p,
+                         const std::vector<ClaimEntry>& entries, duration wait, std::string& all) {
+    const std::vector<std::string> names = shared_names(entries);
+    all = "@sqlock_turns = " + number(static_cast<std::int64_t>(turn_count(t, p, names)));
+    // Row turns: every name's turn, even with none shared, so that the
+    // transaction take_turns() begins is there.
+    if (names.empty() && p.row_turns) return "START TRANSACTION;\nSET @sqlock_turns = 0;\nSELECT 1;\n";
+    if (names.empty()) return "SET @sqlock_turns = 0;\nSELECT 1;\n";
+    return take_turns(t, p, names, wait) + "SELECT " + all + ";\n";
 }
 
 }  // namespace
@@ -443,20 +601,32 @@ namespace {
 
 // The turn of a shared hold's name: the key exclusive acquisitions of the
 // name take.
-std::string shared_turn(const MariaTarget& t, const std::string& name, duration wait) {
-    return "SET @sqlock_turn = GET_LOCK('" + turn_key(t, name) + "', " + seconds(wait) + ");\n";
+// With row turns, the transaction begins here, the turn its first lock.
+std::string shared_turn(const MariaTarget& t, const Protocol& p, const std::string& name,
+                        duration wait) {
+    if (p.row_turns)
+        return "START TRANSACTION;\nSET @sqlock_turn = 1;\n" + lock_turn_row(t, name, wait, "1");
+    return "SET @sqlock_turn = " + get_lock(t, "'" + turn_key(t, name) + "'", wait) + ";\n";
 }
 
-std::string give_back_shared_turn(const MariaTarget& t, const std::string& name) {
-    return "DO IF(@sqlock_turn = 1, RELEASE_LOCK('" + turn_key(t, name) + "'), 0)";
+// The transaction's start after shared_turn(), unless it began there.
+std::string begin_after_turn(const Protocol& p) {
+    return p.row_turns ? "" : "START TRANSACTION;\n";
+}
+
+// The transaction's end, and the turn given back.
+std::string commit_and_give_back_shared_turn(const MariaTarget& t, const Protocol& p,
+                                             const std::string& name) {
+    if (p.row_turns) return "COMMIT";
+    return "COMMIT;\nDO IF(@sqlock_turn = 1, RELEASE_LOCK('" + turn_key(t, name) + "'), 0)";
 }
 
 }  // namespace
 
 // clang-format off
-std::string acquire_shared(const MariaTarget& t, const std::string& name, const std::string& own,
-                           duration lease, const std::string& locked_by, duration wait,
-                           const QueueGate& gate) {
+std::string acquire_shared(const MariaTarget& t, const Protocol& p, const std::string& name,
+                           const std::string& own, duration lease, const std::string& locked_by,
+                           duration wait, const QueueGate& gate) {
     const std::string& T = t.quoted_table;
     const std::string N = literal(name);
     const std::string M = literal(shared_marker_owner);
@@ -470,10 +640,22 @@ std::string acquire_shared(const MariaTarget& t, const std::string& name, const 
     // is then read back by its primary key (LAST_INSERT_ID(), the row its
     // insert made or met), as is our row: a read by name walks the unique
     // index's delete-marked entries of every earlier marker of the name.
-    return "SET @sqlock_queued = " + queued + ", @sqlock_turn = IF(" + queued + ", NULL, GET_LOCK('" +
-           turn_key(t, name) + "', " + seconds(wait) + ")), @sqlock_until = " + now + " + " +
-           micros(lease) + ";\n"
-           "START TRANSACTION;\n"
+    // Row turns: the transaction first, the turn its first lock; and
+    // (register_ids) our row's id to the name's register.
+    const std::string turn =
+        p.row_turns ? "START TRANSACTION;\nSET @sqlock_queued = " + queued +
+                          ", @sqlock_turn = IF(" + queued + ", NULL, 1), @sqlock_until = " + now +
+                          " + " + micros(lease) + ";\n" +
+                          lock_turn_row(t, name, wait, "@sqlock_turn = 1")
+                    : "SET @sqlock_queued = " + queued + ", @sqlock_turn = IF(" + queued +
+                          ", NULL, " + get_lock(t, "'" + turn_key(t, name) + "'", wait) +
+                          "), @sqlock_until = " + now + " + " + micros(lease) + ";\n"
+                          "START TRANSACTION;\n";
+    const std::string registered =
+        p.register_ids ? "SET @sqlock_new = IF(ROW_COUNT() = 1, LAST_INSERT_ID(), 0);\n" +
+                             register_write(t, N, "@sqlock_new", "DUAL WHERE @sqlock_new > 0")
+                       : "";
+    return turn +
            "DELETE FROM " + T + " WHERE lockstring = " + N + " AND " +
            unindexed(std::string("expires <= ") + now) + " AND @sqlock_turn = 1;\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_turn = 1, " +
@@ -483,9 +665,10 @@ std::string acquire_shared(const MariaTarget& t, const std::string& name, const 
            "SET @sqlock_shared = (SELECT COUNT(*) FROM " + T + " WHERE id = LAST_INSERT_ID()"
            " AND locked_by = " + M + ");\n"
            "INSERT INTO " + T + " (lockstring, created, expires, locked_by) VALUES (IF(@sqlock_shared = 1, " +
-           literal(own) + ", NULL), " + now + ", @sqlock_until, " + literal(locked_by) + ");\n"
-           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id = LAST_INSERT_ID();\n"
-           "COMMIT;\n" + give_back_shared_turn(t, name);
+           literal(own) + ", NULL), " + now + ", @sqlock_until, " + literal(locked_by) + ");\n" +
+           registered +
+           "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id = LAST_INSERT_ID();\n" +
+           commit_and_give_back_shared_turn(t, p, name);
 }
 
 std::string shared_refusal(const MariaTarget& t, const std::string& name, const std::string& own) {
@@ -495,14 +678,14 @@ std::string shared_refusal(const MariaTarget& t, const std::string& name, const 
            " AND COALESCE(t.locked_by, '') <> " + literal(shared_marker_owner);
 }
 
-std::string renew_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
-                         const std::string& locked_by, duration lease, duration wait) {
+std::string renew_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
+                         const std::string& name, const std::string& locked_by, duration lease,
+                         duration wait) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
     const std::string mine = "id = " + number(id) + " AND locked_by = " + literal(locked_by);
-    return shared_turn(t, name, wait) +
-           "SELECT COALESCE(@sqlock_turn = 1, 0);\n"
-           "START TRANSACTION;\n"
+    return shared_turn(t, p, name, wait) +
+           "SELECT COALESCE(@sqlock_turn = 1, 0);\n" + begin_after_turn(p) +
            "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n"
            "SET @sqlock_marker = (SELECT COUNT(*) FROM " + T + " WHERE lockstring = " +
            literal(name) + " AND locked_by = " + M + " AND expires > " + now + ") = 1"
@@ -512,12 +695,12 @@ std::string renew_shared(const MariaTarget& t, std::int64_t id, const std::strin
            "UPDATE " + T + " SET expires = GREATEST(expires, @sqlock_until) WHERE lockstring = " +
            literal(name) + " AND locked_by = " + M + " AND @sqlock_marker;\n"
            "SELECT " + columns() + " FROM " + T + " AS t WHERE t." + mine + " AND t.expires > " +
-           now + " AND @sqlock_marker;\n"
-           "COMMIT;\n" + give_back_shared_turn(t, name);
+           now + " AND @sqlock_marker;\n" + commit_and_give_back_shared_turn(t, p, name);
 }
 
-std::string release_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
-                           const std::string& locked_by, duration min_hold, duration wait) {
+std::string release_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
+                           const std::string& name, const std::string& locked_by,
+                           duration min_hold, duration wait) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
     const std::string N = literal(name);
@@ -542,9 +725,8 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
                     "SET @sqlock_kept = ROW_COUNT();\n"
                     "DELETE FROM " + T + " WHERE " + mine + " AND @sqlock_kept = 0;\n"
               : "DELETE FROM " + T + " WHERE " + mine + ";\n";
-    return shared_turn(t, name, wait) +
-           "SELECT COALESCE(@sqlock_turn = 1, 0);\n"
-           "START TRANSACTION;\n" + keep +
+    return shared_turn(t, p, name, wait) +
+           "SELECT COALESCE(@sqlock_turn = 1, 0);\n" + begin_after_turn(p) + keep +
            "SET @sqlock_deleted = ROW_COUNT(), " + (keeps ? "" : "@sqlock_kept = 0, ") +
            "@sqlock_until = (SELECT MAX(expires) FROM " + T + " WHERE " + holders +
            " AND expires > " + now + ");\n"
@@ -552,19 +734,19 @@ std::string release_shared(const MariaTarget& t, std::int64_t id, const std::str
            " AND @sqlock_until IS NULL AND @sqlock_turn = 1;\n"
            "UPDATE " + T + " SET expires = @sqlock_until WHERE lockstring = " + N +
            " AND locked_by = " + M + " AND @sqlock_until IS NOT NULL AND @sqlock_turn = 1;\n"
-           "SELECT @sqlock_kept, @sqlock_deleted;\n"
-           "COMMIT;\n" + give_back_shared_turn(t, name);
+           "SELECT @sqlock_kept, @sqlock_deleted;\n" + commit_and_give_back_shared_turn(t, p, name);
 }
 // clang-format on
 
 // clang-format off
-std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
+std::string renew_mixed_set(const MariaTarget& t, const Protocol& p,
+                            const std::vector<ClaimEntry>& entries,
                             const std::vector<std::int64_t>& ids, const std::string& locked_by,
                             duration lease, duration wait) {
     const std::string& T = t.quoted_table;
     const std::string M = literal(shared_marker_owner);
     std::string all;
-    std::string sql = shared_turns(t, entries, wait, all);
+    std::string sql = shared_turns(t, p, entries, wait, all);
     const std::string mine = " AND locked_by = " + literal(locked_by) + " AND " +
                              unindexed(std::string("expires > ") + now) + " AND " + all;
     // The shared names' turns (as renew_shared takes one), then one
@@ -572,8 +754,7 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>&
     // renewed; each holder row only while its marker is live, and that
     // marker extended to cover it. First result set: whether every turn
     // came; last: the rows renewed.
-    sql += std::string("START TRANSACTION;\nSET @sqlock_until = ") + now + " + " + micros(lease) +
-           ";\n";
+    sql += begin_after_turns(p) + "SET @sqlock_until = " + now + " + " + micros(lease) + ";\n";
     std::string exclusive;
     for (std::size_t i = 0; i < entries.size(); ++i) {
         if (!entries[i].shared()) {
@@ -593,12 +774,13 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>&
         sql += "UPDATE " + T + " SET expires = @sqlock_until WHERE id IN (" + exclusive + ")" +
                mine + ";\n";
     sql += "SELECT " + columns() + " FROM " + T + " AS t WHERE t.id IN " + id_list(ids) +
-           " AND t.locked_by = " + literal(locked_by) + " AND t.expires = @sqlock_until;\n"
-           "COMMIT;\n" + release_set_turns(t, shared_names(entries));
+           " AND t.locked_by = " + literal(locked_by) + " AND t.expires = @sqlock_until;\n" +
+           commit_and_give_back(t, p, shared_names(entries));
     return sql;
 }
 
-std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
+std::string release_mixed_set(const MariaTarget& t, const Protocol& p,
+                              const std::vector<ClaimEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait) {
     const std::string& T = t.quoted_table;
@@ -609,8 +791,8 @@ std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
     // left, or goes with the last. The first result set says whether every
     // turn came; the last, how many of our rows were deleted.
     std::string all;
-    std::string sql = shared_turns(t, entries, wait, all);
-    sql += "START TRANSACTION;\n"
+    std::string sql = shared_turns(t, p, entries, wait, all);
+    sql += begin_after_turns(p) +
            "DELETE FROM " + T + " WHERE id IN " + id_list(ids) + " AND " + owner_is(locked_by) + " AND " +
            all + ";\n"
            "SET @sqlock_deleted = ROW_COUNT();\n";
@@ -626,14 +808,48 @@ std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry
                "UPDATE " + T + " SET expires = @sqlock_until WHERE lockstring = " + literal(name) +
                " AND locked_by = " + M + " AND @sqlock_until IS NOT NULL AND " + all + ";\n";
     }
-    sql += "SELECT @sqlock_deleted;\n"
-           "COMMIT;\n" + release_set_turns(t, shared);
+    sql += "SELECT @sqlock_deleted;\n" + commit_and_give_back(t, p, shared);
     return sql;
 }
 // clang-format on
 
-std::string release_turn(const MariaTarget& t, const std::string& lockstring) {
+std::string release_turn(const MariaTarget& t, const Protocol& p, const std::string& lockstring) {
+    if (p.row_turns) return "ROLLBACK";
     return "ROLLBACK; DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
+}
+
+std::string transaction_turn(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                             duration wait) {
+    // A row turn stays locked to the caller's commit: it is taken only once
+    // the name was found free (transaction_row_turn()).
+    if (p.row_turns) return "";
+    return "SELECT " + get_lock(t, "'" + turn_key(t, lockstring) + "'", wait);
+}
+
+std::string transaction_row_turn(const MariaTarget& t, const Protocol& p,
+                                 const std::string& lockstring) {
+    if (!p.row_turns) return "";
+    std::string sql = lock_turn_row(t, turn_name(lockstring), duration::zero(), "1");
+    // Bounded by the attempt's innodb_lock_wait_timeout, not
+    // max_statement_time; one statement: no ";\n".
+    sql.erase(0, sql.find("INSERT"));
+    sql.resize(sql.size() - 2);
+    return sql;
+}
+
+std::string transaction_turn_back(const MariaTarget& t, const Protocol& p,
+                                  const std::string& lockstring) {
+    if (p.row_turns) return "";
+    return "DO RELEASE_LOCK('" + turn_key(t, lockstring) + "')";
+}
+
+std::string register_id(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                        const std::string& id) {
+    if (!p.register_ids) return "";
+    std::string sql = register_write(t, literal(lockstring), id, "DUAL");
+    sql.pop_back();  // one statement: no ";\n"
+    sql.pop_back();
+    return sql;
 }
 
 std::string lease_from_now(duration lease) {
@@ -643,6 +859,24 @@ std::string lease_from_now(duration lease) {
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
     return "DELETE FROM " + t.quoted_table + " WHERE id = " + number(id) + " AND " +
            owner_is(locked_by);
+}
+
+std::string release_registered(const MariaTarget& t, std::int64_t id, const std::string& lockstring,
+                               const std::string& locked_by) {
+    return "START TRANSACTION;\n" + delete_exact(t, id, locked_by) +
+           ";\n"
+           "SET @sqlock_deleted = ROW_COUNT();\n"
+           "UPDATE " +
+           t.quoted_fencing + " SET released = " + number(id) +
+           " WHERE name = " + literal(lockstring) +
+           " AND @sqlock_deleted > 0;\n"
+           "COMMIT;\n"
+           "SELECT @sqlock_deleted > 0";
+}
+
+std::string released_before(const MariaTarget& t, std::int64_t id, const std::string& lockstring) {
+    return "SELECT COALESCE((SELECT released FROM " + t.quoted_fencing +
+           " WHERE name = " + literal(lockstring) + "), 0) = " + number(id);
 }
 
 std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
@@ -679,6 +913,14 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
 std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
     return "SELECT 1 FROM " + t.quoted_table + " WHERE id = " + number(id) +
            " AND locked_by = " + literal(locked_by) + " AND expires > " + now;
+}
+
+std::string purge_register(const MariaTarget& t, std::size_t batch) {
+    const std::string& F = t.quoted_fencing;
+    return "DELETE FROM " + F + " WHERE written < " + now +
+           " - INTERVAL 1 DAY AND NOT EXISTS (SELECT 1 FROM " + t.quoted_table +
+           " AS t WHERE t.lockstring = " + F + ".name) ORDER BY name LIMIT " +
+           std::to_string(batch);
 }
 
 std::string purge(const MariaTarget& t, std::size_t batch) {
@@ -725,13 +967,41 @@ std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
            purge(t, batch) + ";\nCOMMIT";
 }
 
-std::string schema_script(const MariaTarget& t, const std::string& collation) {
-    std::string sql = substitute(mariadb_schema_sql, "table", t.quoted_table);
+std::string schema_script(const MariaTarget& t, const std::string& collation, bool wsrep) {
+    // The guard's check on Galera (schema.sql): each row written, and then
+    // back, so that certification sees the guarded transaction touch it.
+    // The marker's first, as the reads below take it.
+    const std::string c = "COLLATE ${collation}";
+    const std::string galera =
+        "    IF @@SESSION.wsrep_on THEN\n"
+        "        IF marker <> '' THEN\n"
+        "            UPDATE ${table} SET expires = expires - INTERVAL 1 SECOND\n"
+        "             WHERE lockstring = marker " +
+        c +
+        ";\n"
+        "            UPDATE ${table} SET expires = expires + INTERVAL 1 SECOND\n"
+        "             WHERE lockstring = marker " +
+        c +
+        ";\n"
+        "        END IF;\n"
+        "        UPDATE ${table} SET expires = expires - INTERVAL 1 SECOND\n"
+        "         WHERE id = holder_id AND COALESCE(locked_by, '') = holder " +
+        c +
+        "\n"
+        "           AND expires > UTC_TIMESTAMP(3);\n"
+        "        SET held = IF(ROW_COUNT() = 1, holder_id, NULL);\n"
+        "        UPDATE ${table} SET expires = expires + INTERVAL 1 SECOND\n"
+        "         WHERE id = holder_id AND held IS NOT NULL;\n"
+        "    ELSE";
+    std::string sql = substitute(mariadb_schema_sql, "galera_guard", wsrep ? galera : "");
+    sql = substitute(sql, "galera_guard_end", wsrep ? "    END IF;" : "");
+    sql = substitute(sql, "table", t.quoted_table);
     sql = substitute(sql, "runs", t.quoted_runs);
     sql = substitute(sql, "pauses", t.quoted_pauses);
     sql = substitute(sql, "queue", t.quoted_queue);
     sql = substitute(sql, "leaders", t.quoted_leaders);
     sql = substitute(sql, "guard", t.quoted_guard);
+    sql = substitute(sql, "fencing", t.quoted_fencing);
     return substitute(sql, "collation", collation);
 }
 
@@ -760,6 +1030,16 @@ std::string guard_exists(const MariaTarget& t) {
     const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
     return "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = " + schema +
            " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
+}
+
+std::string guard_is_current(const MariaTarget& t) {
+    std::size_t dot = t.guard.find('.');
+    const std::string schema =
+        dot == std::string::npos ? "DATABASE()" : literal(t.guard.substr(0, dot));
+    const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
+    return "SELECT MAX(ROUTINE_DEFINITION LIKE '%wsrep_on%') FROM information_schema.ROUTINES"
+           " WHERE ROUTINE_SCHEMA = " +
+           schema + " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
 }
 
 namespace {

@@ -29,6 +29,28 @@
 
 namespace sqlock::detail::mariadb::sql {
 
+/// How a connection's batches take a name's turn, and whether they write
+/// the fencing register (docs/mariadb.md, "Galera multi-primary").
+///
+/// By default a turn is GET_LOCK(key, wait), taken before the batch's
+/// transaction and given back after it. With `row_turns`, it is the row
+/// lock of the name's row in the fencing table (<table>_fencing),
+/// inserted if missing and held until the batch's transaction ends, which
+/// then begins before the turn: on Galera, where GET_LOCK is one node's
+/// (and refused on some releases), and on a server that refused GET_LOCK
+/// (1235). A row turn's wait is bounded by max_statement_time (error 1969
+/// when it runs out: the turn did not come).
+///
+/// With `register_ids` (Galera), every id an acquisition draws is written
+/// to the fencing register of its name in the same transaction, and only
+/// if it is larger than the id there: else the write sets -1, which the
+/// table's CHECK refuses (error 4025), and the attempt is rolled back and
+/// made again. Certification then orders the ids (docs/mariadb.md).
+struct Protocol {
+    bool row_turns = false;
+    bool register_ids = false;
+};
+
 /// `text` as a utf8mb4 hex literal: _utf8mb4 X'...' (or '' when empty).
 std::string literal(const std::string& text);
 
@@ -50,9 +72,9 @@ std::string turn_key(const MariaTarget& t, const std::string& lockstring);
 /// Without `take_over` (the common case: the name free or held live), no
 /// DELETE, and our row read back by its id; the holder's row, when it has
 /// expired, is for a second batch with `take_over` to replace.
-std::string acquire(const MariaTarget& t, const std::string& lockstring, duration lease,
-                    const std::string& locked_by, duration wait, const QueueGate& gate,
-                    bool take_over);
+std::string acquire(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                    duration lease, const std::string& locked_by, duration wait,
+                    const QueueGate& gate, bool take_over);
 
 /// acquire()'s parts, also for sqlock-bench to price each of its guarantees
 /// alone. The acquiring insert of a row and the read of the row it met or
@@ -82,8 +104,8 @@ std::string lease_from_now(duration lease);
 /// (`locked_by`), else the lowest free or expired one in 1..capacity, and inserts ours there. The
 /// one result set's row (ours: 1/0, turn: 1/0, row columns...) is our row, else our live slot, else
 /// the slot whose lease ends first; none when the turn did not come and no slot row exists.
-std::string acquire_slot(const MariaTarget& t, const std::string& name, int capacity,
-                         duration lease, const std::string& locked_by, duration wait,
+std::string acquire_slot(const MariaTarget& t, const Protocol& p, const std::string& name,
+                         int capacity, duration lease, const std::string& locked_by, duration wait,
                          const QueueGate& gate);
 
 /// A lock set, all rows or none (Connection::try_acquire_set): every
@@ -92,24 +114,25 @@ std::string acquire_slot(const MariaTarget& t, const std::string& name, int capa
 /// held live and (with `yield_to_queue`) nobody waits in line for one, else
 /// stops at a NULL name (error 1048) with nothing written; the turns given
 /// back after its commit. Last result set: our rows, by id.
-std::string acquire_set(const MariaTarget& t, const std::vector<std::string>& lockstrings,
-                        duration lease, const std::string& locked_by, duration wait,
-                        bool yield_to_queue);
+std::string acquire_set(const MariaTarget& t, const Protocol& p,
+                        const std::vector<std::string>& lockstrings, duration lease,
+                        const std::string& locked_by, duration wait, bool yield_to_queue);
 
 /// A lock set with names held shared, all rows or none
 /// (Connection::try_acquire_mixed_set): as acquire_set, and for each shared
 /// entry its marker inserted or extended and its holder row inserted, as
 /// acquire_shared does. Last result set: our rows (exclusive names and
 /// holder rows), by id.
-std::string acquire_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
-                              duration lease, const std::string& locked_by, duration wait,
-                              bool yield_to_queue);
+std::string acquire_mixed_set(const MariaTarget& t, const Protocol& p,
+                              const std::vector<ClaimEntry>& entries, duration lease,
+                              const std::string& locked_by, duration wait, bool yield_to_queue);
 
 /// The renewal of a lock set with names held shared
 /// (Connection::renew_mixed_set): the shared names' turns, then one
 /// transaction. First result set: whether every turn came; last: the rows
 /// renewed.
-std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
+std::string renew_mixed_set(const MariaTarget& t, const Protocol& p,
+                            const std::vector<ClaimEntry>& entries,
                             const std::vector<std::int64_t>& ids, const std::string& locked_by,
                             duration lease, duration wait);
 
@@ -117,13 +140,15 @@ std::string renew_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>&
 /// (Connection::release_mixed_set): the shared names' turns, then one
 /// transaction. First result set: whether every turn came; last: how many
 /// of `ids` were deleted.
-std::string release_mixed_set(const MariaTarget& t, const std::vector<ClaimEntry>& entries,
+std::string release_mixed_set(const MariaTarget& t, const Protocol& p,
+                              const std::vector<ClaimEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait);
 
 /// Gives back the turns of a set's names (after a failed acquire_set, with
-/// a ROLLBACK before it).
-std::string release_set_turns(const MariaTarget& t, const std::vector<std::string>& lockstrings);
+/// a ROLLBACK before it; row turns end with that ROLLBACK).
+std::string release_set_turns(const MariaTarget& t, const Protocol& p,
+                              const std::vector<std::string>& lockstrings);
 
 /// The live rows of a set's names, by name, each with a last column that
 /// says whether a live waiter is in line for one of them (with
@@ -147,9 +172,9 @@ std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& i
 /// our row `own` only when the name's row is a marker: else that INSERT
 /// stops the batch at a NULL name (error 1048) and the caller rolls back.
 /// Both rows expire at one moment. Last result set: our row.
-std::string acquire_shared(const MariaTarget& t, const std::string& name, const std::string& own,
-                           duration lease, const std::string& locked_by, duration wait,
-                           const QueueGate& gate);
+std::string acquire_shared(const MariaTarget& t, const Protocol& p, const std::string& name,
+                           const std::string& own, duration lease, const std::string& locked_by,
+                           duration wait, const QueueGate& gate);
 
 /// After a failed acquire_shared (rolled back): whether waiters went first
 /// (one row, 1/0), then the live exclusive row of `name` and our `own`
@@ -159,21 +184,53 @@ std::string shared_refusal(const MariaTarget& t, const std::string& name, const 
 /// Renews a shared holder's live row and extends the marker to match,
 /// under the name's turn. Result sets: (turn came: 1/0), then our row as
 /// renewed (none: lost).
-std::string renew_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
-                         const std::string& locked_by, duration lease, duration wait);
+std::string renew_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
+                         const std::string& name, const std::string& locked_by, duration lease,
+                         duration wait);
 
 /// Releases a shared holder's row (kept to created + min_hold while that is
 /// ahead), then shrinks the marker to the other live holders' latest expiry
 /// or deletes it, under the name's turn. Result sets: (turn came: 1/0),
 /// then (kept, deleted).
-std::string release_shared(const MariaTarget& t, std::int64_t id, const std::string& name,
-                           const std::string& locked_by, duration min_hold, duration wait);
+std::string release_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
+                           const std::string& name, const std::string& locked_by, duration min_hold,
+                           duration wait);
 
 /// Ends the transaction and gives the turn back after a failed acquire batch.
-std::string release_turn(const MariaTarget& t, const std::string& lockstring);
+std::string release_turn(const MariaTarget& t, const Protocol& p, const std::string& lockstring);
+
+/// The turn of `lockstring` for a transaction-scoped lock, in the caller's
+/// transaction: one statement answering 1 when it came within `wait`
+/// (GET_LOCK's turn; none with row turns: "" then), and the one that gives
+/// it back ("" for none).
+std::string transaction_turn(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                             duration wait);
+std::string transaction_turn_back(const MariaTarget& t, const Protocol& p,
+                                  const std::string& lockstring);
+/// With row turns, the turn a transaction-scoped lock takes once it found
+/// the name free, before its insert (in the order every acquirer takes
+/// the row turn and the name's row, so none deadlock), held to the
+/// caller's commit; "" without.
+std::string transaction_row_turn(const MariaTarget& t, const Protocol& p,
+                                 const std::string& lockstring);
+
+/// With `register_ids`: writes row `id` (of name `lockstring`, just
+/// inserted) to the fencing register, as acquisitions do; "" without.
+std::string register_id(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
+                        const std::string& id);
 
 /// Release without a minimum hold: one DELETE (affected rows: 1 or 0).
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
+
+/// Galera's release without a minimum hold: the delete, and with it the id
+/// written to the register as the one released last, in one transaction.
+/// Last result: (deleted: 1/0).
+std::string release_registered(const MariaTarget& t, std::int64_t id, const std::string& lockstring,
+                               const std::string& locked_by);
+
+/// One row, 1/0: the register of `lockstring` says row `id` was released
+/// by its holder (an earlier release_registered() went through). Galera.
+std::string released_before(const MariaTarget& t, std::int64_t id, const std::string& lockstring);
 
 /// Release with a minimum hold: delete the row if created + min_hold is past,
 /// else shorten its expiry to that. Last result: (released: 1/0, exists: 1/0).
@@ -186,12 +243,21 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
 
 std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
 std::string purge(const MariaTarget& t, std::size_t batch);
+/// The fencing register's rows no lock row uses and nobody wrote for a day
+/// (a stale draw is never that old: docs/mariadb.md), at most `batch`.
+std::string purge_register(const MariaTarget& t, std::size_t batch);
 std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only);
 std::string find(const MariaTarget& t, const std::string& lockstring);
 
 /// The schema script (sql/mariadb/schema.sql) for `t`'s table, with
-/// `collation` for the text columns.
-std::string schema_script(const MariaTarget& t, const std::string& collation);
+/// `collation` for the text columns; `wsrep`: the server has Galera's
+/// variables (MariaDB), and the guard checks rows its own way where
+/// wsrep_on.
+std::string schema_script(const MariaTarget& t, const std::string& collation, bool wsrep);
+
+/// One row: 1 when the guard's definition has the Galera check, 0 when it
+/// predates it, NULL when information_schema does not show it to this user.
+std::string guard_is_current(const MariaTarget& t);
 
 /// One row, one column: 1 when the table exists.
 std::string table_exists(const MariaTarget& t);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "contract/schema.hpp"
 #include "text.hpp"
@@ -38,12 +39,24 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       quoted_leaders(quote_identifier_path(leaders)),
       guard(guard_routine_name(table)),
       quoted_guard(quote_identifier_path(guard)),
+      fencing(fencing_table_name(table)),
+      quoted_fencing(quote_identifier_path(fencing)),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
       redactor_(u.original, url.has_password ? std::vector<std::string>{url.password}
                                              : std::vector<std::string>{}) {
     turn_scope = lower(table.find('.') == std::string::npos ? url.database + "." + table : table);
+    // Only a name of letters, digits, underscores and dots: it is spliced
+    // into statements.
+    if (const char* hook = std::getenv("SQLOCK_TEST_MARIADB_GET_LOCK")) {
+        const std::string name = hook;
+        const bool plain =
+            !name.empty() && name.find_first_not_of(
+                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                 "0123456789_.") == std::string::npos;
+        if (plain) get_lock = name;
+    }
 }
 
 std::string MariaTarget::grant_hint() const {
@@ -57,8 +70,9 @@ std::string MariaTarget::grant_hint() const {
     return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + in_database(table, quoted_table) + to +
            ", and the same ON " + in_database(runs, quoted_runs) + " (its run history), ON " +
            in_database(pauses, quoted_pauses) + " (its pauses), ON " +
-           in_database(queue, quoted_queue) + " (its queue of waiters) and ON " +
-           in_database(leaders, quoted_leaders) + " (its leaders' values)";
+           in_database(queue, quoted_queue) + " (its queue of waiters), ON " +
+           in_database(leaders, quoted_leaders) + " (its leaders' values) and ON " +
+           in_database(fencing, quoted_fencing) + " (its fencing register, used on Galera)";
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

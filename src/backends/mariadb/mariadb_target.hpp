@@ -2,6 +2,7 @@
 // table, worked out once per Locker and shared (read-only) by its connections.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,23 @@ struct MariaTarget {
     std::string quoted_leaders;  // `ops`.`locks_leaders`
     std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
     std::string quoted_guard;    // `ops`.`locks_guard`
+    std::string fencing;         // the fencing register, as `table`: "ops.locks_fencing"
+    std::string quoted_fencing;  // `ops`.`locks_fencing`
     /// Lower-cased "database.table", the part of every turn key (GET_LOCK
     /// names are server-wide; lower case because lower_case_table_names may
     /// make "Locks" and "locks" one table: sharing a turn only costs a wait).
     std::string turn_scope;
     duration timeout;  // longest wait for one answer of the server
+    /// The function that takes a turn: GET_LOCK. A test hook,
+    /// $SQLOCK_TEST_MARIADB_GET_LOCK, names another in its place (a stored
+    /// function that fails as a server refusing GET_LOCK does).
+    std::string get_lock = "GET_LOCK";
+
+    /// Whether the server refused GET_LOCK (error 1235, as MariaDB
+    /// releases with Galera do): the Locker's connections take turns as
+    /// row locks from then on (mariadb_statements.hpp). Thread-safe.
+    bool get_lock_refused() const noexcept { return get_lock_refused_.load(); }
+    void refuse_get_lock() const noexcept { get_lock_refused_.store(true); }
 
     /// "GRANT SELECT, INSERT, UPDATE, DELETE ON `db`.`t` TO 'user'": what
     /// an administrator runs so that the URL's user may use the table.
@@ -48,6 +61,7 @@ struct MariaTarget {
 
   private:
     text::MessageRedactor redactor_;
+    mutable std::atomic<bool> get_lock_refused_{false};
 };
 
 /// `table` quoted with backticks, schema-qualified if it has a dot. Only for

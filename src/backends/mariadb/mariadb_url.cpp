@@ -56,17 +56,22 @@ void apply_query(const DatabaseUrl& url, MariaUrl& out, const std::string& query
     }
 }
 
-void parse_host_port(const DatabaseUrl& url, MariaUrl& out, const std::string& hostport) {
+// One entry of the host list: host, host:port, [IPv6] or [IPv6]:port.
+// `which` names it in messages when there are several ("host 2 of 3 ").
+MariaHost parse_host_port(const DatabaseUrl& url, const std::string& hostport,
+                          const std::string& which) {
+    MariaHost out;
+    const std::string who = which.empty() ? std::string("the host ") : which;
     std::string port;
     const char* forbidden = "@/?#[]:";
     if (!hostport.empty() && hostport[0] == '[') {
         // [IPv6]:port
         std::size_t close = hostport.find(']');
-        if (close == std::string::npos) bad(url, "unterminated '[' in the host");
+        if (close == std::string::npos) bad(url, who + "has an unterminated '['");
         out.host = hostport.substr(1, close - 1);
         std::string rest = hostport.substr(close + 1);
         if (!rest.empty()) {
-            if (rest[0] != ':') bad(url, "unexpected text after ']' in the host");
+            if (rest[0] != ':') bad(url, who + "has unexpected text after ']'");
             port = rest.substr(1);
         }
         forbidden = "@/?#[]";
@@ -76,17 +81,56 @@ void parse_host_port(const DatabaseUrl& url, MariaUrl& out, const std::string& h
         if (colon != std::string::npos) port = hostport.substr(colon + 1);
     }
     if (out.host.find_first_of(forbidden) != std::string::npos)
-        bad(url, "malformed host '" + text::printable(out.host, 64) + "'");
-    if (port.empty()) return;
+        bad(url, "malformed " + (which.empty() ? std::string("host ") : which) + "'" +
+                     text::printable(out.host, 64) + "'");
+    if (port.empty()) return out;
     char* end = nullptr;
     long n = std::strtol(port.c_str(), &end, 10);
     if (*end || n < 1 || n > 65535 || port[0] == '+' || port[0] == '-' || port[0] == ' ')
-        bad(url,
-            "the port must be a number from 1 to 65535, not '" + text::printable(port, 16) + "'");
+        bad(url, (which.empty() ? std::string("the port") : which + "has a port that") +
+                     " must be a number from 1 to 65535, not '" + text::printable(port, 16) + "'");
     out.port = static_cast<unsigned>(n);
+    return out;
+}
+
+// "h1:p1,h2:p2,[::1]:p3": the entries, split at the commas outside brackets.
+std::vector<std::string> split_hosts(const std::string& text) {
+    std::vector<std::string> entries(1);
+    bool bracket = false;
+    for (char c : text) {
+        if (c == '[') bracket = true;
+        if (c == ']') bracket = false;
+        if (c == ',' && !bracket)
+            entries.emplace_back();
+        else
+            entries.back() += c;
+    }
+    return entries;
+}
+
+void parse_hosts(const DatabaseUrl& url, MariaUrl& out, const std::string& text) {
+    const std::vector<std::string> entries = split_hosts(text);
+    if (entries.size() > max_hosts)
+        bad(url, "lists " + std::to_string(entries.size()) + " hosts; at most " +
+                     std::to_string(max_hosts) + " are allowed");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const std::string which = entries.size() == 1 ? std::string()
+                                                      : "host " + std::to_string(i + 1) + " of " +
+                                                            std::to_string(entries.size()) + " ";
+        if (entries.size() > 1 && entries[i].empty())
+            bad(url, which + "is empty (write h1,h2,h3 with no empty entry)");
+        out.hosts.push_back(parse_host_port(url, entries[i], which));
+    }
 }
 
 }  // namespace
+
+std::string MariaHost::label() const {
+    const std::string shown = host.empty()                          ? std::string("localhost")
+                              : host.find(':') != std::string::npos ? "[" + host + "]"
+                                                                    : host;
+    return text::printable(shown, 64) + (port ? ":" + std::to_string(port) : std::string());
+}
 
 MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     const std::string& text = url.original;
@@ -122,13 +166,17 @@ MariaUrl parse_mariadb_url(const DatabaseUrl& url) {
     }
     if (rest.find('#') != std::string::npos) bad(url, "a fragment ('#...') is not allowed");
     slash = rest.find('/');
-    parse_host_port(url, out, rest.substr(0, slash));
+    parse_hosts(url, out, rest.substr(0, slash));
     if (slash != std::string::npos) out.database = text::percent_decode(rest.substr(slash + 1));
     if (out.database.empty()) bad(url, "names no database; expected mariadb://user@host/database");
     if (out.database.find('/') != std::string::npos) bad(url, "the database name contains '/'");
-    for (const std::string* part : {&out.user, &out.password, &out.database, &out.host})
+    for (const std::string* part : {&out.user, &out.password, &out.database})
         if (part->find('\0') != std::string::npos) bad(url, "contains a NUL byte");
+    for (const MariaHost& h : out.hosts)
+        if (h.host.find('\0') != std::string::npos) bad(url, "contains a NUL byte");
     if (!query.empty()) apply_query(url, out, query);
+    if (out.hosts.size() > 1 && !out.socket.empty())
+        bad(url, "socket= names one server; a host list cannot be used with it");
     return out;
 }
 

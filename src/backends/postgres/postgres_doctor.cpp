@@ -54,6 +54,7 @@ struct Server {
     double clock_difference_ms = 0;  // database minus this host
     double clock_uncertainty_ms = 0;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
+    long streaming_standbys = 0;  // pg_stat_replication's rows (counted without pg_monitor)
     // What a session of this role and database starts with (pg_settings'
     // reset_val, with its unit), for the settings sqlock's sessions set
     // (postgres_session.hpp) or leave: by name.
@@ -135,7 +136,8 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
             table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false) +
             // What a session starts with (role, database, server), not
             // what one before us may have SET on a pooled server session.
-            ", (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') = 'on'",
+            ", (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') = 'on'"
+            ", (SELECT count(*) FROM pg_stat_replication)",
         t.quoted_table, t.quoted_runs, t.quoted_pauses);
     const auto after = wall::now();
     Server s;
@@ -153,6 +155,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     s.pauses_exist = r[0][12].as<bool>();
     s.pauses_grants = r[0][13].as<bool>();
     s.seqscan_enabled = r[0][14].as<bool>();
+    s.streaming_standbys = r[0][15].as<long>();
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -424,6 +427,18 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                 " s " + (s.clock_difference_ms > 0 ? "behind" : "ahead of") +
                 " the database's: leases are timed by the database, but times this host logs "
                 "will not match; check NTP");
+    // A crash failover to an asynchronous standby loses the commits it had
+    // not received: a lock taken then vanishes while its holder runs, and
+    // the sequence hands its fencing id out again (postgres-production.md,
+    // measured under Patroni). The server cannot tell whether a failover
+    // would promote one; that it could is reason enough to say so.
+    if (!s.in_recovery && s.synchronous_standbys.empty() && s.streaming_standbys > 0)
+        problem(std::to_string(s.streaming_standbys) + " standby" +
+                (s.streaming_standbys == 1 ? " streams" : "s stream") +
+                " from this primary asynchronously (synchronous_standby_names is empty): a "
+                "crash failover to one can lose the last locks taken, and another host can then "
+                "take a name that is still held; name them in synchronous_standby_names "
+                "(Patroni: synchronous_mode: true)");
     if (!s.synchronous_standbys.empty() &&
         (s.synchronous_commit == "off" || s.synchronous_commit == "local"))
         problem("synchronous_commit is '" + s.synchronous_commit +

@@ -32,7 +32,7 @@ _sqlock() {
 
     case $prev in
         --db | --table | --token | --label | --slots | --conflict-exit-code | -E | --reason | \
-            --retry | --notify)
+            --retry | --notify | --after | --value | --max-names)
             return ;;
         --tz)
             local zones
@@ -46,6 +46,9 @@ _sqlock() {
             --once-per-offset | --splay | --retry-delay | --notify-timeout | --after-within | \
             --since | --history-retention | --for | --max-age)
             COMPREPLY=($(compgen -W "30s 5m 10m 1h 2h 1d" -- "$cur"))
+            return ;;
+        --poll)
+            COMPREPLY=($(compgen -W "10ms 100ms 250ms 1s" -- "$cur"))
             return ;;
         --wait | --timeout | -w)
             COMPREPLY=($(compgen -W "0 30s 5m 1h forever" -- "$cur"))

@@ -37,9 +37,11 @@ std::string layer_batch(const sqlock::detail::mariadb::MariaTarget& t, std::size
         case 1:
             return sql::insert_and_read(t, sql::literal(name), lease, locked_by);
         case 2:
-            return sql::acquire(t, name, lease, locked_by, no_wait, QueueGate::none(), false);
+            return sql::acquire(t, sql::Protocol{}, name, lease, locked_by, no_wait,
+                                QueueGate::none(), false);
         case 3:
-            return sql::acquire(t, name, lease, locked_by, no_wait, behind_everyone(name), false);
+            return sql::acquire(t, sql::Protocol{}, name, lease, locked_by, no_wait,
+                                behind_everyone(name), false);
     }
     throw std::invalid_argument("no layered batch " + std::to_string(up_to));
 }

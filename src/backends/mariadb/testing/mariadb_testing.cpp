@@ -188,6 +188,12 @@ std::string grant_guard_use_sql(const std::string& table, const std::string& acc
     return "GRANT EXECUTE ON PROCEDURE " + table + "_guard TO " + account;
 }
 
+// The fencing register beside the table (docs/mariadb.md), which Galera
+// uses.
+std::string grant_own_tables_sql(const std::string& table, const std::string& account) {
+    return grant_table_use_sql(table + "_fencing", account);
+}
+
 // The test server has no TLS: refused at the handshake. The MariaDB URL
 // takes no password parameter; an unknown mode is a URL sqlock cannot read.
 std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
@@ -196,18 +202,20 @@ std::vector<BadUrl> bad_urls(const std::string& url, const std::string&) {
             {url + "?ssl-mode=bogus", {errc::invalid_argument}}};
 }
 
-// MariaDB has no txid_current(); a system-versioned table with
-// transaction-precise history stores the inserting transaction's id in its
-// ROW START column.
+// MariaDB has no txid_current(): the deleting transaction is told by its
+// session and the session's count of commits so far (Handler_commit),
+// which stays the same within a transaction. (A system-versioned table
+// with transaction-precise history told it too, but Galera replicates the
+// trigger's insert into one as a statement, which the other nodes cannot
+// run: they vote the node out.)
 std::string delete_log_sql(const std::string& table, const std::string& log) {
     return "CREATE TABLE " + log +
-           " (lockstring varchar(128),"
-           " tx bigint unsigned GENERATED ALWAYS AS ROW START INVISIBLE,"
-           " tx_end bigint unsigned GENERATED ALWAYS AS ROW END INVISIBLE,"
-           " PERIOD FOR SYSTEM_TIME (tx, tx_end)) WITH SYSTEM VERSIONING;"
+           " (lockstring varchar(128), tx bigint, id int AUTO_INCREMENT PRIMARY KEY);"
            " CREATE TRIGGER " +
            log + "_t AFTER DELETE ON " + table + " FOR EACH ROW INSERT INTO " + log +
-           " (lockstring) VALUES (OLD.lockstring)";
+           " (lockstring, tx) VALUES (OLD.lockstring, CONNECTION_ID() * 1000000 + (SELECT"
+           " VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME ="
+           " 'HANDLER_COMMIT'))";
 }
 
 BackendHooks::TableDumpSql table_dump_sql(const std::string& table) {
@@ -242,6 +250,8 @@ DoctorFacts doctor_facts(const std::string&) {
 std::vector<HostileInput> hostile_inputs(const std::string& password) {
     using sqlock::errc;
     const std::string mariadb = "mariadb://u:" + password + "@127.0.0.1:";
+    std::string more_hosts;
+    for (int port = 2; port <= 33; ++port) more_hosts += ",127.0.0.1:" + std::to_string(port);
     return {
         {"MariaDB port nobody listens on", errc::connection, mariadb + "1/db", "", 69},
         {"MariaDB URL with an unknown parameter", errc::invalid_argument, mariadb + "1/db?bogus=1",
@@ -254,6 +264,20 @@ std::vector<HostileInput> hostile_inputs(const std::string& password) {
          "mariadb://u:Qm/x" + password + "@127.0.0.1:1/db", "", 64},
         {"MariaDB mysql:// URL, nobody listening", errc::connection,
          "mysql://u:" + password + "@127.0.0.1:1/db", ""},
+        {"MariaDB host list, nobody listening on any", errc::connection,
+         mariadb + "1,127.0.0.1:2,127.0.0.1:3/db", "", 69},
+        {"MariaDB host list with an empty entry", errc::invalid_argument,
+         mariadb + "1,,127.0.0.1:2/db", "", 64},
+        {"MariaDB host list with a trailing comma", errc::invalid_argument, mariadb + "1,/db", "",
+         64},
+        {"MariaDB host list with a bad port in its second entry", errc::invalid_argument,
+         mariadb + "1,127.0.0.1:3306x/db", "", 64},
+        {"MariaDB host list with an unterminated '['", errc::invalid_argument,
+         mariadb + "1,[::1/db", ""},
+        {"MariaDB host list with socket=", errc::invalid_argument,
+         mariadb + "1,127.0.0.1:2/db?socket=/tmp/x.sock", "", 64},
+        {"MariaDB host list of 33 hosts", errc::invalid_argument,
+         mariadb + "1" + more_hosts + "/db", ""},
     };
 }
 
@@ -296,6 +320,7 @@ BackendHooks mariadb_test_hooks() {
     hooks.repeatable_read = "REPEATABLE-READ";
     hooks.grant_table_use_sql = grant_table_use_sql;
     hooks.grant_guard_use_sql = grant_guard_use_sql;
+    hooks.grant_own_tables_sql = grant_own_tables_sql;
     hooks.privilege_denied_code = "1142/42000";  // ER_TABLEACCESS_DENIED_ERROR
     // What to grant: the table's rights (no sequence, unlike PostgreSQL).
     hooks.missing_grant_hint = "GRANT SELECT, INSERT, UPDATE, DELETE ON";

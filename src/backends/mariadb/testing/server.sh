@@ -158,17 +158,7 @@ socket = $socket
 pid-file = $pid_file
 log-error = $log
 port = $1
-bind-address = 127.0.0.1
-skip-name-resolve
-max_connections = 300
-# Speed over durability: a crash may lose the last second of commits.
-innodb_flush_log_at_trx_commit = 2
-innodb_flush_method = nosync
-innodb_doublewrite = 0
-innodb_buffer_pool_size = 32M
-innodb_log_file_size = 16M
-character-set-server = utf8mb4
-collation-server = utf8mb4_bin
+$(grep -v '^#' "$(dirname "${BASH_SOURCE[0]}")/test-server.cnf")
 
 [client]
 socket = $socket
