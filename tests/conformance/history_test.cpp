@@ -266,7 +266,7 @@ TEST_CASE("prune_history deletes old runs only, never a live one", "[history][pr
     sqlock::RunHistory(locker).start_run(lock);  // stays running under a live lock
     {
         auto done = locker.lock("short");
-        sqlock::RunHistory(locker).finish_run(done, locker.start_run(done),
+        sqlock::RunHistory(locker).finish_run(done, sqlock::RunHistory(locker).start_run(done),
                                               {run_outcome::succeeded, 0, {}});
     }
     CHECK(sqlock::RunHistory(locker).prune(1h) == 0);
@@ -286,7 +286,7 @@ TEST_CASE("count_prunable_history counts what prune_history deletes, and deletes
     sqlock::RunHistory(locker).start_run(live);  // never prunable: running under a live lock
     {
         auto done = locker.lock("short");
-        sqlock::RunHistory(locker).finish_run(done, locker.start_run(done),
+        sqlock::RunHistory(locker).finish_run(done, sqlock::RunHistory(locker).start_run(done),
                                               {run_outcome::succeeded, 0, {}});
     }
     CHECK_THROWS_AS(sqlock::RunHistory(locker).count_prunable(0ms), sqlock::error);
@@ -364,7 +364,7 @@ TEST_CASE("the runs of one hold of a lock are numbered as attempts", "[history]"
     }
     {
         auto other = locker.lock("other");  // another name: its own count
-        sqlock::RunHistory(locker).finish_run(other, locker.start_run(other),
+        sqlock::RunHistory(locker).finish_run(other, sqlock::RunHistory(locker).start_run(other),
                                               {run_outcome::succeeded, 0, {}});
     }
     auto lock = locker.lock("job");  // a new hold: attempt 1 again
@@ -395,8 +395,9 @@ TEST_CASE("a once-per window drawn by a rule around the database's now", "[histo
     CHECK(w.start_ms == seen - 1000);
     CHECK(w.end_ms == seen + 1000);
     CHECK_FALSE(w.done);
-    sqlock::RunHistory(locker).finish_run(lock, locker.start_run(lock, {{}, {}, 0, {}, w.start_ms}),
-                                          {run_outcome::succeeded, 0, {}});
+    sqlock::RunHistory(locker).finish_run(
+        lock, sqlock::RunHistory(locker).start_run(lock, {{}, {}, 0, {}, w.start_ms}),
+        {run_outcome::succeeded, 0, {}});
     // The same start later: done.
     auto again = sqlock::RunHistory(locker).once_per_window(
         lock, [&](std::int64_t now) { return std::make_pair(seen - 1000, now + 1000); });

@@ -101,7 +101,8 @@ TEST_CASE("diagnose: the defaults a session starts with, and what sqlock sets ov
     const std::string url = pg_test::with_param(
         db.url, "options",
         "-c%20default_transaction_isolation%3Dserializable%20-c%20statement_timeout%3D1500");
-    const sqlock::Diagnosis d = sqlock::Locker(url, locker_options().table(db.table)).diagnose();
+    const sqlock::Diagnosis d =
+        sqlock::diagnose(sqlock::Locker(url, locker_options().table(db.table)));
     CHECK(d.problems.empty());
     const std::string defaults = fact(d, "server defaults");
     CHECK(defaults.find("default_transaction_isolation = serializable") != std::string::npos);

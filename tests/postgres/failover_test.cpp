@@ -188,7 +188,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     // locks (a crash failover to it can lose them), a synchronous one is not.
     {
         const sqlock::Diagnosis d =
-            sqlock::Locker(pair.primary_url, locker_options().table(table)).diagnose();
+            sqlock::diagnose(sqlock::Locker(pair.primary_url, locker_options().table(table)));
         const bool warned = std::any_of(d.problems.begin(), d.problems.end(), [](const auto& p) {
             return p.find("from this primary asynchronously") != std::string::npos;
         });
