@@ -1,4 +1,4 @@
-// sqlock doctor on Galera (Locker::diagnose()): the cluster as the node it
+// sqlock doctor on Galera (sqlock::diagnose()): the cluster as the node it
 // reached sees it, the settings that bear on locks, each host of the URL's
 // list as a connection to it alone finds it, and the problems: the test
 // cluster's innodb_flush_log_at_trx_commit = 2 is one.

@@ -1,5 +1,5 @@
 // sqlock leader NAME [--watch] [--json]: who leads NAME (`sqlock elect`,
-// Locker::campaign), and with --watch one line per change until interrupted.
+// Election::campaign), and with --watch one line per change until interrupted.
 #include <optional>
 
 #include "commands/commands.hpp"
@@ -19,7 +19,7 @@ const char* const leader_usage = "NAME [--watch] [--json]";
 
 const char* const leader_details =
     "Says who leads NAME: the host and process whose `sqlock elect NAME` (or\n"
-    "Locker::campaign) holds it, its fencing id, since when, its lease end and the\n"
+    "Election::campaign) holds it, its fencing id, since when, its lease end and the\n"
     "value it published. Exits 0 when someone leads, 1 when nobody does.\n"
     "\n"
     "--watch prints the current state, then one line per change until interrupted\n"
