@@ -1,3 +1,7 @@
+// sqlock::Locker, the front door: a session with the lock table (the
+// LockerState its locks share), the lock kinds and the admin calls. What is
+// built over the session stands in its own types and folders (RunHistory,
+// Pauses, Election, diagnose(), lock_transaction()).
 #include "sqlock/locker.hpp"
 
 #include "base/current_pid.hpp"
@@ -6,6 +10,9 @@
 #include "contract/schema.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
+#include "monitoring/lock_activity.hpp"
+#include "sets/set_acquirer.hpp"
+#include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "waiting/contention_text.hpp"
 
@@ -41,9 +48,14 @@ void ensure_initialized(LockerState& s) {
     s.needs_init = false;
 }
 
+const std::shared_ptr<LockerState>& Access::session(const Locker& locker) {
+    if (!locker.state_) throw error(errc::invalid_argument, "use of a moved-from sqlock::Locker");
+    return locker.state_;
+}
+
 }  // namespace detail
 
-using detail::Acquirer;
+static_assert(Locker::max_set_size == detail::max_set_names);
 
 Locker::Locker(const std::string& url, LockerOptions options) {
     auto s = std::make_shared<detail::LockerState>();
@@ -102,70 +114,44 @@ std::vector<std::string> Locker::init() {
     return notes;
 }
 
-namespace {
-
-// A plain lock's target, its name checked for its mode.
-detail::Target lock_target(const std::string& name, const LockOptions& options) {
-    detail::validate_lock_name(name);
-    detail::validate_options(options);
-    const bool shared = options.mode == lock_mode::shared;
-    if (shared) detail::validate_shared_name(name);
-    return {name, 0, shared};
-}
-
-// Semaphores have no shared mode: every slot is one holder's.
-void refuse_shared_mode(const LockOptions& options, const char* what) {
-    if (options.mode == lock_mode::shared)
-        throw error(errc::invalid_argument,
-                    std::string(what) + " cannot be taken in shared mode: only a plain lock can");
-}
-
-}  // namespace
-
 std::optional<Lock> Locker::try_lock(const std::string& name, const LockOptions& options) {
-    const detail::Target target = lock_target(name, options);
-    Acquirer a(state_);
-    if (auto nested = a.check_reentry(target, options)) return Lock(std::move(nested));
-    return a.try_once(target, options);
+    return detail::try_lock_name(state_, name, options);
 }
 
 Lock Locker::lock(const std::string& name, const LockOptions& options) {
-    const detail::Target target = lock_target(name, options);
-    Acquirer a(state_);
-    if (auto nested = a.check_reentry(target, options)) return Lock(std::move(nested));
-    return a.acquire(target, options);
-}
-
-static void validate_semaphore(const std::string& name, int capacity) {
-    detail::validate_lock_name(name);
-    if (capacity < 1 || capacity > 10000)
-        throw error(errc::invalid_argument, "semaphore capacity must be between 1 and 10000, got " +
-                                                std::to_string(capacity));
-    std::string longest = detail::slot_lockstring(name, capacity);
-    if (longest.size() > detail::max_name_bytes)
-        throw error(errc::invalid_argument, "semaphore name too long: slot rows are named '" +
-                                                detail::printable(longest) +
-                                                "', which exceeds 128 bytes");
+    return detail::lock_name(state_, name, options);
 }
 
 std::optional<Lock> Locker::try_acquire_slot(const std::string& name, int capacity,
                                              const LockOptions& options) {
-    validate_semaphore(name, capacity);
-    detail::validate_options(options);
-    refuse_shared_mode(options, "a semaphore slot");
-    return Acquirer(state_).try_once({name, capacity}, options);
+    return detail::try_acquire_slot(state_, name, capacity, options);
 }
 
 Lock Locker::acquire_slot(const std::string& name, int capacity, const LockOptions& options) {
-    validate_semaphore(name, capacity);
-    detail::validate_options(options);
-    refuse_shared_mode(options, "a semaphore slot");
-    return Acquirer(state_).acquire({name, capacity}, options);
+    return detail::acquire_slot(state_, name, capacity, options);
+}
+
+std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
+                                            const LockOptions& options) {
+    return detail::try_lock_all(state_, names, options);
+}
+
+LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
+    return detail::lock_all(state_, names, options);
+}
+
+std::optional<LockSet> Locker::try_lock_members(const std::vector<SetMember>& members,
+                                                const LockOptions& options) {
+    return detail::try_lock_members(state_, members, options);
+}
+
+LockSet Locker::lock_members(const std::vector<SetMember>& members, const LockOptions& options) {
+    return detail::lock_members(state_, members, options);
 }
 
 std::size_t Locker::purge_expired(std::size_t batch_size) {
     if (batch_size == 0) throw error(errc::invalid_argument, "purge batch size must be positive");
-    Acquirer(state_).ensure_initialized();
+    detail::ensure_initialized(*state_);
     return detail::in_paced_batches(
         batch_size, [&](auto&& op) { return state_->pool->with(op); },
         [&](detail::Connection& c) { return c.purge_expired_batch(batch_size); });
@@ -175,7 +161,7 @@ namespace {
 
 std::vector<LockInfo> read_rows(const std::shared_ptr<detail::LockerState>& state,
                                 const std::string& prefix, bool expired_only) {
-    Acquirer(state).ensure_initialized();
+    detail::ensure_initialized(*state);
     auto found =
         state->pool->with([&](detail::Connection& c) { return c.list(prefix, expired_only); });
     std::vector<LockInfo> out;
@@ -195,7 +181,7 @@ std::vector<LockInfo> Locker::list_expired() {
 }
 
 LockCounts Locker::lock_counts() {
-    Acquirer(state_).ensure_initialized();
+    detail::ensure_initialized(*state_);
     return state_->pool->with([](detail::Connection& c) {
         const auto key = detail::Query::lock_counts;
         const detail::Rows r = c.query(key, {});
@@ -207,9 +193,14 @@ LockCounts Locker::lock_counts() {
     });
 }
 
+LockActivity Locker::lock_activity() {
+    detail::ensure_initialized(*state_);
+    return detail::lock_activity(*state_);
+}
+
 std::optional<LockInfo> Locker::show(const std::string& name) {
     detail::validate_lock_name(name);
-    Acquirer(state_).ensure_initialized();
+    detail::ensure_initialized(*state_);
     auto row = state_->pool->with([&](detail::Connection& c) { return c.find(name); });
     if (!row) return std::nullopt;
     return detail::to_info(*row);
@@ -226,7 +217,7 @@ std::vector<LockInfo> Locker::shared_holders(const std::string& name) {
 
 std::size_t Locker::queue_length(const std::string& name) {
     detail::validate_lock_name(name);
-    Acquirer(state_).ensure_initialized();
+    detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
         if (!c.has_queue()) return 0;
         return static_cast<std::size_t>(
@@ -235,6 +226,15 @@ std::size_t Locker::queue_length(const std::string& name) {
 }
 
 namespace {
+
+// The claim one held row of `name` is released and renewed by: its own
+// row, or a shared holder's row `lockstring` of `name`.
+detail::Claim held_row(const std::string& name, const std::string& lockstring, bool shared) {
+    detail::Claim held;
+    held.entries.push_back(shared ? detail::ClaimEntry::shared_as(name, lockstring)
+                                  : detail::ClaimEntry::exclusive(lockstring));
+    return held;
+}
 
 // The row of `name` if the owner token `token` holds it; nullopt if there is
 // no row; errc::lost if somebody else holds it.
@@ -269,8 +269,8 @@ std::optional<LockInfo> Locker::release(const std::string& name, const std::stri
     const auto shared_name = detail::shared_name_of(info.name);
     bool deleted = state_->pool->with([&](detail::Connection& c) {
         if (shared_name)  // a shared holder's own row
-            return c.release(detail::held_claim(*shared_name, info.name, true), {info.id},
-                             info.locked_by, duration::zero())
+            return c.release(held_row(*shared_name, info.name, true), {info.id}, info.locked_by,
+                             duration::zero())
                        .lost == 0;
         return c.delete_exact(info.id, name, info.locked_by);
     });
@@ -291,8 +291,8 @@ std::optional<LockInfo> Locker::renew(const std::string& name, const std::string
     const LockInfo& info = *held;
     // Renews exactly that row, and only while it has not expired.
     const auto shared_name = detail::shared_name_of(info.name);
-    const auto claim = shared_name ? detail::held_claim(*shared_name, info.name, true)
-                                   : detail::held_claim(name, name, false);
+    const auto claim =
+        shared_name ? held_row(*shared_name, info.name, true) : held_row(name, name, false);
     auto renewed = state_->pool->with(
         [&](detail::Connection& c) { return c.renew(claim, {info.id}, info.locked_by, lease); });
     if (renewed.empty())
@@ -313,7 +313,7 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
         const auto shared_name = detail::shared_name_of(name);
         bool deleted = state_->pool->with([&](detail::Connection& c) {
             if (shared_name)
-                return c.release(detail::held_claim(*shared_name, row->lockstring, true), {row->id},
+                return c.release(held_row(*shared_name, row->lockstring, true), {row->id},
                                  row->locked_by, duration::zero())
                            .lost == 0;
             return c.delete_exact(row->id, row->lockstring, row->locked_by);
@@ -334,15 +334,6 @@ std::optional<LockInfo> Locker::force_release(const std::string& name) {
     throw error(errc::busy, "lock '" + detail::printable(name) +
                                 "' keeps changing hands; force release gave up [" +
                                 state_->url.redacted + "]");
-}
-
-Diagnosis Locker::diagnose() {
-    Diagnosis d;
-    d.facts.push_back({"database", state_->url.redacted});
-    d.facts.push_back({"backend", state_->backend->name()});
-    d.facts.push_back({"table", state_->table});
-    state_->backend->diagnose(d);
-    return d;
 }
 
 std::string Locker::url() const {

@@ -1,4 +1,5 @@
-// Diagnosis — what Locker::diagnose() found out about the way to the database.
+// Diagnosis — what sqlock::diagnose() (doctor.hpp) finds out about the way to
+// the database.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@ namespace sqlock {
 /// difference), in display order, and one line for each problem found, with
 /// what to do about it. `problems` is empty when the setup looks right.
 ///
-///   for (const auto& f : locker.diagnose().facts) std::cout << f.key << ": " << f.value;
+///   for (const auto& f : sqlock::diagnose(locker).facts) std::cout << f.key << ": " << f.value;
 struct Diagnosis {
     struct Fact {
         std::string key;    ///< "server version", "wake-ups", ...

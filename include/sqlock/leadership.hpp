@@ -16,6 +16,8 @@
 
 namespace sqlock {
 
+class Locker;
+
 namespace detail {
 struct LockerState;
 class LeaderWatchState;
@@ -27,19 +29,19 @@ constexpr std::size_t max_leader_value_bytes = 256;
 
 /// LeaderInfo
 ///
-/// The current leader of a name, as Locker::leader() and LeaderWatch read it.
+/// The current leader of a name, as Election::leader() and LeaderWatch read it.
 struct LeaderInfo {
     /// The leader's lock row: `id` is its fencing id, `created` when it
     /// started to lead, `expires` its lease end, `holder` who it is.
     LockInfo lock{};
     /// What it proclaimed last ("" when it published nothing, as a holder
-    /// that took the name with lock() rather than campaign()).
+    /// that took the name with Locker::lock() rather than campaign()).
     std::string value{};
 };
 
 /// Leadership
 ///
-/// Obtained from Locker::campaign(): this process leads `name` for as long
+/// Obtained from Election::campaign(): this process leads `name` for as long
 /// as it holds the name's lock, which this object owns (lock()). Destroying
 /// it resigns, as a Lock's destructor releases; a heartbeat and on_lost work
 /// as for any lock (the options given to campaign()).
@@ -50,7 +52,8 @@ struct LeaderInfo {
 ///     sqlock::LockOptions o;
 ///     o.wait_forever = true;
 ///     o.heartbeat = true;
-///     sqlock::Leadership lead = locker.campaign("scheduler", "10.0.0.7:8080", o);
+///     sqlock::Election election(locker, "scheduler");
+///     sqlock::Leadership lead = election.campaign("10.0.0.7:8080", o);
 ///     serve(lead.id());          // the fencing id, as Lock::id()
 ///     lead.proclaim("10.0.0.7:8081");
 ///     lead.resign();             // a standby takes over at once
@@ -90,7 +93,7 @@ class Leadership {
     const Lock& lock() const noexcept { return lock_; }
 
   private:
-    friend class Locker;
+    friend class Election;
     Leadership(Lock lock, std::string value);
 
     Lock lock_;
@@ -126,7 +129,7 @@ struct LeaderEvent {
     std::string error{};
 };
 
-/// How Locker::observe() watches.
+/// How Election::observe() watches.
 struct ObserveOptions {
     /// How often to read where nothing pushes changes (SQLite, MariaDB,
     /// PostgreSQL through a transaction pooler): 10 ms to 1 s.
@@ -135,7 +138,7 @@ struct ObserveOptions {
 
 /// LeaderWatch
 ///
-/// Obtained from Locker::observe(): reports every change of a name's
+/// Obtained from Election::observe(): reports every change of a name's
 /// leadership, in order, starting with the state it finds (leader or
 /// vacant). On PostgreSQL changes are pushed (LISTEN/NOTIFY): the watcher
 /// reads when told, at the leader's lease end (when a crashed leader stops
@@ -149,7 +152,7 @@ struct ObserveOptions {
 ///
 /// Thread safety: next() from one thread at a time; interrupt() from any.
 ///
-///     sqlock::LeaderWatch watch = locker.observe("scheduler");
+///     sqlock::LeaderWatch watch = sqlock::Election(locker, "scheduler").observe();
 ///     while (auto e = watch.next(std::chrono::seconds(10)))
 ///         std::cout << sqlock::to_string(e->kind) << '\n';
 class LeaderWatch {
@@ -174,10 +177,58 @@ class LeaderWatch {
     bool pushed() const noexcept;
 
   private:
-    friend class Locker;
+    friend class Election;
     explicit LeaderWatch(std::unique_ptr<detail::LeaderWatchState> state);
 
     std::unique_ptr<detail::LeaderWatchState> state_;
+};
+
+/// Election
+///
+/// The election of one name over a Locker: the holder of the name's lock
+/// leads (a campaign is a lock with a value), and everyone can ask who leads
+/// or watch each change. Values live in `<table>_leaders`, created by
+/// init() like the lock table (errc::configuration names `sqlock init`
+/// when it is missing). A light handle over the Locker's session, as etcd's
+/// Election stands on a Session: it shares the Locker's connections and may
+/// outlive it, as a Lock may.
+///
+/// Thread safety: as its Locker's: any number of threads may share one, and
+/// a copy costs one shared pointer and the name.
+///
+///     sqlock::Election election(locker, "scheduler");
+///     if (auto lead = election.leader()) connect_to(lead->value);
+///     sqlock::Leadership mine = election.campaign("10.0.0.7:8080", options);
+class Election {
+  public:
+    /// The election of `name` in `locker`'s lock table. Connects nothing
+    /// yet. Throws errc::invalid_argument for a bad name or a moved-from
+    /// Locker.
+    Election(const Locker& locker, std::string name);
+
+    const std::string& name() const noexcept { return name_; }
+
+    /// Waits, as Locker::lock() does (`options.wait`, `wait_forever`, the
+    /// fair line), until this process leads the name, then publishes
+    /// `value` (UTF-8 without control characters, at most
+    /// max_leader_value_bytes). The value is also stored in the lock row's
+    /// metadata, so readers see it with the leader from the first moment.
+    /// Throws as lock() does (busy, timeout), and errc::invalid_argument
+    /// for a bad value or a shared `options.mode`.
+    Leadership campaign(const std::string& value = {}, const LockOptions& options = {});
+
+    /// The live leader, or nullopt when nobody leads (no live exclusive
+    /// holder of the name).
+    std::optional<LeaderInfo> leader();
+
+    /// Watches the leadership (see LeaderWatch). Connects nothing yet: the
+    /// first next() reads. Throws errc::invalid_argument for a bad poll
+    /// interval.
+    LeaderWatch observe(const ObserveOptions& options = {});
+
+  private:
+    std::shared_ptr<detail::LockerState> state_;
+    std::string name_;
 };
 
 }  // namespace sqlock

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,14 +11,15 @@
 #include "sqlock/error.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/release_errors.hpp"
 
 namespace sqlock {
 
 struct GuardStatement;
 
 namespace detail {
-struct LockState;
-class Acquirer;
+struct HeldClaim;
+struct Access;
 }  // namespace detail
 
 /// Lock
@@ -123,21 +123,10 @@ class Lock {
     LockInfo detach();
 
   private:
-    friend class Locker;
-    friend class Leadership;
-    friend class detail::Acquirer;
-    explicit Lock(std::shared_ptr<detail::LockState> state);
-    void release_quietly() noexcept;
+    friend struct detail::Access;
+    explicit Lock(std::shared_ptr<detail::HeldClaim> held);
 
-    std::shared_ptr<detail::LockState> state_;
+    std::shared_ptr<detail::HeldClaim> held_;
 };
-
-/// Receives failures of releases done by Lock destructors.
-using release_error_handler = std::function<void(const error&)>;
-
-/// Replaces the process-wide handler for failed releases in destructors.
-/// The default writes one line to stderr. Returns the previous handler.
-/// Passing an empty function restores the default. Thread-safe.
-release_error_handler set_release_error_handler(release_error_handler handler);
 
 }  // namespace sqlock

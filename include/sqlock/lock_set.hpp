@@ -13,6 +13,7 @@
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
 #include "sqlock/options.hpp"
+#include "sqlock/release_errors.hpp"
 
 namespace sqlock {
 
@@ -27,8 +28,8 @@ struct SetMember {
 };
 
 namespace detail {
-struct LockSetState;
-class SetAcquirer;
+struct HeldClaim;
+struct Access;
 }  // namespace detail
 
 /// LockSet
@@ -117,10 +118,10 @@ class LockSet {
     void detach();
 
   private:
-    friend class detail::SetAcquirer;
-    explicit LockSet(std::shared_ptr<detail::LockSetState> state);
-    void release_quietly() noexcept;
-    std::shared_ptr<detail::LockSetState> state_;
+    friend struct detail::Access;
+    explicit LockSet(std::shared_ptr<detail::HeldClaim> held);
+
+    std::shared_ptr<detail::HeldClaim> held_;
 };
 
 }  // namespace sqlock

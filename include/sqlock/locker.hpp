@@ -1,4 +1,5 @@
-// sqlock::Locker — the front class: a lock table in a database, chosen by URL.
+// sqlock::Locker — the front door: a lock table in a database, chosen by
+// URL; the lock kinds and the admin calls.
 #pragma once
 
 #include <cstddef>
@@ -12,13 +13,14 @@
 #include <utility>
 #include <vector>
 
-#include "sqlock/diagnosis.hpp"
-#include "sqlock/leadership.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/lock_info.hpp"
 #include "sqlock/lock_set.hpp"
 #include "sqlock/options.hpp"
-#include "sqlock/pause.hpp"
+// The types over a Locker's session, for the members kept for one release.
+#include "sqlock/doctor.hpp"
+#include "sqlock/leadership.hpp"
+#include "sqlock/pauses.hpp"
 #include "sqlock/run_history.hpp"
 #include "sqlock/transaction.hpp"
 
@@ -26,7 +28,8 @@ namespace sqlock {
 
 namespace detail {
 struct LockerState;
-}
+struct Access;
+}  // namespace detail
 
 /// Locker
 ///
@@ -43,11 +46,28 @@ struct LockerState;
 /// clocks agree. Connections are opened lazily; a bad URL or unknown scheme is
 /// reported by the constructor.
 ///
+/// A Locker is a session with the lock table: its connections, the wake-ups
+/// of waiters, the locks it holds. It takes the lock kinds (locks, semaphore
+/// slots, shared holds, sets) and answers the admin calls. What is built over
+/// the table beside the locks stands on the session in small types, as
+/// etcd's Election and Mutex stand on a Session: RunHistory
+/// (run_history.hpp), Pauses (pauses.hpp), Election (leadership.hpp), and
+/// the free functions diagnose() (doctor.hpp) and lock_transaction()
+/// (transaction.hpp).
+///
 /// Thread safety: a Locker may be shared by any number of threads. It keeps a
 /// small pool of connections (LockerOptions::pool_size), handed out most
 /// recently used first to threads in the order they asked; a thread that
 /// cannot get one within pool_timeout gets `errc::timeout` naming the pool's
-/// size and how many connections are busy. Locks may outlive their Locker.
+/// size and how many connections are busy. Locks, and the types over its
+/// session, may outlive their Locker.
+///
+///     sqlock::Locker locker("postgresql://app@db.internal/ops");
+///     if (auto lock = locker.try_lock("nightly-report")) {
+///         sqlock::RunHistory history(locker);
+///         const std::int64_t run = history.start_run(*lock);
+///         history.finish_run(*lock, run, {});  // succeeded
+///     }
 class Locker {
   public:
     /// Throws `errc::invalid_argument` for a URL that cannot be read (no
@@ -164,28 +184,6 @@ class Locker {
     /// empty when the name is not held shared.
     std::vector<LockInfo> shared_holders(const std::string& name);
 
-    // Leader election (sqlock/leadership.hpp): the holder of a name's lock
-    // leads. Values live in `<table>_leaders`, created by init() like the
-    // lock table (errc::configuration names `sqlock init` when it is
-    // missing).
-
-    /// Waits, as lock() does (`options.wait`, `wait_forever`, the fair
-    /// line), until this process leads `name`, then publishes `value` (UTF-8
-    /// without control characters, at most max_leader_value_bytes). The
-    /// value is also stored in the lock row's metadata, so readers see it
-    /// with the leader from the first moment. Throws as lock() does (busy,
-    /// timeout), and errc::invalid_argument for a bad value or a shared
-    /// `options.mode`.
-    Leadership campaign(const std::string& name, const std::string& value = {},
-                        const LockOptions& options = {});
-    /// The live leader of `name`, or nullopt when nobody leads (no live
-    /// exclusive holder of the name).
-    std::optional<LeaderInfo> leader(const std::string& name);
-    /// Watches the leadership of `name` (see LeaderWatch). Connects nothing
-    /// yet: the first next() reads. Throws errc::invalid_argument for a bad
-    /// name or poll interval.
-    LeaderWatch observe(const std::string& name, const ObserveOptions& options = {});
-
     /// How many callers wait in line for `name` (a lock's, or a
     /// semaphore's), served in arrival order (docs/waiting.md); 0 when the
     /// table has no queue (made by init()).
@@ -207,171 +205,6 @@ class Locker {
     /// Deletes `name` whoever holds it; returns the row it deleted, if any.
     std::optional<LockInfo> force_release(const std::string& name);
 
-    // Run history (sqlock/run_history.hpp): a table `<table>_runs` beside
-    // the lock table, created by init() like it. These throw
-    // errc::configuration when it is missing (a table made before sqlock
-    // had a history: run init() once), and as any other operation does.
-
-    /// The once-per window of `length`, shifted by `offset`, that holds the
-    /// database's now (UTC, aligned on the Unix epoch: 1d is a UTC day), and
-    /// whether it is done for `lock`'s name: a run recorded for this window
-    /// succeeded (with `any_outcome`, one ended in any way, lost included).
-    /// Decide while holding `lock` and record the run's end before
-    /// releasing it (finish_run): then two holders can never both run one
-    /// window, whatever their clocks. Throws errc::invalid_argument for a
-    /// window that is not positive or over 366 days, an offset that is
-    /// negative or not shorter than the window, or a released Lock or one
-    /// from another Locker.
-    OncePerWindow once_per_window(const Lock& lock, duration length,
-                                  duration offset = duration::zero(), bool any_outcome = false);
-
-    /// Draws the window of a once-per decision around the database's now:
-    /// [start, end) in milliseconds since the Unix epoch.
-    using once_per_rule = std::function<std::pair<std::int64_t, std::int64_t>(std::int64_t now_ms)>;
-    /// As above, with the window `rule` draws around the database's now:
-    /// windows that are not a fixed length from the epoch, such as days in
-    /// a time zone (`sqlock run --tz`), still judged by the database's
-    /// clock. Throws errc::invalid_argument when the window it draws does
-    /// not hold now or is longer than 366 days, and as above.
-    OncePerWindow once_per_window(const Lock& lock, const once_per_rule& rule,
-                                  bool any_outcome = false);
-
-    /// Records that a run starts under `lock` (outcome running); returns
-    /// the run's id for finish_run(). Empty fields of `info` are this
-    /// process's (host, pid, user, program).
-    std::int64_t start_run(const Lock& lock, RunStart info = {});
-
-    /// Reads the pause in force for `lock`'s name and, only when there is
-    /// none, records that a run starts under `lock` as start_run() does, in
-    /// one round trip (see RunStartOutcome). Without a pauses table (a lock
-    /// table made before sqlock had pauses) nothing is paused, as paused()
-    /// says, and the run is recorded. Throws errc::configuration when the
-    /// history table is missing (run init() or `sqlock init`),
-    /// errc::invalid_argument for a released Lock or one from another
-    /// Locker, and as any other operation does.
-    RunStartOutcome start_run_unless_paused(const Lock& lock, RunStart info = {});
-
-    /// Records how run `run_id` ended, before `lock` is released. Returns
-    /// what was recorded: `end.outcome`, or `lost` when the lock was no
-    /// longer held at that moment (its lease ran out, it was taken over or
-    /// force-released), or when the run was no longer marked running (the
-    /// reaper had recorded it lost, or its end was recorded already).
-    /// A failure throws: the end is then not recorded, and the run reads
-    /// as lost once its lease has run out.
-    run_outcome finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end);
-
-    /// Records that the job of `lock`'s name was not run, as a run that
-    /// started and ended now with `outcome`, which must be a skip
-    /// (after_failed, after_pending; see is_skip()); returns its id. Empty
-    /// fields of `info` are this process's, as for start_run(). Throws
-    /// errc::invalid_argument for another outcome, a released Lock or one
-    /// from another Locker, and as start_run() does.
-    std::int64_t record_skip(const Lock& lock, run_outcome outcome, RunStart info = {});
-    /// Draws the cutoff of a predecessors() look from the database's now
-    /// (ms since the Unix epoch): a success must have ended at or after it.
-    using since_rule = std::function<std::int64_t(std::int64_t now_ms)>;
-    /// How the jobs `names` stand for a job that runs after them (`sqlock
-    /// run --after`), in one look at the history judged by the database's
-    /// clock: each job's newest run that ran decides (see
-    /// predecessor_state); a success counts when it ended within `within`
-    /// of now. Throws errc::invalid_argument for no names, a bad name or a
-    /// `within` that is not positive or over 366 days,
-    /// errc::configuration without a history table.
-    Predecessors predecessors(const std::vector<std::string>& names, duration within);
-    /// As above, a success counting when it ended at or after the cutoff
-    /// `rule` draws (a once-per window's start, say).
-    Predecessors predecessors(const std::vector<std::string>& names, const since_rule& rule);
-    /// Recorded runs, newest first (see HistoryQuery).
-    std::vector<RunRecord> history(const HistoryQuery& query = {});
-
-    /// What monitoring asks about job `name` (see JobStatus): its newest
-    /// success however long ago, its newest finished run and a running one
-    /// among the newest few, and the database's now. A few rows are read
-    /// whatever the size of the history. Throws errc::configuration when
-    /// there is no history table.
-    JobStatus job_status(const std::string& name);
-
-    /// Runs in the history by name and outcome, counted by the database (one
-    /// aggregate query), ordered by name: for `sqlock metrics`.
-    std::vector<RunCount> run_counts();
-
-    /// Deletes runs started more than `retention` ago in batches of
-    /// `batch_size`, paced as purge_expired() is; returns how many. Never
-    /// deletes a run still going on under a live lock. 0 when there is no
-    /// history table.
-    std::size_t prune_history(duration retention, std::size_t batch_size = 500);
-
-    /// How many runs prune_history(retention) would delete now, counted by
-    /// the database; nothing is deleted. 0 when there is no history table.
-    std::size_t count_prunable_history(duration retention);
-
-    // Pauses (sqlock/pause.hpp): a table `<table>_pauses` beside the lock
-    // table, created by init() like it. Times are the database's, UTC.
-
-    /// Pauses job `name` on every host: Locker::paused() reports it until
-    /// resume(), or until `for_` has passed on the database's clock when
-    /// given. Pausing a paused name replaces its pause (who, why, until).
-    /// Does not touch a lock that is held: a running job goes on; the next
-    /// `sqlock run` sees the pause. Returns the pause as stored. Throws
-    /// errc::invalid_argument for a bad name, a `for_` that is not positive
-    /// or over 366 days, or a reason over 1024 bytes or not UTF-8;
-    /// errc::configuration when the pauses table is missing (run init()).
-    PauseInfo pause(const std::string& name, std::optional<duration> for_ = std::nullopt,
-                    const std::string& reason = "");
-
-    /// Ends the pause of `name`; returns whether there was one in force
-    /// (an expired one is deleted too, and counts as none). Throws as
-    /// pause() does.
-    bool resume(const std::string& name);
-
-    /// The pause of `name` in force now, if any. A table made before sqlock
-    /// had pauses (no pauses table) has none: nullopt, not an error, so
-    /// `run` keeps working on old deployments.
-    std::optional<PauseInfo> paused(const std::string& name);
-
-    /// Every pause in force now, by name; empty without a pauses table.
-    std::vector<PauseInfo> pauses();
-
-    /// Deletes the pauses that have ended by themselves (their `until` has
-    /// passed on the database's clock; they are ignored everywhere already)
-    /// in batches of `batch_size`, paced as purge_expired() is; returns how
-    /// many. A pause renewed meanwhile stays. Safe with any number of
-    /// reapers at once: each row is deleted by one. 0 when there is no
-    /// pauses table (a lock table made before sqlock had pauses).
-    std::size_t purge_expired_pauses(std::size_t batch_size = 500);
-
-    /// How many pauses purge_expired_pauses() would delete now, counted by
-    /// the database; nothing is deleted. 0 when there is no pauses table.
-    std::size_t count_expired_pauses();
-
-    /// Probes the database the way `sqlock doctor` reports it: server
-    /// version, primary or standby, a pooler in transaction mode, whether
-    /// waiters are woken by notifications or poll, the clock difference, the
-    /// table and its grants. Read-only; opens its own short-lived
-    /// connections (never the pool's) and takes a few seconds at most.
-    /// Throws `errc::connection` if the database cannot be reached at all;
-    /// everything else is reported in the result. Thread-safe.
-    Diagnosis diagnose();
-
-    /// Takes `name` inside the caller's open transaction `tx` on this
-    /// Locker's database, held exactly until `tx` commits or rolls back,
-    /// leaving no row behind (like PostgreSQL's pg_advisory_xact_lock, but
-    /// excluding every holder of the name in the lock table: sqlock's locks,
-    /// sets and shared holds, and DBIx::Locker programs, which wait for `tx`
-    /// to end). Exclusive only; no heartbeat, no release: the transaction is
-    /// the lease. Returns the fencing id the name got. Waits up to `wait`
-    /// (zero: one attempt): errc::busy or errc::timeout when it is held, and
-    /// `tx` stays usable. One refusal needs a rollback: errc::busy saying
-    /// "roll it back", when the name was taken in the instant between
-    /// sqlock's look and its insert and `tx` now holds a lock the holder
-    /// needs (SQLite's write lock; on MariaDB the row's). Throws
-    /// errc::invalid_argument for a bad name or wait, a `tx` of another
-    /// backend, or no transaction open. Does not take a place in the line of
-    /// waiters (waiting.md). On PostgreSQL use READ COMMITTED: docs/
-    /// guarded-writes.md says what each backend's transaction holds.
-    std::int64_t lock_transaction(Transaction& tx, const std::string& name,
-                                  duration wait = duration::zero());
-
     /// The database URL with any password replaced by "***".
     std::string url() const;
     /// "sqlite", "postgresql" or "mariadb".
@@ -379,7 +212,70 @@ class Locker {
     /// The table name as given.
     const std::string& table() const;
 
+    // Kept for one release: the calls that moved to the types over the
+    // Locker's session. Each does what the call it names does.
+
+    /// Kept for one release; use RunHistory::once_per_window().
+    OncePerWindow once_per_window(const Lock& lock, duration length,
+                                  duration offset = duration::zero(), bool any_outcome = false);
+    /// Kept for one release; use RunHistory::window_rule.
+    using once_per_rule = RunHistory::window_rule;
+    /// Kept for one release; use RunHistory::once_per_window().
+    OncePerWindow once_per_window(const Lock& lock, const once_per_rule& rule,
+                                  bool any_outcome = false);
+    /// Kept for one release; use RunHistory::start_run().
+    std::int64_t start_run(const Lock& lock, RunStart info = {});
+    /// Kept for one release; use RunHistory::start_run_unless_paused().
+    RunStartOutcome start_run_unless_paused(const Lock& lock, RunStart info = {});
+    /// Kept for one release; use RunHistory::finish_run().
+    run_outcome finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end);
+    /// Kept for one release; use RunHistory::record_skip().
+    std::int64_t record_skip(const Lock& lock, run_outcome outcome, RunStart info = {});
+    /// Kept for one release; use RunHistory::since_rule.
+    using since_rule = RunHistory::since_rule;
+    /// Kept for one release; use RunHistory::predecessors().
+    Predecessors predecessors(const std::vector<std::string>& names, duration within);
+    /// Kept for one release; use RunHistory::predecessors().
+    Predecessors predecessors(const std::vector<std::string>& names, const since_rule& rule);
+    /// Kept for one release; use RunHistory::runs().
+    std::vector<RunRecord> history(const HistoryQuery& query = {});
+    /// Kept for one release; use RunHistory::job_status().
+    JobStatus job_status(const std::string& name);
+    /// Kept for one release; use RunHistory::run_counts().
+    std::vector<RunCount> run_counts();
+    /// Kept for one release; use RunHistory::prune().
+    std::size_t prune_history(duration retention, std::size_t batch_size = 500);
+    /// Kept for one release; use RunHistory::count_prunable().
+    std::size_t count_prunable_history(duration retention);
+    /// Kept for one release; use Pauses::pause().
+    PauseInfo pause(const std::string& name, std::optional<duration> for_ = std::nullopt,
+                    const std::string& reason = "");
+    /// Kept for one release; use Pauses::resume().
+    bool resume(const std::string& name);
+    /// Kept for one release; use Pauses::find().
+    std::optional<PauseInfo> paused(const std::string& name);
+    /// Kept for one release; use Pauses::all().
+    std::vector<PauseInfo> pauses();
+    /// Kept for one release; use Pauses::purge_expired().
+    std::size_t purge_expired_pauses(std::size_t batch_size = 500);
+    /// Kept for one release; use Pauses::count_expired().
+    std::size_t count_expired_pauses();
+    /// Kept for one release; use Election::campaign().
+    Leadership campaign(const std::string& name, const std::string& value = {},
+                        const LockOptions& options = {});
+    /// Kept for one release; use Election::leader().
+    std::optional<LeaderInfo> leader(const std::string& name);
+    /// Kept for one release; use Election::observe().
+    LeaderWatch observe(const std::string& name, const ObserveOptions& options = {});
+    /// Kept for one release; use sqlock::diagnose() (doctor.hpp).
+    Diagnosis diagnose();
+    /// Kept for one release; use sqlock::lock_transaction() (transaction.hpp).
+    std::int64_t lock_transaction(Transaction& tx, const std::string& name,
+                                  duration wait = duration::zero());
+
   private:
+    friend struct detail::Access;
+
     std::optional<LockSet> try_lock_members(const std::vector<SetMember>& members,
                                             const LockOptions& options);
     LockSet lock_members(const std::vector<SetMember>& members, const LockOptions& options);

@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "sqlock/duration.hpp"
+
 namespace sqlock {
 
+class Locker;
 class Lock;
 class LockSet;
 class Leadership;
@@ -54,6 +57,25 @@ class Transaction {
     virtual std::vector<row> run(const std::string& sql,
                                  const std::vector<std::string>& params) = 0;
 };
+
+/// Takes `name` inside the caller's open transaction `tx` on `locker`'s
+/// database, held exactly until `tx` commits or rolls back, leaving no row
+/// behind (like PostgreSQL's pg_advisory_xact_lock, but excluding every
+/// holder of the name in the lock table: sqlock's locks, sets and shared
+/// holds, and DBIx::Locker programs, which wait for `tx` to end).
+/// Exclusive only; no heartbeat, no release: the transaction is the lease.
+/// Returns the fencing id the name got. Waits up to `wait` (zero: one
+/// attempt): errc::busy or errc::timeout when it is held, and `tx` stays
+/// usable. One refusal needs a rollback: errc::busy saying "roll it back",
+/// when the name was taken in the instant between sqlock's look and its
+/// insert and `tx` now holds a lock the holder needs (SQLite's write lock;
+/// on MariaDB the row's). Throws errc::invalid_argument for a bad name or
+/// wait, a `tx` of another backend, no transaction open, or a moved-from
+/// Locker. Does not take a place in the line of waiters (waiting.md). On
+/// PostgreSQL use READ COMMITTED: docs/guarded-writes.md says what each
+/// backend's transaction holds.
+std::int64_t lock_transaction(Transaction& tx, const Locker& locker, const std::string& name,
+                              duration wait = duration::zero());
 
 /// The statement that guards a transaction with one held row, for a driver
 /// sqlock has no adapter for: run `sql` with `params` bound (or `literal`,

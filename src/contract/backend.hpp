@@ -229,7 +229,7 @@ class Backend {
     virtual GuardStatement guard_statement(std::int64_t id, const std::string& locked_by,
                                            const std::string& marker,
                                            const std::string& name) const;
-    /// One attempt at Locker::lock_transaction() on the caller's open `tx`:
+    /// One attempt at sqlock::lock_transaction() on the caller's open `tx`:
     /// the fencing id when `name` was taken until `tx` ends, nullopt when it
     /// is held, `tx` usable either way. Waits at most `wait` for a writer
     /// of the name that has not committed yet. `own` is a connection of the
@@ -239,7 +239,7 @@ class Backend {
                                                              const std::string& name,
                                                              const std::string& locked_by,
                                                              duration lease, duration wait);
-    /// Adds what Locker::diagnose() reports about this backend's path to the
+    /// Adds what sqlock::diagnose() reports about this backend's path to the
     /// database. The default suits a backend without a server or pushes.
     virtual void diagnose(Diagnosis& out) {
         out.facts.push_back(

@@ -9,7 +9,7 @@
 
 #include "contract/statement_set.hpp"
 #include "sqlock/pause.hpp"
-#include "sqlock/run_history.hpp"
+#include "sqlock/run_records.hpp"
 
 namespace sqlock::detail {
 

@@ -1,5 +1,5 @@
 // Reading a name's leader: the live exclusive row of the name and the value
-// its holder proclaimed. Shared by Locker::leader() and LeaderWatch.
+// its holder proclaimed. Shared by Election::leader() and LeaderWatch.
 #pragma once
 
 #include <optional>

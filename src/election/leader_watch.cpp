@@ -6,7 +6,6 @@
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "election/leader_read.hpp"
-#include "sqlock/locker.hpp"
 
 namespace sqlock {
 
@@ -180,13 +179,12 @@ bool LeaderWatch::pushed() const noexcept {
     return state_ && state_->pushed();
 }
 
-LeaderWatch Locker::observe(const std::string& name, const ObserveOptions& options) {
-    detail::validate_lock_name(name);
+LeaderWatch Election::observe(const ObserveOptions& options) {
     if (options.poll < std::chrono::milliseconds(10) || options.poll > std::chrono::seconds(1))
         throw error(errc::invalid_argument,
                     "a leader watch polls every 10ms to 1s, got " + format_duration(options.poll));
     detail::ensure_initialized(*state_);
-    return LeaderWatch(std::make_unique<detail::LeaderWatchState>(state_, name, options.poll));
+    return LeaderWatch(std::make_unique<detail::LeaderWatchState>(state_, name_, options.poll));
 }
 
 }  // namespace sqlock

@@ -14,8 +14,7 @@
 
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
-#include "lock/lock_state.hpp"
-#include "sets/lock_set_state.hpp"
+#include "held/held_claim.hpp"
 
 namespace sqlock {
 namespace {
@@ -117,16 +116,17 @@ GuardStatement Lock::guard_statement() const {
     if (!active())
         throw error(errc::invalid_argument,
                     "a released or moved-from lock cannot guard a transaction");
-    const detail::LockState& st = *state_;
-    return st.locker->backend->guard_statement(st.id, st.locked_by, st.shared ? st.name : "",
-                                               st.name);
+    const detail::HeldClaim& st = *held_;
+    const detail::ClaimEntry& e = st.claim.only();
+    return st.locker->backend->guard_statement(st.ids.front(), st.locked_by,
+                                               e.shared() ? e.name : "", st.name());
 }
 
 std::vector<GuardStatement> LockSet::guard_statements() const {
     if (!active())
         throw error(errc::invalid_argument,
                     "a released or moved-from lock set cannot guard a transaction");
-    const detail::LockSetState& st = *state_;
+    const detail::HeldClaim& st = *held_;
     std::vector<GuardStatement> out;
     for (std::size_t i = 0; i < st.claim.entries.size(); ++i) {
         const detail::ClaimEntry& e = st.claim.entries[i];

@@ -1,4 +1,4 @@
-// Locks scoped to the caller's transaction (Locker::lock_transaction): the
+// Locks scoped to the caller's transaction (sqlock::lock_transaction): the
 // name's row is inserted and deleted again inside that transaction, so its
 // unique-index entry, which nobody else sees committed, keeps every other
 // acquirer of the name waiting until the transaction ends, and nothing is
@@ -9,12 +9,12 @@
 #include <chrono>
 
 #include "sqlock/error.hpp"
-#include "sqlock/locker.hpp"
 #include "sqlock/transaction.hpp"
 
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
+#include "state/access.hpp"
 #include "state/connection_pool.hpp"
 #include "state/locker_state.hpp"
 #include "waiting/contention_text.hpp"
@@ -100,10 +100,11 @@ class TransactionWaiting final : public detail::Claimant {
 
 }  // namespace
 
-std::int64_t Locker::lock_transaction(Transaction& tx, const std::string& name, duration wait) {
+std::int64_t lock_transaction(Transaction& tx, const Locker& locker, const std::string& name,
+                              duration wait) {
+    detail::LockerState& s = *detail::Access::session(locker);
     detail::validate_lock_name(name);
     detail::validate_non_negative(wait, "wait");
-    detail::LockerState& s = *state_;
     if (tx.backend() != s.backend->name())
         throw error(errc::invalid_argument,
                     "a " + tx.backend() + " transaction cannot take lock '" +

@@ -3,9 +3,9 @@
 #include <chrono>
 #include <thread>
 
-#include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "monitoring/observer.hpp"
+#include "state/access.hpp"
 #include "waiting/contention_text.hpp"
 
 namespace sqlock::detail {
@@ -88,14 +88,11 @@ class Acquirer::Waiting final : public Claimant {
     void attempt_in_doubt() override { in_doubt_ = true; }
 
     bool vouched_after_leaving() override {
-        LockState& st = *taken_->state_;
-        if (a_.still_vouched(st, o_)) return true;
+        HeldClaim& held = *Access::held(*taken_);
+        if (held.vouch()) return true;
         // Lapsed while it left the line: not ours after all. Its owner goes
         // on to the next attempt.
-        st.released = true;
-        st.detach();
-        owner_.locked_by = st.locked_by;
-        owner_.token = st.token;
+        give_back(held, owner_);
         taken_.reset();
         return false;
     }
@@ -128,7 +125,7 @@ class Acquirer::Waiting final : public Claimant {
     bool in_doubt_ = false;  // the last attempt's answer was lost
 };
 
-std::shared_ptr<LockState> Acquirer::check_reentry(const Target& t, const LockOptions& o) {
+std::shared_ptr<HeldClaim> Acquirer::check_reentry(const Target& t, const LockOptions& o) {
     const std::string& lockstring = t.name;
     std::lock_guard<std::mutex> guard(s_->holds_mutex);
     // Held shared by this thread: an exclusive request would wait for
@@ -138,12 +135,12 @@ std::shared_ptr<LockState> Acquirer::check_reentry(const Target& t, const LockOp
         for (auto at = s_->holds.lower_bound(prefix);
              at != s_->holds.end() && at->first.compare(0, prefix.size(), prefix) == 0; ++at) {
             auto held = at->second.lock();
-            if (!held || held->depth == 0 || held->lost || !held->shared) continue;
+            if (!held || held->depth == 0 || held->lost || !held->claim.only().shared()) continue;
             if (held->thread != std::this_thread::get_id()) continue;
             throw error(errc::busy, "lock '" + printable(t.name) +
                                         "' is held shared by this thread through this "
                                         "Locker (id " +
-                                        std::to_string(held->id) +
+                                        std::to_string(held->ids.front()) +
                                         "); an exclusive request would wait on itself [" +
                                         s_->url.redacted + "]");
         }
@@ -157,7 +154,7 @@ std::shared_ptr<LockState> Acquirer::check_reentry(const Target& t, const LockOp
         throw error(errc::busy, "lock '" + printable(lockstring) +
                                     "' is already held by this "
                                     "thread through this Locker (id " +
-                                    std::to_string(held->id) +
+                                    std::to_string(held->ids.front()) +
                                     "); waiting would wait on itself (set reentrant to nest) [" +
                                     s_->url.redacted + "]");
     ++held->depth;
@@ -177,7 +174,6 @@ std::optional<std::pair<int, Row>> Acquirer::own_slot(Connection& c, const Targe
 std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o, Owner& owner,
                                            Refusal* refusal, std::int64_t before, bool in_doubt) {
     ensure_initialized();
-    int slot = 0;
     // Before the statement is sent: the row's expiry is later than this
     // plus the lease (see Lock::valid_until).
     const auto sent = clock::now();
@@ -210,118 +206,29 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
         tried = true;
         return c.acquire(claim, o.expires, owner.locked_by);
     });
-    slot = r.slot;
     refusal->queue_exists = queue_exists;
     refusal->left_line = r.left_line;
     // A connection that broke after our insert committed, then a retry:
-    // the "holder" may be ourselves. Then the lock is ours after all, and
-    // a semaphore's slot comes from the row, not from the attempt that
-    // did not know it had taken one.
-    if (claim_own_holder(r, owner.locked_by)) {
-        if (t.capacity > 0) slot = slot_number(r.acquired.front().lockstring, t.name, t.capacity);
-    } else if (!r.taken()) {
+    // the "holder" may be ourselves. Then the lock is ours after all (a
+    // semaphore's slot is the row's: Lock::slot() reads it there).
+    if (!claim_own_holder(r, owner.locked_by) && !r.taken()) {
         refusal->holders = std::move(r.holders);
         refusal->queued = r.queued;
         return std::nullopt;
     }
     // A row this attempt's statement wrote lasts the whole lease from
     // `sent`; a claimed one only what the database said it had left.
-    Row& row = r.acquired.front();
-    const duration certain = r.claimed ? certain_lease(row, o.expires) : o.expires;
-    auto st = std::make_shared<LockState>();
-    st->locker = s_;
-    st->name = t.name;
-    st->lockstring = std::move(row.lockstring);
-    st->slot = slot;
-    st->shared = t.shared;
-    st->id = row.id;
-    st->locked_by = std::move(owner.locked_by);
-    st->token = std::move(owner.token);
-    st->lease = o.expires;
-    st->min_hold = o.min_hold;
-    st->pid = current_pid();
-    st->thread = std::this_thread::get_id();
-    st->on_lost = o.on_lost;
-    st->on_expiring = o.on_expiring;
-    st->on_renewed_late = o.on_renewed_late;
-    st->validity.granted(sent, certain);
-    st->acquired_at = sent;
-    st->created = std::move(row.created);
-    st->expires = std::move(row.expires);
-    // An acquisition that took long (a busy wait, a server that was
-    // stopped while it was under way) counts from its sending, and a
-    // claimed row only for the time it had left: valid_until may be
-    // close or past already. Renew once at once, so the holder starts
-    // with a lease it can vouch for.
-    if (st->validity.until() - clock::now() < o.expires / 2 && !refresh(*st)) {
-        refusal->holders.clear();  // it expired meanwhile: not ours after all
-        refusal->lapsed = true;
-        owner.locked_by = std::move(st->locked_by);
-        owner.token = std::move(st->token);
-        return std::nullopt;
-    }
-    {
-        std::lock_guard<std::mutex> guard(s_->holds_mutex);
-        s_->holds[st->lockstring] = st;
-    }
-    give_heartbeat(*st, o);
-    return Lock(std::move(st));
-}
-
-void Acquirer::give_heartbeat(LockState& st, const LockOptions& o) {
-    LockState* raw = &st;
-    st.heartbeat = heartbeat_for(
-        o, s_->options.db_timeout, st.validity, st.name, st.id,
-        [raw](Heartbeat::clock::time_point deadline) {
-            // The heartbeat's own clock read is before this one; an
-            // observer's latency is the statement's alone.
-            const auto sent = raw->locker->options.observer ? Heartbeat::clock::now()
-                                                            : Heartbeat::clock::time_point{};
-            std::optional<Row> row;
-            try {
-                row = raw->locker->pool->with([&](Connection& c) {
-                    // Bounded by the deadline, then back to the defaults for
-                    // whoever uses this pooled connection next.
-                    struct Reset {
-                        Connection& c;
-                        ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
-                    } reset{c};
-                    c.set_deadline(deadline);
-                    return renew_row(c, *raw, raw->lease);
-                });
-            } catch (...) {
-                ++raw->failed_renewals;  // the next success is late (observer.hpp)
-                throw;
-            }
-            if (!row) return false;
-            {
-                std::lock_guard<std::mutex> guard(raw->mutex);
-                raw->expires = row->expires;
-            }
-            tell_renewed(*raw, sent);
-            return true;
-        },
-        [raw] { raw->mark_lost(); });
-}
-
-bool Acquirer::still_vouched(LockState& st, const LockOptions& o) {
-    if (st.validity.until() - clock::now() >= o.expires / 2) return true;
-    return refresh(st);
-}
-
-bool Acquirer::refresh(LockState& st) {
-    const auto resent = clock::now();
-    std::optional<Row> row;
-    try {
-        row = s_->pool->with([&](Connection& c) { return renew_row(c, st, st.lease); });
-    } catch (const error&) {
-        if (clock::now() >= st.validity.until()) throw;
-        return true;
-    }
-    if (!row) return false;
-    st.validity.granted(resent, st.lease);
-    st.expires = row->expires;
-    return true;
+    const duration certain = r.claimed ? certain_lease(r.acquired.front(), o.expires) : o.expires;
+    // Held, a slot is its row, claimed exclusively (claim.hpp); the name
+    // asked for is kept beside it.
+    if (t.capacity > 0)
+        claim.entries.front() = ClaimEntry::exclusive(r.acquired.front().lockstring);
+    std::vector<std::string> asked;
+    if (t.capacity > 0) asked.push_back(t.name);
+    auto held = HeldClaim::taken(s_, std::move(claim), std::move(r.acquired), std::move(asked),
+                                 owner, o, sent, certain);
+    if (!hand_out(held, o, owner, *refusal)) return std::nullopt;
+    return Access::lock(std::move(held));
 }
 
 Lock Acquirer::acquire(const Target& t, const LockOptions& o) {
@@ -376,6 +283,64 @@ std::optional<Lock> Acquirer::try_once(const Target& t, const LockOptions& o) {
                                    duration::zero(), 1});
     });
     return lock;
+}
+
+namespace {
+
+// A plain lock's target, its name checked for its mode.
+Target lock_target(const std::string& name, const LockOptions& options) {
+    validate_lock_name(name);
+    validate_options(options);
+    const bool shared = options.mode == lock_mode::shared;
+    if (shared) validate_shared_name(name);
+    return {name, 0, shared};
+}
+
+// A semaphore's target. Semaphores have no shared mode: every slot is one
+// holder's.
+Target slot_target(const std::string& name, int capacity, const LockOptions& options) {
+    validate_lock_name(name);
+    if (capacity < 1 || capacity > max_capacity)
+        throw error(errc::invalid_argument, "semaphore capacity must be between 1 and " +
+                                                std::to_string(max_capacity) + ", got " +
+                                                std::to_string(capacity));
+    std::string longest = slot_lockstring(name, capacity);
+    if (longest.size() > max_name_bytes)
+        throw error(errc::invalid_argument, "semaphore name too long: slot rows are named '" +
+                                                printable(longest) + "', which exceeds 128 bytes");
+    validate_options(options);
+    if (options.mode == lock_mode::shared)
+        throw error(errc::invalid_argument,
+                    "a semaphore slot cannot be taken in shared mode: only a plain lock can");
+    return {name, capacity, false};
+}
+
+}  // namespace
+
+std::optional<Lock> try_lock_name(const std::shared_ptr<LockerState>& s, const std::string& name,
+                                  const LockOptions& options) {
+    const Target target = lock_target(name, options);
+    Acquirer a(s);
+    if (auto nested = a.check_reentry(target, options)) return Access::lock(std::move(nested));
+    return a.try_once(target, options);
+}
+
+Lock lock_name(const std::shared_ptr<LockerState>& s, const std::string& name,
+               const LockOptions& options) {
+    const Target target = lock_target(name, options);
+    Acquirer a(s);
+    if (auto nested = a.check_reentry(target, options)) return Access::lock(std::move(nested));
+    return a.acquire(target, options);
+}
+
+std::optional<Lock> try_acquire_slot(const std::shared_ptr<LockerState>& s, const std::string& name,
+                                     int capacity, const LockOptions& options) {
+    return Acquirer(s).try_once(slot_target(name, capacity, options), options);
+}
+
+Lock acquire_slot(const std::shared_ptr<LockerState>& s, const std::string& name, int capacity,
+                  const LockOptions& options) {
+    return Acquirer(s).acquire(slot_target(name, capacity, options), options);
 }
 
 }  // namespace sqlock::detail

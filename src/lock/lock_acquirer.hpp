@@ -9,12 +9,15 @@
 #include <string>
 
 #include "base/owner.hpp"
-#include "lock/lock_state.hpp"
+#include "held/held_claim.hpp"
 #include "sqlock/lock.hpp"
 #include "sqlock/options.hpp"
 #include "waiting/wait_loop.hpp"
 
 namespace sqlock::detail {
+
+/// The most slots a semaphore has.
+constexpr int max_capacity = 10000;
 
 /// What one acquisition is: a plain lock, a shared hold or a semaphore slot.
 struct Target {
@@ -26,6 +29,19 @@ struct Target {
 /// What an acquisition that threw came to, for an observer.
 acquire_outcome observed_outcome(const error& e) noexcept;
 
+/// Locker::try_lock() and lock(): `name` as `options` say (a nested hold
+/// when this thread holds it here and `reentrant` allows; errc::busy when
+/// it does not). Campaigns take their lock the same way.
+std::optional<Lock> try_lock_name(const std::shared_ptr<LockerState>& s, const std::string& name,
+                                  const LockOptions& options);
+Lock lock_name(const std::shared_ptr<LockerState>& s, const std::string& name,
+               const LockOptions& options);
+/// Locker::try_acquire_slot() and acquire_slot().
+std::optional<Lock> try_acquire_slot(const std::shared_ptr<LockerState>& s, const std::string& name,
+                                     int capacity, const LockOptions& options);
+Lock acquire_slot(const std::shared_ptr<LockerState>& s, const std::string& name, int capacity,
+                  const LockOptions& options);
+
 class Acquirer {
   public:
     explicit Acquirer(std::shared_ptr<LockerState> state) : s_(std::move(state)) {}
@@ -35,7 +51,7 @@ class Acquirer {
     /// Re-entrancy: the same thread asking again for a lock it holds
     /// through this Locker would wait on itself. Returns a nested hold when
     /// allowed; throws errc::busy when not.
-    std::shared_ptr<LockState> check_reentry(const Target& t, const LockOptions& o);
+    std::shared_ptr<HeldClaim> check_reentry(const Target& t, const LockOptions& o);
 
     /// One attempt as `owner`, letting the live waiters queued before
     /// ticket `before` go first (INT64_MAX: all of them, as a caller that
@@ -59,9 +75,6 @@ class Acquirer {
 
     static std::optional<std::pair<int, Row>> own_slot(Connection& c, const Target& t,
                                                        const Owner& owner);
-    bool still_vouched(LockState& st, const LockOptions& o);
-    bool refresh(LockState& st);
-    void give_heartbeat(LockState& st, const LockOptions& o);
 
     std::shared_ptr<LockerState> s_;
 };

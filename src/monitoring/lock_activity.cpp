@@ -1,13 +1,13 @@
-// Locker::lock_activity(): the live rows, the lines and the elections of a
+// What Locker::lock_activity() reads: the live rows, the lines and the elections of a
 // lock table, gathered per name for monitoring. The rows are named as
 // row_names.hpp says: "name#N" is a semaphore's slot, "name#shared-..." a
 // shared holder (whose marker row "name" is no holder of its own).
+#include "monitoring/lock_activity.hpp"
+
 #include <map>
 
 #include "contract/records.hpp"
 #include "contract/row_names.hpp"
-#include "sqlock/locker.hpp"
-#include "state/locker_state.hpp"
 
 namespace sqlock {
 
@@ -39,11 +39,10 @@ void hold(NameActivity& a, double age, double left) {
 
 }  // namespace
 
-LockActivity Locker::lock_activity() {
-    detail::ensure_initialized(*state_);
+LockActivity detail::lock_activity(LockerState& state) {
     std::map<std::string, Gathered> by_name;
     LockActivity out;
-    state_->pool->with([&](detail::Connection& c) {
+    state.pool->with([&](detail::Connection& c) {
         by_name.clear();
         const detail::Rows counts = c.query(detail::Query::lock_counts, {});
         const auto& row = detail::first_row(counts, detail::Query::lock_counts, {});

@@ -1,270 +1,127 @@
+// sqlock::LockSet: a handle over the held claim of several names' rows
+// (held/held_claim.hpp), which renews, releases and reports them together.
 #include "sqlock/lock_set.hpp"
 
 #include <algorithm>
 
-#include "base/current_pid.hpp"
 #include "base/validate.hpp"
-#include "lock/lock_state.hpp"
-#include "monitoring/observer.hpp"
-#include "sets/lock_set_state.hpp"
+#include "held/held_claim.hpp"
+#include "state/access.hpp"
 
 namespace sqlock {
-namespace detail {
+namespace {
 
-bool LockSetState::renew_rows(duration new_lease, Heartbeat::clock::time_point deadline) {
-    LockObserver* observer = handed_out ? locker->options.observer.get() : nullptr;
-    const auto sent = observer ? Heartbeat::clock::now() : Heartbeat::clock::time_point{};
-    std::vector<Row> rows;
-    try {
-        rows = locker->pool->with([&](Connection& c) {
-            // Bounded by the deadline, then back to the defaults for whoever
-            // uses this pooled connection next.
-            struct Reset {
-                Connection& c;
-                ~Reset() { c.set_deadline(Heartbeat::clock::time_point::max()); }
-            } reset{c};
-            c.set_deadline(deadline);
-            return c.renew(claim, ids, locked_by, new_lease);
-        });
-    } catch (...) {
-        ++failed_renewals;  // the next success is late (observer.hpp)
-        throw;
-    }
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        const bool renewed =
-            std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.id == ids[i]; });
-        if (!renewed) {
-            mark_lost(names[i], ids[i]);
-            return false;
-        }
-    }
-    std::string earliest;
-    for (const Row& r : rows)
-        if (earliest.empty() || r.expires < earliest) earliest = r.expires;
-    {
-        std::lock_guard<std::mutex> guard(mutex);
-        expires = std::move(earliest);
-    }
-    if (observer) {
-        const int failed = failed_renewals.exchange(0);
-        const SetEventNames set = event_names();
-        tell(observer, [&](LockObserver& o) {
-            o.on_renew(
-                RenewEvent{names.front(), ids.front(),
-                           std::chrono::duration_cast<duration>(Heartbeat::clock::now() - sent),
-                           failed > 0, failed, &set});
-        });
-    }
-    return true;
+constexpr const char* set_type = "sqlock::LockSet";
+
+// The index of `name` in a set's names, or invalid_argument.
+std::size_t index_of(const detail::HeldClaim& s, const std::string& name) {
+    const std::vector<std::string>& names = s.names();
+    auto it = std::lower_bound(names.begin(), names.end(), name);
+    if (it == names.end() || *it != name)
+        throw error(errc::invalid_argument,
+                    "'" + detail::printable(name) + "' is not a name of this " + s.describe());
+    return static_cast<std::size_t>(it - names.begin());
 }
 
-void LockSetState::mark_lost(const std::string& name, std::int64_t id) noexcept {
-    if (lost.exchange(true)) return;
-    if (on_lost) {
-        try {
-            on_lost(name, id);
-        } catch (...) {
-        }
-    }
-    if (!handed_out) return;
-    tell(locker->options.observer.get(), [&](LockObserver& o) {
-        const SetEventNames set = event_names();
-        o.on_loss(LossEvent{name, id, &set});
-    });
+}  // namespace
+
+LockSet detail::Access::set(std::shared_ptr<HeldClaim> held) {
+    return LockSet(std::move(held));
 }
 
-void LockSetState::release_rows() {
-    if (heartbeat) heartbeat->stop();
-    // As a Lock's release: a retry after a broken link that finds the rows
-    // gone says "lost" rather than "released".
-    const std::size_t not_ours = locker->pool->with(
-        [&](Connection& c) { return c.release(claim, ids, locked_by, min_hold).lost; });
-    for (const std::string& name : names) locker->hub->released(name);
-    LockObserver* observer = locker->options.observer.get();
-    if (not_ours > 0) {
-        // Which rows the release does not tell: the first name's stands.
-        if (!lost.exchange(true))
-            tell(observer, [&](LockObserver& o) {
-                const SetEventNames set = event_names();
-                o.on_loss(LossEvent{names.front(), ids.front(), &set});
-            });
-        throw error(errc::lost, std::to_string(not_ours) + " of the " + describe() +
-                                    " were no longer ours at release: they expired and were "
-                                    "taken over or deleted (the others were released) [" +
-                                    locker->url.redacted + "]");
-    }
-    tell(observer, [&](LockObserver& o) {
-        const SetEventNames set = event_names();
-        o.on_release(ReleaseEvent{
-            names.front(), ids.front(),
-            std::chrono::duration_cast<duration>(std::chrono::steady_clock::now() - acquired_at),
-            &set});
-    });
+const std::shared_ptr<detail::HeldClaim>& detail::Access::held(const LockSet& set) noexcept {
+    return set.held_;
 }
 
-std::string LockSetState::describe() const {
-    std::string text =
-        "set of " + std::to_string(names.size()) + " lock" + (names.size() == 1 ? "" : "s") + " (";
-    for (std::size_t i = 0; i < names.size() && i < 5; ++i)
-        text += (i ? ", '" : "'") + printable(names[i]) + "' id " + std::to_string(ids[i]);
-    if (names.size() > 5) text += ", ...";
-    return text + ")";
-}
-
-LockSetState::~LockSetState() {
-    end_heartbeat(heartbeat.get(), pid);
-}
-
-}  // namespace detail
-
-LockSet::LockSet(std::shared_ptr<detail::LockSetState> state) : state_(std::move(state)) {}
+LockSet::LockSet(std::shared_ptr<detail::HeldClaim> held) : held_(std::move(held)) {}
 LockSet::LockSet(LockSet&&) noexcept = default;
 
 LockSet& LockSet::operator=(LockSet&& other) noexcept {
     if (this != &other) {
-        release_quietly();
-        state_ = std::move(other.state_);
+        detail::release_quietly(held_);
+        held_ = std::move(other.held_);
     }
     return *this;
 }
 
 LockSet::~LockSet() {
-    release_quietly();
-}
-
-void LockSet::release_quietly() noexcept {
-    if (!state_) return;
-    detail::release_reporting_failure([this] { release(); });
-    state_.reset();
-}
-
-static const detail::LockSetState& checked(const std::shared_ptr<detail::LockSetState>& s) {
-    if (!s) throw error(errc::invalid_argument, "use of a released or moved-from sqlock::LockSet");
-    return *s;
-}
-
-// The index of `name` in a set's names, or invalid_argument.
-static std::size_t index_of(const detail::LockSetState& s, const std::string& name) {
-    auto it = std::lower_bound(s.names.begin(), s.names.end(), name);
-    if (it == s.names.end() || *it != name)
-        throw error(errc::invalid_argument,
-                    "'" + detail::printable(name) + "' is not a name of this " + s.describe());
-    return static_cast<std::size_t>(it - s.names.begin());
+    detail::release_quietly(held_);
 }
 
 const std::vector<std::string>& LockSet::names() const {
-    return checked(state_).names;
+    return detail::checked(held_, set_type).names();
 }
 
 std::size_t LockSet::size() const {
-    return checked(state_).names.size();
+    return detail::checked(held_, set_type).ids.size();
 }
 
 std::int64_t LockSet::id(const std::string& name) const {
-    const auto& s = checked(state_);
+    const detail::HeldClaim& s = detail::checked(held_, set_type);
     return s.ids[index_of(s, name)];
 }
 
 const std::vector<std::int64_t>& LockSet::ids() const {
-    return checked(state_).ids;
+    return detail::checked(held_, set_type).ids;
 }
 
 lock_mode LockSet::mode(const std::string& name) const {
-    const auto& s = checked(state_);
+    const detail::HeldClaim& s = detail::checked(held_, set_type);
     return s.claim.entries[index_of(s, name)].shared() ? lock_mode::shared : lock_mode::exclusive;
 }
 
 const std::string& LockSet::lockstring(const std::string& name) const {
-    const auto& s = checked(state_);
+    const detail::HeldClaim& s = detail::checked(held_, set_type);
     return s.claim.entries[index_of(s, name)].row();
 }
 
 const std::string& LockSet::locked_by() const {
-    return checked(state_).locked_by;
+    return detail::checked(held_, set_type).locked_by;
 }
 
 const std::string& LockSet::owner_token() const {
-    return checked(state_).token;
+    return detail::checked(held_, set_type).token;
 }
 
 std::string LockSet::expires() const {
-    const auto& s = checked(state_);
-    std::lock_guard<std::mutex> guard(s.mutex);
-    return s.expires;
+    return detail::checked(held_, set_type).validity.expires();
 }
 
 std::chrono::steady_clock::time_point LockSet::valid_until() const {
-    return checked(state_).validity.until();
+    return detail::checked(held_, set_type).validity.until();
 }
 
 std::optional<error> LockSet::renewal_failure() const {
-    const auto& s = checked(state_);
-    if (!s.heartbeat) return std::nullopt;
-    return s.heartbeat->last_failure();
+    return detail::checked(held_, set_type).renewal_failure();
 }
 
 void LockSet::renew() {
-    renew(checked(state_).lease);
+    detail::HeldClaim& held = detail::checked(held_, set_type);
+    held.renew(held.lease);
 }
 
 void LockSet::renew(duration lease) {
-    checked(state_);
-    detail::validate_lease(lease, "lease");
-    auto& s = *state_;
-    const auto sent = std::chrono::steady_clock::now();
-    if (!s.renew_rows(lease, std::chrono::steady_clock::time_point::max()))
-        throw error(errc::lost, "the " + s.describe() +
-                                    " is no longer ours: the lease of one of its rows ran out or "
-                                    "it was taken over [" +
-                                    s.locker->url.redacted + "]");
-    s.validity.granted(sent, lease);
+    detail::checked(held_, set_type).renew(lease);
 }
 
 bool LockSet::held() const {
-    const auto& s = checked(state_);
-    if (s.lost) return false;
-    for (std::size_t i = 0; i < s.ids.size(); ++i) {
-        const bool ours = s.locker->pool->with(
-            [&](detail::Connection& c) { return c.is_held(s.ids[i], s.locked_by); });
-        if (!ours) {
-            state_->mark_lost(s.names[i], s.ids[i]);
-            return false;
-        }
-    }
-    return true;
+    return detail::checked(held_, set_type).is_held();
 }
 
 bool LockSet::lost() const noexcept {
-    return state_ && state_->lost.load();
+    return held_ && held_->lost.load();
 }
 
 bool LockSet::active() const noexcept {
-    return state_ != nullptr;
+    return held_ != nullptr;
 }
 
 void LockSet::detach() {
-    checked(state_);
-    std::shared_ptr<detail::LockSetState> s = std::move(state_);
-    s->released = true;
-    if (s->heartbeat) s->heartbeat->stop();
+    detail::detach(held_, set_type);
 }
 
 void LockSet::release() {
-    if (!state_) return;  // second call: no-op
-    std::shared_ptr<detail::LockSetState> s = std::move(state_);
-    // In a forked child: the set belongs to the parent. Leave it alone.
-    if (detail::current_pid() != s->pid) return;
-    if (s->released.exchange(true)) return;
-    try {
-        s->release_rows();
-    } catch (const error& e) {
-        if (e.category() == errc::lost) throw;
-        // A transient failure: the rows are still ours; keep the handle
-        // usable for another release(), and for the destructor's.
-        s->released = false;
-        state_ = std::move(s);
-        throw;
-    }
+    detail::release(held_);
 }
 
 }  // namespace sqlock

@@ -14,22 +14,21 @@
 // differently in two lines, each first in one and waiting for the other.
 // It lets the callers waiting in line for any of its names go first, as a
 // caller that does not wait does.
+#include "sets/set_acquirer.hpp"
+
 #include <algorithm>
 
-#include "base/current_pid.hpp"
 #include "base/owner.hpp"
 #include "base/validate.hpp"
+#include "held/held_claim.hpp"
 #include "lock/lock_acquirer.hpp"
-#include "lock/lock_state.hpp"
 #include "monitoring/observer.hpp"
-#include "sets/lock_set_state.hpp"
-#include "sqlock/lock_set.hpp"
-#include "sqlock/locker.hpp"
+#include "state/access.hpp"
 #include "waiting/contention_text.hpp"
 #include "waiting/wait_loop.hpp"
 
-namespace sqlock {
-namespace detail {
+namespace sqlock::detail {
+namespace {
 
 class SetAcquirer {
   public:
@@ -54,10 +53,10 @@ class SetAcquirer {
             }
             out.push_back(std::move(m));
         }
-        if (out.size() > Locker::max_set_size)
+        if (out.size() > max_set_names)
             throw error(errc::invalid_argument, "a lock set takes at most " +
-                                                    std::to_string(Locker::max_set_size) +
-                                                    " names, got " + std::to_string(out.size()));
+                                                    std::to_string(max_set_names) + " names, got " +
+                                                    std::to_string(out.size()));
         for (const SetMember& m : out) {
             validate_lock_name(m.name);
             if (m.mode == lock_mode::shared) validate_shared_name(m.name);
@@ -86,7 +85,7 @@ class SetAcquirer {
             throw error(errc::busy, "lock '" + printable(name) +
                                         "' of the set is already held by this thread through "
                                         "this Locker (id " +
-                                        std::to_string(held->id) +
+                                        std::to_string(held->ids.front()) +
                                         "); waiting would wait on itself [" + s_->url.redacted +
                                         "]");
         }
@@ -148,39 +147,11 @@ class SetAcquirer {
         if (claimed)
             for (const Row& row : r.acquired)
                 certain = std::min(certain, certain_lease(row, o.expires));
-        auto st = std::make_shared<LockSetState>();
-        st->locker = s_;
-        st->names = claim.names();
-        st->claim = std::move(claim);
-        st->claim.before = 0;
-        for (const Row& row : r.acquired) {
-            st->ids.push_back(row.id);
-            if (st->expires.empty() || row.expires < st->expires) st->expires = row.expires;
-        }
-        st->locked_by = std::move(owner.locked_by);
-        st->token = std::move(owner.token);
-        st->lease = o.expires;
-        st->min_hold = o.min_hold;
-        st->pid = current_pid();
-        st->on_lost = o.on_lost;
-        st->validity.granted(sent, certain);
-        st->acquired_at = sent;
-        // As a single lock: an acquisition that took long counts from its
-        // sending; renew once at once so the holder starts with a lease it
-        // can vouch for.
-        if (st->validity.until() - clock::now() < o.expires / 2) {
-            const auto resent = clock::now();
-            if (!st->renew_rows(o.expires, clock::time_point::max())) {
-                st->released = true;  // expired meanwhile: not ours after all
-                owner.locked_by = std::move(st->locked_by);
-                owner.token = std::move(st->token);
-                return std::nullopt;
-            }
-            st->validity.granted(resent, o.expires);
-        }
-        st->handed_out = true;
-        give_heartbeat(*st, o);
-        return LockSet(std::move(st));
+        std::vector<std::string> names = claim.names();
+        auto held = HeldClaim::taken(s_, std::move(claim), std::move(r.acquired), std::move(names),
+                                     owner, o, sent, certain);
+        if (!hand_out(held, o, owner, *refusal)) return std::nullopt;
+        return Access::set(std::move(held));
     }
 
     /// Attempts until taken, as `o` says (wait_for()).
@@ -270,16 +241,6 @@ class SetAcquirer {
         return text;
     }
 
-    void give_heartbeat(LockSetState& st, const LockOptions& o) {
-        LockSetState* raw = &st;
-        st.heartbeat = heartbeat_for(
-            o, s_->options.db_timeout, st.validity, st.names.front(), st.ids.front(),
-            [raw](Heartbeat::clock::time_point deadline) {
-                return raw->renew_rows(raw->lease, deadline);
-            },
-            [raw] { raw->mark_lost(raw->names.front(), raw->ids.front()); });
-    }
-
     // The wait of a set: the wait loop's claimant, without a place in line.
     class Waiting final : public Claimant {
       public:
@@ -324,7 +285,7 @@ class SetAcquirer {
 };
 
 // The mode of a set's names comes from its members, not the options.
-static void refuse_mode_for_members(const LockOptions& options) {
+void refuse_mode_for_members(const LockOptions& options) {
     if (options.mode == lock_mode::shared)
         throw error(errc::invalid_argument,
                     "a lock set of members takes each name's mode from its member: leave "
@@ -332,9 +293,8 @@ static void refuse_mode_for_members(const LockOptions& options) {
 }
 
 // One attempt at a canonical set.
-static std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
-                                      const std::vector<SetMember>& set,
-                                      const LockOptions& options) {
+std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
+                               const std::vector<SetMember>& set, const LockOptions& options) {
     validate_options(options);
     SetAcquirer a(state);
     a.check_not_held_here(set);
@@ -342,35 +302,38 @@ static std::optional<LockSet> try_set(const std::shared_ptr<LockerState>& state,
 }
 
 // A canonical set, waited for as `options` say.
-static LockSet wait_for_set(const std::shared_ptr<LockerState>& state,
-                            const std::vector<SetMember>& set, const LockOptions& options) {
+LockSet wait_for_set(const std::shared_ptr<LockerState>& state, const std::vector<SetMember>& set,
+                     const LockOptions& options) {
     validate_options(options);
     SetAcquirer a(state);
     a.check_not_held_here(set);
     return a.acquire(set, options);
 }
 
-}  // namespace detail
+}  // namespace
 
-std::optional<LockSet> Locker::try_lock_all(const std::vector<std::string>& names,
-                                            const LockOptions& options) {
-    return detail::try_set(state_, detail::SetAcquirer::canonical(names, options.mode), options);
+std::optional<LockSet> try_lock_all(const std::shared_ptr<LockerState>& s,
+                                    const std::vector<std::string>& names,
+                                    const LockOptions& options) {
+    return try_set(s, SetAcquirer::canonical(names, options.mode), options);
 }
 
-LockSet Locker::lock_all(const std::vector<std::string>& names, const LockOptions& options) {
-    return detail::wait_for_set(state_, detail::SetAcquirer::canonical(names, options.mode),
-                                options);
+LockSet lock_all(const std::shared_ptr<LockerState>& s, const std::vector<std::string>& names,
+                 const LockOptions& options) {
+    return wait_for_set(s, SetAcquirer::canonical(names, options.mode), options);
 }
 
-std::optional<LockSet> Locker::try_lock_members(const std::vector<SetMember>& members,
-                                                const LockOptions& options) {
-    detail::refuse_mode_for_members(options);
-    return detail::try_set(state_, detail::SetAcquirer::canonical(members), options);
+std::optional<LockSet> try_lock_members(const std::shared_ptr<LockerState>& s,
+                                        const std::vector<SetMember>& members,
+                                        const LockOptions& options) {
+    refuse_mode_for_members(options);
+    return try_set(s, SetAcquirer::canonical(members), options);
 }
 
-LockSet Locker::lock_members(const std::vector<SetMember>& members, const LockOptions& options) {
-    detail::refuse_mode_for_members(options);
-    return detail::wait_for_set(state_, detail::SetAcquirer::canonical(members), options);
+LockSet lock_members(const std::shared_ptr<LockerState>& s, const std::vector<SetMember>& members,
+                     const LockOptions& options) {
+    refuse_mode_for_members(options);
+    return wait_for_set(s, SetAcquirer::canonical(members), options);
 }
 
-}  // namespace sqlock
+}  // namespace sqlock::detail

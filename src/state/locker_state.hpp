@@ -18,7 +18,7 @@
 
 namespace sqlock::detail {
 
-struct LockState;
+struct HeldClaim;
 
 struct LockerState {
     DatabaseUrl url;
@@ -38,9 +38,9 @@ struct LockerState {
     std::map<std::string, double> line_speeds;
 
     // Locks this Locker holds, by lockstring: for fail-fast and re-entrant
-    // acquisition by the thread that already holds one.
+    // acquisition by the thread that already holds one (sets are not kept).
     std::mutex holds_mutex;
-    std::map<std::string, std::weak_ptr<LockState>> holds;
+    std::map<std::string, std::weak_ptr<HeldClaim>> holds;
 
     LockerState() = default;
     ~LockerState();

@@ -261,8 +261,9 @@ TEST_CASE("a guard refuses bad input and writes nothing",
         auto autocommit = sqlock_test::app_transaction(db, /*begin=*/false);
         CHECK(category_of([&] { sqlock::guard(autocommit->adapter(), lock); }) ==
               sqlock::errc::invalid_argument);
-        CHECK(category_of([&] { locker.lock_transaction(autocommit->adapter(), "scoped"); }) ==
-              sqlock::errc::invalid_argument);
+        CHECK(category_of([&] {
+                  sqlock::lock_transaction(autocommit->adapter(), locker, "scoped");
+              }) == sqlock::errc::invalid_argument);
         CHECK(locker.list().size() == 1);
     }
 }
@@ -321,7 +322,7 @@ TEST_CASE("a transaction-scoped lock lasts until commit and leaves nothing",
     auto locker = db.open();
     auto other = db.open();
     auto tx = sqlock_test::app_transaction(db);
-    const std::int64_t id = locker.lock_transaction(tx->adapter(), "batch");
+    const std::int64_t id = sqlock::lock_transaction(tx->adapter(), locker, "batch");
     CHECK(id > 0);
     tx->query("INSERT INTO " + data + " (who) VALUES ('scoped')");
     std::atomic<bool> committed{false};
@@ -346,7 +347,7 @@ TEST_CASE("a transaction-scoped lock ends with a rollback, leaving nothing",
     auto locker = db.open();
     {
         auto tx = sqlock_test::app_transaction(db);
-        locker.lock_transaction(tx->adapter(), "batch");
+        sqlock::lock_transaction(tx->adapter(), locker, "batch");
         tx->rollback();
     }
     CHECK(locker.list().empty());
@@ -358,7 +359,7 @@ TEST_CASE("a DBIx::Locker program waits for a transaction-scoped lock",
     auto db = fresh_database();
     auto locker = db.open();
     auto tx = sqlock_test::app_transaction(db);
-    locker.lock_transaction(tx->adapter(), "batch");
+    sqlock::lock_transaction(tx->adapter(), locker, "batch");
     std::atomic<bool> committed{false};
     auto dbix = std::async(std::launch::async, [&] {
         sqlock_test::exec_sql(db, "INSERT INTO " + db.table +
@@ -384,9 +385,9 @@ TEST_CASE("a busy transaction-scoped lock leaves the transaction usable",
     auto holder = db.open();
     auto held = holder.lock("batch");
     auto tx = sqlock_test::app_transaction(db);
-    CHECK(category_of([&] { locker.lock_transaction(tx->adapter(), "batch"); }) ==
+    CHECK(category_of([&] { sqlock::lock_transaction(tx->adapter(), locker, "batch"); }) ==
           sqlock::errc::busy);
-    CHECK(category_of([&] { locker.lock_transaction(tx->adapter(), "batch", 200ms); }) ==
+    CHECK(category_of([&] { sqlock::lock_transaction(tx->adapter(), locker, "batch", 200ms); }) ==
           sqlock::errc::timeout);
     tx->query("INSERT INTO " + data + " (who) VALUES ('after busy')");
     CHECK_NOTHROW(tx->commit());
@@ -402,13 +403,14 @@ TEST_CASE("a second transaction-scoped lock waits for the first's commit",
     auto first = db.open();
     auto second = db.open();
     auto tx1 = sqlock_test::app_transaction(db);
-    const std::int64_t id1 = first.lock_transaction(tx1->adapter(), "batch");
+    const std::int64_t id1 = sqlock::lock_transaction(tx1->adapter(), first, "batch");
     std::atomic<bool> committed{false};
     auto waiter = std::async(std::launch::async, [&] {
         for (;;) {
             auto tx2 = sqlock_test::app_transaction(db);
             try {
-                const std::int64_t id2 = second.lock_transaction(tx2->adapter(), "batch", 30s);
+                const std::int64_t id2 =
+                    sqlock::lock_transaction(tx2->adapter(), second, "batch", 30s);
                 const bool after = committed.load();
                 tx2->commit();
                 return after && id2 > id1;
@@ -444,7 +446,7 @@ TEST_CASE("processes mixing transaction-scoped and plain locks never overlap",
             try {
                 if (i % 2 == 0) {
                     try {
-                        locker.lock_transaction(tx->adapter(), "the-one", 60s);
+                        sqlock::lock_transaction(tx->adapter(), locker, "the-one", 60s);
                     } catch (const sqlock::error& e) {
                         // SQLite: taken in the instant between the look and
                         // the insert, with the write lock now ours: start
@@ -504,7 +506,7 @@ TEST_CASE("a least-privilege account can guard and take transaction-scoped locks
     }
     {
         auto tx = sqlock_test::app_transaction(app_db);
-        CHECK(locker.lock_transaction(tx->adapter(), "scoped") > 0);
+        CHECK(sqlock::lock_transaction(tx->adapter(), locker, "scoped") > 0);
         tx->commit();
     }
     CHECK(writers(db, data) == std::multiset<std::string>{"least"});

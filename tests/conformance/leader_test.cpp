@@ -46,12 +46,13 @@ TEST_CASE("a campaign leads with a value that others read", "[leader]") {
     auto db = fresh_database();
     auto locker = db.open();
     auto other = db.open();
-    CHECK_FALSE(other.leader("ld-sched"));
+    CHECK_FALSE(sqlock::Election(other, "ld-sched").leader());
 
-    sqlock::Leadership lead = locker.campaign("ld-sched", "10.0.0.7:8080", candidate());
+    sqlock::Leadership lead =
+        sqlock::Election(locker, "ld-sched").campaign("10.0.0.7:8080", candidate());
     CHECK(lead.name() == "ld-sched");
     CHECK(lead.value() == "10.0.0.7:8080");
-    auto seen = other.leader("ld-sched");
+    auto seen = sqlock::Election(other, "ld-sched").leader();
     REQUIRE(seen);
     CHECK(seen->lock.id == lead.id());
     CHECK(seen->value == "10.0.0.7:8080");
@@ -60,12 +61,13 @@ TEST_CASE("a campaign leads with a value that others read", "[leader]") {
 
     lead.proclaim("10.0.0.7:8081");
     CHECK(lead.value() == "10.0.0.7:8081");
-    CHECK(other.leader("ld-sched")->value == "10.0.0.7:8081");
+    CHECK(sqlock::Election(other, "ld-sched").leader()->value == "10.0.0.7:8081");
     // Another candidate does not lead while it does.
-    CHECK(category_of([&] { (void)other.campaign("ld-sched", "x"); }) == sqlock::errc::busy);
+    CHECK(category_of([&] { (void)sqlock::Election(other, "ld-sched").campaign("x"); }) ==
+          sqlock::errc::busy);
 
     lead.resign();
-    CHECK_FALSE(other.leader("ld-sched"));
+    CHECK_FALSE(sqlock::Election(other, "ld-sched").leader());
     lead.resign();  // a no-op once resigned
     CHECK(category_of([&] { lead.proclaim("late"); }) == sqlock::errc::lost);
 }
@@ -74,35 +76,35 @@ TEST_CASE("a new leader never shows its predecessor's value", "[leader]") {
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto first = a.campaign("ld-value", "a", candidate());
+    auto first = sqlock::Election(a, "ld-value").campaign("a", candidate());
     first.proclaim("a2");
     const auto first_id = first.id();
     first.resign();
-    auto second = b.campaign("ld-value", "b", candidate());
+    auto second = sqlock::Election(b, "ld-value").campaign("b", candidate());
     CHECK(second.id() > first_id);
-    auto seen = a.leader("ld-value");
+    auto seen = sqlock::Election(a, "ld-value").leader();
     REQUIRE(seen);
     CHECK(seen->lock.id == second.id());
     CHECK(seen->value == "b");
     // A plain lock leads with no value.
     second.resign();
     auto plain = b.lock("ld-value");
-    REQUIRE(a.leader("ld-value"));
-    CHECK(a.leader("ld-value")->value.empty());
+    REQUIRE(sqlock::Election(a, "ld-value").leader());
+    CHECK(sqlock::Election(a, "ld-value").leader()->value.empty());
 }
 
 TEST_CASE("a leader that lost its lock cannot proclaim over its successor", "[leader]") {
     auto db = fresh_database();
     auto a = db.open();
     auto b = db.open();
-    auto old = a.campaign("ld-lost", "old", candidate(1s));
+    auto old = sqlock::Election(a, "ld-lost").campaign("old", candidate(1s));
     // Its lease runs out (no heartbeat), and another takes over.
-    REQUIRE(sqlock_test::eventually([&] { return !b.leader("ld-lost"); }, 5s));
-    auto successor = b.campaign("ld-lost", "new", candidate());
+    REQUIRE(sqlock_test::eventually([&] { return !sqlock::Election(b, "ld-lost").leader(); }, 5s));
+    auto successor = sqlock::Election(b, "ld-lost").campaign("new", candidate());
     CHECK(category_of([&] { old.proclaim("stale"); }) == sqlock::errc::lost);
     CHECK(old.lost());
-    CHECK(b.leader("ld-lost")->value == "new");
-    CHECK(b.leader("ld-lost")->lock.id == successor.id());
+    CHECK(sqlock::Election(b, "ld-lost").leader()->value == "new");
+    CHECK(sqlock::Election(b, "ld-lost").leader()->lock.id == successor.id());
 }
 
 TEST_CASE("bad values and modes are refused before anything is written", "[leader]") {
@@ -110,22 +112,25 @@ TEST_CASE("bad values and modes are refused before anything is written", "[leade
     auto locker = db.open();
     const std::string too_long(sqlock::max_leader_value_bytes + 1, 'v');
     for (const std::string& bad : {too_long, std::string("line\nbreak"), std::string("\xff\xfe")})
-        CHECK(category_of([&] { (void)locker.campaign("ld-bad", bad); }) ==
+        CHECK(category_of([&] { (void)sqlock::Election(locker, "ld-bad").campaign(bad); }) ==
               sqlock::errc::invalid_argument);
     sqlock::LockOptions shared;
     shared.mode = sqlock::lock_mode::shared;
-    CHECK(category_of([&] { (void)locker.campaign("ld-bad", "v", shared); }) ==
+    CHECK(category_of([&] { (void)sqlock::Election(locker, "ld-bad").campaign("v", shared); }) ==
           sqlock::errc::invalid_argument);
-    CHECK(category_of([&] { (void)locker.campaign("", "v"); }) == sqlock::errc::invalid_argument);
+    CHECK(category_of([&] { (void)sqlock::Election(locker, "").campaign("v"); }) ==
+          sqlock::errc::invalid_argument);
     sqlock::ObserveOptions fast;
     fast.poll = 1ms;
-    CHECK(category_of([&] { (void)locker.observe("ld-bad", fast); }) ==
+    CHECK(category_of([&] { (void)sqlock::Election(locker, "ld-bad").observe(fast); }) ==
           sqlock::errc::invalid_argument);
     CHECK(locker.list().empty());
 
-    auto lead = locker.campaign("ld-bad", std::string(sqlock::max_leader_value_bytes, 'v'));
+    auto lead = sqlock::Election(locker, "ld-bad")
+                    .campaign(std::string(sqlock::max_leader_value_bytes, 'v'));
     CHECK(category_of([&] { lead.proclaim(too_long); }) == sqlock::errc::invalid_argument);
-    CHECK(locker.leader("ld-bad")->value == std::string(sqlock::max_leader_value_bytes, 'v'));
+    CHECK(sqlock::Election(locker, "ld-bad").leader()->value ==
+          std::string(sqlock::max_leader_value_bytes, 'v'));
 }
 
 TEST_CASE("a watcher reports each change in order", "[leader]") {
@@ -134,7 +139,7 @@ TEST_CASE("a watcher reports each change in order", "[leader]") {
     auto watcher = db.open();
     sqlock::ObserveOptions o;
     o.poll = 20ms;
-    auto watch = watcher.observe("ld-watch", o);
+    auto watch = sqlock::Election(watcher, "ld-watch").observe(o);
     CHECK(watch.name() == "ld-watch");
     CHECK(next_event(watch).kind == leader_event::vacant);
     CHECK_FALSE(watch.next(100ms));  // nothing changed
@@ -144,7 +149,7 @@ TEST_CASE("a watcher reports each change in order", "[leader]") {
                         db.url.find("pooler=statement") != std::string::npos;
     CHECK(watch.pushed() == (sqlock_test::backend() == "postgres" && !pooled));
 
-    auto lead = locker.campaign("ld-watch", "one", candidate());
+    auto lead = sqlock::Election(locker, "ld-watch").campaign("one", candidate());
     auto e = next_event(watch);
     CHECK(describe(e) == "leader " + std::to_string(lead.id()) + " one");
     REQUIRE(e.leader);
@@ -156,10 +161,10 @@ TEST_CASE("a watcher reports each change in order", "[leader]") {
     CHECK(next_event(watch).kind == leader_event::vacant);
 
     // A hand-over between two reads: the vacancy is told all the same.
-    auto a = locker.campaign("ld-watch", "a", candidate());
+    auto a = sqlock::Election(locker, "ld-watch").campaign("a", candidate());
     CHECK(next_event(watch).kind == leader_event::leader);
     a.resign();
-    auto b = watcher.campaign("ld-watch", "b", candidate());
+    auto b = sqlock::Election(watcher, "ld-watch").campaign("b", candidate());
     CHECK(next_event(watch).kind == leader_event::vacant);
     CHECK(describe(next_event(watch)) == "leader " + std::to_string(b.id()) + " b");
 
@@ -177,9 +182,9 @@ TEST_CASE("a crashed leader is reported vacant once its lease ends", "[leader]")
     auto db = fresh_database();
     auto locker = db.open();
     auto watcher = db.open();
-    auto watch = watcher.observe("ld-crash");
+    auto watch = sqlock::Election(watcher, "ld-crash").observe();
     CHECK(next_event(watch).kind == leader_event::vacant);
-    auto lead = locker.campaign("ld-crash", "gone", candidate(1500ms));
+    auto lead = sqlock::Election(locker, "ld-crash").campaign("gone", candidate(1500ms));
     CHECK(next_event(watch).kind == leader_event::leader);
     // The process "dies": its row stays until the lease runs out.
     const sqlock::LockInfo row = lead.lock().detach();
@@ -206,7 +211,7 @@ TEST_CASE("candidates in separate processes lead one at a time, and a watcher se
             // The watcher: every leader event, in order, as "id value".
             sqlock::ObserveOptions o;
             o.poll = 20ms;
-            auto watch = locker.observe("ld-many", o);
+            auto watch = sqlock::Election(locker, "ld-many").observe(o);
             std::ofstream out(dir + "/watched");
             // Until the candidates are done and then nothing changes for 1 s.
             for (;;) {
@@ -228,7 +233,8 @@ TEST_CASE("candidates in separate processes lead one at a time, and a watcher se
                 [&] { return !sqlock_test::read_file(dir + "/watched").empty(); }, 30s))
             return 4;
         for (int r = 0; r < rounds; ++r) {
-            auto lead = locker.campaign("ld-many", "c" + std::to_string(p), candidate(30s));
+            auto lead = sqlock::Election(locker, "ld-many")
+                            .campaign("c" + std::to_string(p), candidate(30s));
             if (!sqlock_test::enter_witness(dir + "/leader")) return 2;
             // Each leader's own line, in the order of the witness.
             {

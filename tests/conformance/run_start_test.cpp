@@ -1,4 +1,4 @@
-// Starting a run unless its job is paused (Locker::start_run_unless_paused),
+// Starting a run unless its job is paused (RunHistory::start_run_unless_paused),
 // on every backend: the pause is read and the run recorded in one call.
 #include <catch2/catch.hpp>
 #include <string>
@@ -14,12 +14,13 @@ TEST_CASE("a paused job records no run and gets the pause back", "[history][paus
     auto db = fresh_database();
     auto locker = db.open();
     auto admin = db.open();  // another "host" pauses it
-    const sqlock::PauseInfo paused = admin.pause("job", 1h, "migration");
+    const sqlock::PauseInfo paused = sqlock::Pauses(admin).pause("job", 1h, "migration");
     auto lock = locker.lock("job");
 
     sqlock::RunStart info;
     info.program = "nightly";
-    const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock, info);
+    const sqlock::RunStartOutcome start =
+        sqlock::RunHistory(locker).start_run_unless_paused(lock, info);
     CHECK_FALSE(start.run_id);
     REQUIRE(start.pause);
     CHECK(start.pause->name == "job");
@@ -28,17 +29,17 @@ TEST_CASE("a paused job records no run and gets the pause back", "[history][paus
     CHECK(start.pause->created == paused.created);
     REQUIRE(start.pause->until);
     CHECK(*start.pause->until == *paused.until);
-    CHECK(locker.history().empty());
+    CHECK(sqlock::RunHistory(locker).runs().empty());
 
     // A pause of another name does not count; one without an end does.
     auto other = locker.lock("other-job");
-    CHECK(locker.start_run_unless_paused(other).run_id);
-    admin.pause("job");
-    const auto again = locker.start_run_unless_paused(lock);
+    CHECK(sqlock::RunHistory(locker).start_run_unless_paused(other).run_id);
+    sqlock::Pauses(admin).pause("job");
+    const auto again = sqlock::RunHistory(locker).start_run_unless_paused(lock);
     CHECK_FALSE(again.run_id);
     REQUIRE(again.pause);
     CHECK_FALSE(again.pause->until);
-    CHECK(locker.history(history_query().name("job")).empty());
+    CHECK(sqlock::RunHistory(locker).runs(history_query().name("job")).empty());
 }
 
 TEST_CASE("a job that is not paused gets a run id, and the run is in the history",
@@ -47,18 +48,19 @@ TEST_CASE("a job that is not paused gets a run id, and the run is in the history
     auto locker = db.open();
     auto admin = db.open();
     // A pause that has ended, and one of another name: neither is in force.
-    admin.pause("job", 300ms);
-    admin.pause("jobs");
-    REQUIRE(sqlock_test::eventually([&] { return !admin.paused("job"); }));
+    sqlock::Pauses(admin).pause("job", 300ms);
+    sqlock::Pauses(admin).pause("jobs");
+    REQUIRE(sqlock_test::eventually([&] { return !sqlock::Pauses(admin).find("job"); }));
     auto lock = locker.lock("job");
     sqlock::RunStart info;
     info.program = "nightly";
     info.window_start_ms = 86400000;  // 1970-01-02 00:00:00.000
-    const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock, info);
+    const sqlock::RunStartOutcome start =
+        sqlock::RunHistory(locker).start_run_unless_paused(lock, info);
     CHECK_FALSE(start.pause);
     REQUIRE(start.run_id);
 
-    const auto runs = admin.history(history_query().name("job"));
+    const auto runs = sqlock::RunHistory(admin).runs(history_query().name("job"));
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == *start.run_id);
     CHECK(runs[0].name == "job");
@@ -67,13 +69,14 @@ TEST_CASE("a job that is not paused gets a run id, and the run is in the history
     CHECK(runs[0].outcome == run_outcome::running);
     REQUIRE(runs[0].window_start);
     CHECK(*runs[0].window_start == "1970-01-02 00:00:00.000");
-    CHECK(locker.finish_run(lock, *start.run_id, {}) == run_outcome::succeeded);
-    CHECK(admin.history(history_query().name("job"))[0].outcome == run_outcome::succeeded);
+    CHECK(sqlock::RunHistory(locker).finish_run(lock, *start.run_id, {}) == run_outcome::succeeded);
+    CHECK(sqlock::RunHistory(admin).runs(history_query().name("job"))[0].outcome ==
+          run_outcome::succeeded);
 
     // Resumed: runs again.
-    admin.resume("jobs");
+    sqlock::Pauses(admin).resume("jobs");
     auto next = locker.lock("jobs");
-    CHECK(locker.start_run_unless_paused(next).run_id);
+    CHECK(sqlock::RunHistory(locker).start_run_unless_paused(next).run_id);
 }
 
 TEST_CASE("a pause ending while a run starts gives the pause or a run, never neither",
@@ -85,9 +88,10 @@ TEST_CASE("a pause ending while a run starts gives the pause or a run, never nei
     // straddles the moment the pause ends.
     int paused = 0, started = 0;
     for (int round = 0; round < 20; ++round) {
-        locker.pause("job", 20ms);
+        sqlock::Pauses(locker).pause("job", 20ms);
         for (;;) {
-            const sqlock::RunStartOutcome start = locker.start_run_unless_paused(lock);
+            const sqlock::RunStartOutcome start =
+                sqlock::RunHistory(locker).start_run_unless_paused(lock);
             REQUIRE(start.run_id.has_value() != start.pause.has_value());
             if (start.run_id) {
                 ++started;
@@ -111,23 +115,23 @@ TEST_CASE(
     {
         auto locker = db.open();
         auto lock = locker.lock("job");
-        const auto start = locker.start_run_unless_paused(lock);
+        const auto start = sqlock::RunHistory(locker).start_run_unless_paused(lock);
         CHECK_FALSE(start.pause);
         REQUIRE(start.run_id);
-        CHECK(locker.history()[0].id == *start.run_id);
+        CHECK(sqlock::RunHistory(locker).runs()[0].id == *start.run_id);
     }
     sqlock_test::exec_sql(db, "DROP TABLE " + db.table + "_runs");
     auto locker = db.open();
     auto lock = locker.lock("job2");
     try {
-        locker.start_run_unless_paused(lock);
+        sqlock::RunHistory(locker).start_run_unless_paused(lock);
         FAIL("a run recorded without a history table");
     } catch (const sqlock::error& e) {
         CHECK(e.category() == sqlock::errc::configuration);
         CHECK_THAT(e.what(), Catch::Matchers::Contains("sqlock init"));
     }
     locker.init();
-    CHECK(locker.start_run_unless_paused(lock).run_id);
+    CHECK(sqlock::RunHistory(locker).start_run_unless_paused(lock).run_id);
 }
 
 TEST_CASE("start_run_unless_paused refuses a released lock or one from another Locker",
@@ -138,7 +142,7 @@ TEST_CASE("start_run_unless_paused refuses a released lock or one from another L
     auto lock = locker.lock("job");
     auto invalid = [&](sqlock::Locker& l, const sqlock::Lock& k) {
         try {
-            l.start_run_unless_paused(k);
+            sqlock::RunHistory(l).start_run_unless_paused(k);
         } catch (const sqlock::error& e) {
             return e.category() == sqlock::errc::invalid_argument;
         }
@@ -147,5 +151,5 @@ TEST_CASE("start_run_unless_paused refuses a released lock or one from another L
     CHECK(invalid(other, lock));
     lock.release();
     CHECK(invalid(locker, lock));
-    CHECK(locker.history().empty());
+    CHECK(sqlock::RunHistory(locker).runs().empty());
 }

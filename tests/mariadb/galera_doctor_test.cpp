@@ -1,4 +1,4 @@
-// sqlock doctor on Galera (Locker::diagnose()): the cluster as the node it
+// sqlock doctor on Galera (sqlock::diagnose()): the cluster as the node it
 // reached sees it, the settings that bear on locks, each host of the URL's
 // list as a connection to it alone finds it, and the problems: the test
 // cluster's innodb_flush_log_at_trx_commit = 2 is one.
@@ -36,7 +36,7 @@ TEST_CASE("doctor on Galera: the cluster, its settings, each host of the list",
     const std::string table = "doctor_" + std::to_string(getpid());
     sqlock::Locker locker(c.url_from(1), sqlock_test::locker_options().table(table));
     locker.init();
-    sqlock::Diagnosis d = locker.diagnose();
+    sqlock::Diagnosis d = sqlock::diagnose(locker);
     auto facts = facts_of(d);
     INFO(joined(d.problems));
     CHECK(facts["galera cluster"].find("3 nodes in the Primary component") != std::string::npos);
@@ -53,7 +53,7 @@ TEST_CASE("doctor on Galera: the cluster, its settings, each host of the list",
 
     // A node cut from the others: named as not used, the rest as before.
     c.isolate(3, true);
-    d = locker.diagnose();
+    d = sqlock::diagnose(locker);
     facts = facts_of(d);
     const std::string third = facts["host 127.0.0.1:" + std::to_string(c.port(3))];
     INFO(third);

@@ -104,7 +104,7 @@ TEST_CASE("a server that refuses GET_LOCK still locks, with row turns", "[mariad
     CHECK(db.open().try_lock_all({"a", "b"}));
     // A transaction-scoped lock, in the application's transaction.
     auto app = sqlock_test::app_transaction(db, /*begin=*/true);
-    CHECK(locker.lock_transaction(app->adapter(), "invoice") > 0);
+    CHECK(sqlock::lock_transaction(app->adapter(), locker, "invoice") > 0);
     // (An attempt waits for the transaction, up to its statement bound.)
     CHECK_FALSE(db.open(sqlock_test::locker_options().db_timeout(1s)).try_lock("invoice"));
     app->commit();

@@ -392,7 +392,7 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     auto locker = logged_locker(db, app);
     auto lock = locker.lock("nightly", lock_options().expires(1min));
     // Learns which side tables there are: once per connection, not per run.
-    CHECK_FALSE(locker.paused("nightly"));
+    CHECK_FALSE(sqlock::Pauses(locker).find("nightly"));
     auto statements_during = [&](auto&& f) {
         const std::size_t log_start = pg_test::server_log_size();
         f();
@@ -402,7 +402,8 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     };
 
     sqlock::RunStartOutcome started;
-    CHECK(statements_during([&] { started = locker.start_run_unless_paused(lock); }) == 1);
+    CHECK(statements_during(
+              [&] { started = sqlock::RunHistory(locker).start_run_unless_paused(lock); }) == 1);
     REQUIRE(started.run_id);
     CHECK_FALSE(started.pause);
 
@@ -410,17 +411,19 @@ TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
     // prepared statement would cost a PREPARE's round trip just before the
     // release.
     const std::size_t finish_start = pg_test::server_log_size();
-    CHECK(locker.finish_run(lock, *started.run_id, {}) == sqlock::run_outcome::succeeded);
+    CHECK(sqlock::RunHistory(locker).finish_run(lock, *started.run_id, {}) ==
+          sqlock::run_outcome::succeeded);
     const std::string finish_log = pg_test::server_log(finish_start);
     CHECK(pg_test::count(finish_log, prefix + "LOG:  execute <unnamed>") == 1);
     CHECK(pg_test::count(finish_log, prefix + "LOG:  execute sqlock_") == 0);
 
-    admin.pause("nightly", std::nullopt, "maintenance");
+    sqlock::Pauses(admin).pause("nightly", std::nullopt, "maintenance");
     sqlock::RunStartOutcome refused;
-    CHECK(statements_during([&] { refused = locker.start_run_unless_paused(lock); }) == 1);
+    CHECK(statements_during(
+              [&] { refused = sqlock::RunHistory(locker).start_run_unless_paused(lock); }) == 1);
     REQUIRE(refused.pause);
     CHECK(refused.pause->reason == "maintenance");
     CHECK_FALSE(refused.run_id);
     // Only the first run was recorded.
-    CHECK(admin.history(history_query().name("nightly")).size() == 1);
+    CHECK(sqlock::RunHistory(admin).runs(history_query().name("nightly")).size() == 1);
 }

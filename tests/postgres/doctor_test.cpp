@@ -1,4 +1,4 @@
-// Locker::diagnose() on a direct connection: the facts of a healthy setup,
+// sqlock::diagnose() on a direct connection: the facts of a healthy setup,
 // and one problem line each for a read-only server and missing grants. A
 // read-only server also fails acquisitions at once as a configuration error.
 #include <catch2/catch.hpp>
@@ -21,7 +21,7 @@ std::string fact(const sqlock::Diagnosis& d, const std::string& key) {
 
 TEST_CASE("diagnose: a direct connection to a primary has no problem", "[pg][doctor]") {
     auto db = fresh_database();
-    const sqlock::Diagnosis d = db.open().diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(db.open());
     CHECK(d.problems.empty());
     CHECK(fact(d, "server role") == "primary (read-write)");
     CHECK(fact(d, "pooler detected") == "none, or session pooling");
@@ -46,7 +46,7 @@ TEST_CASE("a read-only server is a configuration error at once, and one problem"
         CHECK(std::string(e.what()).find("target_session_attrs=read-write") != std::string::npos);
         CHECK_FALSE(pg_test::leaks_password(e.what()));
     }
-    const sqlock::Diagnosis d = locker.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(locker);
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("read-only") != std::string::npos);
 }
@@ -55,7 +55,7 @@ TEST_CASE("diagnose: a role without grants on the table is one problem", "[pg][d
     auto db = fresh_database();
     sqlock::Locker locker(pg_test::with_user(db.url, "sqlock_noaccess"),
                           locker_options().table(db.table));
-    const sqlock::Diagnosis d = locker.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(locker);
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges") != std::string::npos);
     // One line for the tables beside it too: one GRANT fixes all three.
@@ -70,7 +70,7 @@ TEST_CASE("diagnose: a role with grants on the lock table but not its pauses tab
     const auto limited = sqlock_test::least_privileged(db);
     sqlock_test::exec_sql(db, "REVOKE ALL ON " + db.table + "_pauses FROM sqlock_noaccess");
     sqlock::Locker locker(limited.url, locker_options().table(db.table));
-    const sqlock::Diagnosis d = locker.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(locker);
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on pauses table " + db.table +
                              "_pauses") != std::string::npos);
@@ -87,7 +87,7 @@ TEST_CASE("diagnose: one privilege missing on the lock table is a problem", "[pg
     const auto limited = sqlock_test::least_privileged(db);
     sqlock_test::exec_sql(db, "REVOKE DELETE ON " + db.table + " FROM sqlock_noaccess");
     sqlock::Locker locker(limited.url, locker_options().table(db.table));
-    const sqlock::Diagnosis d = locker.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(locker);
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("sqlock_noaccess lacks privileges on lock table " + db.table) !=
           std::string::npos);
@@ -101,7 +101,8 @@ TEST_CASE("diagnose: the defaults a session starts with, and what sqlock sets ov
     const std::string url = pg_test::with_param(
         db.url, "options",
         "-c%20default_transaction_isolation%3Dserializable%20-c%20statement_timeout%3D1500");
-    const sqlock::Diagnosis d = sqlock::Locker(url, locker_options().table(db.table)).diagnose();
+    const sqlock::Diagnosis d =
+        sqlock::diagnose(sqlock::Locker(url, locker_options().table(db.table)));
     CHECK(d.problems.empty());
     const std::string defaults = fact(d, "server defaults");
     CHECK(defaults.find("default_transaction_isolation = serializable") != std::string::npos);

@@ -133,7 +133,7 @@ void check_standby_refuses(const Pair& pair, const std::string& table) {
     }
     // At once, not after a retry loop (generous: one round trip really).
     CHECK(steady::now() - start < 10s);
-    const auto d = on_standby.diagnose();
+    const auto d = sqlock::diagnose(on_standby);
     REQUIRE(d.problems.size() >= 1);
     CHECK(d.problems[0].find("read-only") != std::string::npos);
 }
@@ -188,7 +188,7 @@ void failover_keeps_locks(const std::string& mode, const char* how) {
     // locks (a crash failover to it can lose them), a synchronous one is not.
     {
         const sqlock::Diagnosis d =
-            sqlock::Locker(pair.primary_url, locker_options().table(table)).diagnose();
+            sqlock::diagnose(sqlock::Locker(pair.primary_url, locker_options().table(table)));
         const bool warned = std::any_of(d.problems.begin(), d.problems.end(), [](const auto& p) {
             return p.find("from this primary asynchronously") != std::string::npos;
         });

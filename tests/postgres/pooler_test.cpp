@@ -163,12 +163,12 @@ TEST_CASE("the pooler parameter is checked and never reaches libpq", "[pooler]")
 TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pooler]") {
     auto db = fresh_database();
     sqlock::Locker unnamed(without_pooler(db.url), locker_options().table(db.table));
-    const sqlock::Diagnosis d = unnamed.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(unnamed);
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0].find("add pooler=transaction") != std::string::npos);
     CHECK_FALSE(pg_test::leaks_password(d.problems[0]));
     // Named in the URL, it is the expected path: no problem, waiters poll.
-    const sqlock::Diagnosis named = db.open().diagnose();
+    const sqlock::Diagnosis named = sqlock::diagnose(db.open());
     CHECK(named.problems.empty());
     bool polled = false, scans_named = false;
     for (const auto& f : named.facts) {

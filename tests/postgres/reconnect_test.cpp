@@ -104,11 +104,11 @@ TEST_CASE("the start of a run is not sent again after its connection broke", "[p
         }
         return false;
     };
-    CHECK(broken([&] { locker.start_run(lock); }));
-    CHECK(locker.start_run(lock) > 0);
-    CHECK(broken([&] { locker.start_run_unless_paused(lock); }));
-    CHECK(locker.start_run_unless_paused(lock).run_id);
-    CHECK(locker.history().size() == 2);
+    CHECK(broken([&] { sqlock::RunHistory(locker).start_run(lock); }));
+    CHECK(sqlock::RunHistory(locker).start_run(lock) > 0);
+    CHECK(broken([&] { sqlock::RunHistory(locker).start_run_unless_paused(lock); }));
+    CHECK(sqlock::RunHistory(locker).start_run_unless_paused(lock).run_id);
+    CHECK(sqlock::RunHistory(locker).runs().size() == 2);
     CHECK(lock.held());
 }
 

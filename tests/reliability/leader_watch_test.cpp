@@ -32,11 +32,11 @@ TEST_CASE("leader watch: cut off, it says so, and reports what it finds back",
     sqlock::Locker candidates = db.open();
     sqlock::ObserveOptions o;
     o.poll = 50ms;
-    auto watch = watching.observe("cut-lead", o);
+    auto watch = sqlock::Election(watching, "cut-lead").observe(o);
     CHECK(next_event(watch, 10s).kind == sqlock::leader_event::vacant);
     sqlock::LockOptions lease;
     lease.expires = 60s;
-    auto first = candidates.campaign("cut-lead", "one", lease);
+    auto first = sqlock::Election(candidates, "cut-lead").campaign("one", lease);
     const sqlock::LeaderEvent led = next_event(watch, 10s);
     REQUIRE(led.leader);
     CHECK(led.leader->lock.id == first.id());
@@ -56,7 +56,7 @@ TEST_CASE("leader watch: cut off, it says so, and reports what it finds back",
 
     // Meanwhile the leader changes.
     first.resign();
-    auto second = candidates.campaign("cut-lead", "two", lease);
+    auto second = sqlock::Election(candidates, "cut-lead").campaign("two", lease);
     cut.undo();
     const sqlock::LeaderEvent back = next_event(watch, 15s);
     CHECK(back.kind == sqlock::leader_event::leader);

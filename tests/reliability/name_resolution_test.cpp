@@ -132,14 +132,14 @@ Attempt in_isolation(const std::function<void()>& attempt) {
     return *out;
 }
 
-// What Locker::diagnose() says of the host name lookup, as an error (so
+// What sqlock::diagnose() says of the host name lookup, as an error (so
 // that in_isolation carries it back to the test).
 void diagnose_lookup(const std::string& url, const std::string& table) {
     sqlock::LockerOptions o;
     o.table = table;
     o.db_timeout = 3s;
     sqlock::Locker locker(url, o);
-    for (const auto& f : locker.diagnose().facts)
+    for (const auto& f : sqlock::diagnose(locker).facts)
         if (f.key == "host name lookup") throw sqlock::error(errc::backend, f.value);
 }
 

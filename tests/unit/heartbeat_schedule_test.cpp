@@ -1,10 +1,10 @@
-// The heartbeat's schedule (src/lock/heartbeat.hpp): how often a held lock is
+// The heartbeat's schedule (src/held/heartbeat.hpp): how often a held lock is
 // renewed, how soon a failed renewal is retried, how long one attempt may
 // take, and what "valid until" a renewal earns. The fencing trials prove the
 // whole under faults; these pin down the arithmetic they rely on.
 #include <catch2/catch.hpp>
 
-#include "lock/heartbeat.hpp"
+#include "held/heartbeat.hpp"
 
 using namespace sqlock::detail;
 using namespace std::chrono_literals;

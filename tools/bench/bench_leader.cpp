@@ -48,7 +48,7 @@ void take_turns(const BenchDatabase& db, int turns, std::int64_t hold_ns, Turns&
     Workers children(3, [&](int i) {
         sqlock::Locker locker = db.open();
         if (i == 2) {
-            sqlock::LeaderWatch watch = locker.observe(name);
+            sqlock::LeaderWatch watch = sqlock::Election(locker, name).observe();
             bool vacant_before = false;
             int seen = 0;
             const std::int64_t give_up = now_ns() + 120'000'000'000;
@@ -90,7 +90,8 @@ void take_turns(const BenchDatabase& db, int turns, std::int64_t hold_ns, Turns&
                 t.done.store(1);
                 return;
             }
-            sqlock::Leadership lead = locker.campaign(name, "candidate-" + std::to_string(i), o);
+            sqlock::Leadership lead =
+                sqlock::Election(locker, name).campaign("candidate-" + std::to_string(i), o);
             const std::int64_t got = now_ns();
             const int k = t.next.fetch_add(1);
             if (k >= turns) {  // the other took the last turn
@@ -127,7 +128,7 @@ void crash_once(const BenchDatabase& db, Crash& c) {
         if (i == 0) {
             o.expires = 1s;
             const std::int64_t sent = now_ns();
-            sqlock::Leadership lead = locker.campaign(name, "crashing", o);
+            sqlock::Leadership lead = sqlock::Election(locker, name).campaign("crashing", o);
             c.lease_end_ns = sent + 1'000'000'000;
             c.leading.store(1);
             sleep_ns(100'000'000);  // the standby is waiting by now
@@ -138,7 +139,7 @@ void crash_once(const BenchDatabase& db, Crash& c) {
         while (c.leading.load() == 0) sleep_ns(1'000'000);
         o.expires = 30s;
         o.wait = 30s;
-        sqlock::Leadership lead = locker.campaign(name, "standby", o);
+        sqlock::Leadership lead = sqlock::Election(locker, name).campaign("standby", o);
         c.standby_ns = now_ns();
     });
     children.join();

@@ -1,4 +1,4 @@
-// sqlock::guard and Locker::lock_transaction for a MYSQL* connection with an
+// sqlock::guard and sqlock::lock_transaction for a MYSQL* connection with an
 // open transaction (START TRANSACTION, or autocommit off).
 //
 // Header-only: a program that includes it links libmariadb itself
@@ -162,11 +162,11 @@ inline void commit(MYSQL* db, const Leadership& leadership) {
     detail::commit_guarded(db, leadership);
 }
 
-/// Locker::lock_transaction over a MYSQL* with an open transaction.
+/// sqlock::lock_transaction over a MYSQL* with an open transaction.
 inline std::int64_t lock_transaction(MYSQL* db, Locker& locker, const std::string& name,
                                      duration wait = duration::zero()) {
     MariadbTransaction t(db);
-    return locker.lock_transaction(t, name, wait);
+    return sqlock::lock_transaction(t, locker, name, wait);
 }
 
 }  // namespace sqlock::mariadb

@@ -1,4 +1,4 @@
-// sqlock::guard and Locker::lock_transaction for a libpqxx transaction.
+// sqlock::guard and sqlock::lock_transaction for a libpqxx transaction.
 //
 // Header-only: libsqlock does not link libpq; a program that includes this
 // header builds with libpqxx itself (pkg-config libpqxx).
@@ -93,12 +93,12 @@ inline void guard(pqxx::transaction_base& tx, const Leadership& leadership) {
     sqlock::guard(t, leadership);
 }
 
-/// Locker::lock_transaction over a pqxx transaction: `name` held until `tx`
+/// sqlock::lock_transaction over a pqxx transaction: `name` held until `tx`
 /// commits or aborts. Works through PgBouncer in transaction mode.
 inline std::int64_t lock_transaction(pqxx::transaction_base& tx, Locker& locker,
                                      const std::string& name, duration wait = duration::zero()) {
     PqxxTransaction t(tx);
-    return locker.lock_transaction(t, name, wait);
+    return sqlock::lock_transaction(t, locker, name, wait);
 }
 
 }  // namespace sqlock::postgres

@@ -1,4 +1,4 @@
-// sqlock::guard and Locker::lock_transaction for an sqlite3* handle with an
+// sqlock::guard and sqlock::lock_transaction for an sqlite3* handle with an
 // open transaction (BEGIN, or better BEGIN IMMEDIATE).
 //
 // Header-only: a program that includes it links SQLite itself.
@@ -221,11 +221,11 @@ inline void guard(sqlite3* db, const Leadership& leadership) {
     sqlock::guard(t, leadership);
 }
 
-/// Locker::lock_transaction over an sqlite3* with an open transaction.
+/// sqlock::lock_transaction over an sqlite3* with an open transaction.
 inline std::int64_t lock_transaction(sqlite3* db, Locker& locker, const std::string& name,
                                      duration wait = duration::zero()) {
     SqliteTransaction t(db);
-    return locker.lock_transaction(t, name, wait);
+    return sqlock::lock_transaction(t, locker, name, wait);
 }
 
 }  // namespace sqlock::sqlite

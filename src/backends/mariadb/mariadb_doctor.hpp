@@ -1,4 +1,4 @@
-// What Locker::diagnose() reports about a MariaDB/MySQL lock table.
+// What sqlock::diagnose() reports about a MariaDB/MySQL lock table.
 #pragma once
 
 #include "mariadb_target.hpp"

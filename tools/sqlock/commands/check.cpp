@@ -13,6 +13,8 @@
 #include "common/local_windows.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
+#include "sqlock/pauses.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -205,8 +207,8 @@ int run_check(Invocation& inv) {
     const date::time_zone* zone =
         zone_setting(inv.options.count("tz") > 0, string_option(inv.options, "tz"));
     sqlock::Locker locker = open_locker(inv.global);
-    const sqlock::JobStatus status = locker.job_status(name);
-    const std::optional<sqlock::PauseInfo> pause = locker.paused(name);
+    const sqlock::JobStatus status = sqlock::RunHistory(locker).job_status(name);
+    const std::optional<sqlock::PauseInfo> pause = sqlock::Pauses(locker).find(name);
     const Verdict v = judge(status, pause, max_age, inv.options["max-age"].as<std::string>(), zone);
     const std::string line = plugin_line(v.state, sqlock::text::printable(name) + ": " + v.text) +
                              performance_data(status, static_cast<double>(max_age.count()) / 1000);

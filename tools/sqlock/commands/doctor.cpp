@@ -8,6 +8,7 @@
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
+#include "sqlock/doctor.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {
@@ -30,7 +31,7 @@ void add_doctor_options(cxxopts::Options& options, const std::string& group) {
 int run_doctor(Invocation& inv) {
     if (!inv.args.empty()) throw usage_error("doctor takes no arguments; usage: sqlock doctor");
     sqlock::Locker locker = open_locker(inv.global);
-    const sqlock::Diagnosis d = locker.diagnose();
+    const sqlock::Diagnosis d = sqlock::diagnose(locker);
     if (inv.options.count("json")) {
         nlohmann::ordered_json facts = nlohmann::ordered_json::object();
         for (const auto& f : d.facts) facts[f.key] = f.value;

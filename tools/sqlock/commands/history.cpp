@@ -9,6 +9,7 @@
 #include "common/local_windows.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -70,7 +71,7 @@ int run_history(Invocation& inv) {
     const date::time_zone* zone =
         zone_setting(inv.options.count("tz") > 0, string_option(inv.options, "tz"));
     sqlock::Locker locker = open_locker(inv.global);
-    const auto runs = locker.history(query);
+    const auto runs = sqlock::RunHistory(locker).runs(query);
     if (inv.options.count("json")) {
         nlohmann::ordered_json array = nlohmann::ordered_json::array();
         for (const auto& run : runs) {

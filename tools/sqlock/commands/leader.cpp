@@ -1,5 +1,5 @@
 // sqlock leader NAME [--watch] [--json]: who leads NAME (`sqlock elect`,
-// Locker::campaign), and with --watch one line per change until interrupted.
+// Election::campaign), and with --watch one line per change until interrupted.
 #include <optional>
 
 #include "commands/commands.hpp"
@@ -9,6 +9,7 @@
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
 #include "run/signals.hpp"
+#include "sqlock/leadership.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {
@@ -18,7 +19,7 @@ const char* const leader_usage = "NAME [--watch] [--json]";
 
 const char* const leader_details =
     "Says who leads NAME: the host and process whose `sqlock elect NAME` (or\n"
-    "Locker::campaign) holds it, its fencing id, since when, its lease end and the\n"
+    "Election::campaign) holds it, its fencing id, since when, its lease end and the\n"
     "value it published. Exits 0 when someone leads, 1 when nobody does.\n"
     "\n"
     "--watch prints the current state, then one line per change until interrupted\n"
@@ -97,7 +98,7 @@ int watch(Invocation& inv, SignalRelay& signals, sqlock::Locker& locker, const s
         if (o.poll < std::chrono::milliseconds(10) || o.poll > std::chrono::seconds(1))
             throw usage_error("--poll must be 10ms to 1s, got " + sqlock::format_duration(o.poll));
     }
-    sqlock::LeaderWatch w = locker.observe(name, o);
+    sqlock::LeaderWatch w = sqlock::Election(locker, name).observe(o);
     for (;;) {
         if (signals.take_pending()) return exit_code::ok;
         // Short slices: a signal is taken between them.
@@ -123,7 +124,7 @@ int run_leader(Invocation& inv) {
     SignalRelay signals;
     sqlock::Locker locker = open_locker(inv.global);
     if (inv.options.count("watch")) return watch(inv, signals, locker, name);
-    const std::optional<sqlock::LeaderInfo> leader = locker.leader(name);
+    const std::optional<sqlock::LeaderInfo> leader = sqlock::Election(locker, name).leader();
     sqlock::LeaderEvent e;
     e.kind = leader ? sqlock::leader_event::leader : sqlock::leader_event::vacant;
     e.leader = leader;

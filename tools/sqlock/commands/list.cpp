@@ -4,6 +4,7 @@
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
+#include "sqlock/pauses.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -35,7 +36,7 @@ int run_list(Invocation& inv) {
     // which ask about lock rows only.
     std::vector<sqlock::PauseInfo> pauses;
     if (!held && !expired)
-        for (auto& p : locker.pauses())
+        for (auto& p : sqlock::Pauses(locker).all())
             if (p.name.compare(0, prefix.size(), prefix) == 0) pauses.push_back(std::move(p));
     auto pause_of = [&](const std::string& row_name) -> const sqlock::PauseInfo* {
         for (const auto& p : pauses)

@@ -12,6 +12,8 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
+#include "sqlock/pauses.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -216,7 +218,8 @@ int run_metrics(Invocation& inv) {
     sqlock::Locker locker = open_locker(inv.global);
     const sqlock::LockActivity activity = locker.lock_activity();
     const sqlock::LockCounts& locks = activity.counts;
-    const std::vector<sqlock::RunCount> counts = locker.run_counts();
+    sqlock::RunHistory history(locker);
+    const std::vector<sqlock::RunCount> counts = history.run_counts();
 
     // Runs per name and outcome; names in the order counted (by name).
     std::vector<std::string> names;
@@ -250,7 +253,7 @@ int run_metrics(Invocation& inv) {
                     "gauge");
     for (const std::string& name : names) {
         const std::string job = table + ",name=\"" + label_value(name) + "\"";
-        const sqlock::JobStatus status = locker.job_status(name);
+        const sqlock::JobStatus status = history.job_status(name);
         if (status.last_success_end_ms)
             last_success.sample(job,
                                 number(static_cast<double>(*status.last_success_end_ms) / 1000.0));
@@ -290,7 +293,7 @@ int run_metrics(Invocation& inv) {
                   "Since when the job has been paused (sqlock pause), in Unix time; no series "
                   "when it is not.",
                   "gauge");
-    for (const sqlock::PauseInfo& p : locker.pauses()) {
+    for (const sqlock::PauseInfo& p : sqlock::Pauses(locker).all()) {
         sqlock::LockInfo at;  // one parser of the database's time text: LockInfo's
         at.created = p.created;
         const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -6,6 +6,7 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
+#include "sqlock/pauses.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -48,7 +49,7 @@ int run_pause(Invocation& inv) {
     const std::string reason =
         inv.options.count("reason") ? inv.options["reason"].as<std::string>() : std::string();
     sqlock::Locker locker = open_locker(inv.global);
-    sqlock::PauseInfo p = locker.pause(name, for_, reason);
+    sqlock::PauseInfo p = sqlock::Pauses(locker).pause(name, for_, reason);
     inv.out.result("paused: " + describe_pause(p) + at_database(locker.url()));
     return exit_code::ok;
 }

@@ -10,6 +10,8 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/option_values.hpp"
+#include "sqlock/pauses.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -53,10 +55,11 @@ int run_reap(Invocation& inv) {
     const std::size_t count = dry_run ? expired.size() : locker.purge_expired();
     // A dry run counts (the database does, with the conditions the deletes
     // use); a real run deletes. Either way, how many.
+    sqlock::RunHistory history(locker);
     const std::size_t pruned =
-        dry_run ? locker.count_prunable_history(retention) : locker.prune_history(retention);
-    const std::size_t pauses =
-        dry_run ? locker.count_expired_pauses() : locker.purge_expired_pauses();
+        dry_run ? history.count_prunable(retention) : history.prune(retention);
+    sqlock::Pauses pause_table(locker);
+    const std::size_t pauses = dry_run ? pause_table.count_expired() : pause_table.purge_expired();
 
     if (json) {
         nlohmann::ordered_json locks = nlohmann::ordered_json::array();

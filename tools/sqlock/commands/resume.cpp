@@ -5,6 +5,7 @@
 #include "common/database.hpp"
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
+#include "sqlock/pauses.hpp"
 
 namespace sqlock_cli {
 namespace {
@@ -22,7 +23,7 @@ int run_resume(Invocation& inv) {
     const std::string& name = inv.args[0];
     sqlock::Locker locker = open_locker(inv.global);
     const std::string db = at_database(locker.url());
-    if (!locker.resume(name))
+    if (!sqlock::Pauses(locker).resume(name))
         throw cli_error(exit_code::not_paused, "job " + in_quotes(name) + " was not paused" + db);
     inv.out.result("resumed job " + in_quotes(name) + ": the next `sqlock run` runs it" + db);
     return exit_code::ok;

@@ -2,7 +2,7 @@
 // on its local midnight, from the IANA database the system keeps
 // (/usr/share/zoneinfo, Debian's tzdata, read by Howard Hinnant's date/tz).
 // Pure arithmetic on instants: the database's now goes in, the window
-// comes out (Locker::once_per_window with a rule).
+// comes out (RunHistory::once_per_window with a rule).
 #pragma once
 
 #include <chrono>

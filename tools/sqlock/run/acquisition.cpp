@@ -11,6 +11,7 @@
 #include "common/exit_codes.hpp"
 #include "common/lock_format.hpp"
 #include "common/signal_name.hpp"
+#include "sqlock/leadership.hpp"
 #include "text.hpp"
 
 namespace sqlock_cli {
@@ -258,7 +259,8 @@ sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, cons
 sqlock::Leadership campaign(sqlock::Locker& locker, const AcquireRequest& request,
                             const Output& out, const interruption_check& interrupted) {
     return take_one(locker, request, out, interrupted, [&](const sqlock::LockOptions& options) {
-        return locker.campaign(request.name, request.leader_value.value_or(""), options);
+        return sqlock::Election(locker, request.name)
+            .campaign(request.leader_value.value_or(""), options);
     });
 }
 

@@ -57,7 +57,7 @@ using interruption_check = std::function<int()>;
 sqlock::Lock acquire(sqlock::Locker& locker, const AcquireRequest& request, const Output& out,
                      const interruption_check& interrupted = {});
 
-/// acquire() for leadership (`request.leader_value`): Locker::campaign(),
+/// acquire() for leadership (`request.leader_value`): Election::campaign(),
 /// waiting the same way.
 sqlock::Leadership campaign(sqlock::Locker& locker, const AcquireRequest& request,
                             const Output& out, const interruption_check& interrupted = {});

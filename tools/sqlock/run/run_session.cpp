@@ -460,7 +460,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
         try {
             sqlock::RunStartOutcome started = through_obstacles(
                 log_, "recording the start of the run", before_start(),
-                [&] { return locker_.start_run_unless_paused(*single, run_start()); });
+                [&] { return history_.start_run_unless_paused(*single, run_start()); });
             if (started.pause) return paused(*started.pause);
             run_id_ = started.run_id;
             said_recording();
@@ -487,7 +487,7 @@ std::optional<RunSession::EarlyExit> RunSession::admit() {
     if (!s_.history || !single) return std::nullopt;
     try {
         run_id_ = through_obstacles(log_, "recording the start of the run", before_start(),
-                                    [&] { return locker_.start_run(*single, run_start()); });
+                                    [&] { return history_.start_run(*single, run_start()); });
         said_recording();
     } catch (const sqlock::error& e) {
         if (window_)
@@ -505,7 +505,7 @@ std::optional<RunSession::EarlyExit> RunSession::check_pause() {
         for (const std::string& name :
              lock_->single() ? std::vector<std::string>{s_.request.name} : s_.request.set)
             if ((pause = through_obstacles(log_, "checking whether it is paused", before_start(),
-                                           [&] { return locker_.paused(name); })))
+                                           [&] { return pauses_.find(name); })))
                 break;
     } catch (const sqlock::error& e) {
         return not_started(e, "checking whether it is paused; " + job_ + " was not started");
@@ -552,13 +552,13 @@ void RunSession::decide_window_now() {
     if (s_.tz) {
         const auto length = std::chrono::duration_cast<milliseconds>(*s_.once_per);
         const auto offset = std::chrono::duration_cast<milliseconds>(s_.once_per_offset);
-        window_ = locker_.once_per_window(
+        window_ = history_.once_per_window(
             *lock_->single(),
             [&](std::int64_t now) { return local_window(s_.tz, length, offset, now); },
             s_.once_per_any_outcome);
     } else {
-        window_ = locker_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
-                                          s_.once_per_any_outcome);
+        window_ = history_.once_per_window(*lock_->single(), *s_.once_per, s_.once_per_offset,
+                                           s_.once_per_any_outcome);
     }
 }
 
@@ -656,10 +656,10 @@ std::optional<RunSession::EarlyExit> RunSession::decide_after() {
 }
 
 sqlock::Predecessors RunSession::read_predecessors() {
-    if (s_.after_within) return locker_.predecessors(s_.after, *s_.after_within);
+    if (s_.after_within) return history_.predecessors(s_.after, *s_.after_within);
     // Since the start of the --once-per window decided just before.
     const std::int64_t start = window_->start_ms;
-    return locker_.predecessors(s_.after, [start](std::int64_t) { return start; });
+    return history_.predecessors(s_.after, [start](std::int64_t) { return start; });
 }
 
 RunSession::EarlyExit RunSession::after_skip(const sqlock::Predecessors& p) {
@@ -672,7 +672,7 @@ RunSession::EarlyExit RunSession::after_skip(const sqlock::Predecessors& p) {
     try {
         sqlock::RunStart start;
         start.program = s_.program;
-        skip_id = locker_.record_skip(*lock_->single(), outcome, start);
+        skip_id = history_.record_skip(*lock_->single(), outcome, start);
     } catch (const sqlock::error& e) {
         Output::error("not recording the skip in the history: " + std::string(e.what()));
     }
@@ -801,7 +801,7 @@ bool RunSession::retry(SuperviseResult& result) {
     if (run_id_) {
         try {
             // Recorded lost: the lease ran out unnoticed (no heartbeat).
-            if (locker_.finish_run(*lock_->single(), *run_id_, end) != end.outcome) {
+            if (history_.finish_run(*lock_->single(), *run_id_, end) != end.outcome) {
                 run_id_.reset();
                 Output::error("not retrying " + job_ + ": " + what_ + " was no longer held" + db_);
                 return false;
@@ -817,7 +817,7 @@ bool RunSession::retry(SuperviseResult& result) {
     ++attempt_;
     if (s_.history && lock_->single()) {
         try {
-            run_id_ = locker_.start_run(*lock_->single(), run_start());
+            run_id_ = history_.start_run(*lock_->single(), run_start());
             said_recording();
         } catch (const sqlock::error& e) {
             // A --once-per window is decided by what is recorded: an attempt
@@ -978,7 +978,7 @@ void RunSession::record_end(const sqlock::RunEnd& end, RunOutcome& outcome,
     try {
         const sqlock::run_outcome recorded =
             through_obstacles(log_, "recording the end of the run", while_leased(),
-                              [&] { return locker_.finish_run(*lock_->single(), *run_id_, end); });
+                              [&] { return history_.finish_run(*lock_->single(), *run_id_, end); });
         outcome.lost_at_record = recorded != end.outcome;
         // A lock lost unnoticed (no heartbeat) is recorded lost; the
         // release below finds the loss too and says so.

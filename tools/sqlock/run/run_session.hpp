@@ -31,6 +31,8 @@
 #include "run/signals.hpp"
 #include "run/supervisor.hpp"
 #include "sqlock/locker.hpp"
+#include "sqlock/pauses.hpp"
+#include "sqlock/run_history.hpp"
 
 namespace sqlock_cli {
 
@@ -119,6 +121,8 @@ class RunSession {
     // Before the Locker: the library's threads must inherit the blocked mask.
     SignalRelay signals_;
     sqlock::Locker locker_;
+    sqlock::RunHistory history_{locker_};
+    sqlock::Pauses pauses_{locker_};
     std::string db_;    // " at <database>", for the messages
     std::string path_;  // the command's executable, resolved before the lock is taken
     std::shared_ptr<std::atomic<bool>> lost_ = std::make_shared<std::atomic<bool>>(false);

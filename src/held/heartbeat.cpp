@@ -1,4 +1,4 @@
-#include "lock/heartbeat.hpp"
+#include "held/heartbeat.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -27,7 +27,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "sqlock/duration.hpp"
 #include "sqlock/error.hpp"
@@ -37,9 +39,13 @@ namespace sqlock::detail {
 
 /// Validity
 ///
-/// valid_until of one lock. The renewal sent last decides it: the database
-/// keeps the expiry the last executed renewal set, and a renewal with a
-/// shorter lease than before shortens it. Thread-safe.
+/// What this process knows of one held claim's lease: valid_until, until
+/// when it is certainly still held by the steady clock, and the expiry the
+/// database last gave its rows, as the database's text (Lock::expires()).
+/// The renewal sent last decides valid_until: the database keeps the expiry
+/// the last executed renewal set, and a renewal with a shorter lease than
+/// before shortens it. One mutex for both: a process may hold many locks.
+/// Thread-safe.
 class Validity {
   public:
     using clock = std::chrono::steady_clock;
@@ -56,10 +62,26 @@ class Validity {
         return until_;
     }
 
+    /// The rows' expiry as the database answered the acquisition or the
+    /// renewal that came back last (UTC text, the earliest of the rows').
+    void answered(const std::string& expires) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        expires_ = expires;
+    }
+    void answered(std::string&& expires) noexcept {
+        std::lock_guard<std::mutex> guard(mutex_);
+        expires_ = std::move(expires);
+    }
+    std::string expires() const {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return expires_;
+    }
+
   private:
     mutable std::mutex mutex_;
     clock::time_point sent_ = clock::time_point::min();
     clock::time_point until_ = clock::time_point::min();
+    std::string expires_;
 };
 
 class Heartbeat {

@@ -1,4 +1,5 @@
-// The run history and once-per windows of a Locker (sqlock/run_history.hpp):
+// RunHistory (sqlock/run_history.hpp), the run history and once-per windows
+// of a Locker's lock table:
 // validation, the window arithmetic, the decision and the statements' use;
 // the SQL is each backend's StatementSet (statement_set.hpp).
 #include "sqlock/run_history.hpp"
@@ -14,8 +15,9 @@
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "lock/lock_state.hpp"
-#include "sqlock/locker.hpp"
+#include "held/held_claim.hpp"
+#include "sqlock/lock.hpp"
+#include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "state/side_table.hpp"
 
@@ -123,6 +125,8 @@ std::int64_t window_start_ms(std::int64_t now_ms, std::int64_t length_ms, std::i
 
 }  // namespace detail
 
+RunHistory::RunHistory(const Locker& locker) : state_(detail::Access::session(locker)) {}
+
 namespace {
 
 // The run history needs its table, which only init() creates on a server.
@@ -180,13 +184,14 @@ std::vector<detail::Value> run_start_params(const std::string& name, std::int64_
         Value::integer(fencing_id)};
 }
 
-// The state of `lock`, which must come from this Locker (same table).
-const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& locker,
-                                  const std::shared_ptr<detail::LockState>& lock) {
+// The claim `lock` holds, which must come from this Locker (same table).
+const detail::HeldClaim& state_of(const std::shared_ptr<detail::LockerState>& locker,
+                                  const Lock& handle) {
+    const std::shared_ptr<detail::HeldClaim>& lock = detail::Access::held(handle);
     if (!lock) throw error(errc::invalid_argument, "the Lock was moved from: it holds nothing");
     if (lock->locker != locker)
         throw error(errc::invalid_argument,
-                    "lock '" + detail::printable(lock->lockstring) +
+                    "lock '" + detail::printable(lock->row()) +
                         "' was taken through another Locker; the run history is kept beside "
                         "the lock table it was taken in");
     return *lock;
@@ -194,9 +199,9 @@ const detail::LockState& state_of(const std::shared_ptr<detail::LockerState>& lo
 
 }  // namespace
 
-OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duration offset,
-                                      bool any_outcome) {
-    state_of(state_, lock.state_);  // a moved-from Lock or another Locker's: said first
+OncePerWindow RunHistory::once_per_window(const Lock& lock, duration length, duration offset,
+                                          bool any_outcome) {
+    state_of(state_, lock);  // a moved-from Lock or another Locker's: said first
     detail::validate_lease(length, "once-per window");
     detail::validate_non_negative(offset, "once-per offset");
     if (offset >= length)
@@ -212,12 +217,12 @@ OncePerWindow Locker::once_per_window(const Lock& lock, duration length, duratio
         any_outcome);
 }
 
-OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rule,
-                                      bool any_outcome) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+OncePerWindow RunHistory::once_per_window(const Lock& lock, const window_rule& rule,
+                                          bool any_outcome) {
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (!lock.active())
         throw error(errc::invalid_argument,
-                    "lock '" + detail::printable(held.lockstring) +
+                    "lock '" + detail::printable(held.row()) +
                         "' is released: decide on a once-per window while holding its lock");
     detail::ensure_initialized(*state_);
     OncePerWindow w;
@@ -235,7 +240,7 @@ OncePerWindow Locker::once_per_window(const Lock& lock, const once_per_rule& rul
         w.start = detail::utc_text(w.start_ms);
         w.end = detail::utc_text(w.end_ms);
         runs = query_runs(c, detail::Query::window_runs,
-                          {detail::Value::text(held.name), detail::Value::text(w.start)});
+                          {detail::Value::text(held.name()), detail::Value::text(w.start)});
         return 0;
     });
     for (auto& run : runs) {
@@ -256,9 +261,9 @@ namespace {
 
 // Fills in the empty fields of `info` from this process and cuts the rest
 // to what the history's columns hold; throws for a released lock.
-RunStart complete_run_start(const detail::LockState& held, const Lock& lock, RunStart info) {
+RunStart complete_run_start(const detail::HeldClaim& held, const Lock& lock, RunStart info) {
     if (!lock.active())
-        throw error(errc::invalid_argument, "lock '" + detail::printable(held.lockstring) +
+        throw error(errc::invalid_argument, "lock '" + detail::printable(held.row()) +
                                                 "' is released: start a run while holding it");
     if (info.host.empty()) info.host = detail::this_host();
     if (info.pid == 0) info.pid = getpid();
@@ -274,10 +279,10 @@ RunStart complete_run_start(const detail::LockState& held, const Lock& lock, Run
 
 }  // namespace
 
-std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+std::int64_t RunHistory::start_run(const Lock& lock, RunStart info) {
+    const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
-    const auto params = run_start_params(held.name, held.id, info);
+    const auto params = run_start_params(held.name(), held.ids.front(), info);
     detail::ensure_initialized(*state_);
     return with_history(
         *state_,
@@ -287,17 +292,17 @@ std::int64_t Locker::start_run(const Lock& lock, RunStart info) {
         once);
 }
 
-RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+RunStartOutcome RunHistory::start_run_unless_paused(const Lock& lock, RunStart info) {
+    const detail::HeldClaim& held = state_of(state_, lock);
     info = complete_run_start(held, lock, std::move(info));
-    const auto params = run_start_params(held.name, held.id, info);
+    const auto params = run_start_params(held.name(), held.ids.front(), info);
     detail::ensure_initialized(*state_);
     return with_history(
         *state_,
         [&](detail::Connection& c) {
             RunStartOutcome out;
             // No pauses table: a deployment from before pauses, where nothing
-            // is paused (as paused() says).
+            // is paused (as Pauses::find() says).
             if (!c.has_pauses()) {
                 out.run_id = detail::query_int64(c, detail::Query::start_run, params);
                 return out;
@@ -309,8 +314,8 @@ RunStartOutcome Locker::start_run_unless_paused(const Lock& lock, RunStart info)
         once);
 }
 
-run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+run_outcome RunHistory::finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end) {
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (end.outcome == run_outcome::running || is_skip(end.outcome))
         throw error(errc::invalid_argument,
                     std::string("finish_run needs how the run ended, not '") +
@@ -318,7 +323,7 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
     using detail::Value;
     const std::vector<Value> params = {
         Value::integer(run_id),
-        Value::integer(held.id),
+        Value::integer(held.ids.front()),
         Value::text(held.locked_by),
         end.exit_status ? Value::integer(*end.exit_status) : Value::null(),
         end.signal ? Value::integer(*end.signal) : Value::null(),
@@ -332,13 +337,13 @@ run_outcome Locker::finish_run(const Lock& lock, std::int64_t run_id, const RunE
     return recorded.value_or(run_outcome::lost);
 }
 
-std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
-    const detail::LockState& held = state_of(state_, lock.state_);
+std::int64_t RunHistory::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {
+    const detail::HeldClaim& held = state_of(state_, lock);
     if (!is_skip(outcome))
         throw error(errc::invalid_argument,
                     std::string("record_skip needs a skip, not '") + to_string(outcome) + "'");
     info = complete_run_start(held, lock, std::move(info));
-    auto params = run_start_params(held.name, held.id, info);
+    auto params = run_start_params(held.name(), held.ids.front(), info);
     params.push_back(detail::Value::text(to_string(outcome)));
     detail::ensure_initialized(*state_);
     return with_history(
@@ -349,12 +354,13 @@ std::int64_t Locker::record_skip(const Lock& lock, run_outcome outcome, RunStart
         once);
 }
 
-Predecessors Locker::predecessors(const std::vector<std::string>& names, duration within) {
+Predecessors RunHistory::predecessors(const std::vector<std::string>& names, duration within) {
     detail::validate_lease(within, "predecessors' window");
     return predecessors(names, [&](std::int64_t now) { return now - within.count(); });
 }
 
-Predecessors Locker::predecessors(const std::vector<std::string>& names, const since_rule& rule) {
+Predecessors RunHistory::predecessors(const std::vector<std::string>& names,
+                                      const since_rule& rule) {
     if (names.empty())
         throw error(errc::invalid_argument, "predecessors needs at least one job name");
     for (const std::string& name : names) detail::validate_lock_name(name);
@@ -394,7 +400,7 @@ Predecessors Locker::predecessors(const std::vector<std::string>& names, const s
     return out;
 }
 
-std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
+std::vector<RunRecord> RunHistory::runs(const HistoryQuery& query) {
     if (!query.name.empty()) detail::validate_lock_name(query.name);
     detail::validate_non_negative(query.since, "history since");
     if (query.limit == 0 || query.limit > 1000000)
@@ -405,7 +411,7 @@ std::vector<RunRecord> Locker::history(const HistoryQuery& query) {
     });
 }
 
-std::vector<RunCount> Locker::run_counts() {
+std::vector<RunCount> RunHistory::run_counts() {
     detail::ensure_initialized(*state_);
     return with_history(*state_, [](detail::Connection& c) {
         const detail::Rows r = c.query(detail::Query::run_counts, {});
@@ -419,7 +425,7 @@ std::vector<RunCount> Locker::run_counts() {
     });
 }
 
-JobStatus Locker::job_status(const std::string& name) {
+JobStatus RunHistory::job_status(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
     JobStatus status;
@@ -457,7 +463,7 @@ JobStatus Locker::job_status(const std::string& name) {
     return status;
 }
 
-std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
+std::size_t RunHistory::prune(duration retention, std::size_t batch_size) {
     detail::validate_lease(retention, "history retention");
     if (batch_size == 0) throw error(errc::invalid_argument, "prune batch size must be positive");
     detail::ensure_initialized(*state_);
@@ -475,11 +481,11 @@ std::size_t Locker::prune_history(duration retention, std::size_t batch_size) {
         });
 }
 
-std::size_t Locker::count_prunable_history(duration retention) {
+std::size_t RunHistory::count_prunable(duration retention) {
     detail::validate_lease(retention, "history retention");
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
-        // As prune_history(): no history table, nothing to prune.
+        // As prune(): no history table, nothing to prune.
         if (!c.has_history()) return 0;
         return static_cast<std::size_t>(
             detail::query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));

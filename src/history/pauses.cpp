@@ -1,7 +1,7 @@
-// Pausing jobs through a Locker (sqlock/pause.hpp): validation, the
+// Pauses (sqlock/pauses.hpp), pausing jobs of a Locker's lock table: validation, the
 // missing-table rules and the statements' use; the SQL is each backend's
 // StatementSet (statement_set.hpp).
-#include "sqlock/pause.hpp"
+#include "sqlock/pauses.hpp"
 
 #include <chrono>
 
@@ -9,7 +9,7 @@
 #include "base/validate.hpp"
 #include "contract/records.hpp"
 #include "contract/schema.hpp"
-#include "sqlock/locker.hpp"
+#include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "state/locker_state.hpp"
 #include "state/side_table.hpp"
@@ -29,7 +29,9 @@ auto with_pauses(detail::LockerState& s, F&& f)
 
 }  // namespace
 
-PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
+Pauses::Pauses(const Locker& locker) : state_(detail::Access::session(locker)) {}
+
+PauseInfo Pauses::pause(const std::string& name, std::optional<duration> for_,
                         const std::string& reason) {
     detail::validate_lock_name(name);
     if (for_) detail::validate_lease(*for_, "pause duration");
@@ -49,7 +51,7 @@ PauseInfo Locker::pause(const std::string& name, std::optional<duration> for_,
     });
 }
 
-bool Locker::resume(const std::string& name) {
+bool Pauses::resume(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
     return with_pauses(*state_, [&](detail::Connection& c) {
@@ -59,7 +61,7 @@ bool Locker::resume(const std::string& name) {
     });
 }
 
-std::optional<PauseInfo> Locker::paused(const std::string& name) {
+std::optional<PauseInfo> Pauses::find(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::optional<PauseInfo> {
@@ -71,7 +73,7 @@ std::optional<PauseInfo> Locker::paused(const std::string& name) {
     });
 }
 
-std::vector<PauseInfo> Locker::pauses() {
+std::vector<PauseInfo> Pauses::all() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::vector<PauseInfo> {
         if (!c.has_pauses()) return {};
@@ -82,7 +84,7 @@ std::vector<PauseInfo> Locker::pauses() {
     });
 }
 
-std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
+std::size_t Pauses::purge_expired(std::size_t batch_size) {
     if (batch_size == 0) throw error(errc::invalid_argument, "purge batch size must be positive");
     detail::ensure_initialized(*state_);
     // A lock table made before sqlock had pauses has none to delete: the
@@ -98,7 +100,7 @@ std::size_t Locker::purge_expired_pauses(std::size_t batch_size) {
         });
 }
 
-std::size_t Locker::count_expired_pauses() {
+std::size_t Pauses::count_expired() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([](detail::Connection& c) -> std::size_t {
         if (!c.has_pauses()) return 0;
