@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/table_family.hpp"
 #include "loading/url.hpp"
 #include "mariadb_url.hpp"
 #include "sqlock/duration.hpp"
@@ -23,9 +24,12 @@ struct MariaTarget {
     std::string redact(const std::string& text) const;
 
     MariaUrl url;
-    std::string original_url;    // may contain the password: never print it
-    std::string redacted_url;    // safe to print
-    std::string table;           // as given: "locks" or "ops.locks"
+    std::string original_url;  // may contain the password: never print it
+    std::string redacted_url;  // safe to print
+    std::string table;         // as given: "locks" or "ops.locks"
+    /// Its names and those of the tables beside it, the fencing register
+    /// among them; the members below spell them as the statements do.
+    TableFamily family;
     std::string quoted_table;    // `ops`.`locks`
     std::string runs;            // the run history table, as `table`: "ops.locks_runs"
     std::string quoted_runs;     // `ops`.`locks_runs`

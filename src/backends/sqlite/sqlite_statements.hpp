@@ -10,14 +10,17 @@
 #include <string>
 
 #include "contract/statement_set.hpp"
+#include "contract/table_family.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock::detail::sqlite {
 
 /// The names of a lock table and of the tables beside it, as the SQL needs
-/// them: quoted, and the side tables' also as they are.
+/// them: its family, and the names the statements spell, quoted, and the
+/// side tables' also as they are.
 struct Tables {
     explicit Tables(const std::string& table);
+    TableFamily family;
     std::string table;         // quoted
     std::string index;         // quoted
     std::string runs_name;     // unquoted
