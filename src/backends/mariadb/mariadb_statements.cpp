@@ -1288,7 +1288,7 @@ StatementSet statement_set(const MariaTarget& t) {
         " GROUP BY lockstring ORDER BY lockstring");
     set.add(Query::leader_names, "SELECT name FROM " + D + " ORDER BY name");
     set.add(Query::queue_joined, "SELECT COUNT(*) > 0 FROM information_schema.COLUMNS WHERE " +
-        is_table(t.queue) + " AND COLUMN_NAME = 'joined'");
+        is_table(t.family.side(SideTable::queue).name) + " AND COLUMN_NAME = 'joined'");
     set.add(Query::queue_waits,
         "SELECT lockstring, COUNT(*), ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(joined), " +
         std::string(now) + ") / 1000) / 1000 FROM " + Q + " WHERE expires > " + now +

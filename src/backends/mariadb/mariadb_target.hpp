@@ -31,14 +31,10 @@ struct MariaTarget {
     /// among them; the members below spell them as the statements do.
     TableFamily family;
     std::string quoted_table;    // `ops`.`locks`
-    std::string runs;            // the run history table, as `table`: "ops.locks_runs"
-    std::string quoted_runs;     // `ops`.`locks_runs`
-    std::string pauses;          // the pauses table, as `table`: "ops.locks_pauses"
-    std::string quoted_pauses;   // `ops`.`locks_pauses`
-    std::string queue;           // the queue of waiters, as `table`: "ops.locks_queue"
-    std::string quoted_queue;    // `ops`.`locks_queue`
-    std::string leaders;         // the leaders' values, as `table`: "ops.locks_leaders"
-    std::string quoted_leaders;  // `ops`.`locks_leaders`
+    std::string quoted_runs;     // `ops`.`locks_runs`: the run history
+    std::string quoted_pauses;   // `ops`.`locks_pauses`: paused jobs
+    std::string quoted_queue;    // `ops`.`locks_queue`: waiters in line
+    std::string quoted_leaders;  // `ops`.`locks_leaders`: leaders' values
     std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
     std::string quoted_guard;    // `ops`.`locks_guard`
     std::string fencing;         // the fencing register, as `table`: "ops.locks_fencing"

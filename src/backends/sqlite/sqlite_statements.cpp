@@ -92,13 +92,9 @@ Tables::Tables(const std::string& name)
              {{common_side_tables.begin(), common_side_tables.end()}, false}),
       table(family.table().quoted),
       index(family.index().quoted),
-      runs_name(family.side(SideTable::runs).name),
       runs(family.side(SideTable::runs).quoted),
-      pauses_name(family.side(SideTable::pauses).name),
       pauses(family.side(SideTable::pauses).quoted),
-      queue_name(family.side(SideTable::queue).name),
       queue(family.side(SideTable::queue).quoted),
-      leaders_name(family.side(SideTable::leaders).name),
       leaders(family.side(SideTable::leaders).quoted),
       guard(family.guard().quoted),
       guard_check(quote_table_name(fit_identifier(table_basename(name), "_guard_check"))) {}
@@ -424,9 +420,10 @@ StatementSet statement_set(const Tables& tables) {
     set.add(Query::queue_lengths, "SELECT lockstring, COUNT(*) FROM " + q + " WHERE " + live +
                                       " GROUP BY lockstring ORDER BY lockstring");
     set.add(Query::leader_names, "SELECT name FROM " + d + " ORDER BY name");
-    set.add(Query::queue_joined, "SELECT EXISTS (SELECT 1 FROM pragma_table_info(" +
-                                     literal(table_basename(tables.queue_name)) +
-                                     ") WHERE name = 'joined')");
+    set.add(Query::queue_joined,
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(" +
+                literal(table_basename(tables.family.side(SideTable::queue).name)) +
+                ") WHERE name = 'joined')");
     set.add(Query::queue_waits,
             "SELECT lockstring, COUNT(*), round((julianday('now') - julianday(MIN(joined))) *"
             " 86400000.0) / 1000.0 FROM " +
@@ -439,7 +436,7 @@ std::string queue_upgrade_script(const Tables& tables) {
     // is made anew as the schema says, its rows carried over (the new
     // column takes its default) and its AUTOINCREMENT counter too, so that
     // no ticket is drawn twice. The index goes with the old table's name.
-    const std::string name = table_basename(tables.queue_name);
+    const std::string name = table_basename(tables.family.side(SideTable::queue).name);
     const std::string old_name = fit_identifier(name, "_before_joined");
     const std::string old_table = quote_table_name(old_name);
     return "DROP INDEX IF EXISTS " + tables.family.side_index(SideTable::queue, "name").quoted +
