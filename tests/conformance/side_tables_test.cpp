@@ -103,3 +103,41 @@ TEST_CASE("a missing table beside the lock table is found missing, reported, and
     CHECK_THAT(fact(after, key), Catch::Matchers::StartsWith("present"));
     CHECK(problems_naming(after, name).empty());
 }
+
+TEST_CASE("a privilege missing on a table beside the lock table is named by init and the doctor",
+          "[init][doctor][privileges][needs:server]") {
+    const Side& side = GENERATE(from_range(sides()));
+    auto db = fresh_database();
+    const auto limited = sqlock_test::least_privileged(db);
+    const std::string name = db.table + side.suffix;
+    INFO(name);
+    // Standard SQL, the same on every server.
+    sqlock_test::exec_sql(db, "REVOKE DELETE ON " + name + " FROM sqlock_noaccess");
+    sqlock::Locker locker(limited.url, sqlock_test::locker_options().table(db.table));
+
+    const sqlock::Diagnosis d = locker.diagnose();
+    CHECK_THAT(fact(d, std::string(side.title) + " " + name),
+               Catch::Matchers::Contains("sqlock_noaccess") &&
+                   Catch::Matchers::Contains("lacks privileges"));
+    bool named = false;
+    for (const auto& p : d.problems)
+        named = named ||
+                (p.find(side.title) != std::string::npos &&
+                 p.find(side.suffix) != std::string::npos && p.find("DELETE") != std::string::npos);
+    CHECK(named);
+    for (const Side& other : sides())
+        if (other.key != side.key)
+            CHECK_THAT(fact(d, std::string(other.title) + " " + db.table + other.suffix),
+                       Catch::Matchers::Contains("may use it"));
+
+    // init's check of the role's access: a configuration error naming it.
+    try {
+        locker.init();
+        FAIL("init called the table ready");
+    } catch (const sqlock::error& e) {
+        CHECK(e.category() == sqlock::errc::configuration);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains(side.title) &&
+                                 Catch::Matchers::Contains(side.suffix) &&
+                                 Catch::Matchers::Contains("DELETE"));
+    }
+}
