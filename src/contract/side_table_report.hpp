@@ -16,9 +16,9 @@ namespace sqlock::detail {
 /// What a doctor found out about one side table.
 struct SideTableFacts {
     SideTable side;
-    std::string name;     // as given: "ops.locks_runs"
-    bool exists = false;  //
-    bool usable = true;   // this user may use it (when it exists)
+    std::string name;  // as given: "ops.locks_runs"
+    bool exists = false;
+    bool usable = true;  // this user may use it (when it exists)
 };
 
 /// How a backend words what is common to every side table.

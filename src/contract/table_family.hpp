@@ -1,9 +1,10 @@
 // The table family: the lock table, its expiry index, the tables init()
-// creates beside it and the guard, described once. init, has_table(), the
-// doctor, the privilege probes and the reaper all walk the one list below,
-// so a new side table is one entry here plus its CREATE in each dialect's
-// sql/<backend>/schema.sql (and, where it holds rows that go stale, a key
-// of the core's statements that reaps them).
+// creates beside it and the guard, described once. Init's "is it all
+// there?" check, Connection::has() and each backend's Query::side_tables,
+// the doctor (side_table_report.hpp), the privilege probes and MariaDB's
+// grant hint walk the one list below, so a new side table is one entry here
+// plus its CREATE in each dialect's sql/<backend>/schema.sql (and, where its
+// rows go stale, a Query key the reaper runs, as Query::purge_pauses).
 //
 // Thread safety: a TableFamily is immutable once built; share it freely.
 #pragma once
@@ -47,8 +48,8 @@ struct SideTableKind {
     const char* without;
     /// Its id is drawn from a sequence (PostgreSQL grants USAGE on it).
     bool serial_id;
-    /// Its indexes, each ${<suffix>_<index>_idx} in schema.sql (the
-    /// backends that name indexes apart from their table).
+    /// Its indexes, each ${<suffix>_<index>_idx} in a schema file that
+    /// creates them apart from the table (MariaDB's name them inside it).
     std::vector<const char*> indexes;
     /// The columns a privilege probe reads and writes (MariaDB probes with
     /// statements that change nothing), and the one it updates.
