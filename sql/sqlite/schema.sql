@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS ${pauses} (
 -- caller that waits for a name joins it and is served in the order it
 -- joined; callers that do not wait let live waiters go first. Each row has
 -- a short lease of its own, renewed while its waiter waits, so a waiter
--- that dies leaves the line when it runs out. ${queue} and ${queue_idx} are
+-- that dies leaves the line when it runs out. ${queue} and ${queue_name_idx} are
 -- replaced like ${table}.
 CREATE TABLE IF NOT EXISTS ${queue} (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,  -- the ticket: arrival order
@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS ${queue} (
     joined     DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now'))
 );
 -- A name's waiters in arrival order.
-CREATE INDEX IF NOT EXISTS ${queue_idx} ON ${queue} (lockstring, id);
+CREATE INDEX IF NOT EXISTS ${queue_name_idx} ON ${queue} (lockstring, id);
 
 -- Leaders' values (Locker::campaign, Leadership::proclaim, `sqlock elect`):
 -- the value the holder of lock row fencing_id last proclaimed for the name

@@ -6,6 +6,7 @@
 // client's clock is never consulted for anything stored or compared.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "contract/claim.hpp"
 #include "contract/row_names.hpp"
 #include "contract/statement_set.hpp"
+#include "contract/table_family.hpp"
 #include "sqlock/diagnosis.hpp"
 #include "sqlock/duration.hpp"
 #include "sqlock/lock_info.hpp"
@@ -132,27 +134,25 @@ class Connection {
     /// backend's code, the message saying describe_query(key, params).
     virtual Rows query(Query key, const std::vector<Value>& params) = 0;
 
-    // The tables init() creates beside the lock table (`<table>_runs`,
-    // `<table>_pauses`, `<table>_queue`, `<table>_leaders`). A table seen stays known for the
-    // connection's life (tables are never dropped); one not seen is looked for again, both at once
-    // (Query::side_tables), since `sqlock run` needs both and each look is a round trip on a
-    // connection that may be new.
+    // The tables init() creates beside the lock table (common_side_tables,
+    // table_family.hpp). A table seen stays known for the connection's life
+    // (tables are never dropped); one not seen is looked for again, all at
+    // once (Query::side_tables), since `sqlock run` needs several and each
+    // look is a round trip on a connection that may be new.
 
-    /// Whether the history table exists (Locker::init() creates it).
-    bool has_history();
-    /// Whether the pauses table exists (Locker::init() creates it).
-    bool has_pauses();
-    /// Whether the queue of waiters exists (Locker::init() creates it).
-    /// Every acquisition asks, so a look that found none is trusted for 30 s.
-    bool has_queue();
-    /// Whether the leaders' values exist (Locker::init() creates them).
-    bool has_leaders();
+    /// Whether side table `side` (one of common_side_tables) exists:
+    /// Locker::init() creates them. Every acquisition asks for the queue, so
+    /// a look that found none is trusted for 30 s.
+    bool has(SideTable side);
+    /// has() of the run history, the pauses, the queue, the leaders' values.
+    bool has_history() { return has(SideTable::runs); }
+    bool has_pauses() { return has(SideTable::pauses); }
+    bool has_queue() { return has(SideTable::queue); }
+    bool has_leaders() { return has(SideTable::leaders); }
     /// Forgets that a look found no queue: init_schema() may just have made it.
     void forget_missing_queue() noexcept { queue_looked_ = {}; }
 
   protected:
-    enum class SideTable { history, pauses, queue, leaders };
-
     /// Whether `table`, which Query::side_tables did not find, is there all
     /// the same. The default trusts the catalog the statement reads, which
     /// lists every table. MariaDB's information_schema lists only the tables
@@ -167,11 +167,8 @@ class Connection {
   private:
     void learn_side_tables();
 
-    bool history_known_ = false;
-    bool pauses_known_ = false;
-    bool queue_known_ = false;
-    bool leaders_known_ = false;
-    clock::time_point queue_looked_{};  // when a look last found no queue
+    std::array<bool, side_table_count> known_{};  // by SideTable: seen to exist
+    clock::time_point queue_looked_{};            // when a look last found no queue
 };
 
 /// Push notifications of releases, for backends that have them (PostgreSQL

@@ -19,7 +19,7 @@ struct About {
 About about(Query key) noexcept {
     switch (key) {
         case Query::side_tables:
-            return {"side_tables", "looking for the history, pauses and queue tables", -1, 0};
+            return {"side_tables", "looking for the tables beside the lock table", -1, 0};
         case Query::now_millis:
             return {"now_millis", "reading the clock", -1, 0};
         case Query::start_run:

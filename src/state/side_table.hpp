@@ -1,6 +1,7 @@
-// The tables init() creates beside the lock table (`<table>_runs`,
-// `<table>_pauses`): an operation on one of them that fails because the
-// table is missing gets an error naming the setup step, not the database's.
+// The tables init() creates beside the lock table (common_side_tables,
+// contract/table_family.hpp): an operation on one of them that fails because
+// the table is missing gets an error naming the setup step, not the
+// database's.
 #pragma once
 
 #include <string>
@@ -42,6 +43,16 @@ auto with_side_table(LockerState& s, const std::string& what, const std::string&
             }
         },
         retry_on_broken);
+}
+
+/// with_side_table() for side table `side`: its title and name from the
+/// table family, Connection::has(side) for whether it is there.
+template <typename F>
+auto with_side_table(LockerState& s, SideTable side, F&& f, bool retry_on_broken = true)
+    -> decltype(f(std::declval<Connection&>())) {
+    return with_side_table(
+        s, kind_of(side).title, side_table_name(s.table, side),
+        [side](Connection& c) { return c.has(side); }, std::forward<F>(f), retry_on_broken);
 }
 
 }  // namespace sqlock::detail

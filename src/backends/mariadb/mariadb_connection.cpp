@@ -16,6 +16,31 @@
 namespace sqlock::detail::mariadb {
 namespace {
 
+// "a, b, c": {"a", "b", "c"}.
+std::vector<std::string> split_columns(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    while (from <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', from), list.size());
+        std::string column = list.substr(from, comma - from);
+        column.erase(0, column.find_first_not_of(' '));
+        if (!column.empty()) out.push_back(column);
+        from = comma + 1;
+    }
+    return out;
+}
+
+// A value of the type of side-table column `column`, for a privilege probe
+// that writes nothing (WHERE 1 = 0) but must still type-check.
+std::string probe_value(const std::string& column) {
+    for (const char* time :
+         {"started", "ended", "created", "paused_until", "expires", "proclaimed", "written"})
+        if (column == time) return "UTC_TIMESTAMP(3)";
+    for (const char* number : {"pid", "fencing_id", "last_id"})
+        if (column == number) return "0";
+    return "''";
+}
+
 // A lock row from the columns starting at `first` (mariadb_statements.hpp).
 Row read_row(const std::vector<Field>& r, std::size_t first) {
     Row row;
@@ -87,9 +112,10 @@ void MariaConnection::init_schema() {
     // Nothing to do (and no CREATE privilege needed) when it exists.
     auto exists = run(sql::table_exists(*target_), "creating the lock table", {});
     const auto& found = last_rows(*target_, exists, "creating the lock table");
-    const bool tables = !found.rows.empty() && as_bool(found.rows[0].at(0)) && has_history() &&
-                        has_pauses() && has_queue() && has_leaders() &&
-                        table_is_there(target_->quoted_fencing);
+    bool tables = !found.rows.empty() && as_bool(found.rows[0].at(0));
+    for (SideTable side : target_->family.sides())
+        tables = tables &&
+                 (side == SideTable::fencing ? table_is_there(target_->quoted_fencing) : has(side));
     // Galera: a guard made before its Galera check (a definition this
     // user may read that lacks it) is made again.
     bool outdated_guard = false;
@@ -173,7 +199,7 @@ std::optional<std::string> MariaConnection::upgrade_schema() {
 std::vector<std::string> MariaConnection::missing_privileges() {
     const std::string& T = target_->quoted_table;
     // Statements that change nothing but are checked like real ones.
-    std::vector<std::pair<const char*, std::string>> probes = {
+    std::vector<std::pair<std::string, std::string>> probes = {
         {"SELECT", "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
         {"INSERT", "INSERT INTO " + T +
                        " (lockstring, created, expires, locked_by) SELECT '', UTC_TIMESTAMP(3), "
@@ -181,60 +207,31 @@ std::vector<std::string> MariaConnection::missing_privileges() {
         {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
         {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
     };
-    // The run history, pauses and queue tables beside it need the same. A missing
-    // one is not a question of privileges: init() creates them before it
-    // checks, and `doctor` reports a missing one on its own line.
-    const std::pair<const char*, std::string> history_probes[] = {
-        {"SELECT on the run history table",
-         "SELECT id, name, started, outcome FROM " + target_->quoted_runs + " WHERE 1 = 0"},
-        {"INSERT on the run history table",
-         "INSERT INTO " + target_->quoted_runs +
-             " (name, host, pid, username, program, fencing_id, started, outcome) SELECT '', '', "
-             "0, '', '', 0, UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
-        {"UPDATE on the run history table",
-         "UPDATE " + target_->quoted_runs + " SET ended = UTC_TIMESTAMP(3) WHERE 1 = 0"},
-        {"DELETE on the run history table", "DELETE FROM " + target_->quoted_runs + " WHERE 1 = 0"},
-    };
-    const std::pair<const char*, std::string> pauses_probes[] = {
-        {"SELECT on the pauses table",
-         "SELECT name, paused_until FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
-        {"INSERT on the pauses table",
-         "INSERT INTO " + target_->quoted_pauses +
-             " (name, paused_by, reason, created) SELECT '', '', '', UTC_TIMESTAMP(3) FROM DUAL"
-             " WHERE 1 = 0"},
-        {"UPDATE on the pauses table",
-         "UPDATE " + target_->quoted_pauses + " SET paused_until = NULL WHERE 1 = 0"},
-        {"DELETE on the pauses table", "DELETE FROM " + target_->quoted_pauses + " WHERE 1 = 0"},
-    };
-    if (has_history())
-        probes.insert(probes.end(), std::begin(history_probes), std::end(history_probes));
-    if (has_pauses())
-        probes.insert(probes.end(), std::begin(pauses_probes), std::end(pauses_probes));
-    const std::string& Q = target_->quoted_queue;
-    const std::pair<const char*, std::string> queue_probes[] = {
-        {"SELECT on the queue table", "SELECT id, lockstring, expires FROM " + Q + " WHERE 1 = 0"},
-        {"INSERT on the queue table",
-         "INSERT INTO " + Q +
-             " (lockstring, waiter, inbox, expires) SELECT '', '', '', "
-             "UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
-        {"UPDATE on the queue table",
-         "UPDATE " + Q + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
-        {"DELETE on the queue table", "DELETE FROM " + Q + " WHERE 1 = 0"},
-    };
-    if (has_queue()) probes.insert(probes.end(), std::begin(queue_probes), std::end(queue_probes));
-    // The fencing register, where it is used: on Galera, or where GET_LOCK
-    // was refused (row turns).
-    const std::string& F = target_->quoted_fencing;
-    const std::pair<const char*, std::string> fencing_probes[] = {
-        {"SELECT on the fencing register", "SELECT name, last_id FROM " + F + " WHERE 1 = 0"},
-        {"INSERT on the fencing register",
-         "INSERT INTO " + F +
-             " (name, last_id, written) SELECT '', 0, UTC_TIMESTAMP(3) FROM DUAL WHERE 1 = 0"},
-        {"UPDATE on the fencing register", "UPDATE " + F + " SET last_id = 0 WHERE 1 = 0"},
-        {"DELETE on the fencing register", "DELETE FROM " + F + " WHERE 1 = 0"},
-    };
-    if (protocol().row_turns && table_is_there(F))
-        probes.insert(probes.end(), std::begin(fencing_probes), std::end(fencing_probes));
+    // Each side table beside it needs the same, probed on the columns
+    // sqlock uses (table_family.cpp). A missing one is not a question of
+    // privileges: init() creates them before it checks, and `doctor`
+    // reports a missing one on its own line. The fencing register only
+    // where it is used: on Galera, or where GET_LOCK was refused (row
+    // turns).
+    for (SideTable side : target_->family.sides()) {
+        const bool used = side == SideTable::fencing
+                              ? protocol().row_turns && table_is_there(target_->quoted_fencing)
+                              : has(side);
+        if (!used) continue;
+        const SideTableKind& kind = kind_of(side);
+        const std::string& Q = target_->family.side(side).quoted;
+        const std::string on = std::string(" on the ") + kind.title;
+        std::string values;  // one of the right type for each column
+        for (const std::string& column : split_columns(kind.columns))
+            values += std::string(values.empty() ? "" : ", ") + probe_value(column);
+        probes.push_back(
+            {"SELECT" + on, std::string("SELECT ") + kind.columns + " FROM " + Q + " WHERE 1 = 0"});
+        probes.push_back({"INSERT" + on, "INSERT INTO " + Q + " (" + kind.columns + ") SELECT " +
+                                             values + " FROM DUAL WHERE 1 = 0"});
+        probes.push_back({"UPDATE" + on, "UPDATE " + Q + " SET " + kind.updated + " = " +
+                                             probe_value(kind.updated) + " WHERE 1 = 0"});
+        probes.push_back({"DELETE" + on, "DELETE FROM " + Q + " WHERE 1 = 0"});
+    }
     std::vector<std::string> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
@@ -789,20 +786,11 @@ Rows MariaConnection::query(Query key, const std::vector<Value>& params) {
 }
 
 bool MariaConnection::unlisted_side_table_exists(SideTable table) {
-    switch (table) {
-        case SideTable::history:
-            return table_is_there(target_->quoted_runs);
-        case SideTable::pauses:
-            return table_is_there(target_->quoted_pauses);
-        case SideTable::leaders:
-            return table_is_there(target_->quoted_leaders);
-        case SideTable::queue:
-            break;
-    }
     // The queue only when this user may read it: one not granted the queue
     // of a table made before it waits as before, rather than failing every
     // acquisition on it.
-    return probe_table(target_->quoted_queue) == 0;
+    const std::string& quoted = target_->family.side(table).quoted;
+    return table == SideTable::queue ? probe_table(quoted) == 0 : table_is_there(quoted);
 }
 
 bool MariaConnection::table_is_there(const std::string& quoted) {

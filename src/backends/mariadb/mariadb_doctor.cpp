@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/host_resolution.hpp"
+#include "contract/side_table_report.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_link.hpp"
 #include "mariadb_statements.hpp"
@@ -182,6 +183,9 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     const std::string schema =
         dot == std::string::npos ? "DATABASE()" : sql::literal(t.table.substr(0, dot));
     const std::string name = dot == std::string::npos ? t.table : t.table.substr(dot + 1);
+    std::string side_counts;
+    for (SideTable side : common_side_tables)
+        side_counts += ", " + count_tables(t.family.side(side).name);
     const auto before = wall::now();
     auto rs = c.run_sql(
         "SELECT VERSION(), @@innodb_autoinc_lock_mode, @@read_only, CURRENT_USER(), "
@@ -190,8 +194,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
             schema + " AND TABLE_NAME = " + sql::literal(name) +
             " AND COLUMN_NAME = 'lockstring'), "
             "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-            schema + " AND TABLE_NAME = " + sql::literal(name) + "), " + count_tables(t.runs) +
-            ", " + count_tables(t.pauses),
+            schema + " AND TABLE_NAME = " + sql::literal(name) + ")" + side_counts,
         "reading the server's settings");
     const auto after = wall::now();
     const auto& r = rs.back().rows.at(0);
@@ -205,8 +208,12 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     const std::string collation = text(r.at(5));
     const bool table_exists = text(r.at(6)) != "0";
     // information_schema lists only tables this user has a privilege on.
-    const bool runs_exist = text(r.at(7)) != "0" || c.table_is_there(t.quoted_runs);
-    const bool pauses_exist = text(r.at(8)) != "0" || c.table_is_there(t.quoted_pauses);
+    std::vector<SideTableFacts> sides;
+    for (SideTable side : common_side_tables) {
+        const FamilyName& n = t.family.side(side);
+        sides.push_back(
+            {side, n.name, text(r.at(7 + sides.size())) != "0" || c.table_is_there(n.quoted)});
+    }
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -299,14 +306,14 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
                 : access_problem.empty() || !missing.empty()
                     ? "present (lockstring collation " + collation + "); " + user + " may use it"
                     : "present; " + user + " lacks privileges");
-    // The tables beside it (missing_privileges() probed those that exist).
-    auto side_fact = [&](const std::string& what, const std::string& name, bool exists) {
-        fact(what + " " + name, !exists       ? "missing"
-                                : lacks(what) ? "present; " + user + " lacks privileges"
-                                              : "present; " + user + " may use it");
-    };
-    side_fact("run history table", t.runs, runs_exist);
-    side_fact("pauses table", t.pauses, pauses_exist);
+    // The tables beside it (missing_privileges() probed those that exist;
+    // check_access()'s one line names what each lacks).
+    for (SideTableFacts& side : sides) side.usable = !lacks(kind_of(side.side).title);
+    const SideTableWording wording{"present; " + user + " may use it",
+                                   "present; " + user + " lacks privileges",
+                                   " (needs CREATE on the database), then " + t.grant_hint(),
+                                   {}};
+    report_side_table_facts(sides, wording, out);
     describe_hosts(t, out);
     if (c.galera()) describe_galera(c, t, out);
 
@@ -334,16 +341,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     else if (!access_problem.empty())
         problem(access_problem);
     // A lock table made before sqlock had them: locking works, the rest not.
-    if (table_exists && !runs_exist)
-        problem("run history table " + t.runs + " does not exist (" + table +
-                " predates it): `sqlock run` records no runs and --once-per fails; run `sqlock "
-                "init` (needs CREATE on the database), then " +
-                t.grant_hint());
-    if (table_exists && !pauses_exist)
-        problem("pauses table " + t.pauses + " does not exist (" + table +
-                " predates it): `sqlock pause` fails and nothing is paused; run `sqlock init` "
-                "(needs CREATE on the database), then " +
-                t.grant_hint());
+    if (table_exists)
+        for (const std::string& p : side_table_problems(sides, table, wording)) problem(p);
     if (table_exists && collation != "utf8mb4_nopad_bin" && collation != "utf8mb4_0900_bin" &&
         collation != "binary")
         problem("the lockstring column of " + table + " has collation " + collation +

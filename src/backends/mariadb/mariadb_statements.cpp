@@ -995,14 +995,7 @@ std::string schema_script(const MariaTarget& t, const std::string& collation, bo
         "    ELSE";
     std::string sql = substitute(mariadb_schema_sql, "galera_guard", wsrep ? galera : "");
     sql = substitute(sql, "galera_guard_end", wsrep ? "    END IF;" : "");
-    sql = substitute(sql, "table", t.quoted_table);
-    sql = substitute(sql, "runs", t.quoted_runs);
-    sql = substitute(sql, "pauses", t.quoted_pauses);
-    sql = substitute(sql, "queue", t.quoted_queue);
-    sql = substitute(sql, "leaders", t.quoted_leaders);
-    sql = substitute(sql, "guard", t.quoted_guard);
-    sql = substitute(sql, "fencing", t.quoted_fencing);
-    return substitute(sql, "collation", collation);
+    return substitute(t.family.fill(std::move(sql)), "collation", collation);
 }
 
 namespace {
@@ -1104,12 +1097,13 @@ StatementSet statement_set(const MariaTarget& t) {
     // (unlisted_side_table_exists). MAX, not a count: the names match case
     // insensitively, so one table may be listed twice ("locks_runs",
     // "Locks_runs"), and the answer is 1 or 0 all the same.
-    const std::string runs = is_table(t.runs), pauses = is_table(t.pauses),
-                      queue = is_table(t.queue), leaders = is_table(t.leaders);
-    set.add(Query::side_tables,
-        "SELECT COALESCE(MAX(" + runs + "), 0), COALESCE(MAX(" + pauses + "), 0), COALESCE(MAX(" +
-        queue + "), 0), COALESCE(MAX(" + leaders + "), 0) FROM information_schema.TABLES WHERE " +
-        runs + " OR " + pauses + " OR " + queue + " OR " + leaders);
+    std::string listed, any;
+    for (SideTable side : common_side_tables) {
+        const std::string is = is_table(t.family.side(side).name);
+        listed += (listed.empty() ? "SELECT " : ", ") + ("COALESCE(MAX(" + is + "), 0)");
+        any += (any.empty() ? "" : " OR ") + is;
+    }
+    set.add(Query::side_tables, listed + " FROM information_schema.TABLES WHERE " + any);
 
     set.add(Query::now_millis,
         std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
@@ -1295,7 +1289,7 @@ StatementSet statement_set(const MariaTarget& t) {
         " GROUP BY lockstring ORDER BY lockstring");
     set.add(Query::leader_names, "SELECT name FROM " + D + " ORDER BY name");
     set.add(Query::queue_joined, "SELECT COUNT(*) > 0 FROM information_schema.COLUMNS WHERE " +
-        is_table(t.queue) + " AND COLUMN_NAME = 'joined'");
+        is_table(t.family.side(SideTable::queue).name) + " AND COLUMN_NAME = 'joined'");
     set.add(Query::queue_waits,
         "SELECT lockstring, COUNT(*), ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(joined), " +
         std::string(now) + ") / 1000) / 1000 FROM " + Q + " WHERE expires > " + now +

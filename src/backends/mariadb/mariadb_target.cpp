@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "contract/schema.hpp"
 #include "text.hpp"
 
 namespace sqlock::detail::mariadb {
@@ -28,19 +27,18 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       original_url(u.original),
       redacted_url(u.redacted),
       table(std::move(t)),
-      quoted_table(quote_identifier_path(table)),
-      runs(runs_table_name(table)),
-      quoted_runs(quote_identifier_path(runs)),
-      pauses(pauses_table_name(table)),
-      quoted_pauses(quote_identifier_path(pauses)),
-      queue(queue_table_name(table)),
-      quoted_queue(quote_identifier_path(queue)),
-      leaders(leaders_table_name(table)),
-      quoted_leaders(quote_identifier_path(leaders)),
-      guard(guard_routine_name(table)),
-      quoted_guard(quote_identifier_path(guard)),
-      fencing(fencing_table_name(table)),
-      quoted_fencing(quote_identifier_path(fencing)),
+      family(table, quote_identifier_path,
+             {{SideTable::runs, SideTable::pauses, SideTable::queue, SideTable::leaders,
+               SideTable::fencing}}),
+      quoted_table(family.table().quoted),
+      quoted_runs(family.side(SideTable::runs).quoted),
+      quoted_pauses(family.side(SideTable::pauses).quoted),
+      quoted_queue(family.side(SideTable::queue).quoted),
+      quoted_leaders(family.side(SideTable::leaders).quoted),
+      guard(family.guard().name),
+      quoted_guard(family.guard().quoted),
+      fencing(family.side(SideTable::fencing).name),
+      quoted_fencing(family.side(SideTable::fencing).quoted),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.
@@ -61,18 +59,21 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
 
 std::string MariaTarget::grant_hint() const {
     // An unqualified table is in the URL's database.
-    auto in_database = [&](const std::string& name, const std::string& quoted) {
-        return name.find('.') == std::string::npos
-                   ? quote_identifier_path(url.database + "." + name)
-                   : quoted;
+    auto in_database = [&](const FamilyName& n) {
+        return n.name.find('.') == std::string::npos
+                   ? quote_identifier_path(url.database + "." + n.name)
+                   : n.quoted;
     };
-    const std::string to = " TO '" + text::printable(url.user, 64) + "'";
-    return "GRANT SELECT, INSERT, UPDATE, DELETE ON " + in_database(table, quoted_table) + to +
-           ", and the same ON " + in_database(runs, quoted_runs) + " (its run history), ON " +
-           in_database(pauses, quoted_pauses) + " (its pauses), ON " +
-           in_database(queue, quoted_queue) + " (its queue of waiters), ON " +
-           in_database(leaders, quoted_leaders) + " (its leaders' values) and ON " +
-           in_database(fencing, quoted_fencing) + " (its fencing register, used on Galera)";
+    std::string hint = "GRANT SELECT, INSERT, UPDATE, DELETE ON " + in_database(family.table()) +
+                       " TO '" + text::printable(url.user, 64) + "', and the same";
+    const std::vector<SideTable>& sides = family.sides();
+    for (std::size_t i = 0; i < sides.size(); ++i)
+        hint += std::string(i == 0                  ? ""
+                            : i + 1 == sides.size() ? " and"
+                                                    : ",") +
+                " ON " + in_database(family.side(sides[i])) + " (" + kind_of(sides[i]).purpose +
+                ")";
+    return hint;
 }
 
 std::string MariaTarget::redact(const std::string& text) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/table_family.hpp"
 #include "loading/url.hpp"
 #include "mariadb_url.hpp"
 #include "sqlock/duration.hpp"
@@ -23,18 +24,17 @@ struct MariaTarget {
     std::string redact(const std::string& text) const;
 
     MariaUrl url;
-    std::string original_url;    // may contain the password: never print it
-    std::string redacted_url;    // safe to print
-    std::string table;           // as given: "locks" or "ops.locks"
+    std::string original_url;  // may contain the password: never print it
+    std::string redacted_url;  // safe to print
+    std::string table;         // as given: "locks" or "ops.locks"
+    /// Its names and those of the tables beside it, the fencing register
+    /// among them; the members below spell them as the statements do.
+    TableFamily family;
     std::string quoted_table;    // `ops`.`locks`
-    std::string runs;            // the run history table, as `table`: "ops.locks_runs"
-    std::string quoted_runs;     // `ops`.`locks_runs`
-    std::string pauses;          // the pauses table, as `table`: "ops.locks_pauses"
-    std::string quoted_pauses;   // `ops`.`locks_pauses`
-    std::string queue;           // the queue of waiters, as `table`: "ops.locks_queue"
-    std::string quoted_queue;    // `ops`.`locks_queue`
-    std::string leaders;         // the leaders' values, as `table`: "ops.locks_leaders"
-    std::string quoted_leaders;  // `ops`.`locks_leaders`
+    std::string quoted_runs;     // `ops`.`locks_runs`: the run history
+    std::string quoted_pauses;   // `ops`.`locks_pauses`: paused jobs
+    std::string quoted_queue;    // `ops`.`locks_queue`: waiters in line
+    std::string quoted_leaders;  // `ops`.`locks_leaders`: leaders' values
     std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
     std::string quoted_guard;    // `ops`.`locks_guard`
     std::string fencing;         // the fencing register, as `table`: "ops.locks_fencing"

@@ -242,10 +242,9 @@ void PgConnection::init_schema() {
         bool exists;
         {
             pqxx::nontransaction check(link_.get());
-            pqxx::result r = check.exec_params(schema_exists_sql, target_->quoted_table,
-                                               target_->index_regclass, target_->quoted_runs,
-                                               target_->quoted_pauses, target_->quoted_queue,
-                                               target_->quoted_guard + "(bigint,text,text,text)");
+            pqxx::result r = check.exec_params(
+                schema_complete_sql(*target_),
+                pqxx::prepare::make_dynamic_params(schema_complete_params(*target_)));
             exists = r[0][0].as<bool>();
         }
         if (exists) return;
@@ -262,79 +261,69 @@ void PgConnection::init_schema() {
 }
 
 void PgConnection::check_access() {
-    std::vector<std::string> missing, missing_runs, missing_pauses, missing_queue;
+    // What a role needs besides CREATE: see docs/SECURITY.md. A table
+    // without a serial id (made by another program) needs no sequence. The
+    // lock table first, then each side table; a missing side table is no
+    // question of privileges (init() creates them, `doctor` reports one).
+    const char* const table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
+    struct Checked {
+        std::string title, name;  // "" for the lock table
+        bool sequence;
+        std::vector<std::string> missing;
+    };
+    std::vector<Checked> tables = {{"", target_->quoted_table, true, {}}};
+    for (SideTable side : target_->family.sides())
+        tables.push_back(
+            {kind_of(side).title, target_->family.side(side).quoted, kind_of(side).serial_id, {}});
+    std::string sql;
+    std::vector<std::string> params;
+    for (const Checked& t : tables) {
+        params.push_back(t.name);
+        // The lock table must be there (init() just made it): a cast that
+        // fails says so. A side table's to_regclass() is NULL when missing.
+        const std::string param = "$" + std::to_string(params.size()) + "::text";
+        const std::string n = t.title.empty() ? param + "::regclass" : "to_regclass(" + param + ")";
+        for (const char* p : table_privileges)
+            sql += std::string(sql.empty() ? "SELECT " : ", ") + "coalesce(has_table_privilege(" +
+                   n + ", '" + p + "'), true)";
+        if (t.sequence)
+            sql += ", coalesce(has_sequence_privilege(pg_get_serial_sequence(" + n +
+                   "::text, 'id'), 'USAGE'), true)";
+    }
     bounded("checking the privileges on the lock table", {}, [&] {
         set_up_session();
-        // What a role needs besides CREATE: see docs/SECURITY.md. A table
-        // without a serial id (made by another program) needs no sequence.
         pqxx::nontransaction check(link_.get());
-        pqxx::result r = check.exec_params(
-            "SELECT has_table_privilege($1::text::regclass, 'SELECT'), "
-            "has_table_privilege($1::text::regclass, 'INSERT'), "
-            "has_table_privilege($1::text::regclass, 'UPDATE'), "
-            "has_table_privilege($1::text::regclass, 'DELETE'), "
-            "coalesce(has_sequence_privilege(pg_get_serial_sequence($1::text, 'id'), 'USAGE'), "
-            "true), "
-            "has_table_privilege($2::text::regclass, 'SELECT'), "
-            "has_table_privilege($2::text::regclass, 'INSERT'), "
-            "has_table_privilege($2::text::regclass, 'UPDATE'), "
-            "has_table_privilege($2::text::regclass, 'DELETE'), "
-            "coalesce(has_sequence_privilege(pg_get_serial_sequence($2::text, 'id'), 'USAGE'), "
-            "true), "
-            "has_table_privilege($3::text::regclass, 'SELECT'), "
-            "has_table_privilege($3::text::regclass, 'INSERT'), "
-            "has_table_privilege($3::text::regclass, 'UPDATE'), "
-            "has_table_privilege($3::text::regclass, 'DELETE'), "
-            "has_table_privilege($4::text::regclass, 'SELECT'), "
-            "has_table_privilege($4::text::regclass, 'INSERT'), "
-            "has_table_privilege($4::text::regclass, 'UPDATE'), "
-            "has_table_privilege($4::text::regclass, 'DELETE'), "
-            "coalesce(has_sequence_privilege(pg_get_serial_sequence($4::text, 'id'), 'USAGE'), "
-            "true)",
-            target_->quoted_table, target_->quoted_runs, target_->quoted_pauses,
-            target_->quoted_queue);
-        const char* table_privileges[] = {"SELECT", "INSERT", "UPDATE", "DELETE"};
-        for (int i = 0; i < 4; ++i)
-            if (!r[0][i].as<bool>()) missing.push_back(std::string(table_privileges[i]));
-        if (!r[0][4].as<bool>()) missing.push_back("USAGE on its id sequence");
-        // The run history beside it (`<table>_runs`) needs the same.
-        for (int i = 0; i < 4; ++i)
-            if (!r[0][5 + i].as<bool>()) missing_runs.push_back(table_privileges[i]);
-        if (!r[0][9].as<bool>()) missing_runs.push_back("USAGE on its id sequence");
-        // And the pauses table (no sequence).
-        for (int i = 0; i < 4; ++i)
-            if (!r[0][10 + i].as<bool>()) missing_pauses.push_back(table_privileges[i]);
-        // And the queue of waiters.
-        for (int i = 0; i < 4; ++i)
-            if (!r[0][14 + i].as<bool>()) missing_queue.push_back(table_privileges[i]);
-        if (!r[0][18].as<bool>()) missing_queue.push_back("USAGE on its id sequence");
+        pqxx::result r = check.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+        int column = 0;
+        for (Checked& t : tables) {
+            for (const char* p : table_privileges)
+                if (!r[0][column++].as<bool>()) t.missing.push_back(p);
+            if (t.sequence && !r[0][column++].as<bool>())
+                t.missing.push_back("USAGE on its id sequence");
+        }
         return 0;
     });
-    if (missing.empty() && missing_runs.empty() && missing_pauses.empty() && missing_queue.empty())
-        return;
     auto joined = [](const std::vector<std::string>& items) {
         std::string list;
         for (std::size_t i = 0; i < items.size(); ++i)
             list += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
         return list;
     };
-    std::string list = joined(missing);
-    if (!missing_runs.empty())
-        list += (list.empty() ? "" : "; and ") + joined(missing_runs) +
-                " on its run history table " + target_->quoted_runs;
-    if (!missing_pauses.empty())
-        list += (list.empty() ? "" : "; and ") + joined(missing_pauses) + " on its pauses table " +
-                target_->quoted_pauses;
-    if (!missing_queue.empty())
-        list += (list.empty() ? "" : "; and ") + joined(missing_queue) + " on its queue table " +
-                target_->quoted_queue;
+    std::string list, sides;
+    for (const Checked& t : tables) {
+        if (!t.title.empty()) sides += (&t == &tables.back() ? " and " : ", ") + t.title;
+        if (t.missing.empty()) continue;
+        list += (list.empty() ? "" : "; and ") + joined(t.missing) +
+                (t.title.empty() ? "" : " on its " + t.title + " " + t.name);
+    }
+    if (list.empty()) return;
     throw error(errc::configuration,
                 target_->redact("lock table " + target_->table +
                                 " exists, but this role may not use it: it lacks " + list +
                                 " (a role needs SELECT, INSERT, UPDATE and DELETE on the table "
-                                "and its run history, pauses and queue tables, and USAGE on the "
-                                "id sequences; "
-                                "see docs/SECURITY.md) [" +
+                                "and its" +
+                                sides.substr(1) +
+                                ", and USAGE on the id sequences; see docs/SECURITY.md) [" +
                                 target_->redact.url() + "]"),
                 "42501");
 }

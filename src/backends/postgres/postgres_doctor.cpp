@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "base/host_resolution.hpp"
-#include "contract/schema.hpp"
+#include "contract/side_table_report.hpp"
 #include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
@@ -47,11 +47,8 @@ struct Server {
     bool table_exists = false;
     bool table_grants = false;
     bool sequence_grants = false;
-    bool runs_exist = false;  // the run history table
-    bool runs_grants = false;
-    bool pauses_exist = false;
-    bool pauses_grants = false;
-    double clock_difference_ms = 0;  // database minus this host
+    std::vector<SideTableFacts> sides;  // the family's, exists and usable by grants
+    double clock_difference_ms = 0;     // database minus this host
     double clock_uncertainty_ms = 0;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
     long streaming_standbys = 0;  // pg_stat_replication's rows (counted without pg_monitor)
@@ -119,6 +116,14 @@ std::string table_grants_sql(const std::string& n, bool sequence) {
 Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     using wall = std::chrono::system_clock;
     pqxx::nontransaction tx(conn);
+    // $1 the lock table, then each side table's existence and grants.
+    std::vector<std::string> params = {t.quoted_table};
+    std::string sides_sql;
+    for (SideTable side : t.family.sides()) {
+        params.push_back(t.family.side(side).quoted);
+        sides_sql +=
+            ", " + table_grants_sql("$" + std::to_string(params.size()), kind_of(side).serial_id);
+    }
     const auto before = wall::now();
     pqxx::result r = tx.exec_params(
         "SELECT current_setting('server_version'), pg_is_in_recovery(),"
@@ -132,13 +137,13 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
             " CASE WHEN to_regclass($1) IS NULL OR pg_get_serial_sequence($1, 'id') IS NULL THEN "
             "false"
             "  ELSE has_sequence_privilege(pg_get_serial_sequence($1, 'id'), 'USAGE') END,"
-            " extract(epoch FROM clock_timestamp())::float8, " +
-            table_grants_sql("$2", true) + ", " + table_grants_sql("$3", false) +
+            " extract(epoch FROM clock_timestamp())::float8" +
+            sides_sql +
             // What a session starts with (role, database, server), not
             // what one before us may have SET on a pooled server session.
             ", (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') = 'on'"
             ", (SELECT count(*) FROM pg_stat_replication)",
-        t.quoted_table, t.quoted_runs, t.quoted_pauses);
+        pqxx::prepare::make_dynamic_params(params));
     const auto after = wall::now();
     Server s;
     s.version = r[0][0].as<std::string>();
@@ -150,12 +155,14 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     s.table_exists = r[0][6].as<bool>();
     s.table_grants = r[0][7].as<bool>();
     s.sequence_grants = r[0][8].as<bool>();
-    s.runs_exist = r[0][10].as<bool>();
-    s.runs_grants = r[0][11].as<bool>();
-    s.pauses_exist = r[0][12].as<bool>();
-    s.pauses_grants = r[0][13].as<bool>();
-    s.seqscan_enabled = r[0][14].as<bool>();
-    s.streaming_standbys = r[0][15].as<long>();
+    int column = 10;
+    for (SideTable side : t.family.sides()) {
+        const bool exists = r[0][column++].as<bool>();
+        const bool grants = r[0][column++].as<bool>();
+        s.sides.push_back({side, t.family.side(side).name, exists, grants});
+    }
+    s.seqscan_enabled = r[0][column++].as<bool>();
+    s.streaming_standbys = r[0][column].as<long>();
     auto ms = [](wall::time_point p) {
         return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
     };
@@ -398,14 +405,20 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     fact(table, !s.table_exists                       ? "missing"
                 : s.table_grants && s.sequence_grants ? "present; " + s.user + " may use it"
                                                       : "present; " + s.user + " lacks privileges");
-    const std::string runs = runs_table_name(t.table), pauses = pauses_table_name(t.table);
-    auto side_fact = [&](const std::string& key, bool exists, bool grants) {
-        fact(key, !exists  ? "missing"
-                  : grants ? "present; " + s.user + " may use it"
-                           : "present; " + s.user + " lacks privileges");
-    };
-    side_fact("run history table " + runs, s.runs_exist, s.runs_grants);
-    side_fact("pauses table " + pauses, s.pauses_exist, s.pauses_grants);
+    const bool lock_table_grants = s.table_grants && s.sequence_grants;
+    // A side table lacking grants while the lock table has them: its own
+    // line (else the lock table's line names it too: one GRANT fixes all).
+    const SideTableWording wording{
+        "present; " + s.user + " may use it", "present; " + s.user + " lacks privileges",
+        " (needs CREATE on the schema), then grant the roles that use the lock table the same "
+        "on it (docs/SECURITY.md)",
+        [&](const SideTableFacts& side) {
+            if (!lock_table_grants) return std::string();
+            return "role " + s.user + " lacks privileges on " + kind_of(side.side).title + " " +
+                   side.name + ": GRANT SELECT, INSERT, UPDATE, DELETE ON it" +
+                   (kind_of(side.side).serial_id ? " and USAGE ON SEQUENCE of its id" : "");
+        }};
+    report_side_table_facts(s.sides, wording, out);
 
     auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
     for (const std::string& p : lookups.problems) problem(p);
@@ -447,9 +460,8 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     // The tables beside it lacking grants too: one line for all, as one
     // GRANT statement fixes them.
     std::string also;
-    if (s.runs_exist && !s.runs_grants) also += " and " + runs;
-    if (s.pauses_exist && !s.pauses_grants) also += " and " + pauses;
-    const bool lock_table_grants = s.table_grants && s.sequence_grants;
+    for (const SideTableFacts& side : s.sides)
+        if (side.exists && !side.usable) also += " and " + side.name;
     if (!s.table_exists)
         problem(table + " does not exist: run `sqlock init` (needs CREATE on the schema)");
     else if (!lock_table_grants)
@@ -459,27 +471,10 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                               : ": GRANT SELECT, INSERT, UPDATE, DELETE ON each and USAGE ON "
                                 "the sequence of each id column"));
     // The tables beside it, when it exists (else the line above covers them):
-    // a lock table made before sqlock had them locks as before, but the
-    // history and pauses do not work.
-    if (s.table_exists) {
-        if (!s.runs_exist)
-            problem("run history table " + runs + " does not exist (" + table +
-                    " predates it): `sqlock run` records no runs and --once-per fails; run "
-                    "`sqlock init` (needs CREATE on the schema), then grant the roles that use "
-                    "the lock table the same on it (docs/SECURITY.md)");
-        else if (!s.runs_grants && lock_table_grants)
-            problem("role " + s.user + " lacks privileges on run history table " + runs +
-                    ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON SEQUENCE of its "
-                    "id");
-        if (!s.pauses_exist)
-            problem("pauses table " + pauses + " does not exist (" + table +
-                    " predates it): `sqlock pause` fails and nothing is paused; run `sqlock "
-                    "init` (needs CREATE on the schema), then grant the roles that use the lock "
-                    "table the same on it (docs/SECURITY.md)");
-        else if (!s.pauses_grants && lock_table_grants)
-            problem("role " + s.user + " lacks privileges on pauses table " + pauses +
-                    ": GRANT SELECT, INSERT, UPDATE, DELETE ON it");
-    }
+    // a lock table made before sqlock had them locks as before, but what
+    // each serves does not work.
+    if (s.table_exists)
+        for (const std::string& p : side_table_problems(s.sides, table, wording)) problem(p);
 }
 
 }  // namespace sqlock::detail::postgres

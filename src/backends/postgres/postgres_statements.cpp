@@ -187,6 +187,19 @@ std::string queue_usable(const std::string& Q) {
            "'::text, 'id'), 'USAGE'), true) END";
 }
 
+// Query::side_tables: per side table, whether it exists (the queue: and
+// this role may use it).
+std::string side_tables_sql(const PgTarget& target) {
+    std::string sql;
+    for (SideTable side : common_side_tables) {
+        const std::string& name = target.family.side(side).quoted;
+        sql += sql.empty() ? "SELECT " : ", ";
+        sql += side == SideTable::queue ? queue_usable(name)
+                                        : "to_regclass('" + name + "') IS NOT NULL";
+    }
+    return sql;
+}
+
 // A UTC text parameter as timestamptz.
 std::string utc_param(const char* param) {
     return std::string("(") + param + "::timestamp AT TIME ZONE 'UTC')";
@@ -745,13 +758,10 @@ StatementSet statement_set(const PgTarget& target) {
     StatementSet set("PostgreSQL");
     // clang-format off
 
-    // Both side tables in one round trip, once or twice per connection:
+    // Every side table in one round trip, once or twice per connection:
     // sent with its text. The names are validated identifier text: safe in
     // a literal.
-    set.add(Query::side_tables,
-        "SELECT to_regclass('" + R + "') IS NOT NULL, to_regclass('" + target.quoted_pauses +
-        "') IS NOT NULL, " + queue_usable(target.quoted_queue) + ", to_regclass('" +
-        target.quoted_leaders + "') IS NOT NULL", Mode::unprepared);
+    set.add(Query::side_tables, side_tables_sql(target), Mode::unprepared);
 
     // Pauses. P is the pauses table; a pause is in force while live.
     const std::string& P = target.quoted_pauses;
@@ -968,12 +978,22 @@ StatementSet statement_set(const PgTarget& target) {
 }
 
 std::string schema_script(const PgTarget& target) {
-    return substitute(
-        schema_with_names(postgres_schema_sql, target.quoted_table, target.quoted_index,
-                          target.quoted_runs, target.quoted_pauses, runs_table_name(target.table),
-                          target.quoted_queue, queue_table_name(target.table),
-                          target.quoted_leaders),
-        "guard", target.quoted_guard);
+    return target.family.fill(postgres_schema_sql);
+}
+
+std::string schema_complete_sql(const PgTarget& target) {
+    const std::size_t tables = 2 + target.family.sides().size();
+    std::string sql = "SELECT";
+    for (std::size_t i = 1; i <= tables; ++i)
+        sql += " to_regclass($" + std::to_string(i) + ") IS NOT NULL AND";
+    return sql + " to_regprocedure($" + std::to_string(tables + 1) + ") IS NOT NULL";
+}
+
+std::vector<std::string> schema_complete_params(const PgTarget& target) {
+    std::vector<std::string> params = {target.quoted_table, target.index_regclass};
+    for (SideTable side : target.family.sides()) params.push_back(target.family.side(side).quoted);
+    params.push_back(target.quoted_guard + "(bigint,text,text,text)");
+    return params;
 }
 
 }  // namespace sqlock::detail::postgres

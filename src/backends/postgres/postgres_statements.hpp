@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "contract/statement_set.hpp"
 #include "postgres_target.hpp"
@@ -198,14 +199,12 @@ std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target);
 /// The schema script (sql/postgres/schema.sql) for `target`'s table.
 std::string schema_script(const PgTarget& target);
 
-/// True when the table, its index, the history table, the pauses table,
-/// the queue and the guard function all exist: SELECT with five text
-/// parameters, the five as regclass text, and the guard's signature
-/// (regprocedure text) as the sixth.
-constexpr const char* schema_exists_sql =
-    "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND "
-    "to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL AND "
-    "to_regclass($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL";
+/// Whether the whole family of `target`'s table exists: the table, its
+/// index, every side table it makes and the guard function. The SQL, whose
+/// text parameters schema_complete_params() gives (regclass text, the
+/// guard's as regprocedure text).
+std::string schema_complete_sql(const PgTarget& target);
+std::vector<std::string> schema_complete_params(const PgTarget& target);
 
 /// For a queue (regclass text $1) that exists: whether it has its joined
 /// column, and whether this role may add it (owns the table, or is a

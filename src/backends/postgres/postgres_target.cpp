@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "base/validate.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "postgres_conninfo.hpp"
 
 namespace sqlock::detail::postgres {
@@ -20,10 +20,6 @@ DatabaseUrl without_pooler(DatabaseUrl url, PoolMode* mode) {
 
 }  // namespace
 
-std::string index_name(const std::string& basename) {
-    return fit_identifier(basename, "_expires_idx");
-}
-
 std::string channel_name(const std::string& table) {
     std::string name = "sqlock_" + table;
     for (char& c : name)
@@ -35,22 +31,19 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
     : pool_mode(PoolMode::none),
       url(without_pooler(std::move(u), &pool_mode)),
       table(std::move(t)),
-      quoted_table(quote_table_name(table)),
-      quoted_index(quote_table_name(index_name(table_basename(table)))),
-      quoted_runs(quote_table_name(runs_table_name(table))),
-      quoted_pauses(quote_table_name(pauses_table_name(table))),
-      quoted_queue(quote_table_name(queue_table_name(table))),
-      quoted_leaders(quote_table_name(leaders_table_name(table))),
-      quoted_guard(quote_table_name(guard_routine_name(table))),
+      family(table, quote_table_name),
+      quoted_table(family.table().quoted),
+      quoted_index(family.index().local),
+      index_regclass(family.index().quoted),
+      quoted_runs(family.side(SideTable::runs).quoted),
+      quoted_pauses(family.side(SideTable::pauses).quoted),
+      quoted_queue(family.side(SideTable::queue).quoted),
+      quoted_leaders(family.side(SideTable::leaders).quoted),
+      quoted_guard(family.guard().quoted),
       channel(channel_name(table)),
       redact(url, {parse_conninfo(url).password}),
       timeout(bound),
-      conninfo(bounded_conninfo(url, bound)) {
-    std::size_t dot = table.find('.');
-    index_regclass = dot == std::string::npos
-                         ? quoted_index
-                         : quote_table_name(table.substr(0, dot)) + "." + quoted_index;
-}
+      conninfo(bounded_conninfo(url, bound)) {}
 
 void PgTarget::note_served_by(ServedHost entry) const {
     const std::lock_guard<std::mutex> guard(served_by_mutex_);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "contract/table_family.hpp"
 #include "loading/url.hpp"
 #include "postgres_conninfo.hpp"
 #include "postgres_pooler.hpp"
@@ -46,9 +47,11 @@ struct PgTarget {
     PoolMode pool_mode;          // from the URL's `pooler` parameter
     DatabaseUrl url;             // url.original goes to libpq as it is (without `pooler`)
     std::string table;           // as given: "locks" or "ops.locks"
+    TableFamily family;          // its names and those of the tables beside it
     std::string quoted_table;    // "ops"."locks"
     std::string quoted_index;    // "locks_expires_idx" (an index lives in its table's schema)
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
+    // The family's quoted names, as the statements spell them.
     std::string quoted_runs;     // "ops"."locks_runs": the run history
     std::string quoted_pauses;   // "ops"."locks_pauses": paused jobs
     std::string quoted_queue;    // "ops"."locks_queue": waiters in line
@@ -64,12 +67,6 @@ struct PgTarget {
     mutable std::mutex served_by_mutex_;
     mutable std::optional<ServedHost> served_by_;
 };
-
-/// The expiry index name for a table basename: "<basename>_expires_idx",
-/// shortened with a hash suffix when that would exceed 63 bytes (PostgreSQL
-/// would truncate it silently, and two long table names could then share one
-/// index name, leaving the second table without its index).
-std::string index_name(const std::string& basename);
 
 /// The notification channel for a table: "sqlock_" + the table name with '.'
 /// replaced by '_', shortened with a hash suffix to fit 63 bytes. Two tables

@@ -1,9 +1,11 @@
 #include "sqlite_doctor.hpp"
 
 #include <memory>
+#include <vector>
 
-#include "contract/schema.hpp"
+#include "contract/side_table_report.hpp"
 #include "sqlite_connection.hpp"
+#include "sqlite_statements.hpp"
 #include "sqlock/error.hpp"
 
 namespace sqlock::detail::sqlite {
@@ -44,11 +46,13 @@ void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
         return;
     }
     std::string access = "present";
-    bool runs_exist = false, pauses_exist = false;
-    const std::string runs = runs_table_name(table), pauses = pauses_table_name(table);
+    const Tables tables(table);
+    std::vector<SideTableFacts> sides;
     try {
-        runs_exist = c->has_table(runs);
-        pauses_exist = c->has_table(pauses);
+        for (SideTable side : tables.family.sides()) {
+            const std::string& name = tables.family.side(side).name;
+            sides.push_back({side, name, c->has_table(name)});
+        }
         c->check_usable_without_writing();
     } catch (const error& e) {
         if (busy(e)) {
@@ -59,16 +63,11 @@ void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
         out.problems.push_back(e.what());
     }
     fact(lock_table, access);
-    fact("run history table " + runs, runs_exist ? access : "missing");
-    fact("pauses table " + pauses, pauses_exist ? access : "missing");
-    if (!runs_exist)
-        out.problems.push_back("run history table " + runs + " does not exist (" + lock_table +
-                               " predates it): `sqlock run` records no runs and "
-                               "--once-per fails; run `sqlock init`");
-    if (!pauses_exist)
-        out.problems.push_back("pauses table " + pauses + " does not exist (" + lock_table +
-                               " predates it): `sqlock pause` fails and nothing is "
-                               "paused; run `sqlock init`");
+    // The file's access is every table's.
+    const SideTableWording wording{access, access, "", {}};
+    report_side_table_facts(sides, wording, out);
+    for (std::string& p : side_table_problems(sides, lock_table, wording))
+        out.problems.push_back(std::move(p));
 }
 
 }  // namespace sqlock::detail::sqlite

@@ -93,17 +93,17 @@ std::string literal(const std::string& text) {
 }
 
 Tables::Tables(const std::string& name)
-    : table(quote_table_name(name)),
-      index(quote_table_name(table_basename(name) + "_expires_idx")),
-      runs_name(runs_table_name(name)),
-      runs(quote_table_name(runs_name)),
-      pauses_name(pauses_table_name(name)),
-      pauses(quote_table_name(pauses_name)),
-      queue_name(queue_table_name(name)),
-      queue(quote_table_name(queue_name)),
-      leaders_name(leaders_table_name(name)),
-      leaders(quote_table_name(leaders_name)),
-      guard(quote_table_name(guard_routine_name(name))),
+    // The expiry index was named before names were fitted; SQLite has no
+    // limit to fit them to.
+    : family(name, quote_table_name,
+             {{common_side_tables.begin(), common_side_tables.end()}, false}),
+      table(family.table().quoted),
+      index(family.index().quoted),
+      runs(family.side(SideTable::runs).quoted),
+      pauses(family.side(SideTable::pauses).quoted),
+      queue(family.side(SideTable::queue).quoted),
+      leaders(family.side(SideTable::leaders).quoted),
+      guard(family.guard().quoted),
       guard_check(quote_table_name(fit_identifier(table_basename(name), "_guard_check"))) {}
 
 std::string seconds_modifier(duration d) {
@@ -262,15 +262,14 @@ StatementSet statement_set(const Tables& tables) {
     using Mode = QueryText::Mode;
     StatementSet set("SQLite");
 
-    set.add(Query::side_tables,
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.runs_name)) +
-                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.pauses_name)) +
-                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.queue_name)) +
-                "), EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = " +
-                literal(table_basename(tables.leaders_name)) + ")");
+    std::string side_tables;
+    for (SideTable side : tables.family.sides())
+        side_tables += (side_tables.empty() ? "SELECT " : ", ") +
+                       std::string(
+                           "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                           "name = ") +
+                       literal(table_basename(tables.family.side(side).name)) + ")";
+    set.add(Query::side_tables, side_tables);
 
     // 'now' is one instant within the statement: seconds, then its
     // milliseconds ("SS.SSS" from the 4th character).
@@ -429,9 +428,10 @@ StatementSet statement_set(const Tables& tables) {
     set.add(Query::queue_lengths, "SELECT lockstring, COUNT(*) FROM " + q + " WHERE " + live +
                                       " GROUP BY lockstring ORDER BY lockstring");
     set.add(Query::leader_names, "SELECT name FROM " + d + " ORDER BY name");
-    set.add(Query::queue_joined, "SELECT EXISTS (SELECT 1 FROM pragma_table_info(" +
-                                     literal(table_basename(tables.queue_name)) +
-                                     ") WHERE name = 'joined')");
+    set.add(Query::queue_joined,
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(" +
+                literal(table_basename(tables.family.side(SideTable::queue).name)) +
+                ") WHERE name = 'joined')");
     set.add(Query::queue_waits,
             "SELECT lockstring, COUNT(*), round((julianday('now') - julianday(MIN(joined))) *"
             " 86400000.0) / 1000.0 FROM " +
@@ -444,10 +444,10 @@ std::string queue_upgrade_script(const Tables& tables) {
     // is made anew as the schema says, its rows carried over (the new
     // column takes its default) and its AUTOINCREMENT counter too, so that
     // no ticket is drawn twice. The index goes with the old table's name.
-    const std::string name = table_basename(tables.queue_name);
+    const std::string name = table_basename(tables.family.side(SideTable::queue).name);
     const std::string old_name = fit_identifier(name, "_before_joined");
     const std::string old_table = quote_table_name(old_name);
-    return "DROP INDEX IF EXISTS " + quote_table_name(queue_index_name(name)) +
+    return "DROP INDEX IF EXISTS " + tables.family.side_index(SideTable::queue, "name").quoted +
            ";\n"
            "ALTER TABLE " +
            tables.queue + " RENAME TO " + quote_table_name(old_name) + ";\n" +
@@ -464,11 +464,7 @@ std::string queue_upgrade_script(const Tables& tables) {
 }
 
 std::string schema_script(const Tables& tables) {
-    std::string sql =
-        schema_with_names(sqlite_schema_sql, tables.table, tables.index, tables.runs, tables.pauses,
-                          tables.runs_name, tables.queue, tables.queue_name, tables.leaders);
-    sql = substitute(std::move(sql), "guard_check", tables.guard_check);
-    return substitute(std::move(sql), "guard", tables.guard);
+    return substitute(tables.family.fill(sqlite_schema_sql), "guard_check", tables.guard_check);
 }
 
 }  // namespace sqlock::detail::sqlite

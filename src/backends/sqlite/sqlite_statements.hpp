@@ -10,26 +10,25 @@
 #include <string>
 
 #include "contract/statement_set.hpp"
+#include "contract/table_family.hpp"
 #include "sqlock/duration.hpp"
 
 namespace sqlock::detail::sqlite {
 
 /// The names of a lock table and of the tables beside it, as the SQL needs
-/// them: quoted, and the side tables' also as they are.
+/// them: its family (names as given and quoted), and the quoted names the
+/// statements spell.
 struct Tables {
     explicit Tables(const std::string& table);
-    std::string table;         // quoted
-    std::string index;         // quoted
-    std::string runs_name;     // unquoted
-    std::string runs;          // quoted
-    std::string pauses_name;   // unquoted
-    std::string pauses;        // quoted
-    std::string queue_name;    // unquoted
-    std::string queue;         // quoted
-    std::string leaders_name;  // unquoted
-    std::string leaders;       // quoted
-    std::string guard;         // quoted: the guard's view
-    std::string guard_check;   // quoted: its trigger
+    TableFamily family;
+    std::string table;        // quoted
+    std::string index;        // quoted
+    std::string runs;         // quoted
+    std::string pauses;       // quoted
+    std::string queue;        // quoted
+    std::string leaders;      // quoted
+    std::string guard;        // quoted: the guard's view
+    std::string guard_check;  // quoted: its trigger
 };
 
 /// `text` as an SQL string literal ('' doubles a quote; nothing else is

@@ -19,8 +19,9 @@ const char* const doctor_usage = "[--json]";
 const char* const doctor_details =
     "Read-only: probes the database on connections of its own and changes\n"
     "nothing. Facts go to stdout; each problem found is one line on stderr,\n"
-    "saying what to do. Also reports whether the run history and pauses tables\n"
-    "beside the lock table exist (a missing one is a problem: run `sqlock init`).\n"
+    "saying what to do. Also reports whether the run history, pauses, queue and\n"
+    "leaders tables beside the lock table exist (a missing one is a problem: run\n"
+    "`sqlock init`).\n"
     "Exit code 0 when no problem was found, 78 when one was, whether or not it\n"
     "stops locking (or the usual code when the database cannot be reached).\n";
 
