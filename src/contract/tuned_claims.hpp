@@ -1,26 +1,15 @@
 // How a backend answers the three claim calls of the contract (backend.hpp)
 // with a statement tuned for each kind of claim: one exclusive name (the hot
 // path), a semaphore slot, a shared hold, a set of exclusive names, a set
-// that mixes modes. A backend defines the per-kind calls below as members
-// and derives from TunedConnection, whose acquire(), renew() and release()
-// hand the claim to acquire_by_kind(), renew_by_kind() and
-// release_by_kind(), which pick the call. A backend without a tuned statement for a kind may answer
-// it another way (renew_each() and release_each() do a set's rows one by one).
-//
-// The per-kind calls a backend `B` defines:
-//   AcquireResult try_acquire(lockstring, lease, locked_by, const QueueGate&)
-//   AcquireResult try_acquire_slot(name, capacity, lease, locked_by, int* slot, const QueueGate&)
-//   AcquireResult try_acquire_shared(name, own_row, lease, locked_by, const QueueGate&)
-//   SetAcquireResult try_acquire_set(names, lease, locked_by, bool yield_to_queue)
-//   SetAcquireResult try_acquire_mixed_set(entries, lease, locked_by, bool yield_to_queue)
-//   std::optional<Row> renew_one(id, locked_by, lease)
-//   std::optional<Row> renew_shared(id, name, locked_by, lease)
-//   std::vector<Row> renew_set(ids, locked_by, lease)
-//   std::vector<Row> renew_mixed_set(entries, ids, locked_by, lease)
-//   ReleaseOutcome release_one(id, lockstring, locked_by, min_hold)
-//   ReleaseOutcome release_shared(id, own_row, name, locked_by, min_hold)
-//   std::size_t release_set(ids, lockstrings, locked_by, min_hold)   (rows not ours)
-//   std::size_t release_mixed_set(entries, ids, locked_by)           (no minimum hold)
+// that mixes modes. A backend's class `B` derives from TunedConnection<B>,
+// writes SQLOCK_TUNED_CLAIM_CALLS (below) in its public part and defines
+// the per-kind calls it declares; TunedConnection's acquire(), renew() and
+// release() hand the claim to acquire_by_kind(), renew_by_kind() and
+// release_by_kind(), which pick the call. The calls are members of the
+// final class, called on it directly: the Connection's virtual call is the
+// only dispatch. A backend without a tuned statement for a kind may answer
+// it another way (renew_each() and release_each() do a set's rows one by
+// one).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +66,50 @@ enum class ReleaseOutcome {
     kept,      // row kept until created + min_hold (min_hold not yet over)
     lost,      // no row with this id and locked_by: not ours any more
 };
+
+/// The per-kind calls every TunedConnection defines, declared once (a class
+/// must declare the members it defines; the list lives here so that no
+/// backend's copy can drift from what the *_by_kind() functions call):
+///   try_acquire, try_acquire_slot, try_acquire_shared: one name's attempt
+///     (a slot's number goes to `*slot_out`); `gate` says who goes first;
+///   try_acquire_set, try_acquire_mixed_set: a set's attempt, all or nothing;
+///   renew_one, renew_shared, renew_set, renew_mixed_set: the rows still
+///     ours, their expiry moved to now + lease;
+///   release_one, release_shared: one row's release, kept while its minimum
+///     hold lasts; release_set (rows not ours), release_mixed_set (no
+///     minimum hold): how many rows were not ours any more.
+#define SQLOCK_TUNED_CLAIM_CALLS                                                                   \
+    AcquireResult try_acquire(const std::string& lockstring, duration lease,                       \
+                              const std::string& locked_by, const QueueGate& gate);                \
+    AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,          \
+                                   const std::string& locked_by, int* slot_out,                    \
+                                   const QueueGate& gate);                                         \
+    AcquireResult try_acquire_shared(const std::string& name, const std::string& own,              \
+                                     duration lease, const std::string& locked_by,                 \
+                                     const QueueGate& gate);                                       \
+    SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,  \
+                                     const std::string& locked_by, bool yield_to_queue);           \
+    SetAcquireResult try_acquire_mixed_set(const std::vector<ClaimEntry>& entries, duration lease, \
+                                           const std::string& locked_by, bool yield_to_queue);     \
+    std::optional<Row> renew_one(std::int64_t id, const std::string& locked_by, duration lease);   \
+    std::optional<Row> renew_shared(std::int64_t id, const std::string& name,                      \
+                                    const std::string& locked_by, duration lease);                 \
+    std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by, \
+                               duration lease);                                                    \
+    std::vector<Row> renew_mixed_set(const std::vector<ClaimEntry>& entries,                       \
+                                     const std::vector<std::int64_t>& ids,                         \
+                                     const std::string& locked_by, duration lease);                \
+    ReleaseOutcome release_one(std::int64_t id, const std::string& lockstring,                     \
+                               const std::string& locked_by, duration min_hold);                   \
+    ReleaseOutcome release_shared(std::int64_t id, const std::string& own,                         \
+                                  const std::string& name, const std::string& locked_by,           \
+                                  duration min_hold);                                              \
+    std::size_t release_set(const std::vector<std::int64_t>& ids,                                  \
+                            const std::vector<std::string>& lockstrings,                           \
+                            const std::string& locked_by, duration min_hold);                      \
+    std::size_t release_mixed_set(const std::vector<ClaimEntry>& entries,                          \
+                                  const std::vector<std::int64_t>& ids,                            \
+                                  const std::string& locked_by)
 
 /// claim_own_holder() for one name's attempt.
 inline bool claim_own_holder(AcquireResult& r, const std::string& locked_by) {
@@ -191,7 +224,8 @@ ClaimRelease release_by_kind(B& c, const Claim& held, const std::vector<std::int
 }
 
 /// A Connection whose claim calls go to its per-kind calls: a backend's
-/// class `B` derives from TunedConnection<B> and defines those.
+/// class `B` derives from TunedConnection<B> and declares those with
+/// SQLOCK_TUNED_CLAIM_CALLS.
 template <class B>
 class TunedConnection : public Connection {
   public:

@@ -48,36 +48,7 @@ class PgConnection final : public TunedConnection<PgConnection> {
     void check_access() override;
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
-    AcquireResult try_acquire(const std::string& lockstring, duration lease,
-                              const std::string& locked_by, const QueueGate& gate);
-    AcquireResult try_acquire_slot(const std::string& name, int capacity, duration lease,
-                                   const std::string& locked_by, int* slot_out,
-                                   const QueueGate& gate);
-    SetAcquireResult try_acquire_mixed_set(const std::vector<ClaimEntry>& entries, duration lease,
-                                           const std::string& locked_by, bool yield_to_queue);
-    std::vector<Row> renew_mixed_set(const std::vector<ClaimEntry>& entries,
-                                     const std::vector<std::int64_t>& ids,
-                                     const std::string& locked_by, duration lease);
-    std::size_t release_mixed_set(const std::vector<ClaimEntry>& entries,
-                                  const std::vector<std::int64_t>& ids,
-                                  const std::string& locked_by);
-    SetAcquireResult try_acquire_set(const std::vector<std::string>& lockstrings, duration lease,
-                                     const std::string& locked_by, bool yield_to_queue);
-    std::vector<Row> renew_set(const std::vector<std::int64_t>& ids, const std::string& locked_by,
-                               duration lease);
-    std::size_t release_set(const std::vector<std::int64_t>& ids,
-                            const std::vector<std::string>& lockstrings,
-                            const std::string& locked_by, duration min_hold);
-    ReleaseOutcome release_one(std::int64_t id, const std::string& lockstring,
-                               const std::string& locked_by, duration min_hold);
-    std::optional<Row> renew_one(std::int64_t id, const std::string& locked_by, duration lease);
-    AcquireResult try_acquire_shared(const std::string& name, const std::string& own,
-                                     duration lease, const std::string& locked_by,
-                                     const QueueGate& gate);
-    std::optional<Row> renew_shared(std::int64_t id, const std::string& name,
-                                    const std::string& locked_by, duration lease);
-    ReleaseOutcome release_shared(std::int64_t id, const std::string& own, const std::string& name,
-                                  const std::string& locked_by, duration min_hold);
+    SQLOCK_TUNED_CLAIM_CALLS;
     bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
     std::vector<Row> list(const std::string& prefix, bool expired_only) override;
