@@ -1,11 +1,11 @@
 #include "mariadb_doctor.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "base/host_resolution.hpp"
+#include "contract/clock_report.hpp"
 #include "contract/side_table_report.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_link.hpp"
@@ -13,12 +13,6 @@
 
 namespace sqlock::detail::mariadb {
 namespace {
-
-std::string fixed(double value, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-    return buf;
-}
 
 const std::string& text(const std::optional<std::string>& v) {
     static const std::string empty;
@@ -166,7 +160,6 @@ void describe_galera(MariaConnection& c, const MariaTarget& t, Diagnosis& out) {
 }  // namespace
 
 void diagnose(const MariaTarget& t, Diagnosis& out) {
-    using wall = std::chrono::system_clock;
     // First, as a connection does: a name that does not resolve fails the
     // connection below, and a slow resolver is otherwise invisible.
     std::vector<std::string> names_to_look_up;
@@ -186,7 +179,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     std::string side_counts;
     for (SideTable side : common_side_tables)
         side_counts += ", " + count_tables(t.family.side(side).name);
-    const auto before = wall::now();
+    ClockWindow clock;
     auto rs = c.run_sql(
         "SELECT VERSION(), @@innodb_autoinc_lock_mode, @@read_only, CURRENT_USER(), "
         "UNIX_TIMESTAMP(UTC_TIMESTAMP(6)), "
@@ -196,7 +189,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
             "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
             schema + " AND TABLE_NAME = " + sql::literal(name) + ")" + side_counts,
         "reading the server's settings");
-    const auto after = wall::now();
+    clock.answered();
     const auto& r = rs.back().rows.at(0);
     const std::string version = text(r.at(0));
     const bool mariadb = version.find("MariaDB") != std::string::npos;
@@ -204,7 +197,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
     const bool read_only = text(r.at(2)) == "1";
     const std::string user = text(r.at(3));
     // UNIX_TIMESTAMP reads its argument in the session time zone, UTC.
-    const double db_ms = std::strtod(text(r.at(4)).c_str(), nullptr) * 1000.0;
+    const ClockDifference clocks = clock.against(std::strtod(text(r.at(4)).c_str(), nullptr));
     const std::string collation = text(r.at(5));
     const bool table_exists = text(r.at(6)) != "0";
     // information_schema lists only tables this user has a privilege on.
@@ -214,11 +207,6 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         sides.push_back(
             {side, n.name, text(r.at(7 + sides.size())) != "0" || c.table_is_there(n.quoted)});
     }
-    auto ms = [](wall::time_point p) {
-        return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
-    };
-    const double difference = db_ms - (ms(before) + ms(after)) / 2.0;
-    const double uncertainty = (ms(after) - ms(before)) / 2.0;
 
     std::string access_problem;
     std::vector<std::string> missing;  // privileges, as check_access() names them
@@ -298,9 +286,7 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
          "without a queue table); releases "
          "in this process "
          "wake at once");
-    fact("clock difference", (difference >= 0 ? "+" : "") + fixed(difference, 1) +
-                                 " ms (database minus this host, +/- " + fixed(uncertainty, 1) +
-                                 " ms)");
+    out.facts.push_back(clock_fact(clocks));
     fact(table, !table_exists ? "missing"
                 : lacks("")   ? "present; " + user + " lacks privileges"
                 : access_problem.empty() || !missing.empty()
@@ -331,11 +317,8 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         problem("MySQL " + version +
                 " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
                 "upgrade to 8.0 or later");
-    if (std::fabs(difference) > 2000.0)
-        problem("this host's clock is " + fixed(std::fabs(difference) / 1000.0, 1) + " s " +
-                (difference > 0 ? "behind" : "ahead of") +
-                " the database's: leases are timed by the database, but times this host logs "
-                "will not match; check NTP");
+    const std::string clock_line = clock_problem(clocks);
+    if (!clock_line.empty()) problem(clock_line);
     if (!table_exists)
         problem(table + " does not exist: run `sqlock init` (needs CREATE on the database)");
     else if (!access_problem.empty())

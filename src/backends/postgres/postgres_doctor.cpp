@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <pqxx/nontransaction>
@@ -13,6 +12,7 @@
 #include <utility>
 
 #include "base/host_resolution.hpp"
+#include "contract/clock_report.hpp"
 #include "contract/side_table_report.hpp"
 #include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
@@ -31,12 +31,6 @@ class Probe final : public pqxx::notification_receiver {
     bool heard = false;
 };
 
-std::string fixed(double value, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-    return buf;
-}
-
 struct Server {
     std::string version;
     bool in_recovery = false;
@@ -48,8 +42,7 @@ struct Server {
     bool table_grants = false;
     bool sequence_grants = false;
     std::vector<SideTableFacts> sides;  // the family's, exists and usable by grants
-    double clock_difference_ms = 0;     // database minus this host
-    double clock_uncertainty_ms = 0;
+    ClockDifference clock;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
     long streaming_standbys = 0;  // pg_stat_replication's rows (counted without pg_monitor)
     // What a session of this role and database starts with (pg_settings'
@@ -114,7 +107,6 @@ std::string table_grants_sql(const std::string& n, bool sequence) {
 // beside it, and the database's clock between two readings of ours (the
 // difference is good to half the round trip).
 Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
-    using wall = std::chrono::system_clock;
     pqxx::nontransaction tx(conn);
     // $1 the lock table, then each side table's existence and grants.
     std::vector<std::string> params = {t.quoted_table};
@@ -124,7 +116,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
         sides_sql +=
             ", " + table_grants_sql("$" + std::to_string(params.size()), kind_of(side).serial_id);
     }
-    const auto before = wall::now();
+    ClockWindow clock;
     pqxx::result r = tx.exec_params(
         "SELECT current_setting('server_version'), pg_is_in_recovery(),"
         " current_setting('transaction_read_only') = 'on', current_setting('synchronous_commit'),"
@@ -144,7 +136,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
             ", (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') = 'on'"
             ", (SELECT count(*) FROM pg_stat_replication)",
         pqxx::prepare::make_dynamic_params(params));
-    const auto after = wall::now();
+    clock.answered();
     Server s;
     s.version = r[0][0].as<std::string>();
     s.in_recovery = r[0][1].as<bool>();
@@ -163,12 +155,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     }
     s.seqscan_enabled = r[0][column++].as<bool>();
     s.streaming_standbys = r[0][column].as<long>();
-    auto ms = [](wall::time_point p) {
-        return std::chrono::duration<double, std::milli>(p.time_since_epoch()).count();
-    };
-    const double db_ms = r[0][9].as<double>() * 1000.0;
-    s.clock_difference_ms = db_ms - (ms(before) + ms(after)) / 2.0;
-    s.clock_uncertainty_ms = (ms(after) - ms(before)) / 2.0;
+    s.clock = clock.against(r[0][9].as<double>());
     return s;
 }
 
@@ -389,11 +376,7 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                          : "polled by the first in line (1 ms doubling to 25 ms, with jitter; to "
                            "100 ms without a queue table)");
     fact("sequential scans", sequential_scans(t, s, moves));
-    fact("clock difference", (s.clock_difference_ms >= 0 ? "+" : "") +
-                                 fixed(s.clock_difference_ms, 1) +
-                                 " ms (database minus this "
-                                 "host, +/- " +
-                                 fixed(s.clock_uncertainty_ms, 1) + " ms)");
+    out.facts.push_back(clock_fact(s.clock));
     fact("server defaults", defaults_text(s));
     fact("sqlock's sessions",
          sessions_text(t, s, !moves && t.session_bound(), PQserverVersion(a.raw())));
@@ -435,11 +418,8 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         problem(
             "a release notification sent through a second connection did not arrive within "
             "2 s: waiters will only notice releases by re-checking every 5 s");
-    if (std::fabs(s.clock_difference_ms) > 2000.0)
-        problem("this host's clock is " + fixed(std::fabs(s.clock_difference_ms) / 1000.0, 1) +
-                " s " + (s.clock_difference_ms > 0 ? "behind" : "ahead of") +
-                " the database's: leases are timed by the database, but times this host logs "
-                "will not match; check NTP");
+    const std::string clock_line = clock_problem(s.clock);
+    if (!clock_line.empty()) problem(clock_line);
     // A crash failover to an asynchronous standby loses the commits it had
     // not received: a lock taken then vanishes while its holder runs, and
     // the sequence hands its fencing id out again (postgres-production.md,
