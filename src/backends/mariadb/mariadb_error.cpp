@@ -3,23 +3,104 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 
+#include "base/error_table.hpp"
 #include "base/validate.hpp"
 
 namespace sqlock::detail::mariadb {
 namespace {
 
-[[noreturn]] void fail(const MariaTarget& t, errc category, const std::string& message,
+[[noreturn]] void fail(const MariaTarget& t, const ErrorRow& row, const MessageWords& words,
                        const Failure& f) {
-    throw error(category, t.redact(message + " [" + t.redacted_url + "]"),
-                std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
+    throw error_of_row(row, t.redact(words.fill(row.message) + " [" + t.redacted_url + "]"),
+                       std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
 }
 
-[[noreturn]] void fail_read_only(const MariaTarget& t, const std::string& message,
-                                 const Failure& f) {
-    throw error::read_only_database(
-        t.redact(message + " [" + t.redacted_url + "]"),
-        std::to_string(f.code) + "/" + (f.sqlstate.empty() ? "HY000" : f.sqlstate));
-}
+constexpr const char* access_denied =
+    "insufficient privilege on {table} while {doing}: {message}; a user needs {grant} (and "
+    "CREATE on the database for `sqlock init`)";
+constexpr const char* read_only =
+    "the server is read-only ({message} while {doing}); point the "
+    "URL at the primary";
+constexpr const char* id_refused =
+    "an id was drawn before another node's newer one was seen, and the fencing register refused "
+    "it while {doing}; try again";
+
+// A statement's failures, by error number: the first row for the number
+// that is untagged, or tagged "fencing" when the message names the fencing
+// register.
+const ErrorRow statement_errors[] = {
+    {ER_NO_SUCH_TABLE, "fencing", errc::configuration,
+     "the fencing register {fencing} of {table} does not exist ({message} while {doing}; Galera "
+     "and a server that refuses GET_LOCK need it); run `sqlock init` or Locker::init() to create "
+     "it"},
+    {ER_NO_SUCH_TABLE, nullptr, errc::configuration,
+     "{table} does not exist ({message} while {doing}); run `sqlock init` or Locker::init() to "
+     "create it"},
+    {ER_BAD_DB_ERROR, nullptr, errc::configuration,
+     "the database of {table} does not exist ({message} while {doing}); create it (CREATE "
+     "DATABASE), then run `sqlock init`"},
+    {ER_TABLEACCESS_DENIED_ERROR, nullptr, errc::configuration, access_denied},
+    {ER_COLUMNACCESS_DENIED_ERROR, nullptr, errc::configuration, access_denied},
+    {ER_DBACCESS_DENIED_ERROR, nullptr, errc::configuration, access_denied},
+    {ER_SPECIFIC_ACCESS_DENIED_ERROR, nullptr, errc::configuration, access_denied},
+    {ER_BAD_FIELD_ERROR, nullptr, errc::configuration,
+     "{table} does not look like a lock table ({message} while {doing}); it needs the columns "
+     "id, lockstring (unique), created, expires, locked_by"},
+    // A replica, or a primary set read_only (as a failover tool fences the
+    // old one): until the URL leads to a writable server. A wait waits
+    // through it. 1290 is "--read-only" (sqlock needs no other option).
+    {ER_OPTION_PREVENTS_STATEMENT, nullptr, errc::configuration, read_only, true},
+    {ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, nullptr, errc::configuration, read_only, true},
+    {ER_READ_ONLY_MODE, nullptr, errc::configuration, read_only, true},
+    {ER_BINLOG_STMT_MODE_AND_ROW_ENGINE, nullptr, errc::configuration,
+     "the server logs statements (binlog_format=STATEMENT), which cannot log sqlock's READ "
+     "COMMITTED writes ({message} while {doing}); set binlog_format to ROW or MIXED"},
+    {ER_UNKNOWN_COM_ERROR, nullptr, errc::connection,
+     "the MariaDB node is not ready for application use while {doing} ({message}): a Galera "
+     "node outside the cluster's primary component; another node of the URL's host list is "
+     "tried"},
+    {ER_ERROR_DURING_COMMIT, nullptr, errc::connection,
+     "MariaDB could not commit while {doing} ({message}): on Galera, the node lost the cluster "
+     "meanwhile; whether it committed is read on another node"},
+    // max_statement_time, where sqlock's session does not set it (a MySQL
+    // server's max_execution_time stops only SELECTs): like an answer that
+    // did not come in time; the statement was rolled back. (A row turn's
+    // own bound is read where it is taken: the turn did not come.)
+    {ER_STATEMENT_TIMEOUT, nullptr, errc::connection,
+     "the server stopped the statement while {doing} ({message}; max_statement_time); nothing "
+     "was changed"},
+    {ER_LOCK_WAIT_TIMEOUT, nullptr, errc::busy,
+     "a row of {table} stayed locked by another transaction ({message}) while {doing}; try "
+     "again"},
+    {ER_CONSTRAINT_FAILED, "fencing", errc::busy, id_refused},
+    {3819, "fencing", errc::busy, id_refused},  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
+    {ER_LOCK_DEADLOCK, nullptr, errc::busy,
+     "the server broke a deadlock by rolling back this statement while {doing} ({message}); try "
+     "again"},
+};
+
+// A statement's failures no row names, by the rule that groups their codes.
+const ErrorRow refused_login_row{0, nullptr, errc::configuration,
+                                 "MariaDB refused the login while {doing} (check the user, "
+                                 "password and database in the URL): {message}"};
+const ErrorRow lost_link_row{0, nullptr, errc::connection,
+                             "lost the connection to MariaDB while {doing}: {message}"};
+const ErrorRow other_error_row{0, nullptr, errc::backend,
+                               "MariaDB error {code} ({sqlstate}) while {doing}: {message}"};
+
+// A connection attempt's failures (a refused login otherwise).
+const ErrorRow connect_errors[] = {
+    {CR_SSL_CONNECTION_ERROR, nullptr, errc::configuration,
+     "TLS with the MariaDB server failed (check ssl-mode, ssl-ca and the server's certificate): "
+     "{message}"},
+    {ER_BAD_DB_ERROR, nullptr, errc::configuration,
+     "the database named in the URL does not exist: {message} (create it with CREATE DATABASE)"},
+};
+const ErrorRow connect_refused_row{
+    0, nullptr, errc::configuration,
+    "MariaDB refused the login (check the user, password and database in the URL): {message}"};
+const ErrorRow connect_failed_row{0, nullptr, errc::connection,
+                                  "cannot connect to MariaDB: {message}"};
 
 bool refused_login(unsigned code) {
     switch (code) {
@@ -90,133 +171,30 @@ std::string describe(const char* doing, const std::string& subject) {
 }
 
 void throw_failure(const MariaTarget& t, const Failure& f, const std::string& doing) {
-    const std::string table = "lock table " + t.table;
-    const std::string msg = f.message;
-    switch (f.code) {
-        case ER_NO_SUCH_TABLE:
-            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
-                fail(t, errc::configuration,
-                     "the fencing register " + t.fencing + " of " + table + " does not exist (" +
-                         msg + " while " + doing +
-                         "; Galera and a server that refuses GET_LOCK need it); run `sqlock "
-                         "init` or Locker::init() to create it",
-                     f);
-            fail(t, errc::configuration,
-                 table + " does not exist (" + msg + " while " + doing +
-                     "); run `sqlock init` or Locker::init() to create it",
-                 f);
-        case ER_BAD_DB_ERROR:
-            fail(t, errc::configuration,
-                 "the database of " + table + " does not exist (" + msg + " while " + doing +
-                     "); create it (CREATE DATABASE), then run `sqlock init`",
-                 f);
-        case ER_TABLEACCESS_DENIED_ERROR:
-        case ER_COLUMNACCESS_DENIED_ERROR:
-        case ER_DBACCESS_DENIED_ERROR:
-        case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-            fail(t, errc::configuration,
-                 "insufficient privilege on " + table + " while " + doing + ": " + msg +
-                     "; a user needs " + t.grant_hint() +
-                     " (and CREATE on the database for `sqlock init`)",
-                 f);
-        case ER_BAD_FIELD_ERROR:
-            fail(t, errc::configuration,
-                 table + " does not look like a lock table (" + msg + " while " + doing +
-                     "); it needs the columns id, lockstring (unique), created, expires, "
-                     "locked_by",
-                 f);
-        // A replica, or a primary set read_only (as a failover tool fences
-        // the old one): until the URL leads to a writable server. A wait
-        // waits through it.
-        case ER_OPTION_PREVENTS_STATEMENT:  // 1290: "--read-only" (sqlock needs no other option)
-        case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:  // 1792
-        case ER_READ_ONLY_MODE:                         // 1836
-            fail_read_only(t,
-                           "the server is read-only (" + msg + " while " + doing +
-                               "); point the URL at the primary",
-                           f);
-        case ER_BINLOG_STMT_MODE_AND_ROW_ENGINE:  // 1665
-            fail(t, errc::configuration,
-                 "the server logs statements (binlog_format=STATEMENT), which cannot log "
-                 "sqlock's READ COMMITTED writes (" +
-                     msg + " while " + doing + "); set binlog_format to ROW or MIXED",
-                 f);
-        case ER_UNKNOWN_COM_ERROR:  // 1047
-            fail(t, errc::connection,
-                 "the MariaDB node is not ready for application use while " + doing + " (" + msg +
-                     "): a Galera node outside the cluster's primary component; another node "
-                     "of the URL's host list is tried",
-                 f);
-        case ER_ERROR_DURING_COMMIT:  // 1180
-            fail(t, errc::connection,
-                 "MariaDB could not commit while " + doing + " (" + msg +
-                     "): on Galera, the node lost the cluster meanwhile; whether it committed "
-                     "is read on another node",
-                 f);
-        // max_statement_time, where sqlock's session does not set it (a
-        // MySQL server's max_execution_time stops only SELECTs): like an
-        // answer that did not come in time; the statement was rolled back.
-        // (A row turn's own bound is read where it is taken: the turn did
-        // not come.)
-        case ER_STATEMENT_TIMEOUT:  // 1969
-            fail(t, errc::connection,
-                 "the server stopped the statement while " + doing + " (" + msg +
-                     "; max_statement_time); nothing was changed",
-                 f);
-        case ER_LOCK_WAIT_TIMEOUT:
-            fail(t, errc::busy,
-                 "a row of " + table + " stayed locked by another transaction (" + msg +
-                     ") while " + doing + "; try again",
-                 f);
-        case ER_CONSTRAINT_FAILED:
-        case 3819:  // MySQL's ER_CHECK_CONSTRAINT_VIOLATED
-            if (f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos)
-                fail(t, errc::busy,
-                     "an id was drawn before another node's newer one was seen, and the fencing "
-                     "register refused it while " +
-                         doing + "; try again",
-                     f);
-            break;
-        case ER_LOCK_DEADLOCK:
-            fail(t, errc::busy,
-                 "the server broke a deadlock by rolling back this statement while " + doing +
-                     " (" + msg + "); try again",
-                 f);
-        default:
-            break;
-    }
-    if (refused_login(f.code))
-        fail(t, errc::configuration,
-             "MariaDB refused the login while " + doing +
-                 " (check the user, password and database in the URL): " + msg,
-             f);
-    if (breaks_link(f.code))
-        fail(t, errc::connection, "lost the connection to MariaDB while " + doing + ": " + msg, f);
-    fail(t, errc::backend,
-         "MariaDB error " + std::to_string(f.code) + " (" + f.sqlstate + ") while " + doing + ": " +
-             msg,
-         f);
+    const MessageWords words{{"table", "lock table " + t.table},
+                             {"doing", doing},
+                             {"message", f.message},
+                             {"fencing", t.fencing},
+                             {"grant", t.grant_hint()},
+                             {"code", std::to_string(f.code)},
+                             {"sqlstate", f.sqlstate}};
+    // The rows tagged "fencing" are for a failure that names the register.
+    const bool names_fencing =
+        f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos;
+    if (const ErrorRow* row = find_error_row(statement_errors, static_cast<int>(f.code),
+                                             names_fencing ? "fencing" : nullptr))
+        fail(t, *row, words, f);
+    if (refused_login(f.code)) fail(t, refused_login_row, words, f);
+    if (breaks_link(f.code)) fail(t, lost_link_row, words, f);
+    fail(t, other_error_row, words, f);
 }
 
 void throw_connect_failure(const MariaTarget& t, const Failure& f) {
-    if (refused_login(f.code) || f.code == ER_BAD_DB_ERROR) {
-        if (f.code == CR_SSL_CONNECTION_ERROR)
-            fail(t, errc::configuration,
-                 "TLS with the MariaDB server failed (check ssl-mode, ssl-ca and the server's "
-                 "certificate): " +
-                     f.message,
-                 f);
-        if (f.code == ER_BAD_DB_ERROR)
-            fail(t, errc::configuration,
-                 "the database named in the URL does not exist: " + f.message +
-                     " (create it with CREATE DATABASE)",
-                 f);
-        fail(t, errc::configuration,
-             "MariaDB refused the login (check the user, password and database in the URL): " +
-                 f.message,
-             f);
-    }
-    fail(t, errc::connection, "cannot connect to MariaDB: " + f.message, f);
+    const MessageWords words{{"message", f.message}};
+    if (const ErrorRow* row = find_error_row(connect_errors, static_cast<int>(f.code)))
+        fail(t, *row, words, f);
+    if (refused_login(f.code)) fail(t, connect_refused_row, words, f);
+    fail(t, connect_failed_row, words, f);
 }
 
 }  // namespace sqlock::detail::mariadb
