@@ -1081,17 +1081,10 @@ std::string pause_columns() {
     return "name, paused_by, reason, " + utc_text("created") + ", " + utc_text("paused_until");
 }
 
-}  // namespace
-
 // clang-format off
 
-StatementSet statement_set(const MariaTarget& t) {
-    const std::string& T = t.quoted_table;
-    const std::string& R = t.quoted_runs;
-    const std::string& P = t.quoted_pauses;
-    using Mode = QueryText::Mode;
-    StatementSet set("MariaDB");
-
+// The side tables information_schema lists, and the database's clock.
+void add_catalog(StatementSet& set, const MariaTarget& t) {
     // information_schema lists only the tables this user has a privilege
     // on: MariaConnection probes one it does not list
     // (unlisted_side_table_exists). MAX, not a count: the names match case
@@ -1108,7 +1101,15 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::now_millis,
         std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ") + now +
         ") DIV 1000");
+}
 
+// The run history: a run's start and end, its window, the history read
+// and pruned, the counts.
+void add_runs(StatementSet& set, const MariaTarget& t) {
+    const std::string& T = t.quoted_table;
+    const std::string& R = t.quoted_runs;
+    const std::string& P = t.quoted_pauses;
+    using Mode = QueryText::Mode;
     // ?1 name, ?2 window start (UTC text or NULL), ?3 host, ?4 pid, ?5 user,
     // ?6 program, ?7 fencing id.
     const std::string run_columns =
@@ -1182,7 +1183,12 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::prune_runs,
         "DELETE FROM " + R + " WHERE " + prunable_runs(t) + " ORDER BY started LIMIT ?2");
     set.add(Query::count_runs, "SELECT COUNT(*) FROM " + R + " WHERE " + prunable_runs(t));
+}
 
+// Pauses: set, lifted, read, purged.
+void add_pauses(StatementSet& set, const MariaTarget& t) {
+    const std::string& P = t.quoted_pauses;
+    using Mode = QueryText::Mode;
     // ?1 name, ?2 paused_by, ?3 reason, ?4 for (ms; NULL: until resumed,
     // as arithmetic on NULL is NULL).
     set.add(Query::pause,
@@ -1214,7 +1220,11 @@ StatementSet statement_set(const MariaTarget& t) {
         " ORDER BY paused_until, name LIMIT ?1");
     set.add(Query::count_pauses,
         "SELECT COUNT(*) FROM " + P + " WHERE paused_until <= " + now);
+}
 
+// The waiting line.
+void add_queue(StatementSet& set, const MariaTarget& t) {
+    using Mode = QueryText::Mode;
     // The queue of waiters. Q is the queue table. ?1 name, ?2 waiter, ?3
     // inbox, ?4 lease (ms).
     const std::string& Q = t.quoted_queue;
@@ -1243,7 +1253,11 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::queue_leave, "DELETE FROM " + Q + " WHERE id = ?1 AND waiter = ?2");
     set.add(Query::queue_length,
         "SELECT COUNT(*) FROM " + Q + " WHERE lockstring = ?1 AND expires > " + now);
+}
 
+// Leaders' values.
+void add_leaders(StatementSet& set, const MariaTarget& t) {
+    const std::string& T = t.quoted_table;
     // Leaders' values. The insert is one atomic step; an update keeps a
     // newer leader's value (each assignment sees the ones before it, so
     // fencing_id goes last). The affected count cannot say whether it
@@ -1263,7 +1277,11 @@ StatementSet statement_set(const MariaTarget& t) {
     set.add(Query::leader,
         "SELECT " + columns() + ", d.value FROM " + T + " AS t LEFT JOIN " + D +
         " AS d ON d.name = t.lockstring AND d.fencing_id = t.id WHERE t.lockstring = ?1");
+}
 
+// What `sqlock run --after` reads and records.
+void add_after_runs(StatementSet& set, const MariaTarget& t) {
+    const std::string& R = t.quoted_runs;
     // `sqlock run --after`: the runs that ran, the skips, a skip recorded
     // (?1 name ... ?7 fencing id as for start_run, ?8 the outcome).
     const std::string skipped = skipped_outcomes_sql;
@@ -1278,7 +1296,13 @@ StatementSet statement_set(const MariaTarget& t) {
         " started, ended, outcome) VALUES (?1, CAST(?2 AS DATETIME(3)), ?3, ?4, ?5, ?6, ?7, " +
         std::string(now) + ", " + now + ", ?8);\n"
         "SELECT LAST_INSERT_ID()");
+}
 
+// What `sqlock metrics` reads.
+void add_metrics(StatementSet& set, const MariaTarget& t) {
+    const std::string& T = t.quoted_table;
+    const std::string& Q = t.quoted_queue;
+    const std::string& D = t.quoted_leaders;
     // `sqlock metrics`: the live rows, the lines, the elections.
     set.add(Query::live_locks,
         "SELECT lockstring, id, ROUND(TIMESTAMPDIFF(MICROSECOND, created, " + std::string(now) +
@@ -1294,10 +1318,23 @@ StatementSet statement_set(const MariaTarget& t) {
         "SELECT lockstring, COUNT(*), ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(joined), " +
         std::string(now) + ") / 1000) / 1000 FROM " + Q + " WHERE expires > " + now +
         " GROUP BY lockstring ORDER BY lockstring");
-    return set;
 }
 
 // clang-format on
+
+}  // namespace
+
+StatementSet statement_set(const MariaTarget& t) {
+    StatementSet set("MariaDB");
+    add_catalog(set, t);
+    add_runs(set, t);
+    add_pauses(set, t);
+    add_queue(set, t);
+    add_leaders(set, t);
+    add_after_runs(set, t);
+    add_metrics(set, t);
+    return set;
+}
 
 std::string bind(const std::string& sql, const std::vector<Value>& params) {
     // The scanner below knows quotes, not comments nor backslash escapes
