@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "base/host_resolution.hpp"
 #include "contract/clock_report.hpp"
@@ -157,11 +158,9 @@ void describe_galera(MariaConnection& c, const MariaTarget& t, Diagnosis& out) {
                 "which makes it again");
 }
 
-}  // namespace
-
-void diagnose(const MariaTarget& t, Diagnosis& out) {
-    // First, as a connection does: a name that does not resolve fails the
-    // connection below, and a slow resolver is otherwise invisible.
+// First, as a connection does: a name that does not resolve fails the
+// connection, and a slow resolver is otherwise invisible.
+LookupReport look_up_hosts(const MariaTarget& t) {
     std::vector<std::string> names_to_look_up;
     for (const MariaHost& h : t.url.hosts)
         if (!host_to_look_up(t.url, h).empty()) names_to_look_up.push_back(h.host);
@@ -170,8 +169,25 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         lookups.fact = "none by sqlock (a numeric address or a socket)";
     else
         lookups = report_lookups(names_to_look_up, t.timeout);
-    MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
-                      std::make_shared<const StatementSet>(sql::statement_set(t)));
+    return lookups;
+}
+
+// What one statement reads of the server, the lock table and the tables
+// beside it, and the database's clock.
+struct Server {
+    std::string version;
+    bool mariadb = false;
+    int major = 0, minor = 0, patch = 0;
+    std::string autoinc_mode;
+    bool read_only = false;
+    std::string user;
+    std::string collation;  // of the lockstring column
+    bool table_exists = false;
+    std::vector<SideTableFacts> sides;
+    ClockDifference clock;
+};
+
+Server read_server(MariaConnection& c, const MariaTarget& t) {
     const std::size_t dot = t.table.find('.');
     const std::string schema =
         dot == std::string::npos ? "DATABASE()" : sql::literal(t.table.substr(0, dot));
@@ -191,54 +207,58 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
         "reading the server's settings");
     clock.answered();
     const auto& r = rs.back().rows.at(0);
-    const std::string version = text(r.at(0));
-    const bool mariadb = version.find("MariaDB") != std::string::npos;
-    const std::string autoinc_mode = text(r.at(1));
-    const bool read_only = text(r.at(2)) == "1";
-    const std::string user = text(r.at(3));
+    Server s;
+    s.version = text(r.at(0));
+    s.mariadb = s.version.find("MariaDB") != std::string::npos;
+    version_numbers(s.version, &s.major, &s.minor, &s.patch);
+    s.autoinc_mode = text(r.at(1));
+    s.read_only = text(r.at(2)) == "1";
+    s.user = text(r.at(3));
     // UNIX_TIMESTAMP reads its argument in the session time zone, UTC.
-    const ClockDifference clocks = clock.against(std::strtod(text(r.at(4)).c_str(), nullptr));
-    const std::string collation = text(r.at(5));
-    const bool table_exists = text(r.at(6)) != "0";
+    s.clock = clock.against(std::strtod(text(r.at(4)).c_str(), nullptr));
+    s.collation = text(r.at(5));
+    s.table_exists = text(r.at(6)) != "0";
     // information_schema lists only tables this user has a privilege on.
-    std::vector<SideTableFacts> sides;
     for (SideTable side : common_side_tables) {
         const FamilyName& n = t.family.side(side);
-        sides.push_back(
-            {side, n.name, text(r.at(7 + sides.size())) != "0" || c.table_is_there(n.quoted)});
+        s.sides.push_back(
+            {side, n.name, text(r.at(7 + s.sides.size())) != "0" || c.table_is_there(n.quoted)});
     }
+    return s;
+}
 
-    std::string access_problem;
-    std::vector<std::string> missing;  // privileges, as check_access() names them
-    if (table_exists) {
-        try {
-            missing = c.missing_privileges();
-            if (!missing.empty()) c.check_access();  // its message: one line for all
-        } catch (const error& e) {
-            access_problem = e.what();
-        }
-    }
-    // Which tables lack some: "... on the run history table" is that one's,
-    // a bare "SELECT" the lock table's.
-    auto lacks = [&](const std::string& on) {
+// The privileges this user lacks, as check_access() names them, and its
+// one line for all of them.
+struct Access {
+    std::vector<std::string> missing;
+    std::string problem;
+
+    // Whether the table lacks some: "... on the run history table" is that
+    // one's, a bare "SELECT" the lock table's (`on` empty).
+    bool lacks(const std::string& on) const {
         for (const auto& m : missing)
             if (on.empty() ? m.find(" on the ") == std::string::npos
                            : m.find(" on the " + on) != std::string::npos)
                 return true;
         return false;
-    };
+    }
+};
 
-    int major, minor, patch;
-    version_numbers(version, &major, &minor, &patch);
-    auto fact = [&](std::string key, std::string value) {
-        out.facts.push_back({std::move(key), std::move(value)});
-    };
-    const std::string table = "lock table " + t.table;
-    fact("host name lookup", lookups.fact);
-    fact("server version", version + (mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
-    fact("server role", read_only ? "read-only (read_only = ON)" : "read-write");
-    // The defaults a session starts with, beside what sqlock's own set
-    // (mariadb_link.cpp) and what it leaves.
+Access read_access(MariaConnection& c, bool table_exists) {
+    Access a;
+    if (!table_exists) return a;
+    try {
+        a.missing = c.missing_privileges();
+        if (!a.missing.empty()) c.check_access();  // its message: one line for all
+    } catch (const error& e) {
+        a.problem = e.what();
+    }
+    return a;
+}
+
+// The defaults a session starts with, beside what sqlock's own set
+// (mariadb_link.cpp) and what it leaves.
+void describe_sessions(MariaConnection& c, const MariaTarget& t, bool mariadb, Diagnosis& out) {
     const std::string isolation_var =
         mariadb ? "@@GLOBAL.tx_isolation" : "@@GLOBAL.transaction_isolation";
     const std::string statement_var =
@@ -248,12 +268,14 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
                             (mariadb ? ", @@GLOBAL.idle_transaction_timeout" : ""),
                         "reading the server's defaults");
     const auto& d = ds.back().rows.at(0);
-    fact("server defaults", "transaction isolation = " + text(d.at(0)) + ", " +
+    out.facts.push_back(
+        {"server defaults", "transaction isolation = " + text(d.at(0)) + ", " +
                                 (mariadb ? "max_statement_time = " : "max_execution_time = ") +
                                 text(d.at(1)) + ", innodb_lock_wait_timeout = " + text(d.at(2)) +
                                 ", wait_timeout = " + text(d.at(3)) +
-                                (mariadb ? ", idle_transaction_timeout = " + text(d.at(4)) : ""));
-    fact("sqlock's sessions",
+                                (mariadb ? ", idle_transaction_timeout = " + text(d.at(4)) : "")});
+    out.facts.push_back(
+        {"sqlock's sessions",
          "set READ COMMITTED, innodb_lock_wait_timeout = " +
              // The Locker's timeout in whole seconds, rounded up, as the
              // session sets it.
@@ -262,77 +284,111 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
              ", time_zone = +00:00; left as they are: read_only (a read-only server is waited "
              "through, never written), wait_timeout (a session the server closed is a broken "
              "link, which the pool opens again)" +
-             (mariadb ? ", idle_transaction_timeout (never idle inside a transaction)" : ""));
+             (mariadb ? ", idle_transaction_timeout (never idle inside a transaction)" : "")});
+}
+
+// How fencing ids are drawn on this server.
+std::string fencing_ids(MariaConnection& c, const MariaTarget& t, const std::string& autoinc_mode) {
     if (c.galera())
-        fact("fencing ids",
-             "AUTO_INCREMENT, interleaved across the nodes (auto_increment_increment, _offset), "
-             "each name's ordered by its row of the fencing register " +
-                 t.fencing +
-                 ", written in the transaction that takes it (certified); turns are row locks "
-                 "there, as GET_LOCK is one node's (innodb_autoinc_lock_mode = " +
-                 autoinc_mode + ")");
-    else if (c.protocol().row_turns)
-        fact("fencing ids",
-             "AUTO_INCREMENT drawn under a per-name turn, a row lock on " + t.fencing +
-                 " (the server refused GET_LOCK) (innodb_autoinc_lock_mode = " + autoinc_mode +
-                 ")");
-    else
-        fact("fencing ids",
-             "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
-             "(innodb_autoinc_lock_mode = " +
-                 autoinc_mode + ")");
+        return "AUTO_INCREMENT, interleaved across the nodes (auto_increment_increment, "
+               "_offset), each name's ordered by its row of the fencing register " +
+               t.fencing +
+               ", written in the transaction that takes it (certified); turns are row locks "
+               "there, as GET_LOCK is one node's (innodb_autoinc_lock_mode = " +
+               autoinc_mode + ")";
+    if (c.protocol().row_turns)
+        return "AUTO_INCREMENT drawn under a per-name turn, a row lock on " + t.fencing +
+               " (the server refused GET_LOCK) (innodb_autoinc_lock_mode = " + autoinc_mode + ")";
+    return "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
+           "(innodb_autoinc_lock_mode = " +
+           autoinc_mode + ")";
+}
+
+// The problems of the server's version: ids that can repeat.
+void version_problems(const Server& s, const std::function<void(std::string)>& problem) {
+    if (s.mariadb &&
+        (s.major < 10 || (s.major == 10 && (s.minor < 2 || (s.minor == 2 && s.patch < 4)))))
+        problem("MariaDB " + s.version +
+                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
+                "upgrade to 10.6 or later");
+    if (!s.mariadb && s.major < 8)
+        problem("MySQL " + s.version +
+                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
+                "upgrade to 8.0 or later");
+}
+
+// The problem of a lockstring column whose collation makes two names one.
+void collation_problem(const Server& s, const std::string& table,
+                       const std::function<void(std::string)>& problem) {
+    if (s.table_exists && s.collation != "utf8mb4_nopad_bin" && s.collation != "utf8mb4_0900_bin" &&
+        s.collation != "binary")
+        problem("the lockstring column of " + table + " has collation " + s.collation +
+                ", which ignores trailing spaces" +
+                (s.collation.find("_ci") != std::string::npos ? " and case" : "") +
+                ": names differing only so are one lock; ALTER it to " +
+                (s.mariadb ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin"));
+}
+
+}  // namespace
+
+void diagnose(const MariaTarget& t, Diagnosis& out) {
+    const LookupReport lookups = look_up_hosts(t);
+    MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
+                      std::make_shared<const StatementSet>(sql::statement_set(t)));
+    Server s = read_server(c, t);
+    const Access access = read_access(c, s.table_exists);
+
+    auto fact = [&](std::string key, std::string value) {
+        out.facts.push_back({std::move(key), std::move(value)});
+    };
+    const std::string table = "lock table " + t.table;
+    fact("host name lookup", lookups.fact);
+    fact("server version", s.version + (s.mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
+    fact("server role", s.read_only ? "read-only (read_only = ON)" : "read-write");
+    describe_sessions(c, t, s.mariadb, out);
+    fact("fencing ids", fencing_ids(c, t, s.autoinc_mode));
     fact("wake-ups",
          "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
          "without a queue table); releases "
          "in this process "
          "wake at once");
-    out.facts.push_back(clock_fact(clocks));
-    fact(table, !table_exists ? "missing"
-                : lacks("")   ? "present; " + user + " lacks privileges"
-                : access_problem.empty() || !missing.empty()
-                    ? "present (lockstring collation " + collation + "); " + user + " may use it"
-                    : "present; " + user + " lacks privileges");
+    out.facts.push_back(clock_fact(s.clock));
+    fact(table,
+         !s.table_exists    ? "missing"
+         : access.lacks("") ? "present; " + s.user + " lacks privileges"
+         : access.problem.empty() || !access.missing.empty()
+             ? "present (lockstring collation " + s.collation + "); " + s.user + " may use it"
+             : "present; " + s.user + " lacks privileges");
     // The tables beside it (missing_privileges() probed those that exist;
     // check_access()'s one line names what each lacks).
-    for (SideTableFacts& side : sides) side.usable = !lacks(kind_of(side.side).title);
-    const SideTableWording wording{"present; " + user + " may use it",
-                                   "present; " + user + " lacks privileges",
+    for (SideTableFacts& side : s.sides) side.usable = !access.lacks(kind_of(side.side).title);
+    const SideTableWording wording{"present; " + s.user + " may use it",
+                                   "present; " + s.user + " lacks privileges",
                                    " (needs CREATE on the database), then " + t.grant_hint(),
                                    {}};
-    report_side_table_facts(sides, wording, out);
+    report_side_table_facts(s.sides, wording, out);
     describe_hosts(t, out);
     if (c.galera()) describe_galera(c, t, out);
 
-    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    const std::function<void(std::string)> problem = [&](std::string line) {
+        out.problems.push_back(t.redact(line));
+    };
     for (const std::string& p : lookups.problems) problem(p);
-    if (read_only)
+    if (s.read_only)
         problem(
             "the server is read-only (read_only = ON): locks cannot be taken here; point the "
             "URL at the primary");
-    if (mariadb && (major < 10 || (major == 10 && (minor < 2 || (minor == 2 && patch < 4)))))
-        problem("MariaDB " + version +
-                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
-                "upgrade to 10.6 or later");
-    if (!mariadb && major < 8)
-        problem("MySQL " + version +
-                " forgets the AUTO_INCREMENT counter on restart: ids (fencing tokens) can repeat; "
-                "upgrade to 8.0 or later");
-    const std::string clock_line = clock_problem(clocks);
+    version_problems(s, problem);
+    const std::string clock_line = clock_problem(s.clock);
     if (!clock_line.empty()) problem(clock_line);
-    if (!table_exists)
+    if (!s.table_exists)
         problem(table + " does not exist: run `sqlock init` (needs CREATE on the database)");
-    else if (!access_problem.empty())
-        problem(access_problem);
+    else if (!access.problem.empty())
+        problem(access.problem);
     // A lock table made before sqlock had them: locking works, the rest not.
-    if (table_exists)
-        for (const std::string& p : side_table_problems(sides, table, wording)) problem(p);
-    if (table_exists && collation != "utf8mb4_nopad_bin" && collation != "utf8mb4_0900_bin" &&
-        collation != "binary")
-        problem("the lockstring column of " + table + " has collation " + collation +
-                ", which ignores trailing spaces" +
-                (collation.find("_ci") != std::string::npos ? " and case" : "") +
-                ": names differing only so are one lock; ALTER it to " +
-                (mariadb ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin"));
+    if (s.table_exists)
+        for (const std::string& p : side_table_problems(s.sides, table, wording)) problem(p);
+    collation_problem(s, table, problem);
 }
 
 }  // namespace sqlock::detail::mariadb
