@@ -91,6 +91,19 @@ bool pooling_symptom(const pqxx::sql_error& e) {
     return e.sqlstate() == "26000" || e.sqlstate() == "42P05";
 }
 
+// The argument list of an EXECUTE: each value an SQL literal, which the
+// prepared statement's parameter types then read as they read bound text.
+template <typename... Args>
+std::string arguments(pqxx::connection_base& conn, const Args&... args) {
+    if constexpr (sizeof...(args) == 0) {
+        return {};
+    } else {
+        std::string out;
+        ((out += (out.empty() ? "(" : ", ") + conn.quote(args)), ...);
+        return out + ")";
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -183,9 +196,35 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
         [&] {
             // Not forwarded: send() may run this again (a race the server
             // broke off), and the arguments must still be there.
-            pqxx::nontransaction tx(link_.get());
-            return tx.exec_params(st.sql, args...);
+            return exec_kept(st.name, st.sql, arguments(link_.get(), args...), [&] {
+                pqxx::nontransaction tx(link_.get());
+                return tx.exec_params(st.sql, args...);
+            });
         });
+}
+
+template <typename Unnamed>
+pqxx::result PgConnection::exec_kept(const std::string& name, const std::string& sql,
+                                     const std::string& arguments, Unnamed&& unnamed) {
+    // As pq_exec_kept(), in SQL: EXECUTE of the server session's statement,
+    // else PREPARE and EXECUTE in one simple query (one transaction, one
+    // server session). A miss (26000) or a clash (42P05) ran nothing.
+    const std::string run = "EXECUTE \"" + name + "\"" + arguments;
+    for (int miss = 0; miss < 3; ++miss) {
+        try {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec(run);
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "26000") throw;
+        }
+        try {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec("PREPARE \"" + name + "\" AS " + sql + ";\n" + run);
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "42P05") throw;
+        }
+    }
+    return unnamed();
 }
 
 PqResult PgConnection::exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
@@ -202,7 +241,7 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
             }
             return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, limit_, hot.format);
         },
-        [&] { return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format); },
+        [&] { return pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format); },
         /*watchdog=*/false);
 }
 
@@ -781,6 +820,16 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
         return tx.exec_params(text.sql, bound);
     };
     const std::string& name = core_->prepared[static_cast<std::size_t>(key)];
+    // Through a transaction pooler: kept on the server session, as exec()'s.
+    auto kept = [&] {
+        if (name.empty()) return unnamed();
+        std::string list;
+        for (std::size_t i = 0; i < params.size(); ++i)
+            list += (i ? ", " : "(") +
+                    (params[i].is_null() ? std::string("NULL") : link_.get().quote(texts[i]));
+        if (!list.empty()) list += ")";
+        return exec_kept(name, text.sql, list, unnamed);
+    };
     auto prepared = [&] {
         set_up_session();
         pqxx::nontransaction tx(link_.get());
@@ -789,7 +838,7 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
     const bool carries_setup = params.empty() && !setup_for_message().empty();
     const pqxx::result r = text.mode == QueryText::Mode::unprepared || carries_setup
                                ? send(what.c_str(), {}, unnamed, unnamed)
-                               : send(what.c_str(), {}, prepared, unnamed);
+                               : send(what.c_str(), {}, prepared, kept);
     Rows out;
     out.affected = static_cast<std::uint64_t>(r.affected_rows());
     out.rows.reserve(r.size());

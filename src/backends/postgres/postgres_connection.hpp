@@ -105,6 +105,13 @@ class PgConnection final : public TunedConnection<PgConnection> {
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
                       Args&&... args);
+    /// Statement `name` (text `sql`) through a transaction pooler: the
+    /// server session's prepared statement, run by EXECUTE with `arguments`
+    /// ("(lit, ...)", or empty), prepared there on a miss in the same round
+    /// trip; `unnamed()` after repeated misses (see pq_exec_kept()).
+    template <typename Unnamed>
+    pqxx::result exec_kept(const std::string& name, const std::string& sql,
+                           const std::string& arguments, Unnamed&& unnamed);
     /// A hot statement through libpq, the same way.
     PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                          PqParams params);
