@@ -205,21 +205,24 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
 
 template <typename Unnamed>
 pqxx::result PgConnection::exec_kept(const std::string& name, const std::string& sql,
-                                     const std::string& arguments, Unnamed&& unnamed) {
+                                     const std::string& arguments, Unnamed&& unnamed,
+                                     const std::string& before) {
     // As pq_exec_kept(), in SQL: EXECUTE of the server session's statement,
     // else PREPARE and EXECUTE in one simple query (one transaction, one
     // server session). A miss (26000) or a clash (42P05) ran nothing.
     const std::string run = "EXECUTE \"" + name + "\"" + arguments;
+    // Without the statements before it: those run once, in the same
+    // message, whether the statement was there or had to be prepared.
     for (int miss = 0; miss < 3; ++miss) {
         try {
             pqxx::nontransaction tx(link_.get());
-            return tx.exec(run);
+            return tx.exec(before + run);
         } catch (const pqxx::sql_error& e) {
             if (e.sqlstate() != "26000") throw;
         }
         try {
             pqxx::nontransaction tx(link_.get());
-            return tx.exec("PREPARE \"" + name + "\" AS " + sql + ";\n" + run);
+            return tx.exec(before + "PREPARE \"" + name + "\" AS " + sql + ";\n" + run);
         } catch (const pqxx::sql_error& e) {
             if (e.sqlstate() != "42P05") throw;
         }
@@ -494,8 +497,18 @@ std::optional<Row> PgConnection::renew_shared(std::int64_t id, const std::string
     SharedValues v = shared_values(name, locked_by);
     v.id = std::to_string(id);
     v.lease_ms = std::to_string(millis(lease));
-    const pqxx::result r =
-        exec_simple("renewing a shared lock", name, shared_renew_sql(*target_, v));
+    // Through a transaction pooler, the work after the turn is the server
+    // session's statement, as the release's is on a session of our own.
+    const Statement& st = statements_.at(stmt::renew_shared);
+    const pqxx::result r = send(
+        "renewing a shared lock", name,
+        [&] { return exec_with_setup(shared_renew_sql(*target_, v)); },
+        [&] {
+            return exec_kept(
+                st.name, st.sql, shared_renew_arguments(v),
+                [&] { return exec_with_setup(shared_renew_sql(*target_, v)); },
+                shared_turn_sql(*target_, v));
+        });
     if (r.empty()) return std::nullopt;
     return read_row(r[0], 0);
 }
@@ -509,8 +522,8 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
     // One simple query, its turn first, as always. On a connection of our
     // own, its work is the session's prepared statement, run by EXECUTE
     // (planning it on every release cost about as much as running it);
-    // through a transaction pooler, the whole text (send() falls back when
-    // the statement is not on the server session we were given).
+    // through a transaction pooler, the lent server session's, prepared
+    // there in the same message when it is missing (exec_kept()).
     const Statement& st = statements_.at(stmt::release_shared);
     const pqxx::result r = send(
         "releasing a shared lock", name,
@@ -518,7 +531,12 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
             link_.get().prepare_now(st.name);
             return exec_with_setup(shared_release_execute_sql(*target_, v, st.name));
         },
-        [&] { return exec_with_setup(shared_release_sql(*target_, v)); });
+        [&] {
+            return exec_kept(
+                st.name, st.sql, shared_release_arguments(v),
+                [&] { return exec_with_setup(shared_release_sql(*target_, v)); },
+                shared_turn_sql(*target_, v));
+        });
     if (r[0][0].as<std::int64_t>() > 0) return ReleaseOutcome::kept;
     return r[0][1].as<std::int64_t>() > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }

@@ -109,9 +109,12 @@ class PgConnection final : public TunedConnection<PgConnection> {
     /// server session's prepared statement, run by EXECUTE with `arguments`
     /// ("(lit, ...)", or empty), prepared there on a miss in the same round
     /// trip; `unnamed()` after repeated misses (see pq_exec_kept()).
+    /// `before`: statements (each ending with ";\n") run first in the same
+    /// simple query, one transaction with it.
     template <typename Unnamed>
     pqxx::result exec_kept(const std::string& name, const std::string& sql,
-                           const std::string& arguments, Unnamed&& unnamed);
+                           const std::string& arguments, Unnamed&& unnamed,
+                           const std::string& before = {});
     /// A hot statement through libpq, the same way.
     PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                          PqParams params);
