@@ -210,15 +210,19 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
     // As pq_exec_kept(), in SQL: EXECUTE of the server session's statement,
     // else PREPARE and EXECUTE in one simple query (one transaction, one
     // server session). A miss (26000) or a clash (42P05) ran nothing.
+    if (!keeping_statements()) return unnamed();
     const std::string run = "EXECUTE \"" + name + "\"" + arguments;
     // Without the statements before it: those run once, in the same
     // message, whether the statement was there or had to be prepared.
     for (int miss = 0; miss < 3; ++miss) {
         try {
             pqxx::nontransaction tx(link_.get());
-            return tx.exec(before + run);
+            pqxx::result r = tx.exec(before + run);
+            if (miss == 0) note_kept(false);
+            return r;
         } catch (const pqxx::sql_error& e) {
             if (e.sqlstate() != "26000") throw;
+            if (miss == 0) note_kept(true);
         }
         try {
             pqxx::nontransaction tx(link_.get());
@@ -244,8 +248,20 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
             }
             return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, limit_, hot.format);
         },
-        [&] { return pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format); },
+        [&] {
+            if (!keeping_statements())
+                return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format);
+            bool missed = false;
+            PqResult r =
+                pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format, missed);
+            note_kept(missed);
+            return r;
+        },
         /*watchdog=*/false);
+}
+
+void PgConnection::note_kept(bool missed) noexcept {
+    kept_misses_ = missed ? kept_misses_ + 1 : 0;
 }
 
 std::string PgConnection::setup_for_message() const {

@@ -115,6 +115,15 @@ class PgConnection final : public TunedConnection<PgConnection> {
     pqxx::result exec_kept(const std::string& name, const std::string& sql,
                            const std::string& arguments, Unnamed&& unnamed,
                            const std::string& before = {});
+    /// Whether statements are still kept on the server sessions: not once
+    /// `most_kept_misses` calls in a row found none there (a pooler that
+    /// resets every server session after each transaction, such as
+    /// PgBouncer with server_reset_query_always, or a pool far larger than
+    /// its use), where each call would pay a miss's round trip: from then
+    /// on, this connection sends its statements unnamed.
+    bool keeping_statements() const noexcept { return kept_misses_ < most_kept_misses; }
+    /// After a kept statement's call: whether its first try missed.
+    void note_kept(bool missed) noexcept;
     /// A hot statement through libpq, the same way.
     PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                          PqParams params);
@@ -159,6 +168,12 @@ class PgConnection final : public TunedConnection<PgConnection> {
     HotStatement acquire_, acquire_slot_, acquire_gated_, acquire_slot_gated_, acquire_queued_,
         acquire_slot_queued_, delete_exact_, acquire_set_, acquire_set_queued_;
     bool session_set_up_ = false;  // the session's settings are in place
+    // Calls in a row whose kept statement the lent server session lacked.
+    // A pool of N server sessions costs up to N misses per statement as it
+    // warms up, interleaved with other statements' hits or misses: far
+    // fewer than this in a row for the pools PgBouncer is run with.
+    static constexpr int most_kept_misses = 64;
+    int kept_misses_ = 0;
     clock::time_point deadline_ = clock::time_point::max();
     PqDeadline limit_;  // the call under way's, set by bounded()
 };

@@ -199,13 +199,15 @@ PqResult prepare_and_run(PGconn* conn, const std::string& name, const std::strin
 }  // namespace
 
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
-                      PqParams params, PqDeadline& deadline, PqFormat format) {
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed) {
     constexpr int most_misses = 3;
+    missed = false;
     for (int miss = 0; miss < most_misses; ++miss) {
         try {
             return pq_exec_prepared(conn, name, sql, params, deadline, format);
         } catch (const pqxx::sql_error& e) {
             if (!has_sqlstate(e, "26000")) throw;
+            missed = true;
         }
         try {
             return prepare_and_run(conn, name, sql, params, deadline, format);

@@ -91,8 +91,9 @@ PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::stri
 /// round trip, a session's first use two. After `most_misses` the
 /// statement goes unnamed (pq_exec_params), so no pooler behaviour can
 /// loop it.
+/// `missed` is set when the first server session lent did not have it.
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
-                      PqParams params, PqDeadline& deadline, PqFormat format = PqFormat::text);
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed);
 
 /// Runs `sql` as an unnamed statement (parsed every time).
 PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,

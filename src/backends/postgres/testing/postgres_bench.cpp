@@ -285,7 +285,8 @@ std::vector<BenchHooks::Detour> detours(const std::string& url, const OptionValu
     if (!options["pg-pooled-url"].empty())
         out.push_back({options["pg-pooled-url"], "acquire+release, 1 client, via PgBouncer",
                        "through PgBouncer in transaction mode (the pooled path's statements and "
-                       "the pooler's hop) vs the direct connection"});
+                       "the pooler's hop) vs the direct connection",
+                       "via PgBouncer"});
     return out;
 }
 
