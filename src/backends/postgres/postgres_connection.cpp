@@ -86,7 +86,8 @@ namespace {
 // What a pooler in transaction mode does to prepared statements: the server
 // session we prepared on has gone to another client (26000, "does not
 // exist"), or we were given one where it is already prepared (42P05). Either
-// way the statement did not run, so it is safe to send it again unnamed.
+// way the statement did not run, so it is safe to send it again the pooled
+// way.
 bool pooling_symptom(const pqxx::sql_error& e) {
     return e.sqlstate() == "26000" || e.sqlstate() == "42P05";
 }
@@ -149,9 +150,9 @@ auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f,
     }
 }
 
-template <typename Prepared, typename Unnamed>
+template <typename Prepared, typename Pooled>
 auto PgConnection::send(const char* doing, const std::string& subject, Prepared&& prepared,
-                        Unnamed&& unnamed, bool watchdog) -> decltype(unnamed()) {
+                        Pooled&& pooled, bool watchdog) -> decltype(pooled()) {
     return bounded(
         doing, subject,
         [&] {
@@ -165,7 +166,7 @@ auto PgConnection::send(const char* doing, const std::string& subject, Prepared&
                             target_->note_transaction_pooling();
                         }
                     }
-                    return unnamed();
+                    return pooled();
                 } catch (const pqxx::sql_error& e) {
                     // A standby refuses our advisory lock (55000) or our
                     // writes (25006): say "read-only" whichever came first.

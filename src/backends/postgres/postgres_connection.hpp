@@ -7,9 +7,12 @@
 // connection: by libpqxx, except the hot path's (acquire, acquire_slot,
 // delete_exact), which go through libpq directly (postgres_libpq.hpp says
 // why). Through a pooler in transaction or statement mode
-// (PgTarget::session_bound() is false), prepared statements do not survive
-// the transaction: each is then sent unnamed, with its text (PQexecParams:
-// still one round trip, parsed every time).
+// (PgTarget::session_bound() is false), the client's prepared statements do
+// not follow it from one server session to the next, but each server session
+// keeps what was prepared on it: each statement is then run as the lent
+// session's, and prepared there in the same round trip where it is missing
+// (exec_kept(), pq_exec_kept(): still one round trip, planned once per server
+// session instead of every time).
 //
 // A broken link is reported as errc::connection (never silently re-opened):
 // the pool then discards this connection and retries once on a new one. So
@@ -96,12 +99,13 @@ class PgConnection final : public TunedConnection<PgConnection> {
     };
 
     /// Sends one statement, bounded: `prepared()` while the connection is
-    /// our own session, else (and after a pooler's symptom) `unnamed()`; a
+    /// our own session, else (and after a pooler's symptom) `pooled()`; a
     /// standby's refusal is told as "read-only".
-    template <typename Prepared, typename Unnamed>
-    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Unnamed&& unnamed,
-              bool watchdog = true) -> decltype(unnamed());
-    /// A statement through libpqxx: prepared, or unnamed through a pooler.
+    template <typename Prepared, typename Pooled>
+    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Pooled&& pooled,
+              bool watchdog = true) -> decltype(pooled());
+    /// A statement through libpqxx: prepared, or kept on the server session
+    /// through a pooler.
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
                       Args&&... args);

@@ -2,7 +2,8 @@
 //
 // Every statement is a single autocommit statement, so each operation is one
 // round trip and one short transaction, and every one works through a pooler
-// in transaction or statement mode (sent unnamed there, see PgConnection). Times are the server's:
+// in transaction or statement mode (kept on the server sessions there, see
+// PgConnection). Times are the server's:
 // now() and column arithmetic only; leases travel as milliseconds ($n::bigint).
 //
 // Result columns of a lock row, in this order (see read_row()):
