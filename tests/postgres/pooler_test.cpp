@@ -286,3 +286,36 @@ TEST_CASE("through a transaction pooler, a table made by another program needs n
     }
     CHECK(pg_test::query(without_pooler(pg_test::url()), "SELECT count(*) FROM " + table) == "0");
 }
+
+TEST_CASE("through a transaction pooler, a table made again with other column types still works",
+          "[pooler]") {
+    // The server sessions keep the statements' plans; a table dropped and
+    // made again with another column type makes those plans stale
+    // ("cached plan must not change result type"): each is dropped where it
+    // is met, and made anew.
+    const std::string table = pg_test::unique("remade");
+    const std::string direct = without_pooler(pg_test::url());
+    auto make = [&](const std::string& locked_by_type) {
+        pg_test::query(direct,
+                       "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                           " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
+                           " created timestamptz NOT NULL DEFAULT now(),"
+                           " expires timestamptz NOT NULL, locked_by " +
+                           locked_by_type + ")");
+    };
+    sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
+    options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
+    sqlock::Locker locker(pg_test::url(), options);
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    auto cycle = [&] {
+        auto lock = locker.try_lock("remade", plain);
+        REQUIRE(lock);
+        lock->renew(10s);  // its row's columns: locked_by among them
+        REQUIRE(locker.show("remade"));
+        lock->release();
+    };
+    make("text");
+    for (int i = 0; i < 3; ++i) cycle();
+    make("varchar(1024)");
+    for (int i = 0; i < 3; ++i) cycle();
+}

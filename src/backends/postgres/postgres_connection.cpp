@@ -210,11 +210,10 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
                                      const std::string& before) {
     // As pq_exec_kept(), in SQL: EXECUTE of the server session's statement,
     // else PREPARE and EXECUTE in one simple query (one transaction, one
-    // server session). A miss (26000) or a clash (42P05) ran nothing.
+    // server session). A miss (26000), a clash (42P05) or a stale plan
+    // (0A000, dropped then) ran nothing. `before` leads either message.
     if (!keeping_statements()) return unnamed();
     const std::string run = "EXECUTE \"" + name + "\"" + arguments;
-    // Without the statements before it: those run once, in the same
-    // message, whether the statement was there or had to be prepared.
     for (int miss = 0; miss < 3; ++miss) {
         try {
             pqxx::nontransaction tx(link_.get());
@@ -222,8 +221,17 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
             if (miss == 0) note_kept(false);
             return r;
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "26000") throw;
             if (miss == 0) note_kept(true);
+            if (e.sqlstate() == "0A000") {
+                try {
+                    pqxx::nontransaction tx(link_.get());
+                    tx.exec("DEALLOCATE \"" + name + "\"");
+                } catch (const pqxx::sql_error&) {
+                    // not on the session lent for it: the next try tells
+                }
+                continue;
+            }
+            if (e.sqlstate() != "26000") throw;
         }
         try {
             pqxx::nontransaction tx(link_.get());

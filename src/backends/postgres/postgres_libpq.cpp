@@ -138,6 +138,20 @@ bool has_sqlstate(const pqxx::sql_error& e, const char* state) {
     return e.sqlstate() == state;
 }
 
+// A statement kept since its table was made again with other column types:
+// "cached plan must not change result type". Nothing ran.
+constexpr const char* stale_plan = "0A000";
+
+// Drops `name` from the server session lent for it, which may be another
+// than the one holding it stale (then 26000: nothing to drop there).
+void forget_stale(PGconn* conn, const std::string& name, PqDeadline& deadline) {
+    try {
+        pq_exec_simple(conn, "DEALLOCATE \"" + name + "\"", deadline);
+    } catch (const pqxx::sql_error&) {
+        // not on that session: the next try finds it stale, or missing
+    }
+}
+
 // Parse `name` and run it, before one Sync (pq_exec_kept): the results in
 // order are the Parse's, the Execute's (or PIPELINE_ABORTED after a failed
 // Parse) and the Sync's. The first error, else the Execute's result.
@@ -206,8 +220,12 @@ PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& 
         try {
             return pq_exec_prepared(conn, name, sql, params, deadline, format);
         } catch (const pqxx::sql_error& e) {
-            if (!has_sqlstate(e, "26000")) throw;
             missed = true;
+            if (has_sqlstate(e, stale_plan)) {
+                forget_stale(conn, name, deadline);
+                continue;
+            }
+            if (!has_sqlstate(e, "26000")) throw;
         }
         try {
             return prepare_and_run(conn, name, sql, params, deadline, format);

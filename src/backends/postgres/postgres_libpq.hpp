@@ -87,7 +87,9 @@ PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::stri
 /// stands for one SQL text (postgres_statements.hpp), so a statement found
 /// under it is ours, whoever prepared it. Misses and clashes (26000: the
 /// lent session lacks it; 42P05: the session lent for the mending has it
-/// already) did not run it, so the call tries again: steady state is one
+/// already; 0A000: the session's plan is stale, its table made again with
+/// other column types, and is dropped there) did not run it, so the call
+/// tries again: steady state is one
 /// round trip, a session's first use two. After `most_misses` the
 /// statement goes unnamed (pq_exec_params), so no pooler behaviour can
 /// loop it.
