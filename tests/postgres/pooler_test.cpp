@@ -181,3 +181,141 @@ TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pool
     CHECK(polled);
     CHECK(scans_named);
 }
+
+TEST_CASE("through a transaction pooler, statements are kept on the server sessions, not re-sent",
+          "[pooler]") {
+    // Each statement is prepared once on a server session the pooler lends
+    // and then run there by name (the hot path's by the protocol, the others
+    // by EXECUTE), not parsed and planned again as an unnamed statement on
+    // every call. The role sqlock_logged has its statements logged.
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    REQUIRE(db.url.find("pooler=transaction") != std::string::npos);
+    const std::string app = pg_test::unique("kept");
+    const std::string prefix = "app=" + app + " ";
+    const std::size_t log_start = pg_test::server_log_size();
+    const int cycles = 20;
+    {
+        sqlock::Locker locker(pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"),
+                                                  "application_name", app),
+                              locker_options().table(db.table).pool_size(1));
+        sqlock::LockOptions plain = lock_options().heartbeat(false);
+        sqlock::LockOptions shared = plain;
+        shared.mode = sqlock::lock_mode::shared;
+        for (int i = 0; i < cycles; ++i) {
+            auto lock = locker.try_lock("kept", plain);
+            REQUIRE(lock);
+            lock->renew(30s);
+            lock->release();
+            auto slot = locker.try_acquire_slot("kept-sem", 3, plain);
+            REQUIRE(slot);
+            slot->release();
+            auto reader = locker.try_lock("kept-shared", shared);
+            REQUIRE(reader);
+            reader->renew(30s);
+            reader->release();
+        }
+    }
+    const std::string log = pg_test::server_log(log_start);
+    INFO("server log lines of this test's connection: " << pg_test::count(log, prefix));
+    // The hot path's statements, bound by name: a server session's first
+    // use prepares in the same round trip (a pipeline), and runs the same.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_gated/") == cycles);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2 * cycles);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_gated/") == cycles);
+    // The rest by EXECUTE, each call one simple query. Where the lent
+    // server session did not have the statement yet, the EXECUTE failed
+    // (26000, nothing ran) and PREPARE and EXECUTE went in one message: so
+    // one EXECUTE first line per call, and a PREPARE per server session
+    // (one, here, where nothing else uses the pool, or a few at most).
+    auto executes = [&](const std::string& key) {
+        return pg_test::count(log, prefix + "LOG:  statement: EXECUTE \"" + key + "/");
+    };
+    auto prepares = [&](const std::string& key) {
+        return pg_test::count(log, prefix + "LOG:  statement: PREPARE \"" + key + "/");
+    };
+    CHECK(executes("sqlock_renew") == cycles);
+    CHECK(prepares("sqlock_renew") >= 1);
+    CHECK(prepares("sqlock_renew") <= 3);
+    CHECK(executes("sqlock_acquire_shared_queued") == cycles);
+    CHECK(prepares("sqlock_acquire_shared_queued") <= 3);
+    // A shared hold's renewal and release: its turn, then the work kept
+    // (the statement's further lines follow, indented); the work was never
+    // sent as text.
+    CHECK(pg_test::count(log, "\n\tEXECUTE \"sqlock_renew_shared/") >= std::size_t(cycles));
+    CHECK(pg_test::count(log, "\n\tEXECUTE \"sqlock_release_shared/") >= std::size_t(cycles));
+    const std::string quoted = "\"" + db.table + "\"";
+    CHECK(pg_test::count(log,
+                         "\n\tWITH o(id, lockstring, created, expires, locked_by, seconds_left,"
+                         " until) AS (UPDATE " +
+                             quoted) == 0);
+    CHECK(pg_test::count(log, "\n\tWITH k AS (UPDATE " + quoted) == 0);
+    // Nothing of the lock's was sent unnamed.
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: WITH") == 0);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: INSERT") == 0);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: UPDATE") == 0);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: DELETE") == 0);
+}
+
+TEST_CASE("through a transaction pooler, a table made by another program needs nothing added",
+          "[pooler]") {
+    // The statements are kept in the server sessions, not in the schema: a
+    // lock table with DBIx::Locker's columns alone (no side tables, no
+    // function beside it), made by its owner, works as it is.
+    const std::string table = pg_test::unique("bare");
+    pg_test::query(without_pooler(pg_test::url()),
+                   "CREATE TABLE " + table +
+                       " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
+                       " created timestamptz NOT NULL DEFAULT now(),"
+                       " expires timestamptz NOT NULL, locked_by text)");
+    sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
+    options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
+    sqlock::Locker locker(pg_test::url(), options);
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    long long last = 0;
+    for (int i = 0; i < 5; ++i) {
+        auto lock = locker.try_lock("bare", plain);
+        REQUIRE(lock);
+        CHECK(lock->id() > last);
+        last = lock->id();
+        REQUIRE(locker.show("bare"));
+        lock->renew(10s);
+        CHECK(lock->held());
+        lock->release();
+        CHECK_FALSE(locker.show("bare"));
+    }
+    CHECK(pg_test::query(without_pooler(pg_test::url()), "SELECT count(*) FROM " + table) == "0");
+}
+
+TEST_CASE("through a transaction pooler, a table made again with other column types still works",
+          "[pooler]") {
+    // The server sessions keep the statements' plans; a table dropped and
+    // made again with another column type makes those plans stale
+    // ("cached plan must not change result type"): each is dropped where it
+    // is met, and made anew.
+    const std::string table = pg_test::unique("remade");
+    const std::string direct = without_pooler(pg_test::url());
+    auto make = [&](const std::string& locked_by_type) {
+        pg_test::query(direct,
+                       "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                           " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
+                           " created timestamptz NOT NULL DEFAULT now(),"
+                           " expires timestamptz NOT NULL, locked_by " +
+                           locked_by_type + ")");
+    };
+    sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
+    options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
+    sqlock::Locker locker(pg_test::url(), options);
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    auto cycle = [&] {
+        auto lock = locker.try_lock("remade", plain);
+        REQUIRE(lock);
+        lock->renew(10s);  // its row's columns: locked_by among them
+        REQUIRE(locker.show("remade"));
+        lock->release();
+    };
+    make("text");
+    for (int i = 0; i < 3; ++i) cycle();
+    make("varchar(1024)");
+    for (int i = 0; i < 3; ++i) cycle();
+}

@@ -92,6 +92,9 @@ struct BenchHooks {
         std::string url;  // holds the password: never printed
         std::string operation;
         std::string note;
+        /// Non-empty: the other lock kinds (slot, set, shared) are priced
+        /// this way too, their rows named "<kind's row>, <kind_suffix>".
+        std::string kind_suffix;
     };
     std::vector<Detour> (*detours)(const std::string& url, const OptionValues& options) = nullptr;
 

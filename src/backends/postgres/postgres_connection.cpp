@@ -86,9 +86,23 @@ namespace {
 // What a pooler in transaction mode does to prepared statements: the server
 // session we prepared on has gone to another client (26000, "does not
 // exist"), or we were given one where it is already prepared (42P05). Either
-// way the statement did not run, so it is safe to send it again unnamed.
+// way the statement did not run, so it is safe to send it again the pooled
+// way.
 bool pooling_symptom(const pqxx::sql_error& e) {
     return e.sqlstate() == "26000" || e.sqlstate() == "42P05";
+}
+
+// The argument list of an EXECUTE: each value an SQL literal, which the
+// prepared statement's parameter types then read as they read bound text.
+template <typename... Args>
+std::string arguments(pqxx::connection_base& conn, const Args&... args) {
+    if constexpr (sizeof...(args) == 0) {
+        return {};
+    } else {
+        std::string out;
+        ((out += (out.empty() ? "(" : ", ") + conn.quote(args)), ...);
+        return out + ")";
+    }
 }
 
 }  // namespace
@@ -136,9 +150,9 @@ auto PgConnection::bounded(const char* doing, const std::string& subject, F&& f,
     }
 }
 
-template <typename Prepared, typename Unnamed>
+template <typename Prepared, typename Pooled>
 auto PgConnection::send(const char* doing, const std::string& subject, Prepared&& prepared,
-                        Unnamed&& unnamed, bool watchdog) -> decltype(unnamed()) {
+                        Pooled&& pooled, bool watchdog) -> decltype(pooled()) {
     return bounded(
         doing, subject,
         [&] {
@@ -152,7 +166,7 @@ auto PgConnection::send(const char* doing, const std::string& subject, Prepared&
                             target_->note_transaction_pooling();
                         }
                     }
-                    return unnamed();
+                    return pooled();
                 } catch (const pqxx::sql_error& e) {
                     // A standby refuses our advisory lock (55000) or our
                     // writes (25006): say "read-only" whichever came first.
@@ -183,9 +197,50 @@ pqxx::result PgConnection::exec(const char* doing, const std::string& subject,
         [&] {
             // Not forwarded: send() may run this again (a race the server
             // broke off), and the arguments must still be there.
-            pqxx::nontransaction tx(link_.get());
-            return tx.exec_params(st.sql, args...);
+            return exec_kept(st.name, st.sql, arguments(link_.get(), args...), [&] {
+                pqxx::nontransaction tx(link_.get());
+                return tx.exec_params(st.sql, args...);
+            });
         });
+}
+
+template <typename Unnamed>
+pqxx::result PgConnection::exec_kept(const std::string& name, const std::string& sql,
+                                     const std::string& arguments, Unnamed&& unnamed,
+                                     const std::string& before) {
+    // As pq_exec_kept(), in SQL: EXECUTE of the server session's statement,
+    // else PREPARE and EXECUTE in one simple query (one transaction, one
+    // server session). A miss (26000), a clash (42P05) or a stale plan
+    // (0A000, dropped then) ran nothing. `before` leads either message.
+    if (!keeping_statements()) return unnamed();
+    const std::string run = "EXECUTE \"" + name + "\"" + arguments;
+    for (int miss = 0; miss < 3; ++miss) {
+        try {
+            pqxx::nontransaction tx(link_.get());
+            pqxx::result r = tx.exec(before + run);
+            if (miss == 0) note_kept(false);
+            return r;
+        } catch (const pqxx::sql_error& e) {
+            if (miss == 0) note_kept(true);
+            if (e.sqlstate() == "0A000") {
+                try {
+                    pqxx::nontransaction tx(link_.get());
+                    tx.exec("DEALLOCATE \"" + name + "\"");
+                } catch (const pqxx::sql_error&) {
+                    // not on the session lent for it: the next try tells
+                }
+                continue;
+            }
+            if (e.sqlstate() != "26000") throw;
+        }
+        try {
+            pqxx::nontransaction tx(link_.get());
+            return tx.exec(before + "PREPARE \"" + name + "\" AS " + sql + ";\n" + run);
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "42P05") throw;
+        }
+    }
+    return unnamed();
 }
 
 PqResult PgConnection::exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
@@ -202,8 +257,20 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
             }
             return pq_exec_prepared(conn, hot.st->name, hot.st->sql, params, limit_, hot.format);
         },
-        [&] { return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format); },
+        [&] {
+            if (!keeping_statements())
+                return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format);
+            bool missed = false;
+            PqResult r =
+                pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format, missed);
+            note_kept(missed);
+            return r;
+        },
         /*watchdog=*/false);
+}
+
+void PgConnection::note_kept(bool missed) noexcept {
+    kept_misses_ = missed ? kept_misses_ + 1 : 0;
 }
 
 std::string PgConnection::setup_for_message() const {
@@ -444,8 +511,18 @@ std::optional<Row> PgConnection::renew_shared(std::int64_t id, const std::string
     SharedValues v = shared_values(name, locked_by);
     v.id = std::to_string(id);
     v.lease_ms = std::to_string(millis(lease));
-    const pqxx::result r =
-        exec_simple("renewing a shared lock", name, shared_renew_sql(*target_, v));
+    // Through a transaction pooler, the work after the turn is the server
+    // session's statement, as the release's is on a session of our own.
+    const Statement& st = statements_.at(stmt::renew_shared);
+    const pqxx::result r = send(
+        "renewing a shared lock", name,
+        [&] { return exec_with_setup(shared_renew_sql(*target_, v)); },
+        [&] {
+            return exec_kept(
+                st.name, st.sql, shared_renew_arguments(v),
+                [&] { return exec_with_setup(shared_renew_sql(*target_, v)); },
+                shared_turn_sql(*target_, v));
+        });
     if (r.empty()) return std::nullopt;
     return read_row(r[0], 0);
 }
@@ -459,8 +536,8 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
     // One simple query, its turn first, as always. On a connection of our
     // own, its work is the session's prepared statement, run by EXECUTE
     // (planning it on every release cost about as much as running it);
-    // through a transaction pooler, the whole text (send() falls back when
-    // the statement is not on the server session we were given).
+    // through a transaction pooler, the lent server session's, prepared
+    // there in the same message when it is missing (exec_kept()).
     const Statement& st = statements_.at(stmt::release_shared);
     const pqxx::result r = send(
         "releasing a shared lock", name,
@@ -468,7 +545,12 @@ ReleaseOutcome PgConnection::release_shared(std::int64_t id, const std::string& 
             link_.get().prepare_now(st.name);
             return exec_with_setup(shared_release_execute_sql(*target_, v, st.name));
         },
-        [&] { return exec_with_setup(shared_release_sql(*target_, v)); });
+        [&] {
+            return exec_kept(
+                st.name, st.sql, shared_release_arguments(v),
+                [&] { return exec_with_setup(shared_release_sql(*target_, v)); },
+                shared_turn_sql(*target_, v));
+        });
     if (r[0][0].as<std::int64_t>() > 0) return ReleaseOutcome::kept;
     return r[0][1].as<std::int64_t>() > 0 ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }
@@ -770,6 +852,16 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
         return tx.exec_params(text.sql, bound);
     };
     const std::string& name = core_->prepared[static_cast<std::size_t>(key)];
+    // Through a transaction pooler: kept on the server session, as exec()'s.
+    auto kept = [&] {
+        if (name.empty()) return unnamed();
+        std::string list;
+        for (std::size_t i = 0; i < params.size(); ++i)
+            list += (i ? ", " : "(") +
+                    (params[i].is_null() ? std::string("NULL") : link_.get().quote(texts[i]));
+        if (!list.empty()) list += ")";
+        return exec_kept(name, text.sql, list, unnamed);
+    };
     auto prepared = [&] {
         set_up_session();
         pqxx::nontransaction tx(link_.get());
@@ -778,7 +870,7 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
     const bool carries_setup = params.empty() && !setup_for_message().empty();
     const pqxx::result r = text.mode == QueryText::Mode::unprepared || carries_setup
                                ? send(what.c_str(), {}, unnamed, unnamed)
-                               : send(what.c_str(), {}, prepared, unnamed);
+                               : send(what.c_str(), {}, prepared, kept);
     Rows out;
     out.affected = static_cast<std::uint64_t>(r.affected_rows());
     out.rows.reserve(r.size());

@@ -7,9 +7,12 @@
 // connection: by libpqxx, except the hot path's (acquire, acquire_slot,
 // delete_exact), which go through libpq directly (postgres_libpq.hpp says
 // why). Through a pooler in transaction or statement mode
-// (PgTarget::session_bound() is false), prepared statements do not survive
-// the transaction: each is then sent unnamed, with its text (PQexecParams:
-// still one round trip, parsed every time).
+// (PgTarget::session_bound() is false), the client's prepared statements do
+// not follow it from one server session to the next, but each server session
+// keeps what was prepared on it: each statement is then run as the lent
+// session's, and prepared there in the same round trip where it is missing
+// (exec_kept(), pq_exec_kept(): still one round trip, planned once per server
+// session instead of every time).
 //
 // A broken link is reported as errc::connection (never silently re-opened):
 // the pool then discards this connection and retries once on a new one. So
@@ -67,15 +70,35 @@ class PgConnection final : public TunedConnection<PgConnection> {
     };
 
     /// Sends one statement, bounded: `prepared()` while the connection is
-    /// our own session, else (and after a pooler's symptom) `unnamed()`; a
+    /// our own session, else (and after a pooler's symptom) `pooled()`; a
     /// standby's refusal is told as "read-only".
-    template <typename Prepared, typename Unnamed>
-    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Unnamed&& unnamed,
-              bool watchdog = true) -> decltype(unnamed());
-    /// A statement through libpqxx: prepared, or unnamed through a pooler.
+    template <typename Prepared, typename Pooled>
+    auto send(const char* doing, const std::string& subject, Prepared&& prepared, Pooled&& pooled,
+              bool watchdog = true) -> decltype(pooled());
+    /// A statement through libpqxx: prepared, or kept on the server session
+    /// through a pooler.
     template <typename... Args>
     pqxx::result exec(const char* doing, const std::string& subject, const char* statement,
                       Args&&... args);
+    /// Statement `name` (text `sql`) through a transaction pooler: the
+    /// server session's prepared statement, run by EXECUTE with `arguments`
+    /// ("(lit, ...)", or empty), prepared there on a miss in the same round
+    /// trip; `unnamed()` after repeated misses (see pq_exec_kept()).
+    /// `before`: statements (each ending with ";\n") run first in the same
+    /// simple query, one transaction with it.
+    template <typename Unnamed>
+    pqxx::result exec_kept(const std::string& name, const std::string& sql,
+                           const std::string& arguments, Unnamed&& unnamed,
+                           const std::string& before = {});
+    /// Whether statements are still kept on the server sessions: not once
+    /// `most_kept_misses` calls in a row found none there (a pooler that
+    /// resets every server session after each transaction, such as
+    /// PgBouncer with server_reset_query_always, or a pool far larger than
+    /// its use), where each call would pay a miss's round trip: from then
+    /// on, this connection sends its statements unnamed.
+    bool keeping_statements() const noexcept { return kept_misses_ < most_kept_misses; }
+    /// After a kept statement's call: whether its first try missed.
+    void note_kept(bool missed) noexcept;
     /// A hot statement through libpq, the same way.
     PqResult exec_direct(const char* doing, const std::string& subject, HotStatement& hot,
                          PqParams params);
@@ -120,6 +143,12 @@ class PgConnection final : public TunedConnection<PgConnection> {
     HotStatement acquire_, acquire_slot_, acquire_gated_, acquire_slot_gated_, acquire_queued_,
         acquire_slot_queued_, delete_exact_, acquire_set_, acquire_set_queued_;
     bool session_set_up_ = false;  // the session's settings are in place
+    // Calls in a row whose kept statement the lent server session lacked.
+    // A pool of N server sessions costs up to N misses per statement as it
+    // warms up, interleaved with other statements' hits or misses: far
+    // fewer than this in a row for the pools PgBouncer is run with.
+    static constexpr int most_kept_misses = 64;
+    int kept_misses_ = 0;
     clock::time_point deadline_ = clock::time_point::max();
     PqDeadline limit_;  // the call under way's, set by bounded()
 };

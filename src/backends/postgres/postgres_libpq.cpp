@@ -132,6 +132,110 @@ PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::stri
                   deadline, sql);
 }
 
+namespace {
+
+bool has_sqlstate(const pqxx::sql_error& e, const char* state) {
+    return e.sqlstate() == state;
+}
+
+// A statement kept since its table was made again with other column types:
+// "cached plan must not change result type". Nothing ran.
+constexpr const char* stale_plan = "0A000";
+
+// Drops `name` from the server session lent for it, which may be another
+// than the one holding it stale (then 26000: nothing to drop there).
+void forget_stale(PGconn* conn, const std::string& name, PqDeadline& deadline) {
+    try {
+        pq_exec_simple(conn, "DEALLOCATE \"" + name + "\"", deadline);
+    } catch (const pqxx::sql_error&) {
+        // not on that session: the next try finds it stale, or missing
+    }
+}
+
+// Parse `name` and run it, before one Sync (pq_exec_kept): the results in
+// order are the Parse's, the Execute's (or PIPELINE_ABORTED after a failed
+// Parse) and the Sync's. The first error, else the Execute's result.
+PqResult prepare_and_run(PGconn* conn, const std::string& name, const std::string& sql,
+                         PqParams params, PqDeadline& deadline, PqFormat format) {
+    if (!PQenterPipelineMode(conn)) throw pqxx::broken_connection(PQerrorMessage(conn));
+    struct Leave {
+        PGconn* c;
+        ~Leave() { PQexitPipelineMode(c); }
+    } leave{conn};
+    const bool sent =
+        PQsendPrepare(conn, name.c_str(), sql.c_str(), 0, nullptr) &&
+        PQsendQueryPrepared(conn, name.c_str(), static_cast<int>(params.size()), params.begin(),
+                            nullptr, nullptr, static_cast<int>(format)) &&
+        PQpipelineSync(conn);
+    if (!sent) throw pqxx::broken_connection(PQerrorMessage(conn));
+    PGresult* first_error = nullptr;
+    PGresult* rows = nullptr;
+    for (int step = 0; step < 3;) {
+        while (PQisBusy(conn)) {
+            if (!await_readable(conn, deadline) || !PQconsumeInput(conn)) {
+                PQclear(first_error);
+                PQclear(rows);
+                throw pqxx::broken_connection(deadline.passed ? "no answer in time"
+                                                              : PQerrorMessage(conn));
+            }
+        }
+        PGresult* r = PQgetResult(conn);
+        if (!r) {
+            // Between one command's results and the next's, and after a
+            // broken link, where PQgetResult says nothing more comes.
+            if (PQstatus(conn) == CONNECTION_BAD) {
+                PQclear(first_error);
+                PQclear(rows);
+                throw pqxx::broken_connection(PQerrorMessage(conn));
+            }
+            continue;
+        }
+        const ExecStatusType status = PQresultStatus(r);
+        ++step;
+        if (status == PGRES_FATAL_ERROR && !first_error) {
+            first_error = r;
+        } else if (step == 2 && !first_error && status == PGRES_TUPLES_OK) {
+            rows = r;
+        } else if (step == 2 && !first_error && status == PGRES_COMMAND_OK) {
+            rows = r;
+        } else {
+            PQclear(r);
+        }
+        if (status == PGRES_PIPELINE_SYNC) break;
+    }
+    if (first_error) {
+        PQclear(rows);
+        return checked(conn, first_error, sql);  // throws
+    }
+    return checked(conn, rows, sql);
+}
+
+}  // namespace
+
+PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed) {
+    constexpr int most_misses = 3;
+    missed = false;
+    for (int miss = 0; miss < most_misses; ++miss) {
+        try {
+            return pq_exec_prepared(conn, name, sql, params, deadline, format);
+        } catch (const pqxx::sql_error& e) {
+            missed = true;
+            if (has_sqlstate(e, stale_plan)) {
+                forget_stale(conn, name, deadline);
+                continue;
+            }
+            if (!has_sqlstate(e, "26000")) throw;
+        }
+        try {
+            return prepare_and_run(conn, name, sql, params, deadline, format);
+        } catch (const pqxx::sql_error& e) {
+            if (!has_sqlstate(e, "42P05")) throw;
+        }
+    }
+    return pq_exec_params(conn, sql, params, deadline, format);
+}
+
 PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,
                         PqFormat format) {
     return answer(conn,

@@ -78,6 +78,25 @@ enum class PqFormat { text = 0, binary = 1 };
 PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::string& sql,
                           PqParams params, PqDeadline& deadline, PqFormat format = PqFormat::text);
 
+/// Runs the statement `name` (text `sql`) kept on whichever server session
+/// a pooler in transaction or statement mode lends us: the prepared
+/// statement when that session has it, else, in the same round trip as the
+/// miss is mended, PREPARE and run it there (a pipeline of Parse, Bind and
+/// Execute before one Sync: one transaction, one server session). Each
+/// server session thus plans the statement once, not every time. A name
+/// stands for one SQL text (postgres_statements.hpp), so a statement found
+/// under it is ours, whoever prepared it. Misses and clashes (26000: the
+/// lent session lacks it; 42P05: the session lent for the mending has it
+/// already; 0A000: the session's plan is stale, its table made again with
+/// other column types, and is dropped there) did not run it, so the call
+/// tries again: steady state is one
+/// round trip, a session's first use two. After `most_misses` the
+/// statement goes unnamed (pq_exec_params), so no pooler behaviour can
+/// loop it.
+/// `missed` is set when the first server session lent did not have it.
+PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed);
+
 /// Runs `sql` as an unnamed statement (parsed every time).
 PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,
                         PqFormat format = PqFormat::text);

@@ -11,7 +11,8 @@
 //   postgresql://app@pgbouncer:6432/ops?pooler=transaction
 //
 //   none (default), session   prepared statements, wake-ups by LISTEN/NOTIFY
-//   transaction, statement    unnamed statements, waiters poll with backoff
+//   transaction, statement    statements kept on each server session lent
+//                             (PgConnection), waiters poll with backoff
 //
 // Without the parameter, the symptoms are recognised (see PgTarget) and the
 // Locker switches to the pooled path on the first one.

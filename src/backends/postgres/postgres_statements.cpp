@@ -218,14 +218,18 @@ std::string name_channel(const PgTarget& target, const std::string& turn) {
     return "sqlock_n_" + text_hash(table_basename(target.table) + '\0' + turn);
 }
 
-namespace {
-
 // The first statement of each: the name's turn, read committed (what
 // follows reads what the turn's previous holder committed).
-std::string shared_turn(const PgTarget& target, const SharedValues& v) {
+std::string shared_turn_sql(const PgTarget& target, const SharedValues& v) {
     return read_committed +
            ("SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
             "'::regclass::oid::text), hashtext(" + v.turn + "));\n");
+}
+
+namespace {
+
+std::string shared_turn(const PgTarget& target, const SharedValues& v) {
+    return shared_turn_sql(target, v);
 }
 
 // The live marker of the name is there.
@@ -238,8 +242,12 @@ std::string marker_live(const PgTarget& target, const SharedValues& v) {
 
 // clang-format off
 std::string shared_renew_sql(const PgTarget& target, const SharedValues& v) {
+    return shared_turn(target, v) + shared_renew_work(target, v);
+}
+
+std::string shared_renew_work(const PgTarget& target, const SharedValues& v) {
     const std::string& T = target.quoted_table;
-    return shared_turn(target, v) +
+    return
         "WITH o(id, lockstring, created, expires, locked_by, seconds_left, until) AS"
         " (UPDATE " + T + " AS t SET expires = now() + " + millis(v.lease_ms.c_str()) +
         " WHERE t.id = " + v.id + " AND t.locked_by = " + v.locked_by + " AND t.expires > now()"
@@ -293,9 +301,18 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v) {
 
 std::string shared_release_execute_sql(const PgTarget& target, const SharedValues& v,
                                        const std::string& prepared) {
-    return shared_turn(target, v) + "EXECUTE \"" + prepared + "\"(" + v.id + ", " +
-        v.locked_by + ", " + v.min_hold_ms + ", " + v.name + ", " + v.marker + ", " + v.prefix +
-        ", " + v.turn + ", " + v.channel + ")";
+    return shared_turn(target, v) + "EXECUTE \"" + prepared + "\"" +
+        shared_release_arguments(v);
+}
+
+std::string shared_release_arguments(const SharedValues& v) {
+    return "(" + v.id + ", " + v.locked_by + ", " + v.min_hold_ms + ", " + v.name + ", " +
+        v.marker + ", " + v.prefix + ", " + v.turn + ", " + v.channel + ")";
+}
+
+std::string shared_renew_arguments(const SharedValues& v) {
+    return "(" + v.id + ", " + v.locked_by + ", " + v.lease_ms + ", " + v.name + ", " + v.marker +
+        ")";
 }
 // clang-format on
 
@@ -623,6 +640,18 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         p.turn = "$7::text";
         p.channel = "$8::text";
         out.emplace_back(stmt::release_shared, shared_release_work(target, p));
+    }
+    // The work of a shared renewal (shared_renew_sql), the same way through
+    // a transaction pooler (PgConnection::renew_shared). $1 id, $2
+    // locked_by, $3 lease ms, $4 name, $5 the marker's locked_by.
+    {
+        SharedValues p;
+        p.id = "$1::bigint";
+        p.locked_by = "$2::text";
+        p.lease_ms = "$3";
+        p.name = "$4::text";
+        p.marker = "$5::text";
+        out.emplace_back(stmt::renew_shared, shared_renew_work(target, p));
     }
     // $1 the names (text[]). Those held live, by name.
     out.emplace_back(stmt::set_holders,

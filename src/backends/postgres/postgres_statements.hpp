@@ -2,7 +2,8 @@
 //
 // Every statement is a single autocommit statement, so each operation is one
 // round trip and one short transaction, and every one works through a pooler
-// in transaction or statement mode (sent unnamed there, see PgConnection). Times are the server's:
+// in transaction or statement mode (kept on the server sessions there, see
+// PgConnection). Times are the server's:
 // now() and column arithmetic only; leases travel as milliseconds ($n::bigint).
 //
 // Result columns of a lock row, in this order (see read_row()):
@@ -51,6 +52,9 @@ constexpr const char* acquire_shared = "sqlock_acquire_shared";
 constexpr const char* acquire_shared_queued = "sqlock_acquire_shared_queued";
 /// A shared release's work after its turn (shared_release_execute_sql).
 constexpr const char* release_shared = "sqlock_release_shared";
+/// A shared renewal's work after its turn (shared_renew_work), kept on
+/// the server session through a transaction pooler.
+constexpr const char* renew_shared = "sqlock_renew_shared";
 /// The live rows among a set's names.
 constexpr const char* set_holders = "sqlock_set_holders";
 constexpr const char* renew_set = "sqlock_renew_set";
@@ -120,6 +124,14 @@ std::string shared_release_sql(const PgTarget& target, const SharedValues& v);
 /// planned once per session.
 std::string shared_release_execute_sql(const PgTarget& target, const SharedValues& v,
                                        const std::string& prepared);
+/// The parts of those: the first statement (the name's turn), each one's
+/// work (the second statement; stmt::renew_shared and stmt::release_shared
+/// are the same with parameters), and the arguments of an EXECUTE of those
+/// with the values of `v` ("(...)").
+std::string shared_turn_sql(const PgTarget& target, const SharedValues& v);
+std::string shared_renew_work(const PgTarget& target, const SharedValues& v);
+std::string shared_renew_arguments(const SharedValues& v);
+std::string shared_release_arguments(const SharedValues& v);
 
 /// The values of a mixed lock set's renewal and release, each a literal
 /// (ids and the lease as digits).

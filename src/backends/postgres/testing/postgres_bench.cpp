@@ -267,19 +267,26 @@ std::unique_ptr<RawClient> connect(const std::string& url, const std::string& ta
     return std::make_unique<RawPostgres>(url, table);
 }
 
-// The pooled path's two costs apart: unnamed statements on the direct
-// connection (parsed every time), then, with --pg-pooled-url, the pooler's
-// hop as well.
+// The pooled path's costs apart: its statements on the direct connection
+// (pooler=transaction: EXECUTE of statements kept on the server session),
+// with --pg-session-pooled-url the pooler's hop alone (session mode, the
+// direct path's prepared statements), and with --pg-pooled-url both.
 std::vector<BenchHooks::Detour> detours(const std::string& url, const OptionValues& options) {
     std::vector<BenchHooks::Detour> out{
         {url + (url.find('?') == std::string::npos ? "?" : "&") + "pooler=transaction",
-         "acquire+release, 1 client, unnamed statements",
-         "the direct connection with pooler=transaction (statements sent unnamed, as through a "
-         "transaction pooler) vs prepared statements"}};
+         "acquire+release, 1 client, pooled path's statements",
+         "the direct connection with pooler=transaction (statements kept on the server session, "
+         "as through a transaction pooler) vs prepared statements"}};
+    if (!options["pg-session-pooled-url"].empty())
+        out.push_back({options["pg-session-pooled-url"],
+                       "acquire+release, 1 client, PgBouncer's hop alone",
+                       "through PgBouncer in session mode (prepared statements, as direct) vs the "
+                       "direct connection: what the pooler's hop costs by itself"});
     if (!options["pg-pooled-url"].empty())
         out.push_back({options["pg-pooled-url"], "acquire+release, 1 client, via PgBouncer",
-                       "through PgBouncer in transaction mode (unnamed statements and the "
-                       "pooler's hop) vs the direct connection"});
+                       "through PgBouncer in transaction mode (the pooled path's statements and "
+                       "the pooler's hop) vs the direct connection",
+                       "via PgBouncer"});
     return out;
 }
 
