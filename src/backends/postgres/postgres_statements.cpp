@@ -416,26 +416,34 @@ std::string acquire_sql(const PgTarget& target, AcquireLayer up_to) {
     return "WITH " + turn_cte(T) + upsert(T, row + " FROM turn WHERE " + taken, "t.id, t.created");
 }
 
-std::map<std::string, Statement> statements(const PgTarget& target) {
+namespace {
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+// Table and channel are validated identifier text: safe in a literal.
+// A release wakes waiters only when some listening session says it waits
+// (holds the waiting key shared): most releases have no waiter, and
+// NOTIFY's commit takes a lock that all notifying transactions of the
+// server queue for (measured: 8 processes taking and releasing distinct
+// names ran 8% slower with a NOTIFY on every release). The try-lock holds the key until our
+// commit, so a waiter cannot say it waits between our look and the
+// delete becoming visible: its own statement waits for that commit, and
+// its next attempt then finds the row gone.
+// `turn` is the parameter holding the row's turn_name(), `channel` the
+// one holding its name_channel(): only the listeners of that name hear
+// the release.
+std::string notify_sql(const std::string& T, const std::string& turn, const std::string& channel) {
+    return "CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, turn) +
+           ") THEN NULL ELSE pg_notify(" + channel + ", lockstring) END";
+}
+
+// The single lock's and the slots' acquisitions.
+void acquire_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
-    // Table and channel are validated identifier text: safe in a literal.
-    // A release wakes waiters only when some listening session says it waits
-    // (holds the waiting key shared): most releases have no waiter, and
-    // NOTIFY's commit takes a lock that all notifying transactions of the
-    // server queue for (measured: 8 processes taking and releasing distinct
-    // names ran 8% slower with a NOTIFY on every release). The try-lock holds the key until our
-    // commit, so a waiter cannot say it waits between our look and the
-    // delete becoming visible: its own statement waits for that commit, and
-    // its next attempt then finds the row gone.
-    // `turn` is the parameter holding the row's turn_name(), `channel` the
-    // one holding its name_channel(): only the listeners of that name hear
-    // the release.
-    auto notify = [&](const std::string& turn, const std::string& channel) {
-        return "CASE WHEN pg_try_advisory_xact_lock(" + waiting_key(T, turn) +
-               ") THEN NULL ELSE pg_notify(" + channel + ", lockstring) END";
+    [[maybe_unused]] const std::string cols = columns("t");
+    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
+        return notify_sql(T, turn, channel);
     };
-    const std::string cols = columns("t");
-    std::vector<std::pair<std::string, std::string>> out;
     // clang-format off
 
     // $1 lockstring, $2 lease ms, $3 locked_by, $4 turn name. Our new row's
@@ -522,6 +530,17 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
     // $5 the ticket before which live waiters go first.
     out.emplace_back(stmt::acquire_slot_queued,
                      slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));
+    // clang-format on
+}
+
+// Lock sets' and shared holds' statements.
+void set_and_shared_statements(const PgTarget& target, Entries& out) {
+    const std::string& T = target.quoted_table;
+    [[maybe_unused]] const std::string cols = columns("t");
+    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
+        return notify_sql(T, turn, channel);
+    };
+    // clang-format off
     // A lock set. $1 the names (text[], distinct), $2 lease ms, $3
     // locked_by, $4 each name's turn name (text[], in the same order), $5
     // how many names. Our rows (id, lockstring, created), in binary format
@@ -653,6 +672,17 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         p.marker = "$5::text";
         out.emplace_back(stmt::renew_shared, shared_renew_work(target, p));
     }
+    // clang-format on
+}
+
+// Renewal, release, reads, the reaper's and the history's statements.
+void release_and_admin_statements(const PgTarget& target, Entries& out) {
+    const std::string& T = target.quoted_table;
+    [[maybe_unused]] const std::string cols = columns("t");
+    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
+        return notify_sql(T, turn, channel);
+    };
+    // clang-format off
     // $1 the names (text[]). Those held live, by name.
     out.emplace_back(stmt::set_holders,
         "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = ANY ($1::text[])"
@@ -752,6 +782,15 @@ std::map<std::string, Statement> statements(const PgTarget& target) {
         " SELECT count(*) FROM d");
 
     // clang-format on
+}
+
+}  // namespace
+
+std::map<std::string, Statement> statements(const PgTarget& target) {
+    Entries out;
+    acquire_statements(target, out);
+    set_and_shared_statements(target, out);
+    release_and_admin_statements(target, out);
     std::map<std::string, Statement> by_key;
     for (auto& [key, sql] : out) {
         std::string name = key + "/" + text_hash(sql);
@@ -780,11 +819,13 @@ std::shared_ptr<const CoreStatements> core_statements(const PgTarget& target) {
     return std::make_shared<const CoreStatements>(std::move(out));
 }
 
-StatementSet statement_set(const PgTarget& target) {
-    const std::string& T = target.quoted_table;
-    const std::string& R = target.quoted_runs;
+namespace {
+
+// The side tables, the clock, the run history and the pauses.
+void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
+    [[maybe_unused]] const std::string& T = target.quoted_table;
+    [[maybe_unused]] const std::string& R = target.quoted_runs;
     using Mode = QueryText::Mode;
-    StatementSet set("PostgreSQL");
     // clang-format off
 
     // Every side table in one round trip, once or twice per connection:
@@ -911,6 +952,15 @@ StatementSet statement_set(const PgTarget& target) {
     set.add(Query::count_pauses,
         "SELECT count(*) FROM " + P + " WHERE " + pause_ended);
 
+    // clang-format on
+}
+
+// The waiting line, the leaders, `sqlock run --after` and `sqlock metrics`.
+void queue_leader_and_metrics_queries(const PgTarget& target, StatementSet& set) {
+    [[maybe_unused]] const std::string& T = target.quoted_table;
+    [[maybe_unused]] const std::string& R = target.quoted_runs;
+    using Mode = QueryText::Mode;
+    // clang-format off
     // The queue of waiters. Q is the queue table.
     const std::string& Q = target.quoted_queue;
     // $1 name, $2 waiter, $3 inbox, $4 lease ms. The data-modifying CTE runs
@@ -1003,6 +1053,14 @@ StatementSet statement_set(const PgTarget& target) {
         " GROUP BY lockstring ORDER BY lockstring", Mode::unprepared);
 
     // clang-format on
+}
+
+}  // namespace
+
+StatementSet statement_set(const PgTarget& target) {
+    StatementSet set("PostgreSQL");
+    history_and_pause_queries(target, set);
+    queue_leader_and_metrics_queries(target, set);
     return set;
 }
 
