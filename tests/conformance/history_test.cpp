@@ -181,6 +181,28 @@ TEST_CASE("a run's end is written only to a run of the lock row that ends it", "
     CHECK(history.finish_run(mine, run, {run_outcome::succeeded, 0, {}}) == run_outcome::succeeded);
 }
 
+TEST_CASE("a run's end is not written while its lock row has another holder", "[history]") {
+    // After a crash failover lost the last ids, a stale holder's lock row
+    // id and run id can both name a new holder's: the lock row's holder
+    // tells them apart.
+    auto db = fresh_database();
+    auto locker = db.open();
+    sqlock::RunHistory history(locker);
+    auto stale = locker.lock("job");
+    const std::int64_t run = history.start_run(stale);
+    // The row and the run now stand for another holder's.
+    sqlock_test::query(db, "UPDATE " + db.table + " SET locked_by = 'another holder' WHERE id = " +
+                               std::to_string(stale.id()));
+    CHECK(history.finish_run(stale, run, {run_outcome::failed, 1, {}}) == run_outcome::lost);
+    auto runs = history.runs(history_query().name("job"));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].outcome == run_outcome::running);
+    CHECK_FALSE(runs[0].ended);
+    sqlock::set_release_error_handler([](const sqlock::error&) {});
+    stale = locker.lock("other");  // the stale handle's release fails quietly
+    sqlock::set_release_error_handler({});
+}
+
 TEST_CASE("once-per windows are UTC, aligned on the epoch, shifted by the offset",
           "[history][once-per]") {
     auto db = fresh_database();

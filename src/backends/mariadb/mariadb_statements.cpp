@@ -1141,14 +1141,16 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
     // (NULL: none), ?6 outcome. The lock row is locked (FOR UPDATE) until
     // COMMIT: a take-over of an expiring lease waits, and then its holder's
     // once-per decision sees this record. FOUND_ROWS() says whether it was
-    // still ours and live.
+    // still ours and live. Only a run of this lock row, and not while the
+    // row has another holder (postgres_statements.cpp).
     set.add(Query::finish_run,
         "SELECT id FROM " + T + " WHERE id = ?2 AND locked_by = ?3 AND " +
         unindexed(std::string("expires > ") + now) + " FOR UPDATE;\n"
         "SET @sqlock_live = FOUND_ROWS();\n"
         "UPDATE " + R + " SET ended = " + now + ", exit_status = ?4, exit_signal = ?5,"
         " outcome = IF(@sqlock_live > 0, ?6, 'lost') WHERE id = ?1 AND fencing_id = ?2"
-        " AND outcome = 'running';\n"
+        " AND outcome = 'running' AND NOT EXISTS (SELECT 1 FROM " + T + " WHERE id = ?2"
+        " AND COALESCE(locked_by, '') <> ?3);\n"
         "SET @sqlock_changed = ROW_COUNT();\n"
         "SELECT outcome FROM " + R + " WHERE id = ?1 AND @sqlock_changed > 0",
         Mode::transaction);

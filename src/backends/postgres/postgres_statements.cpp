@@ -869,7 +869,10 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
     // end is written: a take-over of an expiring lease waits for us, and
     // then its holder's once-per decision sees this record. Run once per
     // `sqlock run`, on the connection it made: sent with its text, so that
-    // no PREPARE's round trip comes just before the release.
+    // no PREPARE's round trip comes just before the release. Only a run of
+    // this lock row, and not while the row has another holder: after a
+    // crash failover lost the last ids, a stale holder's (run id, fencing
+    // id) can name a new holder's run.
     set.add(Query::finish_run,
         "WITH l AS (SELECT id FROM " + T + " WHERE id = $2::bigint AND locked_by = $3::text"
             " AND expires > now() FOR UPDATE)"
@@ -877,6 +880,8 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
         " exit_signal = $5::int,"
         " outcome = CASE WHEN EXISTS (SELECT 1 FROM l) THEN $6::text ELSE 'lost' END"
         " WHERE r.id = $1::bigint AND r.fencing_id = $2::bigint AND r.outcome = 'running'"
+        " AND NOT EXISTS (SELECT 1 FROM " + T + " WHERE id = $2::bigint"
+            " AND coalesce(locked_by, '') <> $3::text)"
         " RETURNING r.outcome::text",
         Mode::unprepared);
 

@@ -300,7 +300,8 @@ StatementSet statement_set(const Tables& tables) {
             Mode::transaction);
 
     // One statement under SQLite's write lock: nobody takes the lock over
-    // between the check and the record.
+    // between the check and the record. Only a run of this lock row, and
+    // not while the row has another holder (postgres_statements.cpp).
     set.add(
         Query::finish_run,
         "UPDATE " + r + " SET ended = " + now +
@@ -308,7 +309,8 @@ StatementSet statement_set(const Tables& tables) {
             " FROM " +
             t + " WHERE id = ?2 AND locked_by = ?3 AND " + live +
             ") THEN ?6 ELSE 'lost' END WHERE id = ?1 AND fencing_id = ?2 AND outcome = 'running'"
-            " RETURNING outcome");
+            " AND NOT EXISTS (SELECT 1 FROM " +
+            t + " WHERE id = ?2 AND coalesce(locked_by, '') <> ?3) RETURNING outcome");
 
     set.add(Query::window_runs,
             runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
