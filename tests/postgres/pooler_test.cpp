@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "pg_test.hpp"
@@ -318,4 +319,67 @@ TEST_CASE("through a transaction pooler, a table made again with other column ty
     for (int i = 0; i < 3; ++i) cycle();
     make("varchar(1024)");
     for (int i = 0; i < 3; ++i) cycle();
+}
+
+TEST_CASE("through a transaction pooler, an error at commit leaves the connection ready",
+          "[pooler]") {
+    // A constraint trigger deferred to commit fails the statement after its
+    // result came: with a serialization failure, which sqlock sends again,
+    // and with a refusal, which the call reports. Either way, on a
+    // statement's first use (the pipeline that prepares and runs it), the
+    // whole answer must be read: a connection left in pipeline mode would
+    // make its next call wait all of db_timeout for an answer, then drop
+    // the connection.
+    auto db = fresh_database();
+    const std::string direct = without_pooler(db.url);
+    const std::string t = db.table;
+    pg_test::query(direct, "CREATE SEQUENCE " + t + "_race; CREATE SEQUENCE " + t +
+                               "_refusal;"
+                               " CREATE FUNCTION " +
+                               t +
+                               "_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                               " IF NEW.lockstring = 'race-at-commit' AND nextval('" +
+                               t +
+                               "_race') = 1 THEN RAISE EXCEPTION 'lost at commit'"
+                               " USING ERRCODE = 'serialization_failure'; END IF;"
+                               " IF NEW.lockstring LIKE 'refused-at-commit%' AND nextval('" +
+                               t +
+                               "_refusal') = 1 THEN RAISE EXCEPTION 'refused at commit'"
+                               " USING ERRCODE = 'check_violation'; END IF;"
+                               " RETURN NULL; END $$;"
+                               " CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON " +
+                               t + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " +
+                               t + "_at_commit()");
+    const auto db_timeout = 20s;
+    sqlock::Locker locker(db.url, locker_options().table(t).pool_size(1).db_timeout(db_timeout));
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    // Seconds a call took, against half of db_timeout.
+    const double most = std::chrono::duration<double>(db_timeout).count() / 2;
+    auto timed = [](const std::function<void()>& f) {
+        const auto asked = steady::now();
+        f();
+        return std::chrono::duration<double>(steady::now() - asked).count();
+    };
+    // Lost at commit, once: sent again on the same connection, at once.
+    std::optional<sqlock::Lock> raced;
+    CHECK(timed([&] { raced = locker.try_lock("race-at-commit", plain); }) < most);
+    REQUIRE(raced);
+    CHECK(pg_test::query(direct, "SELECT last_value FROM " + t + "_race") == "2");
+    // Refused at commit: the call says so, and the connection (the pool's
+    // one) serves the next call at once.
+    CHECK(timed([&] {
+              try {
+                  locker.try_acquire_slot("refused-at-commit", 2, plain);
+                  FAIL("the refusal at commit was not reported");
+              } catch (const sqlock::error& e) {
+                  CHECK(e.category() != sqlock::errc::connection);
+                  CHECK(e.backend_code() == "23514");
+              }
+          }) < most);
+    std::optional<sqlock::Lock> next;
+    CHECK(timed([&] { next = locker.try_lock("after-refusal", plain); }) < most);
+    CHECK(next);
+    raced->release();
+    if (next) next->release();
+    CHECK(pg_test::query(direct, "SELECT count(*) FROM " + t) == "0");
 }

@@ -94,6 +94,10 @@ PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::stri
 /// statement goes unnamed (pq_exec_params), so no pooler behaviour can
 /// loop it.
 /// `missed` is set when the first server session lent did not have it.
+///
+/// An error at commit (after the Execute's result, before the Sync's) is
+/// thrown as the call's; the connection is left out of pipeline mode, or,
+/// where libpq cannot leave it, shut down and reported broken.
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
                       PqParams params, PqDeadline& deadline, PqFormat format, bool& missed);
 
