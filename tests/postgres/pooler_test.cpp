@@ -321,6 +321,72 @@ TEST_CASE("through a transaction pooler, a table made again with other column ty
     for (int i = 0; i < 3; ++i) cycle();
 }
 
+namespace {
+
+// The first line of `log` holding both `a` and `b` ("" if none).
+std::string first_line_with(const std::string& log, const std::string& a, const std::string& b) {
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        if (end == std::string::npos) end = log.size();
+        const std::string line = log.substr(start, end - start);
+        if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return line;
+        start = end + 1;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("through a transaction pooler, a connection binds only the statements it has prepared",
+          "[pooler]") {
+    // PgBouncer 1.21 and later keep each client's prepared statements and
+    // close a client connection that binds a name it never prepared: a
+    // connection's first use of each statement prepares it, in the pipeline
+    // that runs it, and binds only after. On a fresh table no server session
+    // holds the statements yet, so a bind first would fail there (26000,
+    // "does not exist", in the server log); a server session that holds
+    // them already refuses the preparation (42P05, "already exists").
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    const std::string logged = pg_test::with_user(db.url, "sqlock_logged");
+    const std::size_t log_start = pg_test::server_log_size();
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    auto first_calls = [&](const std::string& app) {
+        sqlock::Locker locker(pg_test::with_param(logged, "application_name", app),
+                              locker_options().table(db.table).pool_size(1));
+        auto lock = locker.try_lock("first", plain);
+        REQUIRE(lock);
+        lock->release();
+        auto slot = locker.try_acquire_slot("first-sem", 2, plain);
+        REQUIRE(slot);
+        slot->release();
+    };
+    const std::string first = pg_test::unique("first"), second = pg_test::unique("second");
+    first_calls(first);
+    first_calls(second);
+    const std::string log = pg_test::server_log(log_start);
+    const char* const hot[] = {"sqlock_acquire_gated/", "sqlock_delete_exact/",
+                               "sqlock_acquire_slot_gated/"};
+    // The first connection: prepared where none had them, each ran once.
+    const std::string prefix = "app=" + first + " ";
+    for (const char* name : hot) {
+        INFO(name);
+        CHECK(pg_test::count(log, prefix + "ERROR:  prepared statement \"" + name) == 0);
+    }
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_gated/") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_gated/") == 1);
+    // The second: what the server first said of each name answered a
+    // preparation (it ran, or the session had it), never a bind.
+    for (const char* name : hot) {
+        const std::string said = first_line_with(log, "app=" + second + " ", name);
+        INFO(name << ": " << said);
+        CHECK_FALSE(said.empty());
+        CHECK(said.find("does not exist") == std::string::npos);
+    }
+}
+
 TEST_CASE("through a transaction pooler, an error at commit leaves the connection ready",
           "[pooler]") {
     // A constraint trigger deferred to commit fails the statement after its

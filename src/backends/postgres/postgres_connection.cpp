@@ -251,6 +251,8 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
         [&] {
             if (!hot.prepared) {
                 const std::string setup = setup_for_message();
+                // A Parse, unless the settings go with it (PREPARE in SQL).
+                if (setup.empty()) hot.parsed = true;
                 pq_prepare(conn, hot.st->name, hot.st->sql, limit_,
                            setup.empty() ? nullptr : setup.c_str());
                 hot.prepared = session_set_up_ = true;
@@ -261,8 +263,8 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
             if (!keeping_statements())
                 return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format);
             bool missed = false;
-            PqResult r =
-                pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format, missed);
+            PqResult r = pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format,
+                                      hot.parsed, missed);
             note_kept(missed);
             return r;
         },

@@ -237,24 +237,36 @@ PqResult prepare_and_run(PGconn* conn, const std::string& name, const std::strin
 }  // namespace
 
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
-                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed) {
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& parsed,
+                      bool& missed) {
     constexpr int most_misses = 3;
     missed = false;
+    // A name this client connection never Parsed is not bound: PgBouncer
+    // 1.21 and later, tracking statements per client, close a client that
+    // binds one; so its first use prepares and runs it.
+    bool bind = parsed;
     for (int miss = 0; miss < most_misses; ++miss) {
-        try {
-            return pq_exec_prepared(conn, name, sql, params, deadline, format);
-        } catch (const pqxx::sql_error& e) {
-            missed = true;
-            if (has_sqlstate(e, stale_plan)) {
-                forget_stale(conn, name, deadline);
-                continue;
+        if (bind) {
+            try {
+                return pq_exec_prepared(conn, name, sql, params, deadline, format);
+            } catch (const pqxx::sql_error& e) {
+                if (has_sqlstate(e, stale_plan)) {
+                    missed = true;
+                    forget_stale(conn, name, deadline);
+                    continue;
+                }
+                if (!has_sqlstate(e, "26000")) throw;
+                missed = true;
             }
-            if (!has_sqlstate(e, "26000")) throw;
         }
+        bind = true;
+        // Before the answer: PgBouncer 1.21 and later take the name as this
+        // client's with the Parse, whatever the server says to it.
+        parsed = true;
         try {
             return prepare_and_run(conn, name, sql, params, deadline, format);
         } catch (const pqxx::sql_error& e) {
-            if (!has_sqlstate(e, "42P05")) throw;
+            if (!has_sqlstate(e, "42P05")) throw;  // the session has it: bind it
         }
     }
     return pq_exec_params(conn, sql, params, deadline, format);
