@@ -221,8 +221,12 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
             if (miss == 0) note_kept(false);
             return r;
         } catch (const pqxx::sql_error& e) {
+            // Only a miss counts: any other error (a standby's 25006 in a
+            // failover's window, say) says nothing of the kept statements.
+            const bool stale = e.sqlstate() == "0A000";
+            if (!stale && e.sqlstate() != "26000") throw;
             if (miss == 0) note_kept(true);
-            if (e.sqlstate() == "0A000") {
+            if (stale) {
                 try {
                     pqxx::nontransaction tx(link_.get());
                     tx.exec("DEALLOCATE \"" + name + "\"");
@@ -231,7 +235,6 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
                 }
                 continue;
             }
-            if (e.sqlstate() != "26000") throw;
         }
         try {
             pqxx::nontransaction tx(link_.get());
