@@ -199,24 +199,24 @@ PqResult prepare_and_run(PGconn* conn, const std::string& name, const std::strin
         PQpipelineSync(conn);
     if (!sent) throw pqxx::broken_connection(PQerrorMessage(conn));
     OwnedResult first_error(nullptr, &PQclear), rows(nullptr, &PQclear);
+    // More of the answer read in, by the deadline; else the link is broken.
+    auto read_more = [&] {
+        if (!await_readable(conn, deadline) || !PQconsumeInput(conn))
+            throw pqxx::broken_connection(deadline.passed ? "no answer in time"
+                                                          : PQerrorMessage(conn));
+    };
     int results = 0;         // so far, the Parse's first
     bool said_none = false;  // the last PQgetResult: none (the end of one command's)
     for (;;) {
-        while (PQisBusy(conn)) {
-            if (!await_readable(conn, deadline) || !PQconsumeInput(conn))
-                throw pqxx::broken_connection(deadline.passed ? "no answer in time"
-                                                              : PQerrorMessage(conn));
-        }
+        while (PQisBusy(conn)) read_more();
         OwnedResult r(PQgetResult(conn), &PQclear);
         if (!r) {
             // Between one command's results and the next's, and after a
             // broken link. Twice in a row: libpq has nothing buffered for
-            // the next, so wait for it to come (by the deadline).
+            // the next, so wait for it to come.
             if (PQstatus(conn) == CONNECTION_BAD)
                 throw pqxx::broken_connection(PQerrorMessage(conn));
-            if (said_none && (!await_readable(conn, deadline) || !PQconsumeInput(conn)))
-                throw pqxx::broken_connection(deadline.passed ? "no answer in time"
-                                                              : PQerrorMessage(conn));
+            if (said_none) read_more();
             said_none = true;
             continue;
         }
