@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "pg_test.hpp"
@@ -318,4 +319,178 @@ TEST_CASE("through a transaction pooler, a table made again with other column ty
     for (int i = 0; i < 3; ++i) cycle();
     make("varchar(1024)");
     for (int i = 0; i < 3; ++i) cycle();
+}
+
+namespace {
+
+// The first line of `log` holding both `a` and `b` ("" if none).
+std::string first_line_with(const std::string& log, const std::string& a, const std::string& b) {
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        if (end == std::string::npos) end = log.size();
+        const std::string line = log.substr(start, end - start);
+        if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return line;
+        start = end + 1;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("through a transaction pooler, a connection binds only the statements it has prepared",
+          "[pooler]") {
+    // PgBouncer 1.21 and later keep each client's prepared statements and
+    // close a client connection that binds a name it never prepared: a
+    // connection's first use of each statement prepares it, in the pipeline
+    // that runs it, and binds only after. On a fresh table no server session
+    // holds the statements yet, so a bind first would fail there (26000,
+    // "does not exist", in the server log); a server session that holds
+    // them already refuses the preparation (42P05, "already exists").
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    const std::string logged = pg_test::with_user(db.url, "sqlock_logged");
+    const std::size_t log_start = pg_test::server_log_size();
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    auto first_calls = [&](const std::string& app) {
+        sqlock::Locker locker(pg_test::with_param(logged, "application_name", app),
+                              locker_options().table(db.table).pool_size(1));
+        auto lock = locker.try_lock("first", plain);
+        REQUIRE(lock);
+        lock->release();
+        auto slot = locker.try_acquire_slot("first-sem", 2, plain);
+        REQUIRE(slot);
+        slot->release();
+    };
+    const std::string first = pg_test::unique("first"), second = pg_test::unique("second");
+    first_calls(first);
+    first_calls(second);
+    const std::string log = pg_test::server_log(log_start);
+    const char* const hot[] = {"sqlock_acquire_gated/", "sqlock_delete_exact/",
+                               "sqlock_acquire_slot_gated/"};
+    for (const char* name : hot) {
+        // What the server first said of each name answered a preparation,
+        // never a bind: where none had it (the first connection), it ran;
+        // else it ran, or the session had it.
+        const std::string said_first = first_line_with(log, "app=" + first + " ", name);
+        const std::string said_second = first_line_with(log, "app=" + second + " ", name);
+        INFO(name << ": " << said_first << "\n" << said_second);
+        CHECK(said_first.find("LOG:  execute " + std::string(name)) != std::string::npos);
+        CHECK_FALSE(said_second.empty());
+        CHECK(said_second.find("does not exist") == std::string::npos);
+    }
+    // Each ran once a call.
+    const std::string prefix = "app=" + first + " ";
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_gated/") == 1);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_delete_exact/") == 2);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_gated/") == 1);
+}
+
+TEST_CASE("through a transaction pooler, an error at commit leaves the connection ready",
+          "[pooler]") {
+    // A constraint trigger deferred to commit fails the statement after its
+    // result came: with a serialization failure, which sqlock sends again,
+    // and with a refusal, which the call reports. Either way, on a
+    // statement's first use (the pipeline that prepares and runs it), the
+    // whole answer must be read: a connection left in pipeline mode would
+    // make its next call wait all of db_timeout for an answer, then drop
+    // the connection.
+    auto db = fresh_database();
+    const std::string direct = without_pooler(db.url);
+    const std::string t = db.table;
+    pg_test::query(direct, "CREATE SEQUENCE " + t + "_race; CREATE SEQUENCE " + t +
+                               "_refusal;"
+                               " CREATE FUNCTION " +
+                               t +
+                               "_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                               " IF NEW.lockstring = 'race-at-commit' AND nextval('" +
+                               t +
+                               "_race') = 1 THEN RAISE EXCEPTION 'lost at commit'"
+                               " USING ERRCODE = 'serialization_failure'; END IF;"
+                               " IF NEW.lockstring LIKE 'refused-at-commit%' AND nextval('" +
+                               t +
+                               "_refusal') = 1 THEN RAISE EXCEPTION 'refused at commit'"
+                               " USING ERRCODE = 'check_violation'; END IF;"
+                               " RETURN NULL; END $$;"
+                               " CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON " +
+                               t + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " +
+                               t + "_at_commit()");
+    const auto db_timeout = 20s;
+    sqlock::Locker locker(db.url, locker_options().table(t).pool_size(1).db_timeout(db_timeout));
+    sqlock::LockOptions plain = lock_options().heartbeat(false);
+    // Seconds a call took, against half of db_timeout.
+    const double most = std::chrono::duration<double>(db_timeout).count() / 2;
+    auto timed = [](const std::function<void()>& f) {
+        const auto asked = steady::now();
+        f();
+        return std::chrono::duration<double>(steady::now() - asked).count();
+    };
+    // Lost at commit, once: sent again on the same connection, at once.
+    std::optional<sqlock::Lock> raced;
+    CHECK(timed([&] { raced = locker.try_lock("race-at-commit", plain); }) < most);
+    REQUIRE(raced);
+    CHECK(pg_test::query(direct, "SELECT last_value FROM " + t + "_race") == "2");
+    // Refused at commit: the call says so, and the connection (the pool's
+    // one) serves the next call at once.
+    CHECK(timed([&] {
+              try {
+                  locker.try_acquire_slot("refused-at-commit", 2, plain);
+                  FAIL("the refusal at commit was not reported");
+              } catch (const sqlock::error& e) {
+                  CHECK(e.category() != sqlock::errc::connection);
+                  CHECK(e.backend_code() == "23514");
+              }
+          }) < most);
+    std::optional<sqlock::Lock> next;
+    CHECK(timed([&] { next = locker.try_lock("after-refusal", plain); }) < most);
+    CHECK(next);
+    raced->release();
+    if (next) next->release();
+    CHECK(pg_test::query(direct, "SELECT count(*) FROM " + t) == "0");
+}
+
+TEST_CASE("through a transaction pooler, failing calls do not stop a connection keeping statements",
+          "[pooler]") {
+    // Only a statement missing on the lent server session counts towards
+    // giving up keeping them (64 in a row): a statement that fails for
+    // another reason, here a read-only refusal as in a failover's window,
+    // found its statement there.
+    if (!pg_test::have_server_control()) return;
+    auto db = fresh_database();
+    const std::string direct = without_pooler(db.url);
+    const std::string t = db.table;
+    pg_test::query(direct, "INSERT INTO " + t +
+                               " (lockstring, expires, locked_by)"
+                               " VALUES ('refused-purge', now() - interval '1 hour', 'test');"
+                               " CREATE FUNCTION " +
+                               t +
+                               "_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                               " RAISE EXCEPTION 'read-only for now'"
+                               " USING ERRCODE = 'read_only_sql_transaction'; END $$;"
+                               " CREATE TRIGGER refuse BEFORE DELETE ON " +
+                               t + " FOR EACH ROW EXECUTE FUNCTION " + t + "_refuse()");
+    const std::string app = pg_test::unique("refused");
+    const std::string prefix = "app=" + app + " ";
+    const std::size_t log_start = pg_test::server_log_size();
+    sqlock::Locker locker(
+        pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"), "application_name", app),
+        locker_options().table(t).pool_size(1));
+    const int refusals = 70;
+    int refused = 0;
+    for (int i = 0; i < refusals; ++i) {
+        try {
+            locker.purge_expired();
+        } catch (const sqlock::error& e) {
+            if (e.backend_code() == "25006") ++refused;
+        }
+    }
+    CHECK(refused == refusals);
+    pg_test::query(direct, "DROP TRIGGER refuse ON " + t);
+    CHECK(locker.purge_expired() == 1);
+    const std::string log = pg_test::server_log(log_start);
+    // Every call ran the kept statement by name, the last one too.
+    CHECK(pg_test::count(log, prefix + "LOG:  statement: EXECUTE \"sqlock_purge") ==
+          std::size_t(refusals + 1));
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: DELETE") == 0);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute <unnamed>: WITH") == 0);
 }

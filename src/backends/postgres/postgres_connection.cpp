@@ -221,8 +221,12 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
             if (miss == 0) note_kept(false);
             return r;
         } catch (const pqxx::sql_error& e) {
+            // Only a miss counts: any other error (a standby's 25006 in a
+            // failover's window, say) says nothing of the kept statements.
+            const bool stale = e.sqlstate() == "0A000";
+            if (!stale && e.sqlstate() != "26000") throw;
             if (miss == 0) note_kept(true);
-            if (e.sqlstate() == "0A000") {
+            if (stale) {
                 try {
                     pqxx::nontransaction tx(link_.get());
                     tx.exec("DEALLOCATE \"" + name + "\"");
@@ -231,7 +235,6 @@ pqxx::result PgConnection::exec_kept(const std::string& name, const std::string&
                 }
                 continue;
             }
-            if (e.sqlstate() != "26000") throw;
         }
         try {
             pqxx::nontransaction tx(link_.get());
@@ -251,6 +254,8 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
         [&] {
             if (!hot.prepared) {
                 const std::string setup = setup_for_message();
+                // A Parse, unless the settings go with it (PREPARE in SQL).
+                if (setup.empty()) hot.parsed = true;
                 pq_prepare(conn, hot.st->name, hot.st->sql, limit_,
                            setup.empty() ? nullptr : setup.c_str());
                 hot.prepared = session_set_up_ = true;
@@ -261,8 +266,8 @@ PqResult PgConnection::exec_direct(const char* doing, const std::string& subject
             if (!keeping_statements())
                 return pq_exec_params(conn, hot.st->sql, params, limit_, hot.format);
             bool missed = false;
-            PqResult r =
-                pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format, missed);
+            PqResult r = pq_exec_kept(conn, hot.st->name, hot.st->sql, params, limit_, hot.format,
+                                      hot.parsed, missed);
             note_kept(missed);
             return r;
         },

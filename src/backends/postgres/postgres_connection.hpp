@@ -62,11 +62,16 @@ class PgConnection final : public TunedConnection<PgConnection> {
 
   private:
     /// A statement of the hot path, sent through libpq (postgres_libpq.hpp),
-    /// and whether it is prepared on this connection yet.
+    /// whether it is prepared on this connection yet (our own session), and
+    /// whether this client connection has sent a Parse of its name (through
+    /// a pooler: the pooled path binds only those; pq_exec_kept()). Each
+    /// has a name of its own, so these flags are this connection's set of
+    /// names parsed, without a lookup.
     struct HotStatement {
         const Statement* st;
         PqFormat format = PqFormat::text;
         bool prepared = false;
+        bool parsed = false;
     };
 
     /// Sends one statement, bounded: `prepared()` while the connection is

@@ -152,85 +152,121 @@ void forget_stale(PGconn* conn, const std::string& name, PqDeadline& deadline) {
     }
 }
 
-// Parse `name` and run it, before one Sync (pq_exec_kept): the results in
-// order are the Parse's, the Execute's (or PIPELINE_ABORTED after a failed
-// Parse) and the Sync's. The first error, else the Execute's result.
+// Pipeline mode for one call. Left by leave() once the Sync's result is
+// in; a connection that cannot leave it (a result left unread) would make
+// its next call wait for an answer that never comes, so its socket is shut
+// down instead and the call reports it broken: the pool discards it.
+class Pipeline {
+  public:
+    explicit Pipeline(PGconn* conn) : conn_(conn) {
+        if (!PQenterPipelineMode(conn)) throw pqxx::broken_connection(PQerrorMessage(conn));
+    }
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+    ~Pipeline() {
+        // On the way out of a failed call, whose link is broken already.
+        if (conn_ && !PQexitPipelineMode(conn_)) ::shutdown(PQsocket(conn_), SHUT_RDWR);
+    }
+    void leave() {
+        PGconn* conn = conn_;
+        conn_ = nullptr;
+        if (PQexitPipelineMode(conn)) return;
+        const std::string why =
+            std::string("could not leave pipeline mode: ") + PQerrorMessage(conn);
+        ::shutdown(PQsocket(conn), SHUT_RDWR);
+        throw pqxx::broken_connection(why);
+    }
+
+  private:
+    PGconn* conn_;
+};
+
+using OwnedResult = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+// Parse `name` and run it, before one Sync (pq_exec_kept). The results come
+// in order: the Parse's, the Execute's (PIPELINE_ABORTED after a failed
+// Parse), then whatever the Sync's commit adds (an error: a serialization
+// failure, a deferred constraint) and the Sync's own. All are read, up to
+// the Sync's, so that the connection leaves pipeline mode with nothing
+// pending. The first error, else the Execute's result.
 PqResult prepare_and_run(PGconn* conn, const std::string& name, const std::string& sql,
                          PqParams params, PqDeadline& deadline, PqFormat format) {
-    if (!PQenterPipelineMode(conn)) throw pqxx::broken_connection(PQerrorMessage(conn));
-    struct Leave {
-        PGconn* c;
-        ~Leave() { PQexitPipelineMode(c); }
-    } leave{conn};
+    Pipeline pipeline(conn);
     const bool sent =
         PQsendPrepare(conn, name.c_str(), sql.c_str(), 0, nullptr) &&
         PQsendQueryPrepared(conn, name.c_str(), static_cast<int>(params.size()), params.begin(),
                             nullptr, nullptr, static_cast<int>(format)) &&
         PQpipelineSync(conn);
     if (!sent) throw pqxx::broken_connection(PQerrorMessage(conn));
-    PGresult* first_error = nullptr;
-    PGresult* rows = nullptr;
-    for (int step = 0; step < 3;) {
-        while (PQisBusy(conn)) {
-            if (!await_readable(conn, deadline) || !PQconsumeInput(conn)) {
-                PQclear(first_error);
-                PQclear(rows);
-                throw pqxx::broken_connection(deadline.passed ? "no answer in time"
-                                                              : PQerrorMessage(conn));
-            }
-        }
-        PGresult* r = PQgetResult(conn);
+    OwnedResult first_error(nullptr, &PQclear), rows(nullptr, &PQclear);
+    // More of the answer read in, by the deadline; else the link is broken.
+    auto read_more = [&] {
+        if (!await_readable(conn, deadline) || !PQconsumeInput(conn))
+            throw pqxx::broken_connection(deadline.passed ? "no answer in time"
+                                                          : PQerrorMessage(conn));
+    };
+    int results = 0;         // so far, the Parse's first
+    bool said_none = false;  // the last PQgetResult: none (the end of one command's)
+    for (;;) {
+        while (PQisBusy(conn)) read_more();
+        OwnedResult r(PQgetResult(conn), &PQclear);
         if (!r) {
             // Between one command's results and the next's, and after a
-            // broken link, where PQgetResult says nothing more comes.
-            if (PQstatus(conn) == CONNECTION_BAD) {
-                PQclear(first_error);
-                PQclear(rows);
+            // broken link. Twice in a row: libpq has nothing buffered for
+            // the next, so wait for it to come.
+            if (PQstatus(conn) == CONNECTION_BAD)
                 throw pqxx::broken_connection(PQerrorMessage(conn));
-            }
+            if (said_none) read_more();
+            said_none = true;
             continue;
         }
-        const ExecStatusType status = PQresultStatus(r);
-        ++step;
-        if (status == PGRES_FATAL_ERROR && !first_error) {
-            first_error = r;
-        } else if (step == 2 && !first_error && status == PGRES_TUPLES_OK) {
-            rows = r;
-        } else if (step == 2 && !first_error && status == PGRES_COMMAND_OK) {
-            rows = r;
-        } else {
-            PQclear(r);
-        }
+        said_none = false;
+        const ExecStatusType status = PQresultStatus(r.get());
+        const bool executes = ++results == 2;
         if (status == PGRES_PIPELINE_SYNC) break;
+        if (status == PGRES_FATAL_ERROR && !first_error)
+            first_error = std::move(r);
+        else if (executes && (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK))
+            rows = std::move(r);
     }
-    if (first_error) {
-        PQclear(rows);
-        return checked(conn, first_error, sql);  // throws
-    }
-    return checked(conn, rows, sql);
+    pipeline.leave();
+    if (first_error) return checked(conn, first_error.release(), sql);  // throws
+    return checked(conn, rows.release(), sql);
 }
 
 }  // namespace
 
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
-                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed) {
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& parsed,
+                      bool& missed) {
     constexpr int most_misses = 3;
     missed = false;
+    // A name this client connection never Parsed is not bound: PgBouncer
+    // 1.21 and later, tracking statements per client, close a client that
+    // binds one; so its first use prepares and runs it.
+    bool bind = parsed;
     for (int miss = 0; miss < most_misses; ++miss) {
-        try {
-            return pq_exec_prepared(conn, name, sql, params, deadline, format);
-        } catch (const pqxx::sql_error& e) {
-            missed = true;
-            if (has_sqlstate(e, stale_plan)) {
-                forget_stale(conn, name, deadline);
-                continue;
+        if (bind) {
+            try {
+                return pq_exec_prepared(conn, name, sql, params, deadline, format);
+            } catch (const pqxx::sql_error& e) {
+                if (has_sqlstate(e, stale_plan)) {
+                    missed = true;
+                    forget_stale(conn, name, deadline);
+                    continue;
+                }
+                if (!has_sqlstate(e, "26000")) throw;
+                missed = true;
             }
-            if (!has_sqlstate(e, "26000")) throw;
         }
+        bind = true;
+        // Before the answer: PgBouncer 1.21 and later take the name as this
+        // client's with the Parse, whatever the server says to it.
+        parsed = true;
         try {
             return prepare_and_run(conn, name, sql, params, deadline, format);
         } catch (const pqxx::sql_error& e) {
-            if (!has_sqlstate(e, "42P05")) throw;
+            if (!has_sqlstate(e, "42P05")) throw;  // the session has it: bind it
         }
     }
     return pq_exec_params(conn, sql, params, deadline, format);

@@ -85,17 +85,29 @@ PqResult pq_exec_prepared(PGconn* conn, const std::string& name, const std::stri
 /// Execute before one Sync: one transaction, one server session). Each
 /// server session thus plans the statement once, not every time. A name
 /// stands for one SQL text (postgres_statements.hpp), so a statement found
-/// under it is ours, whoever prepared it. Misses and clashes (26000: the
-/// lent session lacks it; 42P05: the session lent for the mending has it
-/// already; 0A000: the session's plan is stale, its table made again with
-/// other column types, and is dropped there) did not run it, so the call
-/// tries again: steady state is one
-/// round trip, a session's first use two. After `most_misses` the
-/// statement goes unnamed (pq_exec_params), so no pooler behaviour can
-/// loop it.
-/// `missed` is set when the first server session lent did not have it.
+/// under it is ours, whoever prepared it.
+///
+/// `parsed`: whether this client connection has sent a Parse of `name`
+/// (kept by the caller, per connection; set here). Until it has, the call
+/// starts with the pipeline instead of binding: PgBouncer 1.21 and later,
+/// which track prepared statements per client (max_prepared_statements),
+/// close a client connection that binds a name it never parsed.
+///
+/// Misses and clashes (26000: the lent session lacks it; 42P05: the session
+/// lent for the pipeline has it already, so it is bound; 0A000: the
+/// session's plan is stale, its table made again with other column types,
+/// and is dropped there) did not run it, so the call tries again: steady
+/// state is one round trip, a session's first use two. After `most_misses`
+/// the statement goes unnamed (pq_exec_params), so no pooler behaviour can
+/// loop it. `missed` is set when a server session lent lacked it or held it
+/// stale.
+///
+/// An error at commit (after the Execute's result, before the Sync's) is
+/// thrown as the call's; the connection is left out of pipeline mode, or,
+/// where libpq cannot leave it, shut down and reported broken.
 PqResult pq_exec_kept(PGconn* conn, const std::string& name, const std::string& sql,
-                      PqParams params, PqDeadline& deadline, PqFormat format, bool& missed);
+                      PqParams params, PqDeadline& deadline, PqFormat format, bool& parsed,
+                      bool& missed);
 
 /// Runs `sql` as an unnamed statement (parsed every time).
 PqResult pq_exec_params(PGconn* conn, const std::string& sql, PqParams params, PqDeadline& deadline,
