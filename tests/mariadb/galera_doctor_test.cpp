@@ -53,8 +53,15 @@ TEST_CASE("doctor on Galera: the cluster, its settings, each host of the list",
 
     // A node cut from the others: named as not used, the rest as before.
     c.isolate(3, true);
-    d = sqlock::diagnose(locker);
-    facts = facts_of(d);
+    // The others see it gone once their view of the cluster changes (the
+    // group's suspect timeout): awaited, not assumed.
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            d = sqlock::diagnose(locker);
+            facts = facts_of(d);
+            return facts["galera cluster"].find("2 nodes") != std::string::npos;
+        },
+        std::chrono::seconds(30)));
     const std::string third = facts["host 127.0.0.1:" + std::to_string(c.port(3))];
     INFO(third);
     CHECK(third.find("not used: the Galera node is not ready for locks") == 0);
