@@ -95,10 +95,12 @@ class RunHistory {
     /// Records how run `run_id` ended, before `lock` is released. Returns
     /// what was recorded: `end.outcome`, or `lost` when the lock was no
     /// longer held at that moment (its lease ran out, it was taken over or
-    /// force-released), or when the run was no longer marked running (the
-    /// reaper had recorded it lost, or its end was recorded already).
-    /// A failure throws: the end is then not recorded, and the run reads
-    /// as lost once its lease has run out.
+    /// force-released). A run whose end was recorded already (by an earlier
+    /// call, or by this one's first try when its answer was lost) keeps it,
+    /// and that end is returned while the lock row is still this Lock's;
+    /// `lost` when it is not (the reaper recorded it lost, or the row is
+    /// gone or another holder's). A failure throws: the end may or may not
+    /// have been recorded; calling again says which.
     run_outcome finish_run(const Lock& lock, std::int64_t run_id, const RunEnd& end);
 
     /// Records that the job of `lock`'s name was not run, as a run that

@@ -29,6 +29,8 @@ About about(Query key) noexcept {
                     "reading the pause and recording the start of a run of", 0, 7};
         case Query::finish_run:
             return {"finish_run", "recording the end of run", 0, 6};
+        case Query::finished_run:
+            return {"finished_run", "reading the end of run", 0, 3};
         case Query::window_runs:
             return {"window_runs", "reading the runs of", 0, 2};
         case Query::history_all:

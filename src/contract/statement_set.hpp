@@ -66,6 +66,12 @@ enum class Query : std::size_t {
     /// outcome recorded) when it did, none when the run was no longer
     /// marked running.
     finish_run,
+    /// (run_id, fencing_id, locked_by): the outcome recorded for that run
+    /// of that lock row once it has ended, while the lock row is still
+    /// there and held by locked_by (live or not); no row otherwise. What
+    /// finish_run reads back when it changed nothing: another holder's row
+    /// under the same id answers nothing.
+    finished_run,
     /// (name, window_start: UTC text): the runs of that window, oldest first.
     window_runs,
     /// (since: duration or NULL, limit): runs started within `since` of

@@ -328,32 +328,19 @@ run_outcome RunHistory::finish_run(const Lock& lock, std::int64_t run_id, const 
         end.exit_status ? Value::integer(*end.exit_status) : Value::null(),
         end.signal ? Value::integer(*end.signal) : Value::null(),
         Value::text(to_string(end.outcome))};
-    int tries = 0;
+    const std::vector<Value> ours(params.begin(), params.begin() + 3);
     auto recorded = with_history(*state_, [&](detail::Connection& c) -> std::optional<run_outcome> {
-        ++tries;
-        const detail::Rows r = c.query(detail::Query::finish_run, params);
-        // No row: the run was no longer marked running.
+        detail::Rows r = c.query(detail::Query::finish_run, params);
+        // No row: the run was no longer marked running. Its end may be this
+        // call's own, sent again after its answer was lost (the link or a
+        // node went away mid-statement), or an earlier call's: read back
+        // while the lock row is still ours, never from another holder's row
+        // under the same id.
+        if (r.rows.empty()) r = c.query(detail::Query::finished_run, ours);
         if (r.rows.empty()) return std::nullopt;
         return parse_run_outcome(detail::as_text(r.rows[0].at(0)));
     });
-    if (recorded) return *recorded;
-    // Sent again after its answer was lost (the link or the node went away
-    // mid-statement), the end may be the first try's, committed: read it
-    // back rather than call a run that ended as it said lost.
-    if (tries > 1) {
-        try {
-            HistoryQuery newest;
-            newest.name = held.name();
-            newest.limit = 20;
-            for (const RunRecord& run : runs(newest))
-                if (run.id == run_id && run.fencing_id == held.ids.front() &&
-                    run.outcome != run_outcome::running)
-                    return run.outcome;
-        } catch (const error&) {
-            // unreadable now: the end stays unknown, as lost
-        }
-    }
-    return run_outcome::lost;
+    return recorded.value_or(run_outcome::lost);
 }
 
 std::int64_t RunHistory::record_skip(const Lock& lock, run_outcome outcome, RunStart info) {

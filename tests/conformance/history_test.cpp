@@ -33,9 +33,11 @@ TEST_CASE("a run is recorded from start to end, with its host and fencing id", "
 
     CHECK(sqlock::RunHistory(locker).finish_run(lock, run, {run_outcome::failed, 2, {}}) ==
           run_outcome::failed);
-    // Only a running run is finished: a second end changes nothing.
+    // Only a running run is finished: a second end changes nothing, and
+    // says the end recorded (what a call sent again after its answer was
+    // lost finds).
     CHECK(sqlock::RunHistory(locker).finish_run(lock, run, {run_outcome::succeeded, 0, {}}) ==
-          run_outcome::lost);
+          run_outcome::failed);
     runs = sqlock::RunHistory(locker).runs();
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].outcome == run_outcome::failed);
@@ -198,6 +200,11 @@ TEST_CASE("a run's end is not written while its lock row has another holder", "[
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].outcome == run_outcome::running);
     CHECK_FALSE(runs[0].ended);
+    // The other holder's run ends; the stale holder, asking again, is not
+    // told that end as its own.
+    sqlock_test::query(db, "UPDATE " + db.table +
+                               "_runs SET outcome = 'succeeded' WHERE id = " + std::to_string(run));
+    CHECK(history.finish_run(stale, run, {run_outcome::failed, 1, {}}) == run_outcome::lost);
     sqlock::set_release_error_handler([](const sqlock::error&) {});
     stale = locker.lock("other");  // the stale handle's release fails quietly
     sqlock::set_release_error_handler({});

@@ -1155,6 +1155,12 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
         "SELECT outcome FROM " + R + " WHERE id = ?1 AND @sqlock_changed > 0",
         Mode::transaction);
 
+    // ?1 run id, ?2 fencing id, ?3 locked_by: the end recorded, while the
+    // lock row is ours.
+    set.add(Query::finished_run,
+        "SELECT outcome FROM " + R + " WHERE id = ?1 AND fencing_id = ?2 AND outcome <> 'running'"
+        " AND EXISTS (SELECT 1 FROM " + T + " WHERE id = ?2 AND locked_by = ?3)");
+
     // ?1 name, ?2 window start (UTC text).
     set.add(Query::window_runs,
         runs_select(t, "r.name = ?1 AND r.window_start = CAST(?2 AS DATETIME(3))"

@@ -885,6 +885,13 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
         " RETURNING r.outcome::text",
         Mode::unprepared);
 
+    // $1 run id, $2 fencing id, $3 locked_by: the end recorded, while the
+    // lock row is ours.
+    set.add(Query::finished_run,
+        "SELECT r.outcome::text FROM " + R + " AS r WHERE r.id = $1::bigint"
+        " AND r.fencing_id = $2::bigint AND r.outcome <> 'running' AND EXISTS (SELECT 1 FROM " +
+        T + " WHERE id = $2::bigint AND locked_by = $3::text)", Mode::unprepared);
+
     // $1 name, $2 window start (UTC text).
     set.add(Query::window_runs,
         runs_select(target, "r.name = $1::text AND r.window_start = " + utc_param("$2") +

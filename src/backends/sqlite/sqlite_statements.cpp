@@ -312,6 +312,11 @@ StatementSet statement_set(const Tables& tables) {
             " AND NOT EXISTS (SELECT 1 FROM " +
             t + " WHERE id = ?2 AND coalesce(locked_by, '') <> ?3) RETURNING outcome");
 
+    set.add(Query::finished_run, "SELECT outcome FROM " + r +
+                                     " WHERE id = ?1 AND fencing_id = ?2 AND outcome <> "
+                                     "'running' AND EXISTS (SELECT 1 FROM " +
+                                     t + " WHERE id = ?2 AND locked_by = ?3)");
+
     set.add(Query::window_runs,
             runs_select(t, r, "r.name = ?1 AND r.window_start = ?2 AND r.started >= ?2", ""));
     // ?1 NULL: every run, whatever its start says.
