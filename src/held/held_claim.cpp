@@ -4,6 +4,7 @@
 
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
+#include "contract/row_names.hpp"
 #include "monitoring/observer.hpp"
 #include "waiting/wait_loop.hpp"
 
@@ -256,10 +257,9 @@ HeldClaim::~HeldClaim() {
 bool hand_out(const std::shared_ptr<HeldClaim>& held, const LockOptions& o, Owner& owner,
               Refusal& refusal) {
     HeldClaim& h = *held;
-    if (!h.vouch()) {
+    if (!vouch_or_give_back(h, owner)) {
         refusal.holders.clear();  // it expired meanwhile: not ours after all
         refusal.lapsed = true;
-        give_back(h, owner);
         return false;
     }
     if (!h.claim.set) {
@@ -282,6 +282,29 @@ void give_back(HeldClaim& held, Owner& owner) noexcept {
     held.released = true;
     owner.locked_by = std::move(held.locked_by);
     owner.token = std::move(held.token);
+}
+
+std::shared_ptr<HeldClaim> shared_hold_here(LockerState& s, const std::string& name) {
+    const std::string prefix = shared_prefix(name);
+    for (auto at = s.holds.lower_bound(prefix);
+         at != s.holds.end() && at->first.compare(0, prefix.size(), prefix) == 0; ++at) {
+        auto held = at->second.lock();
+        if (!held || held->depth == 0 || held->lost || !held->claim.only().shared()) continue;
+        if (held->thread == std::this_thread::get_id()) return held;
+    }
+    return nullptr;
+}
+
+bool vouch_or_give_back(HeldClaim& held, Owner& owner) {
+    bool ours = false;
+    try {
+        ours = held.vouch();
+    } catch (...) {
+        give_back(held, owner);
+        throw;
+    }
+    if (!ours) give_back(held, owner);
+    return ours;
 }
 
 HeldClaim& checked(const std::shared_ptr<HeldClaim>& handle, const char* what) {

@@ -161,6 +161,17 @@ bool hand_out(const std::shared_ptr<HeldClaim>& held, const LockOptions& o, Owne
 /// back in `owner`.
 void give_back(HeldClaim& held, Owner& owner) noexcept;
 
+/// held.vouch(), with the owner's strings given back when the claim is not
+/// ours after all: when it lapsed (false), and when the renewal that would
+/// vouch for it failed past its lease (the error, rethrown, may send the
+/// caller to another attempt, which needs them).
+bool vouch_or_give_back(HeldClaim& held, Owner& owner);
+
+/// A live shared hold of `name` that this thread has through Locker `s`,
+/// or null: what an exclusive request of the same name from this thread
+/// would wait for. The caller holds s.holds_mutex.
+std::shared_ptr<HeldClaim> shared_hold_here(LockerState& s, const std::string& name);
+
 // The handles' code, written once for Lock and LockSet (`what` names the
 // handle's type in errors: "sqlock::Lock").
 

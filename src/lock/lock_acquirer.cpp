@@ -89,10 +89,16 @@ class Acquirer::Waiting final : public Claimant {
 
     bool vouched_after_leaving() override {
         HeldClaim& held = *Access::held(*taken_);
-        if (held.vouch()) return true;
+        bool ours = false;
+        try {
+            ours = vouch_or_give_back(held, owner_);
+        } catch (...) {
+            taken_.reset();
+            throw;
+        }
+        if (ours) return true;
         // Lapsed while it left the line: not ours after all. Its owner goes
         // on to the next attempt.
-        give_back(held, owner_);
         taken_.reset();
         return false;
     }
@@ -130,21 +136,14 @@ std::shared_ptr<HeldClaim> Acquirer::check_reentry(const Target& t, const LockOp
     std::lock_guard<std::mutex> guard(s_->holds_mutex);
     // Held shared by this thread: an exclusive request would wait for
     // itself. (Another shared hold is a row of its own, and may be had.)
-    if (!t.shared) {
-        const std::string prefix = shared_prefix(t.name);
-        for (auto at = s_->holds.lower_bound(prefix);
-             at != s_->holds.end() && at->first.compare(0, prefix.size(), prefix) == 0; ++at) {
-            auto held = at->second.lock();
-            if (!held || held->depth == 0 || held->lost || !held->claim.only().shared()) continue;
-            if (held->thread != std::this_thread::get_id()) continue;
+    if (!t.shared)
+        if (auto held = shared_hold_here(*s_, t.name))
             throw error(errc::busy, "lock '" + printable(t.name) +
                                         "' is held shared by this thread through this "
                                         "Locker (id " +
                                         std::to_string(held->ids.front()) +
                                         "); an exclusive request would wait on itself [" +
                                         s_->url.redacted + "]");
-        }
-    }
     auto it = s_->holds.find(lockstring);
     if (it == s_->holds.end()) return nullptr;
     auto held = it->second.lock();

@@ -77,6 +77,14 @@ class SetAcquirer {
         std::lock_guard<std::mutex> guard(s_->holds_mutex);
         for (const SetMember& member : members) {
             const std::string& name = member.name;
+            if (member.mode == lock_mode::exclusive)
+                if (auto held = shared_hold_here(*s_, name))
+                    throw error(errc::busy, "lock '" + printable(name) +
+                                                "' of the set is held shared by this thread "
+                                                "through this Locker (id " +
+                                                std::to_string(held->ids.front()) +
+                                                "); waiting would wait on itself [" +
+                                                s_->url.redacted + "]");
             auto it = s_->holds.find(name);
             if (it == s_->holds.end()) continue;
             auto held = it->second.lock();

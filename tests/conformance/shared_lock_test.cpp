@@ -223,6 +223,11 @@ TEST_CASE("shared mode is refused where it has no meaning, before anything is wr
     sqlock::LockOptions o;
     o.wait = 10s;
     CHECK(category_of([&] { locker.lock("self", o); }) == sqlock::errc::busy);
+    // So would a set that takes it exclusively, at once, not after its wait.
+    const auto asked = std::chrono::steady_clock::now();
+    CHECK(category_of([&] { locker.lock_all({"self", "other"}, o); }) == sqlock::errc::busy);
+    CHECK(std::chrono::steady_clock::now() - asked < 5s);
+    CHECK(locker.try_lock_all({{"self", sqlock::lock_mode::shared}, {"other"}}, o).has_value());
     CHECK(locker.list("n").size() == 2);
 }
 
