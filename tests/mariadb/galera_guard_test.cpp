@@ -60,6 +60,20 @@ std::string value_of(const Cluster& c, int node, const Tables& t) {
     return v;
 }
 
+// Awaits that the row of `name` has expired as `locker`'s node has it: by
+// the database's clock, which a take-over there goes by, not the client's
+// (and once that node has the row at all).
+void await_expired(sqlock::Locker& locker, const std::string& name) {
+    INFO("awaiting the expiry of '" << name << "' on the database's clock");
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            for (const sqlock::LockInfo& row : locker.list_expired())
+                if (row.name == name) return true;
+            return false;
+        },
+        30s));
+}
+
 // A statement of the guarded transaction, as an application runs it: its
 // error goes through sqlock::commit_failed(), which says whether the lock
 // was lost.
@@ -133,8 +147,7 @@ TEST_CASE("on another node a take-over does not wait: the guarded transaction is
     MYSQL* app = guarded_write(c, t, held);
     // The lease runs out with the guarded transaction open. Node 2 has no
     // row lock of node 1's to wait for: the take-over comes at once.
-    while (held.expires_time() > std::chrono::system_clock::now())
-        std::this_thread::sleep_for(50ms);
+    await_expired(b, "ledger");
     const auto asked = steady::now();
     auto taken = b.lock("ledger", lock_options().wait(30s));
     CHECK(steady::now() - asked < 5s);
@@ -156,8 +169,7 @@ TEST_CASE("a guard run after a take-over elsewhere fails as lost", "[galera][gua
     const Tables t = fresh_tables(c, "after");
     auto a = locker_on(c, 1, t), b = locker_on(c, 3, t);
     auto held = a.lock("ledger", lock_options().expires(1500ms).heartbeat(false));
-    while (held.expires_time() > std::chrono::system_clock::now())
-        std::this_thread::sleep_for(50ms);
+    await_expired(b, "ledger");
     auto taken = b.lock("ledger", lock_options().wait(30s));
     MYSQL* app = sqlock_galera::connect(c, 1);
     query_value(app, "START TRANSACTION");
