@@ -14,7 +14,6 @@
 #include <chrono>
 #include <future>
 #include <string>
-#include <thread>
 
 #include "galera_cluster.hpp"
 #include "test_support.hpp"
@@ -74,6 +73,15 @@ void await_expired(sqlock::Locker& locker, const std::string& name) {
         30s));
 }
 
+// How many transactions on the node of `root` (a root session) wait for a
+// row lock (InnoDB's LOCK WAIT) in a statement on `table`.
+int waiting_for_a_row_lock(MYSQL* root, const std::string& table) {
+    return std::stoi(query_value(root,
+                                 "SELECT COUNT(*) FROM information_schema.INNODB_TRX"
+                                 " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%" +
+                                     table + "%'"));
+}
+
 // A statement of the guarded transaction, as an application runs it: its
 // error goes through sqlock::commit_failed(), which says whether the lock
 // was lost.
@@ -129,7 +137,15 @@ TEST_CASE("on one node a take-over waits for a guarded transaction, as on a sing
         auto lock = b.lock("ledger", lock_options().wait(30s));
         return steady::now();
     });
-    std::this_thread::sleep_for(3s);
+    // Once the row has expired by the database's clock and the take-over is
+    // waiting for the guarded transaction's row lock on node 1, it has had
+    // its chance: it has not returned.
+    await_expired(a, "ledger");
+    MYSQL* root = sqlock_galera::connect_root(c, 1);
+    const bool blocked =
+        sqlock_test::eventually([&] { return waiting_for_a_row_lock(root, t.locks) > 0; }, 30s);
+    mysql_close(root);
+    REQUIRE(blocked);
     REQUIRE(taker.wait_for(0s) == std::future_status::timeout);
     const auto committed = steady::now();
     sqlock::mariadb::commit(app, held);
