@@ -8,12 +8,10 @@
 // everyone gets through within the lease.
 #include <sqlock/sqlock.hpp>
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
 #include <string>
-#include <thread>
 
 #include "galera_cluster.hpp"
 #include "process.hpp"
@@ -72,29 +70,26 @@ TEST_CASE("what a paused node costs a holder, a waiter and a newcomer", "[galera
 
     sqlock::Locker holder(c.url_from(1), options), waiter(c.url_from(1), options);
     auto held = holder.lock("costs", lock_options().expires(lease).heartbeat(true));
-    // The waiter waits on node 1 too (its first look connects it there).
-    std::atomic<bool> waiting{false};
+    // The waiter waits on node 1 too (its first look connects it there):
+    // awaited by its place in the name's line, which it takes once refused.
     auto acquired = std::async(std::launch::async, [&] {
-        waiting = true;
         auto lock = waiter.lock("costs", lock_options().wait(60s).expires(lease));
         return steady::now();
     });
-    while (!waiting) std::this_thread::sleep_for(10ms);
-    std::this_thread::sleep_for(500ms);  // its first looks are made
+    REQUIRE(sqlock_test::eventually([&] { return holder.queue_length("costs") == 1; }, 30s));
     const std::string before = expires_of(c, table, held.id());
 
     const auto paused = steady::now();
     c.pause(1);
     // The holder: its next renewal that lands, through another node.
     steady::time_point renewed{};
-    while (steady::now() - paused < lease) {
-        if (expires_of(c, table, held.id()) > before) {
+    CHECK(sqlock_test::eventually(
+        [&] {
+            if (expires_of(c, table, held.id()) <= before) return false;
             renewed = steady::now();
-            break;
-        }
-        std::this_thread::sleep_for(50ms);
-    }
-    CHECK(renewed != steady::time_point{});
+            return true;
+        },
+        lease));
     CHECK_FALSE(held.lost());
     // A newcomer whose list starts with the paused node.
     const auto [paused_ms, paused_code] = newcomer(c, 1, table, "newcomer");
@@ -113,15 +108,12 @@ TEST_CASE("what a paused node costs a holder, a waiter and a newcomer", "[galera
     // with a list starting there: its new connections start there.
     sqlock::Locker holder3(c.url_from(3), options), waiter3(c.url_from(3), options);
     auto again = holder3.lock("costs-2", lock_options().expires(lease).heartbeat(true));
-    std::atomic<bool> queued{false};
     // The waiter keeps what it got until the release has said how it went.
     auto second = std::async(std::launch::async, [&] {
-        queued = true;
         auto lock = waiter3.lock("costs-2", lock_options().wait(60s).expires(lease));
         return std::make_pair(steady::now(), std::move(lock));
     });
-    while (!queued) std::this_thread::sleep_for(10ms);
-    std::this_thread::sleep_for(500ms);
+    REQUIRE(sqlock_test::eventually([&] { return holder3.queue_length("costs-2") == 1; }, 30s));
     const auto stopped = steady::now();
     c.pause(3);
     // The release goes through: the waiter gets the name. Its answer may

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <future>
 #include <string>
-#include <thread>
 
 #include "galera_cluster.hpp"
 #include "test_support.hpp"
@@ -58,6 +57,29 @@ std::string value_of(const Cluster& c, int node, const Tables& t) {
         db, "SET STATEMENT wsrep_sync_wait = 1 FOR SELECT v FROM " + t.data + " WHERE id = 1");
     mysql_close(db);
     return v;
+}
+
+// Awaits that the row of `name` has expired as `locker`'s node has it: by
+// the database's clock, which a take-over there goes by, not the client's
+// (and once that node has the row at all).
+void await_expired(sqlock::Locker& locker, const std::string& name) {
+    INFO("awaiting the expiry of '" << name << "' on the database's clock");
+    REQUIRE(sqlock_test::eventually(
+        [&] {
+            for (const sqlock::LockInfo& row : locker.list_expired())
+                if (row.name == name) return true;
+            return false;
+        },
+        30s));
+}
+
+// How many transactions on the node of `root` (a root session) wait for a
+// row lock (InnoDB's LOCK WAIT) in a statement on `table`.
+int waiting_for_a_row_lock(MYSQL* root, const std::string& table) {
+    return std::stoi(query_value(root,
+                                 "SELECT COUNT(*) FROM information_schema.INNODB_TRX"
+                                 " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%" +
+                                     table + "%'"));
 }
 
 // A statement of the guarded transaction, as an application runs it: its
@@ -115,7 +137,15 @@ TEST_CASE("on one node a take-over waits for a guarded transaction, as on a sing
         auto lock = b.lock("ledger", lock_options().wait(30s));
         return steady::now();
     });
-    std::this_thread::sleep_for(3s);
+    // Once the row has expired by the database's clock and the take-over is
+    // waiting for the guarded transaction's row lock on node 1, it has had
+    // its chance: it has not returned.
+    await_expired(a, "ledger");
+    MYSQL* root = sqlock_galera::connect_root(c, 1);
+    const bool blocked =
+        sqlock_test::eventually([&] { return waiting_for_a_row_lock(root, t.locks) > 0; }, 30s);
+    mysql_close(root);
+    REQUIRE(blocked);
     REQUIRE(taker.wait_for(0s) == std::future_status::timeout);
     const auto committed = steady::now();
     sqlock::mariadb::commit(app, held);
@@ -133,8 +163,7 @@ TEST_CASE("on another node a take-over does not wait: the guarded transaction is
     MYSQL* app = guarded_write(c, t, held);
     // The lease runs out with the guarded transaction open. Node 2 has no
     // row lock of node 1's to wait for: the take-over comes at once.
-    while (held.expires_time() > std::chrono::system_clock::now())
-        std::this_thread::sleep_for(50ms);
+    await_expired(b, "ledger");
     const auto asked = steady::now();
     auto taken = b.lock("ledger", lock_options().wait(30s));
     CHECK(steady::now() - asked < 5s);
@@ -156,8 +185,7 @@ TEST_CASE("a guard run after a take-over elsewhere fails as lost", "[galera][gua
     const Tables t = fresh_tables(c, "after");
     auto a = locker_on(c, 1, t), b = locker_on(c, 3, t);
     auto held = a.lock("ledger", lock_options().expires(1500ms).heartbeat(false));
-    while (held.expires_time() > std::chrono::system_clock::now())
-        std::this_thread::sleep_for(50ms);
+    await_expired(b, "ledger");
     auto taken = b.lock("ledger", lock_options().wait(30s));
     MYSQL* app = sqlock_galera::connect(c, 1);
     query_value(app, "START TRANSACTION");

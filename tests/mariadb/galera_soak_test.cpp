@@ -91,6 +91,12 @@ std::vector<std::vector<std::string>> rows_of(const Cluster& c, const std::strin
     return out;
 }
 
+// Sets `flag` when it goes out of scope, however the scope is left.
+struct StopOnExit {
+    std::atomic<bool>& flag;
+    ~StopOnExit() { flag = true; }
+};
+
 struct Fault {
     std::string what;
     steady::time_point from, to;
@@ -169,8 +175,13 @@ TEST_CASE(
                                      std::to_string(o.code) + ": " + o.err);
         }
     };
-    std::vector<std::thread> hosts;
-    for (int h = 0; h < 6; ++h) hosts.emplace_back(host, h);
+    // Should a fault throw, the hosts are told to stop and joined (their
+    // runs are bounded) before the cluster is restored: a joinable thread
+    // destroyed would end the whole binary, the cluster left broken.
+    std::vector<sqlock_test::ScopedThread> hosts;
+    const StopOnExit stop_hosts{stop};  // after `hosts`: it runs before their joins
+    hosts.reserve(6);
+    for (int h = 0; h < 6; ++h) hosts.emplace_back([&host, h] { host(h); });
 
     // The faults, one node at a time, each ended with its node Synced.
     std::vector<Fault> faults;
@@ -199,7 +210,7 @@ TEST_CASE(
         [&] { c.isolate(3, false); });
     std::this_thread::sleep_for(6s);
     stop = true;
-    for (std::thread& t : hosts) t.join();
+    for (sqlock_test::ScopedThread& t : hosts) t.join();
 
     // What the jobs wrote, in commit order (each read the last one's value).
     const auto log = rows_of(

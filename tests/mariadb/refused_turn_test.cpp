@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "process.hpp"
 #include "test_support.hpp"
@@ -37,6 +38,21 @@ std::string value_of(const sqlock_test::Database& db, const std::string& sql) {
     return sqlock_test::query(db, sql).at(0).at(0).value_or("");
 }
 
+// An environment variable set for as long as it lives: a test hook that an
+// exception left set would reach the tests after it.
+class HookSet {
+  public:
+    HookSet(std::string name, const std::string& value) : name_(std::move(name)) {
+        setenv(name_.c_str(), value.c_str(), 1);
+    }
+    ~HookSet() { unsetenv(name_.c_str()); }
+    HookSet(const HookSet&) = delete;
+    HookSet& operator=(const HookSet&) = delete;
+
+  private:
+    std::string name_;
+};
+
 sqlock::LockOptions shared() {
     sqlock::LockOptions o;
     o.mode = sqlock::lock_mode::shared;
@@ -47,8 +63,9 @@ sqlock::LockOptions shared() {
 
 TEST_CASE("a server that refuses GET_LOCK still locks, with row turns", "[mariadb][turn]") {
     auto db = sqlock_test::fresh_database();
-    // The hook is read when a Locker is made: set before any is.
-    setenv("SQLOCK_TEST_MARIADB_GET_LOCK", refusing_get_lock(db).c_str(), 1);
+    // The hook is read when a Locker is made: set before any is, and unset
+    // however the test ends.
+    const HookSet hook("SQLOCK_TEST_MARIADB_GET_LOCK", refusing_get_lock(db));
     const std::string turns = "SELECT COUNT(*) FROM " + db.table + "_fencing";
     CHECK(value_of(db, turns) == "0");
 
@@ -109,5 +126,4 @@ TEST_CASE("a server that refuses GET_LOCK still locks, with row turns", "[mariad
     CHECK_FALSE(db.open(sqlock_test::locker_options().db_timeout(1s)).try_lock("invoice"));
     app->commit();
     CHECK(db.open().try_lock("invoice"));
-    unsetenv("SQLOCK_TEST_MARIADB_GET_LOCK");
 }
