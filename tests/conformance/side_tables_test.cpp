@@ -141,3 +141,19 @@ TEST_CASE("a privilege missing on a table beside the lock table is named by init
                                  Catch::Matchers::Contains("DELETE"));
     }
 }
+
+TEST_CASE("a table beside the lock table that this role may not even read is not called usable",
+          "[doctor][privileges][needs:server]") {
+    const Side& side = GENERATE(from_range(sides()));
+    auto db = fresh_database();
+    const auto limited = sqlock_test::least_privileged(db);
+    const std::string name = db.table + side.suffix;
+    INFO(name);
+    sqlock_test::exec_sql(
+        db, "REVOKE SELECT, INSERT, UPDATE, DELETE ON " + name + " FROM sqlock_noaccess");
+    sqlock::Locker locker(limited.url, sqlock_test::locker_options().table(db.table));
+    const sqlock::Diagnosis d = locker.diagnose();
+    const std::string said = fact(d, std::string(side.title) + " " + name);
+    INFO(said);
+    CHECK_THAT(said, !Catch::Matchers::Contains("may use it"));
+}

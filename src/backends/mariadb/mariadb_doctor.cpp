@@ -361,7 +361,12 @@ void diagnose(const MariaTarget& t, Diagnosis& out) {
              : "present; " + s.user + " lacks privileges");
     // The tables beside it (missing_privileges() probed those that exist;
     // check_access()'s one line names what each lacks).
-    for (SideTableFacts& side : s.sides) side.usable = !access.lacks(kind_of(side.side).title);
+    // A queue this user may not even read is not probed there (has() says
+    // no: it is there but unusable, and waits poll instead): the report
+    // must not call it usable.
+    for (SideTableFacts& side : s.sides)
+        side.usable = !access.lacks(kind_of(side.side).title) &&
+                      (side.side != SideTable::queue || c.has(SideTable::queue));
     const SideTableWording wording{"present; " + s.user + " may use it",
                                    "present; " + s.user + " lacks privileges",
                                    " (needs CREATE on the database), then " + t.grant_hint(),
