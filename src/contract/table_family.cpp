@@ -100,12 +100,6 @@ FamilyName TableFamily::named(const std::string& name) const {
     return {name, quote_(name), quote_(table_basename(name))};
 }
 
-bool TableFamily::has(SideTable side) const noexcept {
-    for (SideTable s : sides_)
-        if (s == side) return true;
-    return false;
-}
-
 const FamilyName& TableFamily::side(SideTable side) const {
     return side_[static_cast<std::size_t>(side)];
 }

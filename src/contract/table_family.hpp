@@ -115,7 +115,6 @@ class TableFamily {
     const FamilyName& guard() const noexcept { return guard_; }
     /// The side tables this backend makes, in SideTable order.
     const std::vector<SideTable>& sides() const noexcept { return sides_; }
-    bool has(SideTable side) const noexcept;
     /// Side table `side` (also one this backend does not make).
     const FamilyName& side(SideTable side) const;
     /// Index `what` of side table `side`: "<side>_<what>_idx", fitted.

@@ -440,10 +440,6 @@ std::string notify_sql(const std::string& T, const std::string& turn, const std:
 // The single lock's and the slots' acquisitions.
 void acquire_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
-    [[maybe_unused]] const std::string cols = columns("t");
-    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
-        return notify_sql(T, turn, channel);
-    };
     // clang-format off
 
     // $1 lockstring, $2 lease ms, $3 locked_by, $4 turn name. Our new row's
@@ -536,10 +532,7 @@ void acquire_statements(const PgTarget& target, Entries& out) {
 // Lock sets' and shared holds' statements.
 void set_and_shared_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
-    [[maybe_unused]] const std::string cols = columns("t");
-    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
-        return notify_sql(T, turn, channel);
-    };
+    const std::string cols = columns("t");
     // clang-format off
     // A lock set. $1 the names (text[], distinct), $2 lease ms, $3
     // locked_by, $4 each name's turn name (text[], in the same order), $5
@@ -678,8 +671,8 @@ void set_and_shared_statements(const PgTarget& target, Entries& out) {
 // Renewal, release, reads, the reaper's and the history's statements.
 void release_and_admin_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
-    [[maybe_unused]] const std::string cols = columns("t");
-    [[maybe_unused]] auto notify = [&](const std::string& turn, const std::string& channel) {
+    const std::string cols = columns("t");
+    auto notify = [&](const std::string& turn, const std::string& channel) {
         return notify_sql(T, turn, channel);
     };
     // clang-format off
@@ -823,8 +816,8 @@ namespace {
 
 // The side tables, the clock, the run history and the pauses.
 void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
-    [[maybe_unused]] const std::string& T = target.quoted_table;
-    [[maybe_unused]] const std::string& R = target.quoted_runs;
+    const std::string& T = target.quoted_table;
+    const std::string& R = target.quoted_runs;
     using Mode = QueryText::Mode;
     // clang-format off
 
@@ -969,8 +962,8 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
 
 // The waiting line, the leaders, `sqlock run --after` and `sqlock metrics`.
 void queue_leader_and_metrics_queries(const PgTarget& target, StatementSet& set) {
-    [[maybe_unused]] const std::string& T = target.quoted_table;
-    [[maybe_unused]] const std::string& R = target.quoted_runs;
+    const std::string& T = target.quoted_table;
+    const std::string& R = target.quoted_runs;
     using Mode = QueryText::Mode;
     // clang-format off
     // The queue of waiters. Q is the queue table.

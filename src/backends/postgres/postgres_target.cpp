@@ -33,7 +33,6 @@ PgTarget::PgTarget(DatabaseUrl u, std::string t, duration bound)
       table(std::move(t)),
       family(table, quote_table_name),
       quoted_table(family.table().quoted),
-      quoted_index(family.index().local),
       index_regclass(family.index().quoted),
       quoted_runs(family.side(SideTable::runs).quoted),
       quoted_pauses(family.side(SideTable::pauses).quoted),

@@ -49,7 +49,6 @@ struct PgTarget {
     std::string table;           // as given: "locks" or "ops.locks"
     TableFamily family;          // its names and those of the tables beside it
     std::string quoted_table;    // "ops"."locks"
-    std::string quoted_index;    // "locks_expires_idx" (an index lives in its table's schema)
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
     // The family's quoted names, as the statements spell them.
     std::string quoted_runs;     // "ops"."locks_runs": the run history

@@ -98,7 +98,6 @@ Tables::Tables(const std::string& name)
     : family(name, quote_table_name,
              {{common_side_tables.begin(), common_side_tables.end()}, false}),
       table(family.table().quoted),
-      index(family.index().quoted),
       runs(family.side(SideTable::runs).quoted),
       pauses(family.side(SideTable::pauses).quoted),
       queue(family.side(SideTable::queue).quoted),

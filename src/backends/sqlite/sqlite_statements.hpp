@@ -22,7 +22,6 @@ struct Tables {
     explicit Tables(const std::string& table);
     TableFamily family;
     std::string table;        // quoted
-    std::string index;        // quoted
     std::string runs;         // quoted
     std::string pauses;       // quoted
     std::string queue;        // quoted

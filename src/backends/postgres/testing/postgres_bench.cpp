@@ -276,12 +276,14 @@ std::vector<BenchHooks::Detour> detours(const std::string& url, const OptionValu
         {url + (url.find('?') == std::string::npos ? "?" : "&") + "pooler=transaction",
          "acquire+release, 1 client, pooled path's statements",
          "the direct connection with pooler=transaction (statements kept on the server session, "
-         "as through a transaction pooler) vs prepared statements"}};
+         "as through a transaction pooler) vs prepared statements",
+         ""}};
     if (!options["pg-session-pooled-url"].empty())
         out.push_back({options["pg-session-pooled-url"],
                        "acquire+release, 1 client, PgBouncer's hop alone",
                        "through PgBouncer in session mode (prepared statements, as direct) vs the "
-                       "direct connection: what the pooler's hop costs by itself"});
+                       "direct connection: what the pooler's hop costs by itself",
+                       ""});
     if (!options["pg-pooled-url"].empty())
         out.push_back({options["pg-pooled-url"], "acquire+release, 1 client, via PgBouncer",
                        "through PgBouncer in transaction mode (the pooled path's statements and "
