@@ -1140,7 +1140,10 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
     // ?1 run id, ?2 fencing id, ?3 locked_by, ?4 exit status, ?5 signal
     // (NULL: none), ?6 outcome. The lock row is locked (FOR UPDATE) until
     // COMMIT: a take-over of an expiring lease waits, and then its holder's
-    // once-per decision sees this record. FOUND_ROWS() says whether it was
+    // once-per decision sees this record (on one server; on Galera the row
+    // lock is this node's only, and a take-over on another node in the
+    // moment before COMMIT does not wait for it: the record is written, and
+    // that holder's once-per decision may miss it). FOUND_ROWS() says whether it was
     // still ours and live. Only a run of this lock row, and not while the
     // row has another holder (postgres_statements.cpp).
     set.add(Query::finish_run,
