@@ -7,7 +7,7 @@
 #include "base/current_pid.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "loading/backend_factory.hpp"
 #include "lock/lock_acquirer.hpp"
 #include "monitoring/lock_activity.hpp"
@@ -104,7 +104,8 @@ std::vector<std::string> Locker::init() {
             why = std::string("adding it failed: ") + e.what();
         }
         if (why)
-            notes.push_back("queue table " + detail::queue_table_name(state_->table) +
+            notes.push_back("queue table " +
+                            detail::side_table_name(state_->table, detail::SideTable::queue) +
                             " has no column joined, so the oldest waiter's age is not known "
                             "(sqlock metrics leaves sqlock_lock_oldest_waiter_seconds out): " +
                             *why);

@@ -5,7 +5,7 @@
 
 #include "base/validate.hpp"
 #include "contract/records.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "election/leader_read.hpp"
 #include "held/held_claim.hpp"
 #include "lock/lock_acquirer.hpp"
@@ -48,10 +48,8 @@ void Leadership::proclaim(const std::string& value) {
     const std::vector<Value> params = {Value::text(st.name()), Value::integer(st.ids.front()),
                                        Value::text(st.locked_by), Value::text(value)};
     // Idempotent: a retry after a broken link stores the same value again.
-    const bool stored = detail::with_side_table(
-        s, "leaders table", detail::leaders_table_name(s.table),
-        [](detail::Connection& c) { return c.has_leaders(); },
-        [&](detail::Connection& c) {
+    const bool stored =
+        detail::with_side_table(s, detail::SideTable::leaders, [&](detail::Connection& c) {
             return detail::as_bool(detail::first_row(c.query(detail::Query::proclaim, params),
                                                      detail::Query::proclaim, params)
                                        .at(0));

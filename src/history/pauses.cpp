@@ -8,7 +8,7 @@
 #include "base/owner.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "state/access.hpp"
 #include "state/batch_pacing.hpp"
 #include "state/locker_state.hpp"
@@ -22,9 +22,7 @@ namespace {
 template <typename F>
 auto with_pauses(detail::LockerState& s, F&& f)
     -> decltype(f(std::declval<detail::Connection&>())) {
-    return detail::with_side_table(
-        s, "pauses table", detail::pauses_table_name(s.table),
-        [](detail::Connection& c) { return c.has_pauses(); }, std::forward<F>(f));
+    return detail::with_side_table(s, detail::SideTable::pauses, std::forward<F>(f));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "base/utc_time.hpp"
 #include "base/validate.hpp"
 #include "contract/records.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "held/held_claim.hpp"
 #include "sqlock/lock.hpp"
 #include "state/access.hpp"
@@ -135,9 +135,7 @@ namespace {
 template <typename F>
 auto with_history(detail::LockerState& s, F&& f, bool retry_on_broken = true)
     -> decltype(f(std::declval<detail::Connection&>())) {
-    return detail::with_side_table(
-        s, "run history table", detail::runs_table_name(s.table),
-        [](detail::Connection& c) { return c.has_history(); }, std::forward<F>(f), retry_on_broken);
+    return detail::with_side_table(s, detail::SideTable::runs, std::forward<F>(f), retry_on_broken);
 }
 
 // Inserting a run is not idempotent: after a connection broke, the insert

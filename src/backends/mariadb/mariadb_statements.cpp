@@ -7,7 +7,7 @@
 
 #include "base/fnv1a.hpp"
 #include "contract/backend.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 
 namespace sqlock::detail {
 extern const char* const mariadb_schema_sql;  // sql/mariadb/schema.sql, compiled in

@@ -8,7 +8,7 @@
 #include "base/fnv1a.hpp"
 #include "base/validate.hpp"
 #include "contract/backend.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 #include "postgres_session.hpp"
 #include "sqlock/error.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "base/validate.hpp"
-#include "contract/schema.hpp"
+#include "contract/table_family.hpp"
 
 namespace sqlock::detail {
 extern const char* const sqlite_schema_sql;  // sql/sqlite/schema.sql, compiled in
