@@ -164,8 +164,7 @@ TEST_CASE("busy names the holder, read right after the failed attempt", "[pg]") 
 TEST_CASE(
     "a held name costs an attempt and a read of the holder, a take-over one statement, "
     "and none aborts a transaction",
-    "[pg][serial]") {
-    if (!pg_test::have_server_control()) return;
+    "[pg][serial][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto holder = db.open();
     auto held = holder.lock("contended");
@@ -383,7 +382,8 @@ TEST_CASE("an acquired lock's created and expires are its row's, to the millisec
     CHECK(locker.list().size() == 2);
 }
 
-TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
+TEST_CASE("the pause check and the start of a run are one statement",
+          "[pg][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto admin = db.open();
     admin.init();

@@ -184,12 +184,11 @@ TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pool
 }
 
 TEST_CASE("through a transaction pooler, statements are kept on the server sessions, not re-sent",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // Each statement is prepared once on a server session the pooler lends
     // and then run there by name (the hot path's by the protocol, the others
     // by EXECUTE), not parsed and planned again as an unnamed statement on
     // every call. The role sqlock_logged has its statements logged.
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     REQUIRE(db.url.find("pooler=transaction") != std::string::npos);
     const std::string app = pg_test::unique("kept");
@@ -339,7 +338,7 @@ std::string first_line_with(const std::string& log, const std::string& a, const 
 }  // namespace
 
 TEST_CASE("through a transaction pooler, a connection binds only the statements it has prepared",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // PgBouncer 1.21 and later keep each client's prepared statements and
     // close a client connection that binds a name it never prepared: a
     // connection's first use of each statement prepares it, in the pipeline
@@ -347,7 +346,6 @@ TEST_CASE("through a transaction pooler, a connection binds only the statements 
     // holds the statements yet, so a bind first would fail there (26000,
     // "does not exist", in the server log); a server session that holds
     // them already refuses the preparation (42P05, "already exists").
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     const std::string logged = pg_test::with_user(db.url, "sqlock_logged");
     const std::size_t log_start = pg_test::server_log_size();
@@ -450,12 +448,11 @@ TEST_CASE("through a transaction pooler, an error at commit leaves the connectio
 }
 
 TEST_CASE("through a transaction pooler, failing calls do not stop a connection keeping statements",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // Only a statement missing on the lent server session counts towards
     // giving up keeping them (64 in a row): a statement that fails for
     // another reason, here a read-only refusal as in a failover's window,
     // found its statement there.
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     const std::string direct = without_pooler(db.url);
     const std::string t = db.table;
