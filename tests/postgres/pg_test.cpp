@@ -104,6 +104,20 @@ std::size_t server_log_size() {
         std::filesystem::file_size(server_log_path("pg_test::server_log_size()")));
 }
 
+sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app) {
+    return sqlock::Locker(with_param(with_user(db.url, "sqlock_logged"), "application_name", app),
+                          sqlock_test::locker_options().table(db.table).pool_size(1));
+}
+
+void create_bare_table(const std::string& url, const std::string& table,
+                       const std::string& locked_by_type) {
+    query(url, "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                   " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
+                   " created timestamptz NOT NULL DEFAULT now(),"
+                   " expires timestamptz NOT NULL, locked_by " +
+                   locked_by_type + ")");
+}
+
 std::size_t count(const std::string& text, const std::string& needle) {
     std::size_t n = 0;
     for (std::size_t pos = text.find(needle); pos != std::string::npos;

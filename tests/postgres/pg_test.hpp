@@ -11,6 +11,7 @@
 #include "sqlock/options.hpp"
 
 #include "server_url.hpp"
+#include "test_support.hpp"
 
 namespace pg_test {
 
@@ -56,6 +57,17 @@ void restart_server();
 /// else it fails.
 std::string server_log(std::size_t from = 0);
 std::size_t server_log_size();
+
+/// A Locker on `db`'s table as the role sqlock_logged, whose statements the
+/// server logs (server_log()), each line tagged "app=<app> "; a pool of one
+/// connection.
+sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app);
+
+/// Creates `table` on the server at `url` (dropping one of that name first)
+/// as another program would, with DBIx::Locker's columns alone: no side
+/// tables, no function beside it. `locked_by_type` is locked_by's type.
+void create_bare_table(const std::string& url, const std::string& table,
+                       const std::string& locked_by_type = "text");
 
 /// Occurrences of `needle` in `text`.
 std::size_t count(const std::string& text, const std::string& needle);

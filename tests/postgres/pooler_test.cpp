@@ -196,9 +196,7 @@ TEST_CASE("through a transaction pooler, statements are kept on the server sessi
     const std::size_t log_start = pg_test::server_log_size();
     const int cycles = 20;
     {
-        sqlock::Locker locker(pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"),
-                                                  "application_name", app),
-                              locker_options().table(db.table).pool_size(1));
+        sqlock::Locker locker = pg_test::logged_locker(db, app);
         sqlock::LockOptions plain = lock_options().heartbeat(false);
         sqlock::LockOptions shared = plain;
         shared.mode = sqlock::lock_mode::shared;
@@ -263,11 +261,7 @@ TEST_CASE("through a transaction pooler, a table made by another program needs n
     // lock table with DBIx::Locker's columns alone (no side tables, no
     // function beside it), made by its owner, works as it is.
     const std::string table = pg_test::unique("bare");
-    pg_test::query(without_pooler(pg_test::url()),
-                   "CREATE TABLE " + table +
-                       " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
-                       " created timestamptz NOT NULL DEFAULT now(),"
-                       " expires timestamptz NOT NULL, locked_by text)");
+    pg_test::create_bare_table(without_pooler(pg_test::url()), table);
     sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
     options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
     sqlock::Locker locker(pg_test::url(), options);
@@ -296,12 +290,7 @@ TEST_CASE("through a transaction pooler, a table made again with other column ty
     const std::string table = pg_test::unique("remade");
     const std::string direct = without_pooler(pg_test::url());
     auto make = [&](const std::string& locked_by_type) {
-        pg_test::query(direct,
-                       "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
-                           " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
-                           " created timestamptz NOT NULL DEFAULT now(),"
-                           " expires timestamptz NOT NULL, locked_by " +
-                           locked_by_type + ")");
+        pg_test::create_bare_table(direct, table, locked_by_type);
     };
     sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
     options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
@@ -347,12 +336,10 @@ TEST_CASE("through a transaction pooler, a connection binds only the statements 
     // "does not exist", in the server log); a server session that holds
     // them already refuses the preparation (42P05, "already exists").
     auto db = fresh_database();
-    const std::string logged = pg_test::with_user(db.url, "sqlock_logged");
     const std::size_t log_start = pg_test::server_log_size();
     sqlock::LockOptions plain = lock_options().heartbeat(false);
     auto first_calls = [&](const std::string& app) {
-        sqlock::Locker locker(pg_test::with_param(logged, "application_name", app),
-                              locker_options().table(db.table).pool_size(1));
+        sqlock::Locker locker = pg_test::logged_locker(db, app);
         auto lock = locker.try_lock("first", plain);
         REQUIRE(lock);
         lock->release();
@@ -469,9 +456,7 @@ TEST_CASE("through a transaction pooler, failing calls do not stop a connection 
     const std::string app = pg_test::unique("refused");
     const std::string prefix = "app=" + app + " ";
     const std::size_t log_start = pg_test::server_log_size();
-    sqlock::Locker locker(
-        pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"), "application_name", app),
-        locker_options().table(t).pool_size(1));
+    sqlock::Locker locker = pg_test::logged_locker(db, app);
     const int refusals = 70;
     int refused = 0;
     for (int i = 0; i < refusals; ++i) {
