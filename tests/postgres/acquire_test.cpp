@@ -26,16 +26,6 @@ bool is_utc_text(const std::string& t) {
     return std::regex_match(t, format);
 }
 
-// A Locker whose statements the server logs, tagged with `app`.
-sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app) {
-    sqlock::LockerOptions options;
-    options.table = db.table;
-    options.pool_size = 1;
-    std::string url =
-        pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"), "application_name", app);
-    return sqlock::Locker(url, options);
-}
-
 long long rollbacks() {
     return std::stoll(pg_test::query(
         pg_test::url(),
@@ -164,8 +154,7 @@ TEST_CASE("busy names the holder, read right after the failed attempt", "[pg]") 
 TEST_CASE(
     "a held name costs an attempt and a read of the holder, a take-over one statement, "
     "and none aborts a transaction",
-    "[pg][serial]") {
-    if (!pg_test::have_server_control()) return;
+    "[pg][serial][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto holder = db.open();
     auto held = holder.lock("contended");
@@ -178,7 +167,7 @@ TEST_CASE(
     const long long before = rollbacks();
     const std::size_t log_start = pg_test::server_log_size();
     {
-        auto locker = logged_locker(db, app);
+        auto locker = pg_test::logged_locker(db, app);
         for (int i = 0; i < 100; ++i) REQUIRE_FALSE(locker.try_lock("contended"));
         // A free name: one statement to take it, one to release it.
         locker.lock("free").release();
@@ -383,13 +372,14 @@ TEST_CASE("an acquired lock's created and expires are its row's, to the millisec
     CHECK(locker.list().size() == 2);
 }
 
-TEST_CASE("the pause check and the start of a run are one statement", "[pg]") {
+TEST_CASE("the pause check and the start of a run are one statement",
+          "[pg][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto admin = db.open();
     admin.init();
     const std::string app = pg_test::unique("runstart");
     const std::string prefix = "app=" + app + " ";
-    auto locker = logged_locker(db, app);
+    auto locker = pg_test::logged_locker(db, app);
     auto lock = locker.lock("nightly", lock_options().expires(1min));
     // Learns which side tables there are: once per connection, not per run.
     CHECK_FALSE(sqlock::Pauses(locker).find("nightly"));

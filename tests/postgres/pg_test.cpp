@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "test_support.hpp"
 
 namespace pg_test {
 namespace {
@@ -70,26 +71,27 @@ std::string waiting_sessions(const std::string& u, const std::string& table) {
                      table + "'::regclass::oid::text)::bigint & 4294967295)");
 }
 
-bool have_server_control() {
-    if (!env("SQLOCK_TEST_PG_SCRIPT").empty() && !env("SQLOCK_TEST_PG_DIR").empty()) return true;
-    if (env("SQLOCK_TEST_REQUIRE_PG") == "1")
-        FAIL(
-            "SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR must be set with "
-            "SQLOCK_TEST_REQUIRE_PG=1");
-    WARN(
-        "not run: set SQLOCK_TEST_PG_SCRIPT and SQLOCK_TEST_PG_DIR (see "
-        "src/backends/postgres/testing/server.sh)");
-    return false;
-}
-
 void restart_server() {
+    sqlock_test::declares_need("server-script", "pg_test::restart_server()");
+    sqlock_test::declares_need("server-dir", "pg_test::restart_server()");
     std::string cmd = "'" + env("SQLOCK_TEST_PG_SCRIPT") + "' restart '" +
                       env("SQLOCK_TEST_PG_DIR") + "' >/dev/null";
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("restarting the server failed");
 }
 
+namespace {
+
+// Where the server logs, for a test that declared it may read there.
+std::string server_log_path(const std::string& helper) {
+    sqlock_test::declares_need("server-script", helper);
+    sqlock_test::declares_need("server-dir", helper);
+    return env("SQLOCK_TEST_PG_DIR") + "/postgres.log";
+}
+
+}  // namespace
+
 std::string server_log(std::size_t from) {
-    std::ifstream in(env("SQLOCK_TEST_PG_DIR") + "/postgres.log", std::ios::binary);
+    std::ifstream in(server_log_path("pg_test::server_log()"), std::ios::binary);
     if (!in) throw std::runtime_error("cannot read the server log");
     in.seekg(static_cast<std::streamoff>(from));
     std::ostringstream out;
@@ -99,7 +101,21 @@ std::string server_log(std::size_t from) {
 
 std::size_t server_log_size() {
     return static_cast<std::size_t>(
-        std::filesystem::file_size(env("SQLOCK_TEST_PG_DIR") + "/postgres.log"));
+        std::filesystem::file_size(server_log_path("pg_test::server_log_size()")));
+}
+
+sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app) {
+    return sqlock::Locker(with_param(with_user(db.url, "sqlock_logged"), "application_name", app),
+                          sqlock_test::locker_options().table(db.table).pool_size(1));
+}
+
+void create_bare_table(const std::string& url, const std::string& table,
+                       const std::string& locked_by_type) {
+    query(url, "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                   " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
+                   " created timestamptz NOT NULL DEFAULT now(),"
+                   " expires timestamptz NOT NULL, locked_by " +
+                   locked_by_type + ")");
 }
 
 std::size_t count(const std::string& text, const std::string& needle) {

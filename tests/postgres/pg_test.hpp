@@ -11,6 +11,7 @@
 #include "sqlock/options.hpp"
 
 #include "server_url.hpp"
+#include "test_support.hpp"
 
 namespace pg_test {
 
@@ -35,12 +36,6 @@ sqlock::LockerOptions table(const std::string& name);
 /// the first row ("" if none). Throws std::runtime_error on failure.
 std::string query(const std::string& url, const std::string& sql);
 
-/// Whether the tests may restart the server and read its log
-/// ($SQLOCK_TEST_PG_SCRIPT and $SQLOCK_TEST_PG_DIR set). If not, the caller
-/// should return early: a warning says so, or with SQLOCK_TEST_REQUIRE_PG=1
-/// the test fails.
-bool have_server_control();
-
 /// The last id drawn from `table`'s id sequence. Every acquisition attempt
 /// draws one, so a waiter has made its first attempt (and gone to sleep)
 /// once this passes the holder's id.
@@ -52,12 +47,27 @@ long long last_id_drawn(const std::string& url, const std::string& table);
 std::string waiting_sessions(const std::string& url, const std::string& table);
 
 /// $SQLOCK_TEST_PG_SCRIPT (testing/server.sh) restart $SQLOCK_TEST_PG_DIR;
-/// throws if it fails.
+/// throws if it fails. The test must carry the tags [needs:server-script]
+/// and [needs:server-dir] (backend_needs.hpp), else it fails.
 void restart_server();
 
-/// The server log (DIR/postgres.log) from byte `from` on.
+/// The server log (DIR/postgres.log) from byte `from` on, and its size. The
+/// test must carry the tags [needs:server-script] (the script has the
+/// server log what the role sqlock_logged runs) and [needs:server-dir],
+/// else it fails.
 std::string server_log(std::size_t from = 0);
 std::size_t server_log_size();
+
+/// A Locker on `db`'s table as the role sqlock_logged, whose statements the
+/// server logs (server_log()), each line tagged "app=<app> "; a pool of one
+/// connection.
+sqlock::Locker logged_locker(const sqlock_test::Database& db, const std::string& app);
+
+/// Creates `table` on the server at `url` (dropping one of that name first)
+/// as another program would, with DBIx::Locker's columns alone: no side
+/// tables, no function beside it. `locked_by_type` is locked_by's type.
+void create_bare_table(const std::string& url, const std::string& table,
+                       const std::string& locked_by_type = "text");
 
 /// Occurrences of `needle` in `text`.
 std::size_t count(const std::string& text, const std::string& needle);

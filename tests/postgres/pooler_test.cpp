@@ -184,12 +184,11 @@ TEST_CASE("doctor points out a transaction pooler the URL does not name", "[pool
 }
 
 TEST_CASE("through a transaction pooler, statements are kept on the server sessions, not re-sent",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // Each statement is prepared once on a server session the pooler lends
     // and then run there by name (the hot path's by the protocol, the others
     // by EXECUTE), not parsed and planned again as an unnamed statement on
     // every call. The role sqlock_logged has its statements logged.
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     REQUIRE(db.url.find("pooler=transaction") != std::string::npos);
     const std::string app = pg_test::unique("kept");
@@ -197,9 +196,7 @@ TEST_CASE("through a transaction pooler, statements are kept on the server sessi
     const std::size_t log_start = pg_test::server_log_size();
     const int cycles = 20;
     {
-        sqlock::Locker locker(pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"),
-                                                  "application_name", app),
-                              locker_options().table(db.table).pool_size(1));
+        sqlock::Locker locker = pg_test::logged_locker(db, app);
         sqlock::LockOptions plain = lock_options().heartbeat(false);
         sqlock::LockOptions shared = plain;
         shared.mode = sqlock::lock_mode::shared;
@@ -264,11 +261,7 @@ TEST_CASE("through a transaction pooler, a table made by another program needs n
     // lock table with DBIx::Locker's columns alone (no side tables, no
     // function beside it), made by its owner, works as it is.
     const std::string table = pg_test::unique("bare");
-    pg_test::query(without_pooler(pg_test::url()),
-                   "CREATE TABLE " + table +
-                       " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
-                       " created timestamptz NOT NULL DEFAULT now(),"
-                       " expires timestamptz NOT NULL, locked_by text)");
+    pg_test::create_bare_table(without_pooler(pg_test::url()), table);
     sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
     options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
     sqlock::Locker locker(pg_test::url(), options);
@@ -297,12 +290,7 @@ TEST_CASE("through a transaction pooler, a table made again with other column ty
     const std::string table = pg_test::unique("remade");
     const std::string direct = without_pooler(pg_test::url());
     auto make = [&](const std::string& locked_by_type) {
-        pg_test::query(direct,
-                       "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
-                           " (id bigserial PRIMARY KEY, lockstring varchar(128) NOT NULL UNIQUE,"
-                           " created timestamptz NOT NULL DEFAULT now(),"
-                           " expires timestamptz NOT NULL, locked_by " +
-                           locked_by_type + ")");
+        pg_test::create_bare_table(direct, table, locked_by_type);
     };
     sqlock::LockerOptions options = locker_options().table(table).pool_size(1);
     options.auto_init = sqlock::LockerOptions::auto_init_mode::never;
@@ -339,7 +327,7 @@ std::string first_line_with(const std::string& log, const std::string& a, const 
 }  // namespace
 
 TEST_CASE("through a transaction pooler, a connection binds only the statements it has prepared",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // PgBouncer 1.21 and later keep each client's prepared statements and
     // close a client connection that binds a name it never prepared: a
     // connection's first use of each statement prepares it, in the pipeline
@@ -347,14 +335,11 @@ TEST_CASE("through a transaction pooler, a connection binds only the statements 
     // holds the statements yet, so a bind first would fail there (26000,
     // "does not exist", in the server log); a server session that holds
     // them already refuses the preparation (42P05, "already exists").
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
-    const std::string logged = pg_test::with_user(db.url, "sqlock_logged");
     const std::size_t log_start = pg_test::server_log_size();
     sqlock::LockOptions plain = lock_options().heartbeat(false);
     auto first_calls = [&](const std::string& app) {
-        sqlock::Locker locker(pg_test::with_param(logged, "application_name", app),
-                              locker_options().table(db.table).pool_size(1));
+        sqlock::Locker locker = pg_test::logged_locker(db, app);
         auto lock = locker.try_lock("first", plain);
         REQUIRE(lock);
         lock->release();
@@ -450,12 +435,11 @@ TEST_CASE("through a transaction pooler, an error at commit leaves the connectio
 }
 
 TEST_CASE("through a transaction pooler, failing calls do not stop a connection keeping statements",
-          "[pooler]") {
+          "[pooler][needs:server-script][needs:server-dir]") {
     // Only a statement missing on the lent server session counts towards
     // giving up keeping them (64 in a row): a statement that fails for
     // another reason, here a read-only refusal as in a failover's window,
     // found its statement there.
-    if (!pg_test::have_server_control()) return;
     auto db = fresh_database();
     const std::string direct = without_pooler(db.url);
     const std::string t = db.table;
@@ -472,9 +456,7 @@ TEST_CASE("through a transaction pooler, failing calls do not stop a connection 
     const std::string app = pg_test::unique("refused");
     const std::string prefix = "app=" + app + " ";
     const std::size_t log_start = pg_test::server_log_size();
-    sqlock::Locker locker(
-        pg_test::with_param(pg_test::with_user(db.url, "sqlock_logged"), "application_name", app),
-        locker_options().table(t).pool_size(1));
+    sqlock::Locker locker = pg_test::logged_locker(db, app);
     const int refusals = 70;
     int refused = 0;
     for (int i = 0; i < refusals; ++i) {

@@ -154,8 +154,8 @@ TEST_CASE("a waiter whose listener is terminated mid-wait says again that it wai
     CHECK(acquired - released < 1s);
 }
 
-TEST_CASE("a lock survives a server restart; release and renew work afterwards", "[pg][serial]") {
-    if (!pg_test::have_server_control()) return;
+TEST_CASE("a lock survives a server restart; release and renew work afterwards",
+          "[pg][serial][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto locker = db.open(locker_options().pool_size(2));
     auto holder = db.open();
@@ -181,8 +181,8 @@ TEST_CASE("a lock survives a server restart; release and renew work afterwards",
     CHECK(locker.list().empty());
 }
 
-TEST_CASE("a heartbeat keeps a lock across a server restart", "[pg][serial]") {
-    if (!pg_test::have_server_control()) return;
+TEST_CASE("a heartbeat keeps a lock across a server restart",
+          "[pg][serial][needs:server-script][needs:server-dir]") {
     auto db = fresh_database();
     auto locker = db.open();
     // The lease must outlast a restart with room for renewals: derived from

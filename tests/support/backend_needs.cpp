@@ -3,6 +3,8 @@
 #include <glob.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "test_support.hpp"
@@ -35,6 +37,14 @@ Need hook_need(const char* name, Hook BackendHooks::*hook) {
         name, [hook] { return static_cast<bool>(backend_context().hooks.*hook); },
         "the " + backend_context().title + " test context has no " + name + " hook (src/backends/" +
             backend_context().name + "/testing/)");
+}
+
+// Whether the test server's script and directory must be there: where the
+// run requires everything, or the server.
+bool script_required(const BackendContext& context) {
+    if (context.script_variable.empty()) return false;  // no server to script
+    return require_all() ||
+           (!context.require_variable.empty() && env(context.require_variable) == "1");
 }
 
 }  // namespace
@@ -120,11 +130,18 @@ std::vector<Need> backend_needs() {
              return env(context.script_variable).empty() ? context.script_variable + " is not set"
                                                          : "";
          },
+         [&context] { return script_required(context); }},
+        {"server-dir",
          [&context] {
-             if (context.script_variable.empty()) return false;  // no server to script
-             return require_all() ||
-                    (!context.require_variable.empty() && env(context.require_variable) == "1");
-         }},
+             if (context.dir_variable.empty()) return context.title + " has no test server";
+             const std::string dir = env(context.dir_variable);
+             if (dir.empty()) return context.dir_variable + " is not set";
+             std::error_code ec;
+             return std::filesystem::is_directory(dir, ec)
+                        ? std::string()
+                        : context.dir_variable + " names no directory";
+         },
+         [&context] { return script_required(context); }},
         {"libfaketime",
          [] {
              return libfaketime_path().empty()

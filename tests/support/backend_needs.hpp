@@ -23,13 +23,19 @@
 //   <hook>          one hook of the backend's test context (BackendHooks):
 //                   table_dump_sql, epoch_ms_sql, odd_timestamp_rows, ...
 //   server-script   the test server's script ($SQLOCK_TEST_<ENV>_SCRIPT),
-//                   for a test that starts or stops servers of its own;
-//                   required where the server is ($SQLOCK_TEST_REQUIRE_<ENV>)
+//                   for a test that starts or stops servers of its own, or
+//                   restarts the test server, or counts on what the script
+//                   set up on it (its roles, what it logs); required where
+//                   the server is ($SQLOCK_TEST_REQUIRE_<ENV>)
+//   server-dir      the test server's directory ($SQLOCK_TEST_<ENV>_DIR,
+//                   the DIR given to the script's start), for a test that
+//                   reads the server's log there or has the script restart
+//                   it; required as server-script is
 //   libfaketime     libfaketime's preload library; required under
 //                   $SQLOCK_TEST_REQUIRE_ALL=1
 //
 // The first seven and the hooks are what a test applies to: where one is
-// missing, the test is skipped there, never a failure. The last two are a
+// missing, the test is skipped there, never a failure. The last three are a
 // set-up: missing where the run requires them, the test fails.
 #pragma once
 

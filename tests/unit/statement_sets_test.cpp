@@ -7,28 +7,18 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "built_targets.hpp"
 #include "contract/statement_set.hpp"
-#include "loading/url.hpp"
-#include "sqlock/config.hpp"
 #include "sqlock/error.hpp"
-#if SQLOCK_WITH_SQLITE
-#include "sqlite_statements.hpp"
-#endif
 #if SQLOCK_WITH_POSTGRES
 #include "postgres_bench_layers.hpp"
-#include "postgres_statements.hpp"
-#include "postgres_target.hpp"
 #endif
 #if SQLOCK_WITH_MARIADB
 #include "contract/tuned_claims.hpp"
 #include "mariadb_bench_layers.hpp"
-#include "mariadb_statements.hpp"
-#include "mariadb_target.hpp"
 #endif
 
 using sqlock::detail::Query;
@@ -36,40 +26,6 @@ using sqlock::detail::StatementSet;
 using sqlock::detail::Value;
 
 namespace {
-
-struct Dialect {
-    std::string name;
-    char sigil;  // of its placeholders: ?N or $N
-    std::function<StatementSet()> make;
-};
-
-std::vector<Dialect> built_dialects() {
-    using namespace std::chrono_literals;
-    std::vector<Dialect> out;
-#if SQLOCK_WITH_SQLITE
-    out.push_back({"SQLite", '?', [] {
-                       return sqlock::detail::sqlite::statement_set(
-                           sqlock::detail::sqlite::Tables("locks"));
-                   }});
-#endif
-#if SQLOCK_WITH_POSTGRES
-    out.push_back({"PostgreSQL", '$', [] {
-                       const sqlock::detail::postgres::PgTarget target(
-                           sqlock::detail::parse_database_url("postgresql://u@127.0.0.1:5432/db"),
-                           "ops.locks", 10s);
-                       return sqlock::detail::postgres::statement_set(target);
-                   }});
-#endif
-#if SQLOCK_WITH_MARIADB
-    out.push_back({"MariaDB", '?', [] {
-                       const sqlock::detail::mariadb::MariaTarget target(
-                           sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"),
-                           "ops.locks", 10s);
-                       return sqlock::detail::mariadb::sql::statement_set(target);
-                   }});
-#endif
-    return out;
-}
 
 // The highest N of the placeholders `sigil`N in `sql` outside quotes
 // ('...', "..." and `...`), 0 for none.
@@ -105,13 +61,13 @@ std::vector<Query> every_query() {
 }  // namespace
 
 TEST_CASE("every statement refers only to the parameters the core passes", "[statements]") {
-    const auto dialects = built_dialects();
-    REQUIRE_FALSE(dialects.empty());
-    for (const Dialect& d : dialects) {
-        const StatementSet set = d.make();
+    const auto backends = unit_test::built_backends();
+    REQUIRE_FALSE(backends.empty());
+    for (const unit_test::BuiltBackend& b : backends) {
+        const StatementSet set = b.statement_set();
         for (Query key : every_query()) {
-            INFO(d.name << " " << sqlock::detail::query_name(key) << ": " << set[key].sql);
-            CHECK(highest_placeholder(set[key].sql, d.sigil) <=
+            INFO(b.dialect << " " << sqlock::detail::query_name(key) << ": " << set[key].sql);
+            CHECK(highest_placeholder(set[key].sql, b.sigil) <=
                   sqlock::detail::query_parameter_count(key));
         }
     }
@@ -126,10 +82,8 @@ TEST_CASE("the scan finds the highest placeholder outside quotes", "[statements]
 #if SQLOCK_WITH_MARIADB
 TEST_CASE("MariaDB binds every statement of its set, and refuses SQL it cannot scan",
           "[statements][mariadb]") {
-    using namespace std::chrono_literals;
     namespace sql = sqlock::detail::mariadb::sql;
-    const sqlock::detail::mariadb::MariaTarget target(
-        sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"), "locks", 10s);
+    const sqlock::detail::mariadb::MariaTarget target = unit_test::mariadb_target("locks");
     const StatementSet set = sql::statement_set(target);
     for (Query key : every_query()) {
         INFO(sqlock::detail::query_name(key));
@@ -158,10 +112,8 @@ TEST_CASE("MariaDB binds every statement of its set, and refuses SQL it cannot s
 #if SQLOCK_WITH_POSTGRES
 TEST_CASE("the PostgreSQL bench's layered rows send the backend's own statements",
           "[statements][bench][postgres]") {
-    using namespace std::chrono_literals;
     namespace pg = sqlock::detail::postgres;
-    const pg::PgTarget target(
-        sqlock::detail::parse_database_url("postgresql://u@127.0.0.1:5432/db"), "ops.locks", 10s);
+    const pg::PgTarget target = unit_test::postgres_target();
     const auto statements = pg::statements(target);
     const auto layers = sqlock_bench::postgres::layer_statements(target);
     REQUIRE(layers.size() == sqlock_bench::postgres::layer_names().size());
@@ -193,8 +145,7 @@ TEST_CASE("the MariaDB bench's layered rows send the backend's own batches",
     using namespace std::chrono_literals;
     namespace sql = sqlock::detail::mariadb::sql;
     using sqlock::detail::QueueGate;
-    const sqlock::detail::mariadb::MariaTarget target(
-        sqlock::detail::parse_database_url("mariadb://u@127.0.0.1:3306/db"), "locks", 10s);
+    const sqlock::detail::mariadb::MariaTarget target = unit_test::mariadb_target("locks");
     const std::string name = "bench-layers", owner = "{\"by\":\"raw-baseline\"}";
     REQUIRE(sqlock_bench::mariadb::layer_names().size() == 4);
     auto layer = [&](std::size_t up_to) {
