@@ -95,6 +95,13 @@ class Connection {
     virtual ClaimRelease release(const Claim& held, const std::vector<std::int64_t>& ids,
                                  const std::string& locked_by, duration min_hold) = 0;
 
+    /// Whether every commit the server acknowledged survives a failover to
+    /// another host of the URL, so that a row of ours, once there, is gone
+    /// only by a delete: true on a synchronous cluster (Galera). False where
+    /// a crash failover to an asynchronous standby can lose committed rows
+    /// (PostgreSQL), which is also the safe default.
+    virtual bool failover_keeps_commits() const { return false; }
+
     /// True if the row (id, locked_by) exists and has not expired.
     virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;
 

@@ -199,14 +199,27 @@ void HeldClaim::stop_managing() noexcept {
 void HeldClaim::release_rows() {
     stop_managing();
     // If the link breaks mid-release, the pool retries once; a DELETE that
-    // committed just before the break then finds no row and reports "lost".
-    // Erring that way is deliberate: "released" for a lock that was in fact
-    // taken over would tell the caller its critical section was protected.
-    // Not even "the retry was answered before valid_until" rules that out:
-    // a crash failover to an asynchronous standby can lose the row itself,
-    // and the link breaks exactly then.
-    const ClaimRelease outcome = locker->pool->with(
-        [&](Connection& c) { return c.release(claim, ids, locked_by, min_hold); });
+    // committed just before the break then finds no row. That reads as
+    // "lost" by default: "released" for a lock that was in fact taken over
+    // would tell the caller its critical section was protected, and even a
+    // retry answered before valid_until does not rule a take-over out where
+    // a crash failover to an asynchronous standby can lose the row itself.
+    // Only where the server keeps every acknowledged commit across a
+    // failover (Galera) does a retry that finds every row gone while the
+    // lease still certainly runs mean our own delete (or a force-release,
+    // which the heartbeat would have seen had it come earlier): no take-over
+    // can come before the lease ends. A COMMIT whose node left the cluster
+    // mid-way (1180) ends that way whenever the cluster certified it.
+    int attempts = 0;
+    bool commits_kept = false;
+    ClaimRelease outcome = locker->pool->with([&](Connection& c) {
+        ++attempts;
+        commits_kept = c.failover_keeps_commits();
+        return c.release(claim, ids, locked_by, min_hold);
+    });
+    if (attempts > 1 && commits_kept && outcome.lost == ids.size() &&
+        clock::now() < validity.until())
+        outcome.lost = 0;
     // One name is free when its row went (a shared release may have freed
     // the name: its last holder left); a set's names each may be, since the
     // release does not say which rows were not ours.

@@ -15,8 +15,10 @@
 //   - no overlap: in the run history, each run ends before the next starts;
 //   - every run runs: its wait is longer than a node's loss, so each
 //     `sqlock run` exits 0 (the exit codes are counted, and printed when
-//     one is not), but for at most two whose release's commit a node lost
-//     mid-way: those say lost (79), as a release that cannot tell does.
+//     one is not), a release whose commit its node could not confirm
+//     (1180, the node left the primary component mid-commit) included: sent
+//     again on another node, it finds its row gone while its lease runs,
+//     which on Galera is its own delete (src/held/held_claim.cpp).
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -137,7 +139,6 @@ TEST_CASE(
     std::atomic<bool> stop{false};
     std::mutex mutex;
     std::map<int, int> exits;             // `sqlock run`'s exit code: how many
-    int unconfirmed_releases = 0;         // exit 79 after a commit left unconfirmed
     std::vector<std::string> complaints;  // the stderr of a run that did not exit 0
     auto host = [&](int h) {
         const int first = h % 3 + 1;
@@ -158,18 +159,7 @@ TEST_CASE(
                 env);
             const sqlock_test::Outcome o = run.finish(120s);
             std::lock_guard<std::mutex> guard(mutex);
-            // A release whose commit its node could not confirm (1180: the
-            // node left the primary component mid-commit) is sent again on
-            // another node; when the first had committed, the row is gone
-            // and the release says lost (exit 79), deliberately: a row gone
-            // can also be a take-over (src/held/held_claim.cpp). The job ran
-            // under its lock all the same, which the checks below hold.
-            if (o.code == 79 &&
-                o.err.find("could not commit while releasing") != std::string::npos &&
-                o.err.find("was no longer ours at release") != std::string::npos)
-                ++unconfirmed_releases;
-            else
-                ++exits[o.code];
+            ++exits[o.code];
             if (o.code != 0 && complaints.size() < 20)
                 complaints.push_back("host " + std::to_string(h) + " exit " +
                                      std::to_string(o.code) + ": " + o.err);
@@ -264,12 +254,10 @@ TEST_CASE(
     CHECK(id_order == 0);
     CHECK(exits.size() == 1);
     CHECK(exits.count(0) == 1);
-    CHECK(unconfirmed_releases <= 2);
     CHECK(log.size() > 100);
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(steady::now() - started).count();
     WARN("galera soak: " << runs << " runs," << counts << " " << log.size()
                          << " guarded writes, 0 lost, in " << seconds << " s; " << faults_text
-                         << recorded_twice << " run start(s) recorded twice, "
-                         << unconfirmed_releases << " release(s) left unconfirmed");
+                         << recorded_twice << " run start(s) recorded twice");
 }

@@ -11,6 +11,14 @@
 //             still accepts new connections into the backlog; they hang too)
 //   refuse    reset every connection and stop listening: connects are refused
 //   slow MS   relay each chunk MS milliseconds after it arrived
+//   hold-reply
+//             relay everything, but the next chunk a server sends after a
+//             client's chunk is kept back, and that connection frozen for
+//             good (its client times out and opens another, which passes):
+//             a statement that ran and whose answer never came
+//   held      answers "held TEXT", the printable bytes of the client chunk
+//             whose answer was kept back ('.' for the others), or "held"
+//             while none has been
 // A side that closes its end (end of file) has it closed on the other side
 // too, after what it sent before (a FIN follows the data, as over a
 // network): a server gets the last statement of a client that gave up and
@@ -55,7 +63,16 @@ struct Flow {
 struct Pair {
     Flow up, down;  // client -> server, server -> client
     bool dead = false;
+    bool frozen = false;  // its answer held back (hold-reply): nothing moves
+    std::string asked;    // the last chunk the client sent
 };
+
+// The printable bytes of `data`, '.' for the others.
+std::string printable(const std::string& data) {
+    std::string out;
+    for (char c : data) out += c >= 32 && c < 127 ? c : '.';
+    return out;
+}
 
 enum class mode { pass, freeze, refuse, slow };
 
@@ -114,6 +131,9 @@ int main(int argc, char** argv) {
 
     mode current = mode::pass;
     std::chrono::milliseconds delay{0};
+    bool hold_reply = false;  // armed by "hold-reply"
+    std::string held;         // what the client asked whose answer was held
+    bool answer_held = false;
     std::list<Pair> pairs;
     std::string input;
     for (;;) {
@@ -125,6 +145,7 @@ int main(int argc, char** argv) {
         int timeout = 100;
         if (moving) {
             for (auto& p : pairs) {
+                if (p.frozen) continue;
                 for (Flow* f : {&p.up, &p.down}) {
                     if (!f->ended) fds.push_back({f->from, POLLIN, 0});
                     if (!f->queue.empty()) {
@@ -170,6 +191,14 @@ int main(int argc, char** argv) {
                             pr.dead = true;
                             continue;
                         }
+                        if (f == &pr.up) pr.asked.assign(buf, static_cast<std::size_t>(n));
+                        if (f == &pr.down && hold_reply && !pr.asked.empty()) {
+                            hold_reply = false;
+                            pr.frozen = true;
+                            held = printable(pr.asked);
+                            answer_held = true;
+                            continue;
+                        }
                         f->queue.push_back({clock_type::now() + delay,
                                             std::string(buf, static_cast<std::size_t>(n))});
                     }
@@ -180,6 +209,7 @@ int main(int argc, char** argv) {
         if (current == mode::pass || current == mode::slow) {
             const auto t = clock_type::now();
             for (auto& pr : pairs) {
+                if (pr.frozen) continue;
                 for (Flow* f : {&pr.up, &pr.down}) {
                     while (!pr.dead && !f->queue.empty() && f->queue.front().due <= t) {
                         const std::string& d = f->queue.front().data;
@@ -216,6 +246,13 @@ int main(int argc, char** argv) {
                 current = line == "pass" ? mode::pass : mode::slow;
                 delay = std::chrono::milliseconds(line == "pass" ? 0 : std::atoi(line.c_str() + 5));
                 if (listener < 0) listener = listen_on(port);
+            } else if (line == "hold-reply") {
+                hold_reply = true;
+                for (auto& pr : pairs) pr.asked.clear();  // only what is asked from now on
+            } else if (line == "held") {
+                std::printf("held%s%s\n", answer_held ? " " : "", held.c_str());
+                std::fflush(stdout);
+                continue;
             } else if (line == "freeze") {
                 current = mode::freeze;
             } else if (line == "refuse") {

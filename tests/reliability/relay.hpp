@@ -1,7 +1,7 @@
 // Relay — the fault_relay program (tests/reliability/fault_relay.cpp) in
 // front of a PostgreSQL server, driven by the fencing tests: it passes,
 // freezes (connections stay open, packets go nowhere), refuses or slows
-// every packet on command.
+// every packet, or keeps back one statement's answer, on command.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -36,6 +36,15 @@ class Relay {
     bool obeys(const std::string& c) {
         child_.write_line(c);
         return child_.read_line(10s) == std::optional<std::string>("ok");
+    }
+    /// After "hold-reply": the printable text of the client's chunk whose
+    /// answer the relay kept back, or nothing while none has been.
+    std::optional<std::string> held() {
+        child_.write_line("held");
+        auto line = child_.read_line(10s);
+        REQUIRE(line);
+        if (line->rfind("held ", 0) != 0) return std::nullopt;
+        return line->substr(5);
     }
     int port() const { return port_; }
     /// The server's URL, with the relay's port in place of the server's.

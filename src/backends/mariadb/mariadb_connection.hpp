@@ -64,6 +64,8 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     sql::Protocol protocol() const;
     /// Whether the server is a Galera node.
     bool galera() const noexcept { return link_.galera(); }
+    /// On Galera: a commit is certified by the whole primary component.
+    bool failover_keeps_commits() const override { return galera(); }
     /// The host of the URL this connection is to ("127.0.0.1:3306").
     std::string host_label() const { return link_.host().label(); }
 
