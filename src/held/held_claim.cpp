@@ -210,15 +210,14 @@ void HeldClaim::release_rows() {
     // which the heartbeat would have seen had it come earlier): no take-over
     // can come before the lease ends. A COMMIT whose node left the cluster
     // mid-way (1180) ends that way whenever the cluster certified it.
-    int attempts = 0;
-    bool commits_kept = false;
+    // Asked of the retry's connection only: the first try pays nothing.
+    bool first_try = true, retried_where_commits_kept = false;
     ClaimRelease outcome = locker->pool->with([&](Connection& c) {
-        ++attempts;
-        commits_kept = c.failover_keeps_commits();
+        if (!first_try) retried_where_commits_kept = c.failover_keeps_commits();
+        first_try = false;
         return c.release(claim, ids, locked_by, min_hold);
     });
-    if (attempts > 1 && commits_kept && outcome.lost == ids.size() &&
-        clock::now() < validity.until())
+    if (retried_where_commits_kept && outcome.lost == ids.size() && clock::now() < validity.until())
         outcome.lost = 0;
     // One name is free when its row went (a shared release may have freed
     // the name: its last holder left); a set's names each may be, since the

@@ -64,7 +64,7 @@ struct Pair {
     Flow up, down;  // client -> server, server -> client
     bool dead = false;
     bool frozen = false;  // its answer held back (hold-reply): nothing moves
-    std::string asked;    // the last chunk the client sent
+    std::string asked;    // the last chunk the client sent while hold-reply was armed
 };
 
 // The printable bytes of `data`, '.' for the others.
@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
                             pr.dead = true;
                             continue;
                         }
-                        if (f == &pr.up) pr.asked.assign(buf, static_cast<std::size_t>(n));
+                        if (f == &pr.up && hold_reply)
+                            pr.asked.assign(buf, static_cast<std::size_t>(n));
                         if (f == &pr.down && hold_reply && !pr.asked.empty()) {
                             hold_reply = false;
                             pr.frozen = true;
