@@ -241,13 +241,15 @@ void make_dir(const std::string& path) {
         throw std::runtime_error("mkdir " + path + " failed");
 }
 
-// A job for `/bin/sh -c JOB job RECORDS ...` that writes to RECORDS ($1)
+// A job for `/bin/bash -c JOB job RECORDS ...` that writes to RECORDS ($1)
 // its start, then runs `body`, then writes its end, or its SIGTERM if one
-// comes (read_jobs()).
+// comes (read_jobs()). Its lines use builtins only ($EPOCHREALTIME, echo):
+// a SIGTERM trap that starts a process (`$(date)`) under dash sometimes
+// loses that process to the same SIGTERM, and its line with it.
 std::string recording_job(const std::string& body) {
-    return "trap 'echo \"T $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; exit 143' TERM; "
-           "echo \"S $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"; " +
-           body + "; echo \"E $(date +%s.%N) $SQLOCK_ID $PPID\" >> \"$1\"";
+    return "trap 'echo \"T $EPOCHREALTIME $SQLOCK_ID $PPID\" >> \"$1\"; exit 143' TERM; "
+           "echo \"S $EPOCHREALTIME $SQLOCK_ID $PPID\" >> \"$1\"; " +
+           body + "; echo \"E $EPOCHREALTIME $SQLOCK_ID $PPID\" >> \"$1\"";
 }
 
 // Hosts looping `sqlock run NAME --expires 6s --wait WAIT -- JOB` (no
@@ -268,7 +270,7 @@ class Fleet {
             "while [ ! -e \"$STOP\" ]; do "
             "  s=$(date +%s.%N); "
             "  \"$SQLOCK\" --table \"$TABLE\" run \"$NAME\" --expires 6s $WAIT "
-            "    -- /bin/sh -c \"$JOB\" job \"$RECORDS\" 2>\"$ERR.last\" & "
+            "    -- /bin/bash -c \"$JOB\" job \"$RECORDS\" 2>\"$ERR.last\" & "
             "  pid=$!; wait $pid; rc=$?; "
             "  echo \"$rc $s $(date +%s.%N) $pid\" >> \"$EXITS\"; "
             "  sed \"s/^/$rc $pid: /\" \"$ERR.last\" >> \"$ERR\"; "
@@ -344,7 +346,7 @@ class Holder {
         const std::string job = recording_job("while [ ! -e \"$2\" ]; do sleep 0.05; done");
         process_.emplace(
             std::vector<std::string>{SQLOCK_CLI, "--table", table, "run", name, "--expires", lease,
-                                     "--", "/bin/sh", "-c", job, "job", records_, done_},
+                                     "--", "/bin/bash", "-c", job, "job", records_, done_},
             sqlock_test::Env{{"SQLOCK_DB", url}},
             spawn_options().own_group(true).stderr_path(err_));
     }

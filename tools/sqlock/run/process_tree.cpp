@@ -97,9 +97,17 @@ int signal_children(int signo) noexcept {
 
 int signal_job(int signo, pid_t fallback) noexcept {
     try {
+        // Any signal but SIGKILL goes to the job as it stood before anything
+        // was signalled: a process started after that may be the job's
+        // answer to the signal (a SIGTERM trap's clean-up), so it is let
+        // run. SIGKILL walks again until nothing new turns up, so a process
+        // forked meanwhile is reached too.
+        const std::vector<pid_t> before = descendants();
         std::set<pid_t> done;
         if (fallback > 0 && ::kill(fallback, signo) == 0) done.insert(fallback);
-        for (int round = 0; round < 5; ++round) {
+        for (pid_t pid : before)
+            if (done.insert(pid).second) ::kill(pid, signo);
+        for (int round = 0; signo == SIGKILL && round < 5; ++round) {
             bool more = false;
             for (pid_t pid : descendants()) {
                 if (!done.insert(pid).second) continue;

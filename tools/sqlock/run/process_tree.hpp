@@ -29,9 +29,11 @@ std::vector<pid_t> descendants();
 int signal_children(int signo) noexcept;
 
 /// Sends `signo` to every living descendant and to `fallback` (the command,
-/// for systems without /proc). Repeats the walk until it finds no process it
-/// has not signalled yet, so a process forked meanwhile is reached too (up to
-/// a few rounds). Returns how many processes were signalled.
+/// for systems without /proc). Any signal but SIGKILL reaches the processes
+/// that lived before it was sent, never one the job starts in answer to it
+/// (a SIGTERM trap's clean-up runs whole). SIGKILL repeats the walk until it
+/// finds no process it has not signalled yet, so a process forked meanwhile
+/// is reached too (up to a few rounds). Returns how many were signalled.
 int signal_job(int signo, pid_t fallback) noexcept;
 
 }  // namespace sqlock_cli
