@@ -11,6 +11,25 @@
 
 namespace sqlock::detail {
 
+std::optional<Row> Connection::find(const std::string& lockstring) {
+    const Rows found = query(Query::lock_row, {Value::text(lockstring)});
+    if (found.rows.empty()) return std::nullopt;
+    return read_lock_row(found.rows.front());
+}
+
+std::vector<Row> Connection::list(const std::string& prefix, bool expired_only) {
+    const Rows found =
+        query(Query::lock_rows, {Value::text(prefix), Value::integer(expired_only ? 1 : 0)});
+    std::vector<Row> rows;
+    rows.reserve(found.rows.size());
+    for (const auto& row : found.rows) rows.push_back(read_lock_row(row));
+    return rows;
+}
+
+bool Connection::is_held(std::int64_t id, const std::string& locked_by) {
+    return !query(Query::lock_held, {Value::integer(id), Value::text(locked_by)}).rows.empty();
+}
+
 bool Connection::has(SideTable side) {
     bool& known = known_[static_cast<std::size_t>(side)];
     if (known) return true;

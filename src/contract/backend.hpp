@@ -102,9 +102,6 @@ class Connection {
     /// (PostgreSQL), which is also the safe default.
     virtual bool failover_keeps_commits() const { return false; }
 
-    /// True if the row (id, locked_by) exists and has not expired.
-    virtual bool is_held(std::int64_t id, const std::string& locked_by) = 0;
-
     /// Deletes at most `batch` expired rows in one short transaction. When
     /// has_history(), the runs of the rows it deletes that are still marked
     /// running end in the same transaction: outcome lost, ended at the row's
@@ -117,12 +114,6 @@ class Connection {
     /// pause, not in the next batch. None for servers, whose waiters queue
     /// on the row lock instead of sleeping.
     virtual duration min_batch_pause() const { return duration::zero(); }
-
-    /// Rows whose lockstring starts with `prefix` (all if empty), by name.
-    virtual std::vector<Row> list(const std::string& prefix, bool expired_only) = 0;
-
-    /// The row named `lockstring`, if any.
-    virtual std::optional<Row> find(const std::string& lockstring) = 0;
 
     /// Deletes the row with this id and exact locked_by; returns whether it
     /// did. `lockstring` as for release().
@@ -140,6 +131,17 @@ class Connection {
     /// changed. Errors as every operation's: sqlock::error with the
     /// backend's code, the message saying describe_query(key, params).
     virtual Rows query(Query key, const std::vector<Value>& params) = 0;
+
+    // The reads of lock rows, over query() (Query::lock_row, lock_rows,
+    // lock_held): the same on every backend, only the SQL differs.
+
+    /// The row named `lockstring`, if any, live or not.
+    std::optional<Row> find(const std::string& lockstring);
+    /// Rows whose lockstring starts with `prefix` (all if empty), only the
+    /// expired ones when `expired_only`, by name (bytewise).
+    std::vector<Row> list(const std::string& prefix, bool expired_only);
+    /// True if the row (id, locked_by) exists and has not expired.
+    bool is_held(std::int64_t id, const std::string& locked_by);
 
     // The tables init() creates beside the lock table (common_side_tables,
     // table_family.hpp). A table seen stays known for the connection's life

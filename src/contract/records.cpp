@@ -47,6 +47,17 @@ std::int64_t query_int64(Connection& c, Query key, const std::vector<Value>& par
     return as_int64(first_row(c.query(key, params), key, params).at(0));
 }
 
+Row read_lock_row(const std::vector<Field>& r, std::size_t first) {
+    Row row;
+    row.id = as_int64(r.at(first));
+    row.lockstring = as_text(r.at(first + 1));
+    row.created = as_text(r.at(first + 2));
+    row.expires = as_text(r.at(first + 3));
+    row.locked_by = as_text(r.at(first + 4));
+    row.seconds_left = as_double(r.at(first + 5));
+    return row;
+}
+
 RunRecord read_run(const std::vector<Field>& r) {
     RunRecord run;
     run.id = as_int64(r.at(0));

@@ -1,5 +1,5 @@
 // Reading the core's records from a query's rows (statement_set.hpp): the
-// one decoder of a run and of a pause, whatever the backend.
+// one decoder of a lock row, of a run and of a pause, whatever the backend.
 #pragma once
 
 #include <cstddef>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/claim.hpp"
 #include "contract/statement_set.hpp"
 #include "sqlock/pause.hpp"
 #include "sqlock/run_records.hpp"
@@ -30,6 +31,10 @@ const std::vector<Field>& first_row(const Rows& rows, Query key, const std::vect
 /// Runs `key` on `c` and reads the first column of its first row as an
 /// integer (a count, an id, a time); errors as first_row().
 std::int64_t query_int64(Connection& c, Query key, const std::vector<Value>& params = {});
+
+/// A lock row from the lock row columns (statement_set.hpp) starting at
+/// `first`.
+Row read_lock_row(const std::vector<Field>& row, std::size_t first = 0);
 
 /// A run from the run columns (statement_set.hpp).
 RunRecord read_run(const std::vector<Field>& row);

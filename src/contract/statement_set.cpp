@@ -41,6 +41,12 @@ About about(Query key) noexcept {
             return {"last_success", "reading the last success of", 0, 1};
         case Query::run_counts:
             return {"run_counts", "counting the runs", -1, 0};
+        case Query::lock_row:
+            return {"lock_row", "reading lock", 0, 1};
+        case Query::lock_rows:
+            return {"lock_rows", "listing locks", 0, 2};
+        case Query::lock_held:
+            return {"lock_held", "checking lock id", 0, 2};
         case Query::lock_counts:
             return {"lock_counts", "counting the locks", -1, 0};
         case Query::prune_runs:

@@ -42,7 +42,12 @@ inline std::string run_attempt_column(const std::string& runs, const std::string
 /// while the row is there) and the attempt as run_attempt_column() counts it. A pause is read with
 /// the columns
 ///   name, paused_by, reason, created, paused_until (NULL: until resumed)
-/// and is in force while paused_until is NULL or later than now.
+/// and is in force while paused_until is NULL or later than now. A lock row
+/// is read with the columns
+///   id, lockstring, created, expires, locked_by ('' for NULL),
+///   seconds_left (expires - now, rounded up to whole milliseconds)
+/// (read_lock_row(), records.hpp); it is live while expires is later than
+/// now.
 enum class Query : std::size_t {
     /// (): one row, (history table exists, pauses table exists, queue
     /// table exists, leaders table exists).
@@ -83,6 +88,17 @@ enum class Query : std::size_t {
     last_success,
     /// (): rows (name, outcome as derived, count), ordered by name, outcome.
     run_counts,
+    /// (lockstring): the lock row of that name, live or not: at most one
+    /// row, the lock row columns. What Connection::find() reads.
+    lock_row,
+    /// (prefix: '' for all, expired_only: 1 or 0): the lock rows whose
+    /// lockstring starts with `prefix` (compared as it is: no wildcards),
+    /// only the expired ones when expired_only is 1, ordered by lockstring
+    /// bytewise. What Connection::list() reads.
+    lock_rows,
+    /// (id, locked_by): one row when the lock row (id, locked_by) is live,
+    /// none otherwise. What Connection::is_held() reads.
+    lock_held,
     /// (): one row, (rows not expired, all rows) of the lock table.
     lock_counts,
     /// (retention: duration, batch): deletes at most `batch` runs started
@@ -135,8 +151,8 @@ enum class Query : std::size_t {
     proclaim,
     /// (name): the lock row of `name`, live or not, and the value stored
     /// for the leader whose lock row it is: at most one row, (id,
-    /// lockstring, created, expires, locked_by, seconds_left: as
-    /// Connection::find() reads them; value or NULL).
+    /// lockstring, created, expires, locked_by, seconds_left: the lock row
+    /// columns, as lock_row reads them; value or NULL).
     leader,
     /// (limit, name): the runs of `name` that ran its job (every outcome
     /// but the skips, skipped_outcomes_sql), newest first, at most `limit`.

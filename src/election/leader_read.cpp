@@ -32,13 +32,7 @@ std::optional<LeaderInfo> read_leader(Connection& c, const std::string& name) {
         const Rows r = c.query(Query::leader, {Value::text(name)});
         if (!r.rows.empty()) {
             const std::vector<Field>& f = r.rows[0];
-            row.emplace();
-            row->id = as_int64(f.at(0));
-            row->lockstring = as_text(f.at(1));
-            row->created = as_text(f.at(2));
-            row->expires = as_text(f.at(3));
-            row->locked_by = as_text(f.at(4));
-            row->seconds_left = as_double(f.at(5));
+            row = read_lock_row(f);
             proclaimed = f.at(6);
         }
     } else {

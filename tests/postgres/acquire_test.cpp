@@ -186,7 +186,7 @@ TEST_CASE(
     // leave, and sends the statement that does not.
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_gated/") == 102);
     // The holder is read only when the attempt failed.
-    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_find/") == 100);
+    CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_lock_row/") == 100);
     CHECK(pg_test::count(log, prefix + "LOG:  execute sqlock_acquire_slot_gated/") == 1);
     // Releases without a minimum hold run the plain DELETE (+ NOTIFY when
     // someone waits).

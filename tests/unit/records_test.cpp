@@ -1,6 +1,7 @@
 // Reading the core's records from query rows (src/contract/records.hpp): numbers as
 // the databases write them, whatever the program's locale; booleans in every
-// form a database sends; the answer of a combined pause check and run start.
+// form a database sends; the answer of a combined pause check and run start;
+// a lock row, and what its reads say they were doing.
 #include <catch2/catch.hpp>
 #include <clocale>
 #include <cstdio>
@@ -108,4 +109,35 @@ TEST_CASE("a run start reads as a run, as a pause, or as an error", "[records]")
         CHECK_THAT(e.what(), Catch::Matchers::Contains("neither a run nor a pause") &&
                                  Catch::Matchers::Contains("'nightly'"));
     }
+}
+
+TEST_CASE("a lock row reads from its columns, wherever they start", "[records]") {
+    const std::vector<Field> columns{Field("x"),
+                                     Field("42"),
+                                     Field("job"),
+                                     Field("2030-01-01 00:00:00.000"),
+                                     Field("2030-01-01 00:01:00.000"),
+                                     {},
+                                     Field("59.5")};
+    const sqlock::detail::Row row = sqlock::detail::read_lock_row(columns, 1);
+    CHECK(row.id == 42);
+    CHECK(row.lockstring == "job");
+    CHECK(row.created == "2030-01-01 00:00:00.000");
+    CHECK(row.expires == "2030-01-01 00:01:00.000");
+    CHECK(row.locked_by.empty());  // another program's NULL
+    CHECK(row.seconds_left == 59.5);
+    CHECK_THROWS(sqlock::detail::read_lock_row(columns, 2));  // a column short
+}
+
+TEST_CASE("the lock-row reads say what they were doing, as the backends did",
+          "[records][statements]") {
+    using sqlock::detail::describe_query;
+    using sqlock::detail::Query;
+    CHECK(describe_query(Query::lock_row, {Value::text("job")}) == "reading lock 'job'");
+    CHECK(describe_query(Query::lock_rows, {Value::text(""), Value::integer(0)}) ==
+          "listing locks");
+    CHECK(describe_query(Query::lock_rows, {Value::text("job#"), Value::integer(1)}) ==
+          "listing locks 'job#'");
+    CHECK(describe_query(Query::lock_held, {Value::integer(7), Value::text("me")}) ==
+          "checking lock id '7'");
 }

@@ -41,18 +41,6 @@ std::string probe_value(const std::string& column) {
     return "''";
 }
 
-// A lock row from the columns starting at `first` (mariadb_statements.hpp).
-Row read_row(const std::vector<Field>& r, std::size_t first) {
-    Row row;
-    row.id = as_int64(r.at(first));
-    row.lockstring = as_text(r.at(first + 1));
-    row.created = as_text(r.at(first + 2));
-    row.expires = as_text(r.at(first + 3));
-    row.locked_by = as_text(r.at(first + 4));
-    row.seconds_left = as_double(r.at(first + 5));
-    return row;
-}
-
 const StatementResult& last_rows(const MariaTarget& t, const std::vector<StatementResult>& rs,
                                  const std::string& doing) {
     for (auto it = rs.rbegin(); it != rs.rend(); ++it)
@@ -357,9 +345,9 @@ AcquireResult MariaConnection::run_acquire(
     }
     const auto& r = last.rows[0];
     if (as_bool(r.at(0)))
-        out.acquired = read_row(r, 2);
+        out.acquired = read_lock_row(r, 2);
     else
-        out.holder = read_row(r, 2);
+        out.holder = read_lock_row(r, 2);
     return out;
 }
 
@@ -410,7 +398,7 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
     AcquireResult out;
     if (f.code == 0) {
         const StatementResult& last = last_rows(*target_, rs, what);
-        if (!last.rows.empty()) out.acquired = read_row(last.rows[0], 0);
+        if (!last.rows.empty()) out.acquired = read_lock_row(last.rows[0], 0);
         return out;
     }
     give_back_turn(name, what);
@@ -430,7 +418,7 @@ AcquireResult MariaConnection::try_acquire_shared(const std::string& name, const
             continue;
         }
         for (const auto& row : r.rows) {
-            Row read = read_row(row, 0);
+            Row read = read_lock_row(row, 0);
             // Ours (claim_own_holder takes it) before anyone else's.
             if (!out.holder || read.lockstring == own) out.holder = std::move(read);
         }
@@ -496,7 +484,7 @@ std::optional<Row> MariaConnection::renew_shared(std::int64_t id, const std::str
         name, "renewing shared lock id", subject);
     const auto& last = last_rows(*target_, rs, describe("renewing shared lock id", subject));
     if (last.rows.empty()) return std::nullopt;
-    return read_row(last.rows[0], 0);
+    return read_lock_row(last.rows[0], 0);
 }
 
 ReleaseOutcome MariaConnection::release_shared(std::int64_t id, const std::string& /*own*/,
@@ -581,7 +569,7 @@ SetAcquireResult MariaConnection::take_set(
     SetAcquireResult out;
     if (f.code == 0) {
         for (const auto& r : last_rows(*target_, rs, what).rows)
-            out.acquired.push_back(read_row(r, 0));
+            out.acquired.push_back(read_lock_row(r, 0));
         if (out.acquired.size() == expected) return out;
         out.acquired.clear();  // cannot be: the transaction wrote all or none
         throw error(errc::backend, target_->redact("MariaDB wrote part of a lock set while " +
@@ -602,7 +590,7 @@ SetAcquireResult MariaConnection::take_set(
                   "reading the holders of the lock set of", names.front());
     for (const auto& r : last_rows(*target_, hs, what).rows) {
         out.queued = out.queued || as_bool(r.at(6));
-        if (as_int64(r.at(0)) != 0) out.holders.push_back(read_row(r, 0));
+        if (as_int64(r.at(0)) != 0) out.holders.push_back(read_lock_row(r, 0));
     }
     return out;
 }
@@ -620,7 +608,7 @@ std::vector<Row> MariaConnection::renew_mixed_set(const std::vector<ClaimEntry>&
     std::vector<Row> rows;
     for (const auto& r :
          last_rows(*target_, rs, describe("renewing the lock set of id", subject)).rows)
-        rows.push_back(read_row(r, 0));
+        rows.push_back(read_lock_row(r, 0));
     return rows;
 }
 
@@ -647,7 +635,7 @@ std::vector<Row> MariaConnection::renew_set(const std::vector<std::int64_t>& ids
         run(sql::renew_set(*target_, ids, locked_by, lease), "renewing the lock set of id", id);
     std::vector<Row> rows;
     for (const auto& r : last_rows(*target_, rs, "renewing the lock set of id " + id).rows)
-        rows.push_back(read_row(r, 0));
+        rows.push_back(read_lock_row(r, 0));
     return rows;
 }
 
@@ -699,15 +687,7 @@ std::optional<Row> MariaConnection::renew_one(std::int64_t id, const std::string
         run(sql::renew(*target_, id, locked_by, lease), "renewing lock id", std::to_string(id));
     const auto& last = last_rows(*target_, rs, what);
     if (last.rows.empty()) return std::nullopt;
-    return read_row(last.rows[0], 0);
-}
-
-bool MariaConnection::is_held(std::int64_t id, const std::string& locked_by) {
-    // Galera: after a take-over on another node, not only once it is
-    // applied here.
-    auto rs = run(causal() + sql::is_held(*target_, id, locked_by), "checking lock id",
-                  std::to_string(id));
-    return !last_rows(*target_, rs, "checking lock id").rows.empty();
+    return read_lock_row(last.rows[0], 0);
 }
 
 std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
@@ -801,21 +781,6 @@ unsigned MariaConnection::probe_table(const std::string& quoted) {
     Failure f;
     link_.run("SELECT 1 FROM " + quoted + " LIMIT 0", limit(), "looking for table " + quoted, &f);
     return f.code;
-}
-
-std::vector<Row> MariaConnection::list(const std::string& prefix, bool expired_only) {
-    auto rs = run(causal() + sql::list(*target_, prefix, expired_only), "listing locks", prefix);
-    std::vector<Row> rows;
-    for (const auto& r : last_rows(*target_, rs, "listing locks").rows)
-        rows.push_back(read_row(r, 0));
-    return rows;
-}
-
-std::optional<Row> MariaConnection::find(const std::string& lockstring) {
-    auto rs = run(causal() + sql::find(*target_, lockstring), "reading lock", lockstring);
-    const auto& last = last_rows(*target_, rs, "reading lock");
-    if (last.rows.empty()) return std::nullopt;
-    return read_row(last.rows[0], 0);
 }
 
 bool MariaConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,

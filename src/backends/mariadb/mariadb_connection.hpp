@@ -50,10 +50,7 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// The error of a statement that reads table `quoted` and changes
     /// nothing: 0 when this user may read it.
     unsigned probe_table(const std::string& quoted);
-    bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
-    std::vector<Row> list(const std::string& prefix, bool expired_only) override;
-    std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& lockstring,
                       const std::string& locked_by) override;
     Rows query(Query key, const std::vector<Value>& params) override;

@@ -910,11 +910,6 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
            columns() + " FROM " + T + " AS t WHERE t." + mine + " AND t.expires > " + now;
 }
 
-std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
-    return "SELECT 1 FROM " + t.quoted_table + " WHERE id = " + number(id) +
-           " AND locked_by = " + literal(locked_by) + " AND expires > " + now;
-}
-
 std::string purge_register(const MariaTarget& t, std::size_t batch) {
     const std::string& F = t.quoted_fencing;
     return "DELETE FROM " + F + " WHERE written < " + now +
@@ -928,29 +923,6 @@ std::string purge(const MariaTarget& t, std::size_t batch) {
     // LIMIT deterministic for statement-based replication.
     return "DELETE FROM " + t.quoted_table + " WHERE expires <= " + now +
            " ORDER BY expires, id LIMIT " + std::to_string(batch);
-}
-
-std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only) {
-    std::string where;
-    auto add = [&](const std::string& cond) {
-        where += (where.empty() ? " WHERE " : " AND ") + cond;
-    };
-    if (!prefix.empty()) {
-        // The range lets the unique index find the prefix; LEFT() compares
-        // it exactly (no LIKE wildcards to escape). With a binary no-pad
-        // collation both are byte comparisons.
-        const std::string P = literal(prefix);
-        add("t.lockstring >= " + P);
-        add("LEFT(t.lockstring, CHAR_LENGTH(" + P + ")) = " + P);
-    }
-    if (expired_only) add(std::string("t.expires <= ") + now);
-    return "SELECT " + columns() + " FROM " + t.quoted_table + " AS t" + where +
-           " ORDER BY t.lockstring";
-}
-
-std::string find(const MariaTarget& t, const std::string& lockstring) {
-    return "SELECT " + columns() + " FROM " + t.quoted_table +
-           " AS t WHERE t.lockstring = " + literal(lockstring);
 }
 
 // clang-format on
@@ -1186,6 +1158,23 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
         "SELECT r.name, CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN l.expires > " +
         std::string(now) + " THEN 'running' ELSE 'lost' END, COUNT(*) FROM " + R +
         " AS r LEFT JOIN " + T + " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2");
+    // The lock rows. ?1 name.
+    set.add(Query::lock_row,
+        "SELECT " + columns() + " FROM " + T + " AS t WHERE t.lockstring = ?1");
+    // ?1 prefix ('' for all), ?2 expired only (1/0). Bound as literals, so
+    // the server folds away the test of the one that does not apply. The
+    // range lets the unique index find the prefix; LEFT() compares it
+    // exactly (no LIKE wildcards to escape). With a binary no-pad collation
+    // both are byte comparisons. "All" is an empty prefix by its length: a
+    // literal's own collation pads, and would take " " for ''.
+    set.add(Query::lock_rows,
+        "SELECT " + columns() + " FROM " + T + " AS t"
+        " WHERE (CHAR_LENGTH(?1) = 0 OR"
+        " (t.lockstring >= ?1 AND LEFT(t.lockstring, CHAR_LENGTH(?1)) = ?1))"
+        " AND (?2 = 0 OR t.expires <= " + now + ") ORDER BY t.lockstring");
+    // ?1 id, ?2 locked_by.
+    set.add(Query::lock_held,
+        "SELECT 1 FROM " + T + " WHERE id = ?1 AND locked_by = ?2 AND expires > " + now);
     set.add(Query::lock_counts,
         std::string("SELECT COALESCE(SUM(CASE WHEN expires > ") + now +
         " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + T);

@@ -9,7 +9,7 @@
 // types. Times are the server's: UTC_TIMESTAMP(3), constant within one
 // statement, and column arithmetic; leases travel as microsecond intervals.
 //
-// Result columns of a lock row, in this order (see read_row()):
+// Result columns of a lock row, in this order (read_lock_row(), records.hpp):
 //   id, lockstring, created, expires, locked_by, seconds_left
 // with created/expires as UTC text "YYYY-MM-DD HH:MM:SS.mmm" and seconds_left
 // to the millisecond, rounded up (seconds_left > 0 exactly when expires >
@@ -241,13 +241,10 @@ std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::st
 std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
                   duration lease);
 
-std::string is_held(const MariaTarget& t, std::int64_t id, const std::string& locked_by);
 std::string purge(const MariaTarget& t, std::size_t batch);
 /// The fencing register's rows no lock row uses and nobody wrote for a day
 /// (a stale draw is never that old: docs/mariadb.md), at most `batch`.
 std::string purge_register(const MariaTarget& t, std::size_t batch);
-std::string list(const MariaTarget& t, const std::string& prefix, bool expired_only);
-std::string find(const MariaTarget& t, const std::string& lockstring);
 
 /// The schema script (sql/mariadb/schema.sql) for `t`'s table, with
 /// `collation` for the text columns; `wsrep`: the server has Galera's

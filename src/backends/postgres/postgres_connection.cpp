@@ -820,10 +820,6 @@ std::optional<Row> PgConnection::renew_one(std::int64_t id, const std::string& l
     return read_row(r[0], 0);
 }
 
-bool PgConnection::is_held(std::int64_t id, const std::string& locked_by) {
-    return !exec("checking lock id", std::to_string(id), stmt::is_held, id, locked_by).empty();
-}
-
 std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
     if (has_history()) {
         pqxx::result r = exec("purging expired locks", {}, stmt::purge_with_runs,
@@ -888,20 +884,6 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
         out.rows.push_back(std::move(fields));
     }
     return out;
-}
-
-std::vector<Row> PgConnection::list(const std::string& prefix, bool expired_only) {
-    pqxx::result r = exec("listing locks", prefix, stmt::list, prefix, expired_only);
-    std::vector<Row> rows;
-    rows.reserve(r.size());
-    for (const auto& row : r) rows.push_back(read_row(row, 0));
-    return rows;
-}
-
-std::optional<Row> PgConnection::find(const std::string& lockstring) {
-    pqxx::result r = exec("reading lock", lockstring, stmt::find, lockstring);
-    if (r.empty()) return std::nullopt;
-    return read_row(r[0], 0);
 }
 
 bool PgConnection::delete_exact(std::int64_t id, const std::string& lockstring,

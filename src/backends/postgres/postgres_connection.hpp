@@ -52,10 +52,7 @@ class PgConnection final : public TunedConnection<PgConnection> {
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     SQLOCK_TUNED_CLAIM_CALLS;
-    bool is_held(std::int64_t id, const std::string& locked_by) override;
     std::size_t purge_expired_batch(std::size_t batch) override;
-    std::vector<Row> list(const std::string& prefix, bool expired_only) override;
-    std::optional<Row> find(const std::string& lockstring) override;
     bool delete_exact(std::int64_t id, const std::string& lockstring,
                       const std::string& locked_by) override;
     Rows query(Query key, const std::vector<Value>& params) override;

@@ -733,29 +733,11 @@ void release_and_admin_statements(const PgTarget& target, Entries& out) {
         " WHERE t.id = $1::bigint AND t.locked_by = $2::text AND t.expires > now()"
         " RETURNING " + cols);
 
-    // $1 id, $2 locked_by.
-    out.emplace_back(stmt::is_held,
-        "SELECT 1 FROM " + T +
-        " WHERE id = $1::bigint AND locked_by = $2::text AND expires > now()");
-
     // $1 batch size (in_batch()).
     const std::string expired_batch =
         in_batch("id", "SELECT id FROM " + T + " WHERE expires <= now() LIMIT $1::bigint") +
         " AND expires <= now()";
     out.emplace_back(stmt::purge, "DELETE FROM " + T + " WHERE " + expired_batch);
-
-    // $1 prefix ('' for all), $2 expired only. starts_with compares the
-    // prefix literally (no LIKE wildcards); COLLATE "C" orders by bytes, as
-    // SQLite does, whatever the database's collation.
-    out.emplace_back(stmt::list,
-        "SELECT " + cols + " FROM " + T + " AS t"
-        " WHERE ($1::text = '' OR starts_with(t.lockstring, $1::text))"
-        " AND (NOT $2::boolean OR t.expires <= now())"
-        " ORDER BY t.lockstring COLLATE \"C\"");
-
-    // $1 lockstring.
-    out.emplace_back(stmt::find,
-        "SELECT " + cols + " FROM " + T + " AS t WHERE t.lockstring = $1::text");
 
     // $1 id, $2 locked_by, $3 turn name, $4 its channel. Deleting frees the
     // lock: tell the listeners.
@@ -909,6 +891,20 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
         " WHEN l.expires > now() THEN 'running' ELSE 'lost' END, count(*)"
         " FROM " + R + " AS r LEFT JOIN " + T + " AS l ON l.id = r.fencing_id"
         " GROUP BY 1, 2 ORDER BY 1, 2");
+    // The lock rows. starts_with compares the prefix literally (no LIKE
+    // wildcards); COLLATE "C" orders by bytes, as SQLite does, whatever the
+    // database's collation. expired_only comes as 1 or 0, which boolean
+    // reads.
+    set.add(Query::lock_row,
+        "SELECT " + columns("t") + " FROM " + T + " AS t WHERE t.lockstring = $1::text");
+    set.add(Query::lock_rows,
+        "SELECT " + columns("t") + " FROM " + T + " AS t"
+        " WHERE ($1::text = '' OR starts_with(t.lockstring, $1::text))"
+        " AND (NOT $2::boolean OR t.expires <= now())"
+        " ORDER BY t.lockstring COLLATE \"C\"");
+    set.add(Query::lock_held,
+        "SELECT 1 FROM " + T +
+        " WHERE id = $1::bigint AND locked_by = $2::text AND expires > now()");
     set.add(Query::lock_counts,
         "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
 

@@ -197,7 +197,7 @@ void SqliteConnection::check_usable_without_writing() {
                         "' is read-only for this user: sqlock needs to write it (and to "
                         "create its -wal and -shm files beside it)",
                     "SQLITE_READONLY");
-    prepare(Sql::is_held);
+    prepare(Query::lock_held, "preparing a statement");
 }
 
 bool SqliteConnection::waiters_ahead(const QueueGate& gate) {
@@ -544,12 +544,6 @@ std::optional<Row> SqliteConnection::renew_one(std::int64_t id, const std::strin
     return row;
 }
 
-bool SqliteConnection::is_held(std::int64_t id, const std::string& locked_by) {
-    Prepared st = prepare(Sql::is_held);
-    st.bind(1, id).bind(2, locked_by);
-    return st.step();
-}
-
 std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
     std::size_t purged;
     {
@@ -582,21 +576,6 @@ std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
     }
     tx.commit();
     return purged;
-}
-
-std::vector<Row> SqliteConnection::list(const std::string& prefix, bool expired_only) {
-    Prepared st = prepare(Sql::list);
-    st.bind(1, prefix).bind(2, static_cast<std::int64_t>(expired_only ? 1 : 0));
-    std::vector<Row> rows;
-    while (st.step()) rows.push_back(read_row(st));
-    return rows;
-}
-
-std::optional<Row> SqliteConnection::find(const std::string& lockstring) {
-    Prepared st = prepare(Sql::find);
-    st.bind(1, lockstring);
-    if (!st.step()) return std::nullopt;
-    return read_row(st);
 }
 
 bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,

@@ -57,13 +57,7 @@ class SqliteConnection final : public TunedConnection<SqliteConnection> {
     /// statement) that the table has its columns.
     void check_usable_without_writing();
 
-    bool is_held(std::int64_t id, const std::string& locked_by) override;
-
     std::size_t purge_expired_batch(std::size_t batch) override;
-
-    std::vector<Row> list(const std::string& prefix, bool expired_only) override;
-
-    std::optional<Row> find(const std::string& lockstring) override;
 
     bool delete_exact(std::int64_t id, const std::string& /*lockstring*/,
                       const std::string& locked_by) override;

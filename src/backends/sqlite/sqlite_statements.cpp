@@ -140,21 +140,9 @@ std::string sql_text(Sql kind, const Tables& tables) {
             return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', ?3)" +
                    " WHERE id = ?1 AND locked_by = ?2 AND " + live + " RETURNING " + cols;
 
-        case Sql::is_held:
-            return "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND " + live;
-
         case Sql::purge_batch:
             return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
                    " WHERE expires <= " + now + " LIMIT ?1)";
-
-        case Sql::list:
-            // substr() compares the prefix literally: no LIKE wildcards to escape.
-            return "SELECT " + cols + " FROM " + t +
-                   " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
-                   " AND (?2 = 0 OR " + dead + ") ORDER BY lockstring";
-
-        case Sql::find:
-            return "SELECT " + cols + " FROM " + t + " WHERE lockstring = ?1";
 
         case Sql::delete_exact:
             // coalesce: rows written by other programs may have a NULL locked_by.
@@ -331,6 +319,15 @@ StatementSet statement_set(const Tables& tables) {
             " COUNT(*) FROM " +
                 r + " AS r LEFT JOIN " + t +
                 " AS l ON l.id = r.fencing_id GROUP BY 1, 2 ORDER BY 1, 2");
+    // The lock rows. substr() compares the prefix literally: no LIKE
+    // wildcards to escape.
+    const std::string cols = columns_sql;
+    set.add(Query::lock_row, "SELECT " + cols + " FROM " + t + " WHERE lockstring = ?1");
+    set.add(Query::lock_rows, "SELECT " + cols + " FROM " + t +
+                                  " WHERE (?1 = '' OR substr(lockstring, 1, length(?1)) = ?1)" +
+                                  " AND (?2 = 0 OR " + dead + ") ORDER BY lockstring");
+    set.add(Query::lock_held,
+            "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND " + live);
     set.add(Query::lock_counts, std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
                                     " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t);
 
