@@ -14,6 +14,9 @@
 //   lock_timeout (55P03)                                -> errc::busy
 //   anything else                                       -> errc::backend with the SQLSTATE
 //
+// The SQLSTATEs named here are rows of an error table (base/error_table.hpp):
+// each its category and its message, hint included; a class (08xxx), an
+// exception type and libpq's texts of a refused login are rules in code.
 // Every message passes through the target's Redactor and ends with the
 // redacted URL, so it names the server but never the password.
 #pragma once
