@@ -173,7 +173,8 @@ std::optional<std::string> MariaConnection::upgrade_schema() {
     // Without IF NOT EXISTS, which MySQL lacks: a concurrent init that was
     // first is ER_DUP_FIELDNAME.
     Failure f;
-    link_.run("SET STATEMENT lock_wait_timeout = 2 FOR ALTER TABLE " + target_->quoted_queue +
+    link_.run("SET STATEMENT lock_wait_timeout = 2 FOR ALTER TABLE " +
+                  target_->family.side(SideTable::queue).quoted +
                   " ADD COLUMN joined DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3))",
               limit(), "adding the queue's joined column", &f);
     if (f.code == 0 || f.code == ER_DUP_FIELDNAME) return std::nullopt;
