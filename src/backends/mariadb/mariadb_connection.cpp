@@ -165,7 +165,7 @@ void MariaConnection::check_access() {
 }
 
 std::optional<std::string> MariaConnection::upgrade_schema() {
-    if (!has_queue()) return std::nullopt;
+    if (!has(SideTable::queue)) return std::nullopt;
     const Rows has = query(Query::queue_joined, {});
     if (!has.rows.empty() && as_bool(has.rows[0].at(0))) return std::nullopt;
     // ADD COLUMN waits for every transaction that has used the queue to
@@ -696,7 +696,7 @@ std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
     // lock rows (their count is not the caller's).
     if (link_.galera())
         run(sql::purge_register(*target_, batch), "purging the fencing register", {});
-    if (has_history()) {
+    if (has(SideTable::runs)) {
         auto rs =
             run_transaction(sql::purge_with_runs(*target_, batch), "purging expired locks", {});
         return rs.size() < 3 ? 0 : static_cast<std::size_t>(rs[2].affected);

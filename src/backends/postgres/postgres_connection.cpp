@@ -401,7 +401,7 @@ void PgConnection::check_access() {
 }
 
 std::optional<std::string> PgConnection::upgrade_schema() {
-    if (!has_queue()) return std::nullopt;
+    if (!has(SideTable::queue)) return std::nullopt;
     return bounded("adding the queue's joined column", {}, [&]() -> std::optional<std::string> {
         {
             pqxx::nontransaction check(link_.get());
@@ -822,7 +822,7 @@ std::optional<Row> PgConnection::renew_one(std::int64_t id, const std::string& l
 }
 
 std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
-    if (has_history()) {
+    if (has(SideTable::runs)) {
         pqxx::result r = exec("purging expired locks", {}, stmt::purge_with_runs,
                               static_cast<std::int64_t>(batch));
         return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
