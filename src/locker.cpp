@@ -220,7 +220,7 @@ std::size_t Locker::queue_length(const std::string& name) {
     detail::validate_lock_name(name);
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
-        if (!c.has_queue()) return 0;
+        if (!c.has(detail::SideTable::queue)) return 0;
         return static_cast<std::size_t>(
             detail::query_int64(c, detail::Query::queue_length, {detail::Value::text(name)}));
     });

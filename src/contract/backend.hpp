@@ -103,7 +103,7 @@ class Connection {
     virtual bool failover_keeps_commits() const { return false; }
 
     /// Deletes at most `batch` expired rows in one short transaction. When
-    /// has_history(), the runs of the rows it deletes that are still marked
+    /// has(SideTable::runs), the runs of the rows it deletes that are still marked
     /// running end in the same transaction: outcome lost, ended at the row's
     /// expiry.
     virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
@@ -153,11 +153,6 @@ class Connection {
     /// Locker::init() creates them. Every acquisition asks for the queue, so
     /// a look that found none is trusted for 30 s.
     bool has(SideTable side);
-    /// has() of the run history, the pauses, the queue, the leaders' values.
-    bool has_history() { return has(SideTable::runs); }
-    bool has_pauses() { return has(SideTable::pauses); }
-    bool has_queue() { return has(SideTable::queue); }
-    bool has_leaders() { return has(SideTable::leaders); }
     /// Forgets that a look found no queue: init_schema() may just have made it.
     void forget_missing_queue() noexcept { queue_looked_ = {}; }
 

@@ -28,7 +28,7 @@ std::string value_in_metadata(const std::string& locked_by) {
 std::optional<LeaderInfo> read_leader(Connection& c, const std::string& name) {
     std::optional<Row> row;
     std::optional<std::string> proclaimed;
-    if (c.has_leaders()) {
+    if (c.has(SideTable::leaders)) {
         const Rows r = c.query(Query::leader, {Value::text(name)});
         if (!r.rows.empty()) {
             const std::vector<Field>& f = r.rows[0];

@@ -64,7 +64,7 @@ std::optional<PauseInfo> Pauses::find(const std::string& name) {
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::optional<PauseInfo> {
         // No table: a deployment from before pauses, where nothing is paused.
-        if (!c.has_pauses()) return std::nullopt;
+        if (!c.has(detail::SideTable::pauses)) return std::nullopt;
         const detail::Rows r = c.query(detail::Query::paused, {detail::Value::text(name)});
         if (r.rows.empty()) return std::nullopt;
         return detail::read_pause(r.rows[0]);
@@ -74,7 +74,7 @@ std::optional<PauseInfo> Pauses::find(const std::string& name) {
 std::vector<PauseInfo> Pauses::all() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::vector<PauseInfo> {
-        if (!c.has_pauses()) return {};
+        if (!c.has(detail::SideTable::pauses)) return {};
         std::vector<PauseInfo> all;
         for (const auto& row : c.query(detail::Query::pauses, {}).rows)
             all.push_back(detail::read_pause(row));
@@ -87,7 +87,8 @@ std::size_t Pauses::purge_expired(std::size_t batch_size) {
     detail::ensure_initialized(*state_);
     // A lock table made before sqlock had pauses has none to delete: the
     // reaper must keep working on such a deployment.
-    if (!state_->pool->with([](detail::Connection& c) { return c.has_pauses(); })) return 0;
+    if (!state_->pool->with([](detail::Connection& c) { return c.has(detail::SideTable::pauses); }))
+        return 0;
     return detail::in_paced_batches(
         batch_size, [&](auto&& op) { return with_pauses(*state_, op); },
         [&](detail::Connection& c) {
@@ -101,7 +102,7 @@ std::size_t Pauses::purge_expired(std::size_t batch_size) {
 std::size_t Pauses::count_expired() {
     detail::ensure_initialized(*state_);
     return state_->pool->with([](detail::Connection& c) -> std::size_t {
-        if (!c.has_pauses()) return 0;
+        if (!c.has(detail::SideTable::pauses)) return 0;
         return static_cast<std::size_t>(detail::query_int64(c, detail::Query::count_pauses));
     });
 }

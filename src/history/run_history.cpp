@@ -301,7 +301,7 @@ RunStartOutcome RunHistory::start_run_unless_paused(const Lock& lock, RunStart i
             RunStartOutcome out;
             // No pauses table: a deployment from before pauses, where nothing
             // is paused (as Pauses::find() says).
-            if (!c.has_pauses()) {
+            if (!c.has(detail::SideTable::pauses)) {
                 out.run_id = detail::query_int64(c, detail::Query::start_run, params);
                 return out;
             }
@@ -473,7 +473,8 @@ std::size_t RunHistory::prune(duration retention, std::size_t batch_size) {
     detail::ensure_initialized(*state_);
     // A lock table without a history (one not initialised since sqlock
     // had one) has nothing to prune.
-    if (!state_->pool->with([](detail::Connection& c) { return c.has_history(); })) return 0;
+    if (!state_->pool->with([](detail::Connection& c) { return c.has(detail::SideTable::runs); }))
+        return 0;
     return detail::in_paced_batches(
         batch_size, [&](auto&& op) { return with_history(*state_, op); },
         [&](detail::Connection& c) {
@@ -490,7 +491,7 @@ std::size_t RunHistory::count_prunable(duration retention) {
     detail::ensure_initialized(*state_);
     return state_->pool->with([&](detail::Connection& c) -> std::size_t {
         // As prune(): no history table, nothing to prune.
-        if (!c.has_history()) return 0;
+        if (!c.has(detail::SideTable::runs)) return 0;
         return static_cast<std::size_t>(
             detail::query_int64(c, detail::Query::count_runs, {detail::Value::millis(retention)}));
     });

@@ -184,7 +184,7 @@ std::optional<Lock> Acquirer::attempt_once(const Target& t, const LockOptions& o
         : t.capacity > 0 ? ClaimEntry::slot_of(t.name, t.capacity)
                          : ClaimEntry::exclusive(t.name));
     ClaimResult r = s_->pool->with([&](Connection& c) {
-        queue_exists = c.has_queue();
+        queue_exists = c.has(SideTable::queue);
         claim.before = queue_exists ? before : 0;
         if (t.capacity == 0) return c.acquire(claim, o.expires, owner.locked_by);
         // A retry on a fresh connection (the first broke), or an attempt

@@ -65,7 +65,7 @@ LockActivity detail::lock_activity(LockerState& state) {
             hold(g.activity, age, left);
         }
         out.waiter_ages = false;
-        if (c.has_queue()) {
+        if (c.has(detail::SideTable::queue)) {
             // A queue made before its join times were kept: the lengths alone.
             const detail::Rows joined = c.query(detail::Query::queue_joined, {});
             out.waiter_ages = !joined.rows.empty() && detail::as_bool(joined.rows[0].at(0));
@@ -78,7 +78,7 @@ LockActivity detail::lock_activity(LockerState& state) {
                 if (out.waiter_ages) g.activity.oldest_waiter_seconds = detail::as_double(r.at(2));
             }
         }
-        if (c.has_leaders())
+        if (c.has(detail::SideTable::leaders))
             for (const auto& r : c.query(detail::Query::leader_names, {}).rows) {
                 Gathered& g = by_name[detail::as_text(r.at(0))];
                 g.activity.name = detail::as_text(r.at(0));

@@ -112,7 +112,7 @@ class SetAcquirer {
         const auto sent = clock::now();
         ClaimResult r = s_->pool->with([&](Connection& c) {
             // No place in line: every waiter goes first, if there is a line.
-            claim.before = c.has_queue() ? INT64_MAX : 0;
+            claim.before = c.has(SideTable::queue) ? INT64_MAX : 0;
             return c.acquire(claim, o.expires, owner.locked_by);
         });
         // Each entry's row, in the order of the entries (the backends answer

@@ -165,7 +165,7 @@ void MariaConnection::check_access() {
 }
 
 std::optional<std::string> MariaConnection::upgrade_schema() {
-    if (!has_queue()) return std::nullopt;
+    if (!has(SideTable::queue)) return std::nullopt;
     const Rows has = query(Query::queue_joined, {});
     if (!has.rows.empty() && as_bool(has.rows[0].at(0))) return std::nullopt;
     // ADD COLUMN waits for every transaction that has used the queue to
@@ -173,7 +173,8 @@ std::optional<std::string> MariaConnection::upgrade_schema() {
     // Without IF NOT EXISTS, which MySQL lacks: a concurrent init that was
     // first is ER_DUP_FIELDNAME.
     Failure f;
-    link_.run("SET STATEMENT lock_wait_timeout = 2 FOR ALTER TABLE " + target_->quoted_queue +
+    link_.run("SET STATEMENT lock_wait_timeout = 2 FOR ALTER TABLE " +
+                  target_->family.side(SideTable::queue).quoted +
                   " ADD COLUMN joined DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3))",
               limit(), "adding the queue's joined column", &f);
     if (f.code == 0 || f.code == ER_DUP_FIELDNAME) return std::nullopt;
@@ -695,7 +696,7 @@ std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
     // lock rows (their count is not the caller's).
     if (link_.galera())
         run(sql::purge_register(*target_, batch), "purging the fencing register", {});
-    if (has_history()) {
+    if (has(SideTable::runs)) {
         auto rs =
             run_transaction(sql::purge_with_runs(*target_, batch), "purging expired locks", {});
         return rs.size() < 3 ? 0 : static_cast<std::size_t>(rs[2].affected);

@@ -127,10 +127,10 @@ const std::string ours_inserted = "(ROW_COUNT() = 1 AND t.id = LAST_INSERT_ID())
 // freeze or a cut link has left the line, and must not take the name from
 // under those who moved up meanwhile).
 std::string waiter_ahead(const MariaTarget& t, const QueueGate& gate) {
-    return "EXISTS(SELECT 1 FROM " + t.quoted_queue +
-           " AS q WHERE q.lockstring = " + literal(gate.name) + " AND q.expires > " + now +
-           " AND (q.id < " + number(gate.before) + " OR NOT EXISTS(SELECT 1 FROM " +
-           t.quoted_queue + " AS own WHERE own.id = " + number(gate.before) +
+    const std::string& Q = t.family.side(SideTable::queue).quoted;  // the queue table
+    return "EXISTS(SELECT 1 FROM " + Q + " AS q WHERE q.lockstring = " + literal(gate.name) +
+           " AND q.expires > " + now + " AND (q.id < " + number(gate.before) +
+           " OR NOT EXISTS(SELECT 1 FROM " + Q + " AS own WHERE own.id = " + number(gate.before) +
            " AND own.expires > " + now + ")))";
 }
 
@@ -428,8 +428,8 @@ std::string acquire_set(const MariaTarget& t, const Protocol& p,
     // back after the commit.
     std::string sql = take_turns(t, p, lockstrings, wait);
     const std::string queued =
-        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
-                             names + " AND expires > " + now + ")"
+        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.family.side(SideTable::queue).quoted +
+                             " WHERE lockstring IN " + names + " AND expires > " + now + ")"
                        : "0";
     sql += begin_after_turns(p) +
            "SET @sqlock_ok = @sqlock_turns = " +
@@ -479,8 +479,9 @@ std::string acquire_mixed_set(const MariaTarget& t, const Protocol& p,
     // One expiry for every row, so no marker ends before its holder.
     std::string sql = take_turns(t, p, names, wait);
     const std::string queued =
-        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
-                             in_list(names) + " AND expires > " + now + ")"
+        yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.family.side(SideTable::queue).quoted +
+                             " WHERE lockstring IN " + in_list(names) + " AND expires > " + now +
+                             ")"
                        : "0";
     auto live_in = [&](const std::vector<std::string>& list, const std::string& also) {
         if (list.empty()) return std::string("0");
@@ -548,8 +549,8 @@ std::string set_holders(const MariaTarget& t, const std::vector<std::string>& lo
     const std::string names = in_list(lockstrings);
     // The live rows in the way, by name; and whether anyone waits in line.
     return "SELECT " + columns() + ", " +
-           (yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.quoted_queue + " WHERE lockstring IN " +
-                                 names + " AND expires > " + now + ")"
+           (yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.family.side(SideTable::queue).quoted +
+                                 " WHERE lockstring IN " + names + " AND expires > " + now + ")"
                            : std::string("0")) +
            " FROM (SELECT 1) AS one LEFT JOIN " + t.quoted_table + " AS t ON t.lockstring IN " +
            names + " AND t.expires > " + now + " ORDER BY t.lockstring";
@@ -932,7 +933,8 @@ std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
     const std::string n = std::to_string(batch);
     return "START TRANSACTION;\n"
            "UPDATE " +
-           t.quoted_runs + " AS r SET r.outcome = 'lost', r.ended = (SELECT l.expires FROM " + T +
+           t.family.side(SideTable::runs).quoted +
+           " AS r SET r.outcome = 'lost', r.ended = (SELECT l.expires FROM " + T +
            " AS l WHERE l.id = r.fencing_id) WHERE r.outcome = 'running' AND r.fencing_id IN"
            " (SELECT id FROM (SELECT id FROM " +
            T + " WHERE expires <= " + now + " ORDER BY expires, id LIMIT " + n + ") AS x);\n" +
@@ -1019,6 +1021,7 @@ std::string micros_param(const char* param) {
 // is gone or expired reads as lost, ended at the row's expiry while it is
 // there.
 std::string runs_select(const MariaTarget& t, const std::string& where, const std::string& order) {
+    const std::string& R = t.family.side(SideTable::runs).quoted;  // the runs table
     const std::string live = std::string("l.expires > ") + now;
     const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
                             " THEN NULL ELSE l.expires END";
@@ -1029,9 +1032,9 @@ std::string runs_select(const MariaTarget& t, const std::string& where, const st
            utc_text(end) + ", CASE WHEN r.outcome <> 'running' THEN r.outcome WHEN " + live +
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
-           until + ") / 1000) / 1000, " + run_attempt_column(t.quoted_runs, "r") + " FROM " +
-           t.quoted_runs + " AS r LEFT JOIN " + t.quoted_table +
-           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
+           until + ") / 1000) / 1000, " + run_attempt_column(R, "r") + " FROM " + R +
+           " AS r LEFT JOIN " + t.quoted_table + " AS l ON l.id = r.fencing_id WHERE " + where +
+           " ORDER BY " + order;
 }
 
 // The runs prune_runs deletes, started more than ?1 ms ago (the runs table
@@ -1042,7 +1045,8 @@ std::string runs_select(const MariaTarget& t, const std::string& where, const st
 std::string prunable_runs(const MariaTarget& t) {
     return "started < " + std::string(now) + " - " + micros_param("?1") +
            " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
-           " AS l WHERE l.id = " + t.quoted_runs + ".fencing_id AND l.expires > " + now +
+           " AS l WHERE l.id = " + t.family.side(SideTable::runs).quoted +
+           ".fencing_id AND l.expires > " + now +
            ")) AND (window_start IS NULL OR window_start < " + now + " - " +
            micros(std::chrono::hours(24 * 366)) + ")";
 }
@@ -1079,8 +1083,8 @@ void add_catalog(StatementSet& set, const MariaTarget& t) {
 // and pruned, the counts.
 void add_runs(StatementSet& set, const MariaTarget& t) {
     const std::string& T = t.quoted_table;
-    const std::string& R = t.quoted_runs;
-    const std::string& P = t.quoted_pauses;
+    const std::string& R = t.family.side(SideTable::runs).quoted;
+    const std::string& P = t.family.side(SideTable::pauses).quoted;
     using Mode = QueryText::Mode;
     // ?1 name, ?2 window start (UTC text or NULL), ?3 host, ?4 pid, ?5 user,
     // ?6 program, ?7 fencing id.
@@ -1187,7 +1191,7 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
 
 // Pauses: set, lifted, read, purged.
 void add_pauses(StatementSet& set, const MariaTarget& t) {
-    const std::string& P = t.quoted_pauses;
+    const std::string& P = t.family.side(SideTable::pauses).quoted;
     using Mode = QueryText::Mode;
     // ?1 name, ?2 paused_by, ?3 reason, ?4 for (ms; NULL: until resumed,
     // as arithmetic on NULL is NULL).
@@ -1227,7 +1231,7 @@ void add_queue(StatementSet& set, const MariaTarget& t) {
     using Mode = QueryText::Mode;
     // The queue of waiters. Q is the queue table. ?1 name, ?2 waiter, ?3
     // inbox, ?4 lease (ms).
-    const std::string& Q = t.quoted_queue;
+    const std::string& Q = t.family.side(SideTable::queue).quoted;
     // Besides the ticket or whether the place is still held: the live
     // waiters ahead, and in how many ms the first of their places lapses
     // unless renewed (-1: nobody ahead), when the waiter looks again.
@@ -1262,7 +1266,7 @@ void add_leaders(StatementSet& set, const MariaTarget& t) {
     // newer leader's value (each assignment sees the ones before it, so
     // fencing_id goes last). The affected count cannot say whether it
     // stored (an unchanged row counts 0), so the answer is read back.
-    const std::string& D = t.quoted_leaders;
+    const std::string& D = t.family.side(SideTable::leaders).quoted;
     const std::string newer = "fencing_id <= VALUES(fencing_id)";
     set.add(Query::proclaim,
         "INSERT INTO " + D + " (name, fencing_id, value, proclaimed) SELECT ?1, ?2, ?4, "
@@ -1281,7 +1285,7 @@ void add_leaders(StatementSet& set, const MariaTarget& t) {
 
 // What `sqlock run --after` reads and records.
 void add_after_runs(StatementSet& set, const MariaTarget& t) {
-    const std::string& R = t.quoted_runs;
+    const std::string& R = t.family.side(SideTable::runs).quoted;
     // `sqlock run --after`: the runs that ran, the skips, a skip recorded
     // (?1 name ... ?7 fencing id as for start_run, ?8 the outcome).
     const std::string skipped = skipped_outcomes_sql;
@@ -1301,8 +1305,8 @@ void add_after_runs(StatementSet& set, const MariaTarget& t) {
 // What `sqlock metrics` reads.
 void add_metrics(StatementSet& set, const MariaTarget& t) {
     const std::string& T = t.quoted_table;
-    const std::string& Q = t.quoted_queue;
-    const std::string& D = t.quoted_leaders;
+    const std::string& Q = t.family.side(SideTable::queue).quoted;
+    const std::string& D = t.family.side(SideTable::leaders).quoted;
     // `sqlock metrics`: the live rows, the lines, the elections.
     set.add(Query::live_locks,
         "SELECT lockstring, id, ROUND(TIMESTAMPDIFF(MICROSECOND, created, " + std::string(now) +

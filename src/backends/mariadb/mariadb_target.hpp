@@ -28,13 +28,10 @@ struct MariaTarget {
     std::string redacted_url;  // safe to print
     std::string table;         // as given: "locks" or "ops.locks"
     /// Its names and those of the tables beside it, the fencing register
-    /// among them; the members below spell them as the statements do.
+    /// among them, quoted as the statements spell them:
+    /// family.side(SideTable::runs).quoted is `ops`.`locks_runs`.
     TableFamily family;
     std::string quoted_table;    // `ops`.`locks`
-    std::string quoted_runs;     // `ops`.`locks_runs`: the run history
-    std::string quoted_pauses;   // `ops`.`locks_pauses`: paused jobs
-    std::string quoted_queue;    // `ops`.`locks_queue`: waiters in line
-    std::string quoted_leaders;  // `ops`.`locks_leaders`: leaders' values
     std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
     std::string quoted_guard;    // `ops`.`locks_guard`
     std::string fencing;         // the fencing register, as `table`: "ops.locks_fencing"

@@ -401,12 +401,12 @@ void PgConnection::check_access() {
 }
 
 std::optional<std::string> PgConnection::upgrade_schema() {
-    if (!has_queue()) return std::nullopt;
+    if (!has(SideTable::queue)) return std::nullopt;
     return bounded("adding the queue's joined column", {}, [&]() -> std::optional<std::string> {
         {
             pqxx::nontransaction check(link_.get());
-            const pqxx::result r =
-                check.exec_params(queue_upgrade_check_sql, target_->quoted_queue);
+            const pqxx::result r = check.exec_params(queue_upgrade_check_sql,
+                                                     target_->family.side(SideTable::queue).quoted);
             if (r.empty() || r[0][0].as<bool>()) return std::nullopt;
             // Only the owner may ALTER: another role's attempt would fail
             // (and be logged by the server) at every auto_init.
@@ -418,7 +418,8 @@ std::optional<std::string> PgConnection::upgrade_schema() {
         // One simple query runs as one transaction, as init_schema's.
         try {
             pqxx::nontransaction tx(link_.get());
-            tx.exec("SET LOCAL lock_timeout = '2s';\nALTER TABLE " + target_->quoted_queue +
+            tx.exec("SET LOCAL lock_timeout = '2s';\nALTER TABLE " +
+                    target_->family.side(SideTable::queue).quoted +
                     " ADD COLUMN IF NOT EXISTS joined timestamptz NOT NULL DEFAULT now()");
         } catch (const pqxx::sql_error& e) {
             if (e.sqlstate() != "55P03") throw;
@@ -821,7 +822,7 @@ std::optional<Row> PgConnection::renew_one(std::int64_t id, const std::string& l
 }
 
 std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
-    if (has_history()) {
+    if (has(SideTable::runs)) {
         pqxx::result r = exec("purging expired locks", {}, stmt::purge_with_runs,
                               static_cast<std::int64_t>(batch));
         return static_cast<std::size_t>(r[0][0].as<std::int64_t>());

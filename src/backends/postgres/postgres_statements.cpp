@@ -154,6 +154,7 @@ std::string utc(const std::string& expr) {
 // reads as lost, ended at the row's expiry while the row is there.
 std::string runs_select(const PgTarget& target, const std::string& where,
                         const std::string& order) {
+    const std::string& R = target.family.side(SideTable::runs).quoted;  // the runs table
     const std::string live = "l.expires > now()";
     const std::string end = "CASE WHEN r.outcome <> 'running' THEN r.ended WHEN " + live +
                             " THEN NULL ELSE l.expires END";
@@ -165,10 +166,9 @@ std::string runs_select(const PgTarget& target, const std::string& where,
            ", CASE WHEN r.outcome <> 'running' THEN r.outcome::text WHEN " + live +
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " (round(extract(epoch FROM (" +
-           until + ") - r.started) * 1000) / 1000)::float8, " +
-           run_attempt_column(target.quoted_runs, "r") + " FROM " + target.quoted_runs +
-           " AS r LEFT JOIN " + target.quoted_table + " AS l ON l.id = r.fencing_id WHERE " +
-           where + " ORDER BY " + order;
+           until + ") - r.started) * 1000) / 1000)::float8, " + run_attempt_column(R, "r") +
+           " FROM " + R + " AS r LEFT JOIN " + target.quoted_table +
+           " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
 }
 
 // Whether the queue table `Q` exists and this role may use it: a role not
@@ -412,7 +412,8 @@ std::string acquire_sql(const PgTarget& target, AcquireLayer up_to) {
     const std::string row = "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text";
     if (up_to == AcquireLayer::take_over) return upsert(T, row, "t.id, t.created");
     std::string taken = turn_taken("$4::text");
-    if (up_to == AcquireLayer::queue_gate) taken += nobody_waiting(target.quoted_queue, "$5::text");
+    if (up_to == AcquireLayer::queue_gate)
+        taken += nobody_waiting(target.family.side(SideTable::queue).quoted, "$5::text");
     return "WITH " + turn_cte(T) + upsert(T, row + " FROM turn WHERE " + taken, "t.id, t.created");
 }
 
@@ -440,6 +441,7 @@ std::string notify_sql(const std::string& T, const std::string& turn, const std:
 // The single lock's and the slots' acquisitions.
 void acquire_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
+    const std::string& Q = target.family.side(SideTable::queue).quoted;  // the queue table
     // clang-format off
 
     // $1 lockstring, $2 lease ms, $3 locked_by, $4 turn name. Our new row's
@@ -460,7 +462,7 @@ void acquire_statements(const PgTarget& target, Entries& out) {
     // before which live waiters go first. Checked after the turn is taken,
     // so against the line as it is when the row is written.
     auto nobody_ahead = [&](const std::string& name, const std::string& before) {
-        return " AND NOT " + waiter_ahead(target.quoted_queue, name, before);
+        return " AND NOT " + waiter_ahead(Q, name, before);
     };
     // Whoever takes the name leaves the line in the same statement, its
     // place being ticket `ticket` held by `waiter`, and wakes the live
@@ -469,12 +471,12 @@ void acquire_statements(const PgTarget& target, Entries& out) {
     // acquiring INSERT's RETURNING; the caller reads `cols` from it.
     auto leaving_line = [&](const std::string& won, const std::string& cols,
                             const std::string& ticket, const std::string& waiter) {
-        return ", won AS (" + won + "), left_line AS (DELETE FROM " + target.quoted_queue +
+        return ", won AS (" + won + "), left_line AS (DELETE FROM " + Q +
                " WHERE id = " + ticket + " AND waiter = " + waiter +
                " AND EXISTS (SELECT 1 FROM won) RETURNING id, lockstring)"
                " SELECT " + cols + ", (SELECT count(pg_notify(n.inbox, l.lockstring))"
                " FROM left_line AS l CROSS JOIN LATERAL (SELECT x.inbox FROM " +
-               target.quoted_queue + " AS x WHERE x.lockstring = l.lockstring AND x.id > l.id"
+               Q + " AS x WHERE x.lockstring = l.lockstring AND x.id > l.id"
                " AND x.expires > now() ORDER BY x.id LIMIT 1) AS n WHERE n.inbox <> '')"
                " FROM won";
     };
@@ -522,7 +524,7 @@ void acquire_statements(const PgTarget& target, Entries& out) {
     };
     out.emplace_back(stmt::acquire_slot, slot_sql("", false));
     out.emplace_back(stmt::acquire_slot_gated,
-        slot_sql(nobody_waiting(target.quoted_queue, "$1::text"), false));
+        slot_sql(nobody_waiting(Q, "$1::text"), false));
     // $5 the ticket before which live waiters go first.
     out.emplace_back(stmt::acquire_slot_queued,
                      slot_sql(nobody_ahead("$1::text", "$5::bigint"), true));
@@ -532,6 +534,7 @@ void acquire_statements(const PgTarget& target, Entries& out) {
 // Lock sets' and shared holds' statements.
 void set_and_shared_statements(const PgTarget& target, Entries& out) {
     const std::string& T = target.quoted_table;
+    const std::string& Q = target.family.side(SideTable::queue).quoted;  // the queue table
     const std::string cols = columns("t");
     // clang-format off
     // A lock set. $1 the names (text[], distinct), $2 lease ms, $3
@@ -550,7 +553,7 @@ void set_and_shared_statements(const PgTarget& target, Entries& out) {
     // one snapshot for all of them.
     auto set_sql = [&](bool yield) {
         const std::string queue_clear =
-            yield ? " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q"
+            yield ? " AND NOT EXISTS (SELECT 1 FROM " + Q + " AS q"
                     " WHERE q.lockstring IN (SELECT k FROM names) AND q.expires > now())"
                   : "";
         return "WITH " + turn_cte(T) +
@@ -577,7 +580,7 @@ void set_and_shared_statements(const PgTarget& target, Entries& out) {
     // its id. Rows returned: every column, markers included.
     auto mixed_set_sql = [&](bool yield) {
         const std::string queue_clear =
-            yield ? " AND NOT EXISTS (SELECT 1 FROM " + target.quoted_queue + " AS q"
+            yield ? " AND NOT EXISTS (SELECT 1 FROM " + Q + " AS q"
                     " WHERE q.lockstring IN (SELECT k FROM rows) AND q.expires > now())"
                   : "";
         return "WITH " + turn_cte(T) +
@@ -612,7 +615,7 @@ void set_and_shared_statements(const PgTarget& target, Entries& out) {
     // Rows (kind, lock row) as shared_acquire_sql() describes.
     auto shared_sql = [&](bool queued) {
         const std::string waiting =
-            queued ? waiter_ahead(target.quoted_queue, "$1::text", "$7::bigint") : "false";
+            queued ? waiter_ahead(Q, "$1::text", "$7::bigint") : "false";
         return "WITH " + turn_cte(T) + ", q AS (SELECT " + waiting + " AS queued),"
                " m AS (INSERT INTO " + T + " AS t (lockstring, created, expires, locked_by)"
                " SELECT $1::text, now(), now() + " + millis("$3") + ", $5::text FROM turn, q"
@@ -699,7 +702,8 @@ void release_and_admin_statements(const PgTarget& target, Entries& out) {
 
     // $1 name, $2 ticket.
     out.emplace_back(stmt::waiters_ahead,
-        "SELECT " + waiter_ahead(target.quoted_queue, "$1::text", "$2::bigint"));
+        "SELECT " + waiter_ahead(target.family.side(SideTable::queue).quoted, "$1::text",
+                                 "$2::bigint"));
 
     // $1 name, $2 capacity. When every slot is held: the one that frees
     // first. Nothing when a slot is free (or expired): try again. One index
@@ -746,7 +750,7 @@ void release_and_admin_statements(const PgTarget& target, Entries& out) {
         " RETURNING " + notify("$3::text", "$4::text"));
 
     // The run history. R is the runs table.
-    const std::string& R = target.quoted_runs;
+    const std::string& R = target.family.side(SideTable::runs).quoted;
 
     // $1 batch size. purge, and the runs of the rows it deletes end with
     // their lease, in the same statement.
@@ -799,7 +803,7 @@ namespace {
 // The side tables, the clock, the run history and the pauses.
 void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
     const std::string& T = target.quoted_table;
-    const std::string& R = target.quoted_runs;
+    const std::string& R = target.family.side(SideTable::runs).quoted;
     using Mode = QueryText::Mode;
     // clang-format off
 
@@ -809,7 +813,7 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
     set.add(Query::side_tables, side_tables_sql(target), Mode::unprepared);
 
     // Pauses. P is the pauses table; a pause is in force while live.
-    const std::string& P = target.quoted_pauses;
+    const std::string& P = target.family.side(SideTable::pauses).quoted;
     const std::string pause_live = "(paused_until IS NULL OR paused_until > now())";
     const std::string pause_cols = "name::text, paused_by::text, reason::text, " +
         utc("created") + ", " + utc("paused_until");
@@ -959,11 +963,11 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
 // The waiting line, the leaders, `sqlock run --after` and `sqlock metrics`.
 void queue_leader_and_metrics_queries(const PgTarget& target, StatementSet& set) {
     const std::string& T = target.quoted_table;
-    const std::string& R = target.quoted_runs;
+    const std::string& R = target.family.side(SideTable::runs).quoted;
     using Mode = QueryText::Mode;
     // clang-format off
     // The queue of waiters. Q is the queue table.
-    const std::string& Q = target.quoted_queue;
+    const std::string& Q = target.family.side(SideTable::queue).quoted;
     // $1 name, $2 waiter, $3 inbox, $4 lease ms. The data-modifying CTE runs
     // although nothing reads it: the name's expired rows go in the same
     // statement.
@@ -1005,7 +1009,7 @@ void queue_leader_and_metrics_queries(const PgTarget& target, StatementSet& set)
     // this table (observers, and release hubs, to which "name#leader" is
     // a lockstring nobody waits for); the channel is a validated
     // identifier, safe in a literal.
-    const std::string& D = target.quoted_leaders;
+    const std::string& D = target.family.side(SideTable::leaders).quoted;
     set.add(Query::proclaim,
         "WITH up AS (INSERT INTO " + D + " AS d (name, fencing_id, value, proclaimed)"
         " SELECT $1::text, $2::bigint, $4::text, now() FROM " + T +

@@ -44,17 +44,15 @@ struct PgTarget {
     /// `conninfo` with that entry first.
     std::string served_first(const std::string& conninfo) const;
 
-    PoolMode pool_mode;          // from the URL's `pooler` parameter
-    DatabaseUrl url;             // url.original goes to libpq as it is (without `pooler`)
-    std::string table;           // as given: "locks" or "ops.locks"
-    TableFamily family;          // its names and those of the tables beside it
+    PoolMode pool_mode;  // from the URL's `pooler` parameter
+    DatabaseUrl url;     // url.original goes to libpq as it is (without `pooler`)
+    std::string table;   // as given: "locks" or "ops.locks"
+    /// Its names and those of the tables beside it, quoted as the
+    /// statements spell them: family.side(SideTable::runs).quoted is
+    /// "ops"."locks_runs".
+    TableFamily family;
     std::string quoted_table;    // "ops"."locks"
     std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
-    // The family's quoted names, as the statements spell them.
-    std::string quoted_runs;     // "ops"."locks_runs": the run history
-    std::string quoted_pauses;   // "ops"."locks_pauses": paused jobs
-    std::string quoted_queue;    // "ops"."locks_queue": waiters in line
-    std::string quoted_leaders;  // "ops"."locks_leaders": leaders' values
     std::string quoted_guard;    // "ops"."locks_guard": the guard function
     std::string channel;         // LISTEN/NOTIFY channel of this table
     Redactor redact;             // scrubs the password out of messages

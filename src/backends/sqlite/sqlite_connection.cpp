@@ -174,7 +174,7 @@ std::optional<std::string> SqliteConnection::upgrade_schema() {
         const Rows r = query(Query::queue_joined, {});
         return !r.rows.empty() && as_bool(r.rows[0].at(0));
     };
-    if (!has_queue() || joined()) return std::nullopt;
+    if (!has(SideTable::queue) || joined()) return std::nullopt;
     Transaction tx(*this, what);
     if (joined()) return std::nullopt;  // another init was first
     exec(queue_upgrade_script(tables_), what);
@@ -549,7 +549,7 @@ std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
     {
         // With a history, the runs of the rows go with them, atomically.
         std::optional<Transaction> tx;
-        if (has_history()) {
+        if (has(SideTable::runs)) {
             tx.emplace(*this);
             Prepared lose = prepare(Sql::lose_purged_runs);
             lose.bind(1, static_cast<std::int64_t>(batch)).step();

@@ -98,10 +98,6 @@ Tables::Tables(const std::string& name)
     : family(name, quote_table_name,
              {{common_side_tables.begin(), common_side_tables.end()}, false}),
       table(family.table().quoted),
-      runs(family.side(SideTable::runs).quoted),
-      pauses(family.side(SideTable::pauses).quoted),
-      queue(family.side(SideTable::queue).quoted),
-      leaders(family.side(SideTable::leaders).quoted),
       guard(family.guard().quoted),
       guard_check(quote_table_name(fit_identifier(table_basename(name), "_guard_check"))) {}
 
@@ -119,7 +115,8 @@ std::string duration_modifier(std::int64_t ms) {
 
 std::string sql_text(Sql kind, const Tables& tables) {
     const std::string& t = tables.table;
-    const std::string& r = tables.runs;
+    const std::string& r = tables.family.side(SideTable::runs).quoted;
+    const std::string& q = tables.family.side(SideTable::queue).quoted;
     const std::string now = now_sql;
     const std::string cols = columns_sql;
     switch (kind) {
@@ -195,12 +192,12 @@ std::string sql_text(Sql kind, const Tables& tables) {
             // ?1 name, ?2 ticket: a live waiter queued before it, or any
             // at all once the ticket's own place has lapsed (its waiter,
             // back from a freeze, has left the line).
-            return "SELECT 1 FROM " + tables.queue + " AS q WHERE lockstring = ?1 AND " + live +
-                   " AND (id < ?2 OR NOT EXISTS (SELECT 1 FROM " + tables.queue +
+            return "SELECT 1 FROM " + q + " AS q WHERE lockstring = ?1 AND " + live +
+                   " AND (id < ?2 OR NOT EXISTS (SELECT 1 FROM " + q +
                    " AS own WHERE own.id = ?2 AND julianday(own.expires) > julianday('now')))"
                    " LIMIT 1";
         case Sql::set_waiters:
-            return "SELECT 1 FROM " + tables.queue +
+            return "SELECT 1 FROM " + q +
                    " WHERE lockstring IN (SELECT value FROM json_each(?1)) AND " + live +
                    " LIMIT 1";
         case Sql::delete_set:
@@ -243,8 +240,8 @@ std::string sql_text(Sql kind, const Tables& tables) {
 
 StatementSet statement_set(const Tables& tables) {
     const std::string& t = tables.table;
-    const std::string& r = tables.runs;
-    const std::string& p = tables.pauses;
+    const std::string& r = tables.family.side(SideTable::runs).quoted;
+    const std::string& p = tables.family.side(SideTable::pauses).quoted;
     const std::string now = now_sql;
     using Mode = QueryText::Mode;
     StatementSet set("SQLite");
@@ -363,7 +360,7 @@ StatementSet statement_set(const Tables& tables) {
 
     // The queue of waiters, under the write lock: a ticket is drawn, and a
     // place counted, against one state of the line.
-    const std::string& q = tables.queue;
+    const std::string& q = tables.family.side(SideTable::queue).quoted;
     // Besides the ticket or whether the place is still held: the live
     // waiters ahead, and in how many ms the first of their places lapses
     // unless renewed (-1: nobody ahead), when the waiter looks again.
@@ -397,7 +394,7 @@ StatementSet statement_set(const Tables& tables) {
 
     // Leaders' values. One statement, so one atomic step; its WHERE also
     // settles SQLite's "INSERT ... SELECT ... ON CONFLICT" parsing.
-    const std::string& d = tables.leaders;
+    const std::string& d = tables.family.side(SideTable::leaders).quoted;
     set.add(Query::proclaim,
             "INSERT INTO " + d + " AS d (name, fencing_id, value, proclaimed) SELECT ?1, ?2, ?4, " +
                 now + " FROM " + tables.table +
@@ -447,14 +444,15 @@ std::string queue_upgrade_script(const Tables& tables) {
     // is made anew as the schema says, its rows carried over (the new
     // column takes its default) and its AUTOINCREMENT counter too, so that
     // no ticket is drawn twice. The index goes with the old table's name.
-    const std::string name = table_basename(tables.family.side(SideTable::queue).name);
+    const FamilyName& queue = tables.family.side(SideTable::queue);
+    const std::string name = table_basename(queue.name);
     const std::string old_name = fit_identifier(name, "_before_joined");
     const std::string old_table = quote_table_name(old_name);
     return "DROP INDEX IF EXISTS " + tables.family.side_index(SideTable::queue, "name").quoted +
            ";\n"
            "ALTER TABLE " +
-           tables.queue + " RENAME TO " + quote_table_name(old_name) + ";\n" +
-           schema_script(tables) + ";\nINSERT INTO " + tables.queue +
+           queue.quoted + " RENAME TO " + quote_table_name(old_name) + ";\n" +
+           schema_script(tables) + ";\nINSERT INTO " + queue.quoted +
            " (id, lockstring, waiter, inbox, expires)"
            " SELECT id, lockstring, waiter, inbox, expires FROM " +
            old_table +

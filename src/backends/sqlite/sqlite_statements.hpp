@@ -16,16 +16,13 @@
 namespace sqlock::detail::sqlite {
 
 /// The names of a lock table and of the tables beside it, as the SQL needs
-/// them: its family (names as given and quoted), and the quoted names the
-/// statements spell.
+/// them: its family (names as given and quoted: the side tables as
+/// family.side(SideTable::runs).quoted), and the quoted names of the table,
+/// the guard and the guard's trigger, which the statements spell.
 struct Tables {
     explicit Tables(const std::string& table);
     TableFamily family;
     std::string table;        // quoted
-    std::string runs;         // quoted
-    std::string pauses;       // quoted
-    std::string queue;        // quoted
-    std::string leaders;      // quoted
     std::string guard;        // quoted: the guard's view
     std::string guard_check;  // quoted: its trigger
 };
