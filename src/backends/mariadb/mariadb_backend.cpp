@@ -38,7 +38,7 @@ class MariaBackend final : public Backend {
         // Hex literals: read alike whatever the session's sql_mode says of
         // backslashes.
         using mariadb::sql::literal;
-        const std::string call = "CALL " + target_->quoted_guard + "(";
+        const std::string call = "CALL " + target_->family.guard().quoted + "(";
         return {name(),
                 call + "?, ?, ?, ?)",
                 {std::to_string(id), locked_by, marker, lock_name},
@@ -59,7 +59,7 @@ class MariaBackend final : public Backend {
                                                      const std::string& lock_name,
                                                      const std::string& locked_by, duration lease,
                                                      duration wait) override {
-        const std::string& T = target_->quoted_table;
+        const std::string& T = target_->family.table().quoted;
         // Our own connection says how turns are taken and ids drawn here
         // (mariadb_statements.hpp): on Galera no turn, and the id goes to
         // the fencing register in the caller's transaction.

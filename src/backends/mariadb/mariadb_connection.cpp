@@ -103,7 +103,8 @@ void MariaConnection::init_schema() {
     bool tables = !found.rows.empty() && as_bool(found.rows[0].at(0));
     for (SideTable side : target_->family.sides())
         tables = tables &&
-                 (side == SideTable::fencing ? table_is_there(target_->quoted_fencing) : has(side));
+                 (side == SideTable::fencing ? table_is_there(target_->family.side(side).quoted)
+                                             : has(side));
     // Galera: a guard made before its Galera check (a definition this
     // user may read that lacks it) is made again.
     bool outdated_guard = false;
@@ -120,7 +121,8 @@ void MariaConnection::init_schema() {
         if (tables && there && !outdated_guard) return;
     }
     if (outdated_guard)
-        run("DROP PROCEDURE IF EXISTS " + target_->quoted_guard, "creating the lock table", {});
+        run("DROP PROCEDURE IF EXISTS " + target_->family.guard().quoted, "creating the lock table",
+            {});
     auto collations = run(sql::exact_collations(), "creating the lock table", {});
     const auto& names = last_rows(*target_, collations, "creating the lock table");
     // A server with neither: utf8mb4_bin, which ignores trailing spaces.
@@ -186,7 +188,7 @@ std::optional<std::string> MariaConnection::upgrade_schema() {
 }
 
 std::vector<std::string> MariaConnection::missing_privileges() {
-    const std::string& T = target_->quoted_table;
+    const std::string& T = target_->family.table().quoted;
     // Statements that change nothing but are checked like real ones.
     std::vector<std::pair<std::string, std::string>> probes = {
         {"SELECT", "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
@@ -203,9 +205,10 @@ std::vector<std::string> MariaConnection::missing_privileges() {
     // where it is used: on Galera, or where GET_LOCK was refused (row
     // turns).
     for (SideTable side : target_->family.sides()) {
-        const bool used = side == SideTable::fencing
-                              ? protocol().row_turns && table_is_there(target_->quoted_fencing)
-                              : has(side);
+        const bool used =
+            side == SideTable::fencing
+                ? protocol().row_turns && table_is_there(target_->family.side(side).quoted)
+                : has(side);
         if (!used) continue;
         const SideTableKind& kind = kind_of(side);
         const std::string& Q = target_->family.side(side).quoted;

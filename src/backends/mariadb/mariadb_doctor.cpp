@@ -146,13 +146,14 @@ void describe_galera(MariaConnection& c, const MariaTarget& t, Diagnosis& out) {
     if (osu != "TOI")
         problem("wsrep_OSU_method = " + osu +
                 ": `sqlock init` makes its tables and its guard on this node only; init with TOI");
-    if (!c.table_is_there(t.quoted_fencing))
-        problem("the fencing register " + t.fencing +
+    const FamilyName& fencing = t.family.side(SideTable::fencing);
+    if (!c.table_is_there(fencing.quoted))
+        problem("the fencing register " + fencing.name +
                 " does not exist: on Galera every acquisition needs it (turns and ids); run "
                 "`sqlock init`, then " +
                 t.grant_hint());
     if (guard_outdated)
-        problem("the guard " + t.guard +
+        problem("the guard " + t.family.guard().name +
                 " predates Galera's check (it only reads the lock row, which a take-over on "
                 "another node does not wait for): run `sqlock init` as the table's owner, "
                 "which makes it again");
@@ -289,15 +290,16 @@ void describe_sessions(MariaConnection& c, const MariaTarget& t, bool mariadb, D
 
 // How fencing ids are drawn on this server.
 std::string fencing_ids(MariaConnection& c, const MariaTarget& t, const std::string& autoinc_mode) {
+    const std::string& fencing = t.family.side(SideTable::fencing).name;
     if (c.galera())
         return "AUTO_INCREMENT, interleaved across the nodes (auto_increment_increment, "
                "_offset), each name's ordered by its row of the fencing register " +
-               t.fencing +
+               fencing +
                ", written in the transaction that takes it (certified); turns are row locks "
                "there, as GET_LOCK is one node's (innodb_autoinc_lock_mode = " +
                autoinc_mode + ")";
     if (c.protocol().row_turns)
-        return "AUTO_INCREMENT drawn under a per-name turn, a row lock on " + t.fencing +
+        return "AUTO_INCREMENT drawn under a per-name turn, a row lock on " + fencing +
                " (the server refused GET_LOCK) (innodb_autoinc_lock_mode = " + autoinc_mode + ")";
     return "AUTO_INCREMENT drawn under a per-name GET_LOCK turn "
            "(innodb_autoinc_lock_mode = " +

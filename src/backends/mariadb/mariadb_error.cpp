@@ -171,16 +171,17 @@ std::string describe(const char* doing, const std::string& subject) {
 }
 
 void throw_failure(const MariaTarget& t, const Failure& f, const std::string& doing) {
+    const std::string& fencing = t.family.side(SideTable::fencing).name;
     const MessageWords words{{"table", "lock table " + t.table},
                              {"doing", doing},
                              {"message", f.message},
-                             {"fencing", t.fencing},
+                             {"fencing", fencing},
                              {"grant", t.grant_hint()},
                              {"code", std::to_string(f.code)},
                              {"sqlstate", f.sqlstate}};
     // The rows tagged "fencing" are for a failure that names the register.
     const bool names_fencing =
-        f.message.find(t.fencing.substr(t.fencing.rfind('.') + 1)) != std::string::npos;
+        f.message.find(fencing.substr(fencing.rfind('.') + 1)) != std::string::npos;
     if (const ErrorRow* row = find_error_row(statement_errors, static_cast<int>(f.code),
                                              names_fencing ? "fencing" : nullptr))
         fail(t, *row, words, f);

@@ -164,8 +164,9 @@ std::string lock_turn_row(const MariaTarget& t, const std::string& name, duratio
                           const std::string& when) {
     const duration bound = std::max(wait, duration(1));  // 0 would mean none
     return "SET STATEMENT max_statement_time = " + seconds(bound) + " FOR INSERT INTO " +
-           t.quoted_fencing + " (name, last_id, written) SELECT " + literal(name) + ", 0, " + now +
-           " FROM DUAL WHERE " + when + " ON DUPLICATE KEY UPDATE name = name;\n";
+           t.family.side(SideTable::fencing).quoted + " (name, last_id, written) SELECT " +
+           literal(name) + ", 0, " + now + " FROM DUAL WHERE " + when +
+           " ON DUPLICATE KEY UPDATE name = name;\n";
 }
 
 // The row turn of `lockstring` as @sqlock_turn, 1 once taken; behind an
@@ -183,8 +184,8 @@ std::string row_turn(const MariaTarget& t, const std::string& lockstring, durati
 // the table's CHECK refuses (error 4025: the attempt is made again).
 std::string register_write(const MariaTarget& t, const std::string& name, const std::string& id,
                            const std::string& source) {
-    return "INSERT INTO " + t.quoted_fencing + " (name, last_id, written) SELECT " + name + ", " +
-           id + ", " + now + " FROM " + source +
+    return "INSERT INTO " + t.family.side(SideTable::fencing).quoted +
+           " (name, last_id, written) SELECT " + name + ", " + id + ", " + now + " FROM " + source +
            " ON DUPLICATE KEY UPDATE last_id = IF(last_id < VALUES(last_id), VALUES(last_id), -1),"
            " written = VALUES(written);\n";
 }
@@ -203,7 +204,7 @@ std::string registered_insert(const MariaTarget& t, const Protocol& p, const std
 // registered_insert().
 std::string read_registered_row(const MariaTarget& t) {
     return "SELECT @sqlock_new > 0 AND t.id = @sqlock_new, COALESCE(@sqlock_turn = 1, 0), " +
-           columns() + " FROM " + t.quoted_table + " AS t WHERE t.id = @sqlock_row";
+           columns() + " FROM " + t.family.table().quoted + " AS t WHERE t.id = @sqlock_row";
 }
 
 // The read after an insert: read_met_row(), or read_registered_row() when
@@ -217,7 +218,7 @@ std::string read_inserted(const MariaTarget& t, const Protocol& p) {
 // The row the INSERT before met or made, with ours_inserted first.
 std::string read_met_row(const MariaTarget& t) {
     return "SELECT " + ours_inserted + ", COALESCE(@sqlock_turn = 1, 0), " + columns() + " FROM " +
-           t.quoted_table + " AS t WHERE t.id = LAST_INSERT_ID()";
+           t.family.table().quoted + " AS t WHERE t.id = LAST_INSERT_ID()";
 }
 
 namespace {
@@ -225,9 +226,9 @@ namespace {
 // The insert of insert_and_read(), up to its ";\n".
 std::string insert_row(const MariaTarget& t, const std::string& name, duration lease,
                        const std::string& locked_by) {
-    return "INSERT INTO " + t.quoted_table + " (lockstring, created, expires, locked_by) VALUES (" +
-           name + ", " + now + ", " + now + " + " + micros(lease) + ", " + literal(locked_by) +
-           ")" + keep_and_point_at_it + ";\n";
+    return "INSERT INTO " + t.family.table().quoted +
+           " (lockstring, created, expires, locked_by) VALUES (" + name + ", " + now + ", " + now +
+           " + " + micros(lease) + ", " + literal(locked_by) + ")" + keep_and_point_at_it + ";\n";
 }
 
 }  // namespace
@@ -249,7 +250,7 @@ std::string under_turn(const MariaTarget& t, const std::string& lockstring, dura
 std::string acquire(const MariaTarget& t, const Protocol& p, const std::string& lockstring,
                     duration lease, const std::string& locked_by, duration wait,
                     const QueueGate& gate, bool take_over) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string L = literal(lockstring);
     // The turn (a GET_LOCK per table and name) is taken before the insert
     // draws its id and given back after the insert committed: of two
@@ -299,7 +300,7 @@ std::string acquire(const MariaTarget& t, const Protocol& p, const std::string& 
 std::string acquire_slot(const MariaTarget& t, const Protocol& p, const std::string& name,
                          int capacity, duration lease, const std::string& locked_by,
                          duration wait, const QueueGate& gate) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string N = literal(name);
     const std::string own = literal(locked_by);
     const std::string key = "'" + turn_key(t, slot_lockstring(name, 1)) + "'";
@@ -414,7 +415,7 @@ std::string commit_and_give_back(const MariaTarget& t, const Protocol& p,
 std::string acquire_set(const MariaTarget& t, const Protocol& p,
                         const std::vector<std::string>& lockstrings, duration lease,
                         const std::string& locked_by, duration wait, bool yield_to_queue) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string names = in_list(lockstrings);
     // Every name's turn, in the keys' order (two sets wait for each other's
     // turns at most, never in a cycle that only the timeout ends), each
@@ -459,7 +460,7 @@ std::string acquire_set(const MariaTarget& t, const Protocol& p,
 std::string acquire_mixed_set(const MariaTarget& t, const Protocol& p,
                               const std::vector<ClaimEntry>& entries, duration lease,
                               const std::string& locked_by, duration wait, bool yield_to_queue) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string M = literal(shared_marker_owner);
     std::vector<std::string> names, exclusive, shared, own;
     for (const ClaimEntry& e : entries) {
@@ -552,7 +553,7 @@ std::string set_holders(const MariaTarget& t, const std::vector<std::string>& lo
            (yield_to_queue ? "EXISTS(SELECT 1 FROM " + t.family.side(SideTable::queue).quoted +
                                  " WHERE lockstring IN " + names + " AND expires > " + now + ")"
                            : std::string("0")) +
-           " FROM (SELECT 1) AS one LEFT JOIN " + t.quoted_table + " AS t ON t.lockstring IN " +
+           " FROM (SELECT 1) AS one LEFT JOIN " + t.family.table().quoted + " AS t ON t.lockstring IN " +
            names + " AND t.expires > " + now + " ORDER BY t.lockstring";
 }
 
@@ -583,7 +584,7 @@ std::string shared_turns(const MariaTarget& t, const Protocol& p,
 
 std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
                       const std::string& locked_by, duration lease) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string in = id_list(ids);
     const std::string mine = "id IN " + in + " AND locked_by = " + literal(locked_by);
     // Read back, as renew() does.
@@ -595,7 +596,7 @@ std::string renew_set(const MariaTarget& t, const std::vector<std::int64_t>& ids
 std::string release_set(const MariaTarget& t, const std::vector<std::int64_t>& ids,
                         const std::string& locked_by) {
     const std::string in = id_list(ids);
-    return "DELETE FROM " + t.quoted_table + " WHERE id IN " + in + " AND " + owner_is(locked_by);
+    return "DELETE FROM " + t.family.table().quoted + " WHERE id IN " + in + " AND " + owner_is(locked_by);
 }
 
 namespace {
@@ -628,7 +629,7 @@ std::string commit_and_give_back_shared_turn(const MariaTarget& t, const Protoco
 std::string acquire_shared(const MariaTarget& t, const Protocol& p, const std::string& name,
                            const std::string& own, duration lease, const std::string& locked_by,
                            duration wait, const QueueGate& gate) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string N = literal(name);
     const std::string M = literal(shared_marker_owner);
     const std::string queued =
@@ -674,7 +675,7 @@ std::string acquire_shared(const MariaTarget& t, const Protocol& p, const std::s
 
 std::string shared_refusal(const MariaTarget& t, const std::string& name, const std::string& own) {
     return "SELECT COALESCE(@sqlock_queued, 0);\n"
-           "SELECT " + columns() + " FROM " + t.quoted_table + " AS t WHERE t.lockstring IN (" +
+           "SELECT " + columns() + " FROM " + t.family.table().quoted + " AS t WHERE t.lockstring IN (" +
            literal(name) + ", " + literal(own) + ") AND t.expires > " + now +
            " AND COALESCE(t.locked_by, '') <> " + literal(shared_marker_owner);
 }
@@ -682,7 +683,7 @@ std::string shared_refusal(const MariaTarget& t, const std::string& name, const 
 std::string renew_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
                          const std::string& name, const std::string& locked_by, duration lease,
                          duration wait) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string M = literal(shared_marker_owner);
     const std::string mine = "id = " + number(id) + " AND locked_by = " + literal(locked_by);
     return shared_turn(t, p, name, wait) +
@@ -702,7 +703,7 @@ std::string renew_shared(const MariaTarget& t, const Protocol& p, std::int64_t i
 std::string release_shared(const MariaTarget& t, const Protocol& p, std::int64_t id,
                            const std::string& name, const std::string& locked_by,
                            duration min_hold, duration wait) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string M = literal(shared_marker_owner);
     const std::string N = literal(name);
     const std::string mine = "id = " + number(id) + " AND " + owner_is(locked_by) +
@@ -744,7 +745,7 @@ std::string renew_mixed_set(const MariaTarget& t, const Protocol& p,
                             const std::vector<ClaimEntry>& entries,
                             const std::vector<std::int64_t>& ids, const std::string& locked_by,
                             duration lease, duration wait) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string M = literal(shared_marker_owner);
     std::string all;
     std::string sql = shared_turns(t, p, entries, wait, all);
@@ -784,7 +785,7 @@ std::string release_mixed_set(const MariaTarget& t, const Protocol& p,
                               const std::vector<ClaimEntry>& entries,
                               const std::vector<std::int64_t>& ids, const std::string& locked_by,
                               duration wait) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string M = literal(shared_marker_owner);
     const std::vector<std::string> shared = shared_names(entries);
     // The shared names' turns (as release_shared takes one), then one
@@ -858,7 +859,7 @@ std::string lease_from_now(duration lease) {
 }
 
 std::string delete_exact(const MariaTarget& t, std::int64_t id, const std::string& locked_by) {
-    return "DELETE FROM " + t.quoted_table + " WHERE id = " + number(id) + " AND " +
+    return "DELETE FROM " + t.family.table().quoted + " WHERE id = " + number(id) + " AND " +
            owner_is(locked_by);
 }
 
@@ -868,7 +869,7 @@ std::string release_registered(const MariaTarget& t, std::int64_t id, const std:
            ";\n"
            "SET @sqlock_deleted = ROW_COUNT();\n"
            "UPDATE " +
-           t.quoted_fencing + " SET released = " + number(id) +
+           t.family.side(SideTable::fencing).quoted + " SET released = " + number(id) +
            " WHERE name = " + literal(lockstring) +
            " AND @sqlock_deleted > 0;\n"
            "COMMIT;\n"
@@ -876,13 +877,13 @@ std::string release_registered(const MariaTarget& t, std::int64_t id, const std:
 }
 
 std::string released_before(const MariaTarget& t, std::int64_t id, const std::string& lockstring) {
-    return "SELECT COALESCE((SELECT released FROM " + t.quoted_fencing +
+    return "SELECT COALESCE((SELECT released FROM " + t.family.side(SideTable::fencing).quoted +
            " WHERE name = " + literal(lockstring) + "), 0) = " + number(id);
 }
 
 std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
                             duration min_hold) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string mine = "id = " + number(id) + " AND " + owner_is(locked_by);
     const std::string until = "created + " + micros(min_hold);
     // Only we (id and owner) change this row, so the two halves cannot
@@ -900,7 +901,7 @@ std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::st
 
 std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
                   duration lease) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string mine = "id = " + number(id) + " AND locked_by = " + literal(locked_by);
     // Read back rather than counting changed rows: an update to the value
     // the row already has changes nothing and would read as "lost".
@@ -912,9 +913,9 @@ std::string renew(const MariaTarget& t, std::int64_t id, const std::string& lock
 }
 
 std::string purge_register(const MariaTarget& t, std::size_t batch) {
-    const std::string& F = t.quoted_fencing;
+    const std::string& F = t.family.side(SideTable::fencing).quoted;
     return "DELETE FROM " + F + " WHERE written < " + now +
-           " - INTERVAL 1 DAY AND NOT EXISTS (SELECT 1 FROM " + t.quoted_table +
+           " - INTERVAL 1 DAY AND NOT EXISTS (SELECT 1 FROM " + t.family.table().quoted +
            " AS t WHERE t.lockstring = " + F + ".name) ORDER BY name LIMIT " +
            std::to_string(batch);
 }
@@ -922,14 +923,14 @@ std::string purge_register(const MariaTarget& t, std::size_t batch) {
 std::string purge(const MariaTarget& t, std::size_t batch) {
     // Oldest expiry first, through the expires index; ORDER BY also makes the
     // LIMIT deterministic for statement-based replication.
-    return "DELETE FROM " + t.quoted_table + " WHERE expires <= " + now +
+    return "DELETE FROM " + t.family.table().quoted + " WHERE expires <= " + now +
            " ORDER BY expires, id LIMIT " + std::to_string(batch);
 }
 
 // clang-format on
 
 std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string n = std::to_string(batch);
     return "START TRANSACTION;\n"
            "UPDATE " +
@@ -991,19 +992,21 @@ std::string table_exists(const MariaTarget& t) {
 }
 
 std::string guard_exists(const MariaTarget& t) {
-    std::size_t dot = t.guard.find('.');
+    const std::string& guard = t.family.guard().name;
+    std::size_t dot = guard.find('.');
     const std::string schema =
-        dot == std::string::npos ? "DATABASE()" : literal(t.guard.substr(0, dot));
-    const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
+        dot == std::string::npos ? "DATABASE()" : literal(guard.substr(0, dot));
+    const std::string name = dot == std::string::npos ? guard : guard.substr(dot + 1);
     return "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = " + schema +
            " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
 }
 
 std::string guard_is_current(const MariaTarget& t) {
-    std::size_t dot = t.guard.find('.');
+    const std::string& guard = t.family.guard().name;
+    std::size_t dot = guard.find('.');
     const std::string schema =
-        dot == std::string::npos ? "DATABASE()" : literal(t.guard.substr(0, dot));
-    const std::string name = dot == std::string::npos ? t.guard : t.guard.substr(dot + 1);
+        dot == std::string::npos ? "DATABASE()" : literal(guard.substr(0, dot));
+    const std::string name = dot == std::string::npos ? guard : guard.substr(dot + 1);
     return "SELECT MAX(ROUTINE_DEFINITION LIKE '%wsrep_on%') FROM information_schema.ROUTINES"
            " WHERE ROUTINE_SCHEMA = " +
            schema + " AND ROUTINE_NAME = " + literal(name) + " AND ROUTINE_TYPE = 'PROCEDURE'";
@@ -1033,8 +1036,8 @@ std::string runs_select(const MariaTarget& t, const std::string& where, const st
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " ROUND(TIMESTAMPDIFF(MICROSECOND, r.started, " +
            until + ") / 1000) / 1000, " + run_attempt_column(R, "r") + " FROM " + R +
-           " AS r LEFT JOIN " + t.quoted_table + " AS l ON l.id = r.fencing_id WHERE " + where +
-           " ORDER BY " + order;
+           " AS r LEFT JOIN " + t.family.table().quoted + " AS l ON l.id = r.fencing_id WHERE " +
+           where + " ORDER BY " + order;
 }
 
 // The runs prune_runs deletes, started more than ?1 ms ago (the runs table
@@ -1044,7 +1047,7 @@ std::string runs_select(const MariaTarget& t, const std::string& where, const st
 // let its job run again in it.
 std::string prunable_runs(const MariaTarget& t) {
     return "started < " + std::string(now) + " - " + micros_param("?1") +
-           " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.quoted_table +
+           " AND NOT (outcome = 'running' AND EXISTS (SELECT 1 FROM " + t.family.table().quoted +
            " AS l WHERE l.id = " + t.family.side(SideTable::runs).quoted +
            ".fencing_id AND l.expires > " + now +
            ")) AND (window_start IS NULL OR window_start < " + now + " - " +
@@ -1082,7 +1085,7 @@ void add_catalog(StatementSet& set, const MariaTarget& t) {
 // The run history: a run's start and end, its window, the history read
 // and pruned, the counts.
 void add_runs(StatementSet& set, const MariaTarget& t) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string& R = t.family.side(SideTable::runs).quoted;
     const std::string& P = t.family.side(SideTable::pauses).quoted;
     using Mode = QueryText::Mode;
@@ -1261,7 +1264,7 @@ void add_queue(StatementSet& set, const MariaTarget& t) {
 
 // Leaders' values.
 void add_leaders(StatementSet& set, const MariaTarget& t) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     // Leaders' values. The insert is one atomic step; an update keeps a
     // newer leader's value (each assignment sees the ones before it, so
     // fencing_id goes last). The affected count cannot say whether it
@@ -1304,7 +1307,7 @@ void add_after_runs(StatementSet& set, const MariaTarget& t) {
 
 // What `sqlock metrics` reads.
 void add_metrics(StatementSet& set, const MariaTarget& t) {
-    const std::string& T = t.quoted_table;
+    const std::string& T = t.family.table().quoted;
     const std::string& Q = t.family.side(SideTable::queue).quoted;
     const std::string& D = t.family.side(SideTable::leaders).quoted;
     // `sqlock metrics`: the live rows, the lines, the elections.

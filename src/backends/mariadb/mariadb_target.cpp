@@ -30,11 +30,6 @@ MariaTarget::MariaTarget(const DatabaseUrl& u, std::string t, duration bound)
       family(table, quote_identifier_path,
              {{SideTable::runs, SideTable::pauses, SideTable::queue, SideTable::leaders,
                SideTable::fencing}}),
-      quoted_table(family.table().quoted),
-      guard(family.guard().name),
-      quoted_guard(family.guard().quoted),
-      fencing(family.side(SideTable::fencing).name),
-      quoted_fencing(family.side(SideTable::fencing).quoted),
       timeout(bound),
       // The password as the connector reads it, too: the URL parser
       // decodes it by its own rules.

@@ -28,14 +28,13 @@ struct MariaTarget {
     std::string redacted_url;  // safe to print
     std::string table;         // as given: "locks" or "ops.locks"
     /// Its names and those of the tables beside it, the fencing register
-    /// among them, quoted as the statements spell them:
-    /// family.side(SideTable::runs).quoted is `ops`.`locks_runs`.
+    /// among them, as given and quoted as the statements spell them:
+    /// family.table().quoted is `ops`.`locks`, family.guard() the guard
+    /// procedure ("ops.locks_guard", `ops`.`locks_guard`),
+    /// family.side(SideTable::fencing) the fencing register
+    /// ("ops.locks_fencing", `ops`.`locks_fencing`) and
+    /// family.side(SideTable::runs).quoted `ops`.`locks_runs`.
     TableFamily family;
-    std::string quoted_table;    // `ops`.`locks`
-    std::string guard;           // the guard procedure, as `table`: "ops.locks_guard"
-    std::string quoted_guard;    // `ops`.`locks_guard`
-    std::string fencing;         // the fencing register, as `table`: "ops.locks_fencing"
-    std::string quoted_fencing;  // `ops`.`locks_fencing`
     /// Lower-cased "database.table", the part of every turn key (GET_LOCK
     /// names are server-wide; lower case because lower_case_table_names may
     /// make "Locks" and "locks" one table: sharing a turn only costs a wait).

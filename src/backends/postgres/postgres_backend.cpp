@@ -58,7 +58,7 @@ class PostgresBackend final : public Backend {
     GuardStatement guard_statement(std::int64_t id, const std::string& locked_by,
                                    const std::string& marker,
                                    const std::string& lock_name) const override {
-        const std::string call = "SELECT " + target_->quoted_guard + "(";
+        const std::string call = "SELECT " + target_->family.guard().quoted + "(";
         return {name(),
                 call + "$1::bigint, $2::text, $3::text, $4::text)",
                 {std::to_string(id), locked_by, marker, lock_name},
@@ -76,7 +76,7 @@ class PostgresBackend final : public Backend {
                                                      const std::string& lock_name,
                                                      const std::string& locked_by, duration lease,
                                                      duration wait) override {
-        const std::string& T = target_->quoted_table;
+        const std::string& T = target_->family.table().quoted;
         tx.run("SAVEPOINT sqlock_transaction_lock", {});
         std::optional<std::int64_t> id;
         try {

@@ -343,7 +343,7 @@ void PgConnection::check_access() {
         bool sequence;
         std::vector<std::string> missing;
     };
-    std::vector<Checked> tables = {{"", target_->quoted_table, true, {}}};
+    std::vector<Checked> tables = {{"", target_->family.table().quoted, true, {}}};
     for (SideTable side : target_->family.sides())
         tables.push_back(
             {kind_of(side).title, target_->family.side(side).quoted, kind_of(side).serial_id, {}});

@@ -109,7 +109,7 @@ std::string table_grants_sql(const std::string& n, bool sequence) {
 Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     pqxx::nontransaction tx(conn);
     // $1 the lock table, then each side table's existence and grants.
-    std::vector<std::string> params = {t.quoted_table};
+    std::vector<std::string> params = {t.family.table().quoted};
     std::string sides_sql;
     for (SideTable side : t.family.sides()) {
         params.push_back(t.family.side(side).quoted);

@@ -167,7 +167,7 @@ std::string runs_select(const PgTarget& target, const std::string& where,
            " THEN 'running' ELSE 'lost' END, r.exit_status, r.exit_signal,"
            " (round(extract(epoch FROM (" +
            until + ") - r.started) * 1000) / 1000)::float8, " + run_attempt_column(R, "r") +
-           " FROM " + R + " AS r LEFT JOIN " + target.quoted_table +
+           " FROM " + R + " AS r LEFT JOIN " + target.family.table().quoted +
            " AS l ON l.id = r.fencing_id WHERE " + where + " ORDER BY " + order;
 }
 
@@ -222,7 +222,7 @@ std::string name_channel(const PgTarget& target, const std::string& turn) {
 // follows reads what the turn's previous holder committed).
 std::string shared_turn_sql(const PgTarget& target, const SharedValues& v) {
     return read_committed +
-           ("SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.quoted_table +
+           ("SELECT pg_advisory_xact_lock(hashtext('sqlock ' || '" + target.family.table().quoted +
             "'::regclass::oid::text), hashtext(" + v.turn + "));\n");
 }
 
@@ -234,8 +234,9 @@ std::string shared_turn(const PgTarget& target, const SharedValues& v) {
 
 // The live marker of the name is there.
 std::string marker_live(const PgTarget& target, const SharedValues& v) {
-    return "EXISTS (SELECT 1 FROM " + target.quoted_table + " AS m WHERE m.lockstring = " + v.name +
-           " AND m.locked_by = " + v.marker + " AND m.expires > now())";
+    return "EXISTS (SELECT 1 FROM " + target.family.table().quoted +
+           " AS m WHERE m.lockstring = " + v.name + " AND m.locked_by = " + v.marker +
+           " AND m.expires > now())";
 }
 
 }  // namespace
@@ -246,7 +247,7 @@ std::string shared_renew_sql(const PgTarget& target, const SharedValues& v) {
 }
 
 std::string shared_renew_work(const PgTarget& target, const SharedValues& v) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     return
         "WITH o(id, lockstring, created, expires, locked_by, seconds_left, until) AS"
         " (UPDATE " + T + " AS t SET expires = now() + " + millis(v.lease_ms.c_str()) +
@@ -264,7 +265,7 @@ namespace {
 // The release's work, after its turn (shared_release_sql): `v` holds
 // literals, or the parameters of the prepared form (statements()).
 std::string shared_release_work(const PgTarget& target, const SharedValues& v) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string min_hold = millis(v.min_hold_ms.c_str());
     // The other live holders' latest expiry, and ours when min_hold keeps
     // our row: the marker's new expiry, or NULL when it goes. The holders
@@ -338,7 +339,7 @@ std::string mixed_set_turns(const std::string& T, const MixedSetValues& v) {
 
 // clang-format off
 std::string mixed_set_renew_sql(const PgTarget& target, const MixedSetValues& v) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string until = "now() + " + millis(v.lease_ms.c_str());
     // In a snapshot taken after the turns, as shared_renew_sql for every
     // shared name at once: s pairs each holder row with its name.
@@ -359,7 +360,7 @@ std::string mixed_set_renew_sql(const PgTarget& target, const MixedSetValues& v)
 // clang-format on
 
 std::string mixed_set_release_sql(const PgTarget& target, const MixedSetValues& v) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     auto array = array_of;
     // In a snapshot taken after the turns, as shared_release_sql for every
     // shared name at once: our rows go; each marker is fitted to the live
@@ -404,11 +405,11 @@ std::string mixed_set_release_sql(const PgTarget& target, const MixedSetValues& 
 
 std::string waiting_sql(const PgTarget& target, bool on) {
     return std::string("SELECT pg_advisory_") + (on ? "lock" : "unlock") + "_shared(" +
-           waiting_key(target.quoted_table, "$1::text") + ")";
+           waiting_key(target.family.table().quoted, "$1::text") + ")";
 }
 
 std::string acquire_sql(const PgTarget& target, AcquireLayer up_to) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string row = "SELECT $1::text, now(), now() + " + millis("$2") + ", $3::text";
     if (up_to == AcquireLayer::take_over) return upsert(T, row, "t.id, t.created");
     std::string taken = turn_taken("$4::text");
@@ -440,7 +441,7 @@ std::string notify_sql(const std::string& T, const std::string& turn, const std:
 
 // The single lock's and the slots' acquisitions.
 void acquire_statements(const PgTarget& target, Entries& out) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string& Q = target.family.side(SideTable::queue).quoted;  // the queue table
     // clang-format off
 
@@ -533,7 +534,7 @@ void acquire_statements(const PgTarget& target, Entries& out) {
 
 // Lock sets' and shared holds' statements.
 void set_and_shared_statements(const PgTarget& target, Entries& out) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string& Q = target.family.side(SideTable::queue).quoted;  // the queue table
     const std::string cols = columns("t");
     // clang-format off
@@ -673,7 +674,7 @@ void set_and_shared_statements(const PgTarget& target, Entries& out) {
 
 // Renewal, release, reads, the reaper's and the history's statements.
 void release_and_admin_statements(const PgTarget& target, Entries& out) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string cols = columns("t");
     auto notify = [&](const std::string& turn, const std::string& channel) {
         return notify_sql(T, turn, channel);
@@ -802,7 +803,7 @@ namespace {
 
 // The side tables, the clock, the run history and the pauses.
 void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string& R = target.family.side(SideTable::runs).quoted;
     using Mode = QueryText::Mode;
     // clang-format off
@@ -962,7 +963,7 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
 
 // The waiting line, the leaders, `sqlock run --after` and `sqlock metrics`.
 void queue_leader_and_metrics_queries(const PgTarget& target, StatementSet& set) {
-    const std::string& T = target.quoted_table;
+    const std::string& T = target.family.table().quoted;
     const std::string& R = target.family.side(SideTable::runs).quoted;
     using Mode = QueryText::Mode;
     // clang-format off
@@ -1082,9 +1083,9 @@ std::string schema_complete_sql(const PgTarget& target) {
 }
 
 std::vector<std::string> schema_complete_params(const PgTarget& target) {
-    std::vector<std::string> params = {target.quoted_table, target.index_regclass};
+    std::vector<std::string> params = {target.family.table().quoted, target.family.index().quoted};
     for (SideTable side : target.family.sides()) params.push_back(target.family.side(side).quoted);
-    params.push_back(target.quoted_guard + "(bigint,text,text,text)");
+    params.push_back(target.family.guard().quoted + "(bigint,text,text,text)");
     return params;
 }
 

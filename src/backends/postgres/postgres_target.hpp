@@ -48,16 +48,15 @@ struct PgTarget {
     DatabaseUrl url;     // url.original goes to libpq as it is (without `pooler`)
     std::string table;   // as given: "locks" or "ops.locks"
     /// Its names and those of the tables beside it, quoted as the
-    /// statements spell them: family.side(SideTable::runs).quoted is
-    /// "ops"."locks_runs".
+    /// statements spell them: family.table().quoted is "ops"."locks",
+    /// family.index().quoted "ops"."locks_expires_idx" (for to_regclass()),
+    /// family.guard().quoted "ops"."locks_guard" (the guard function),
+    /// family.side(SideTable::runs).quoted "ops"."locks_runs".
     TableFamily family;
-    std::string quoted_table;    // "ops"."locks"
-    std::string index_regclass;  // "ops"."locks_expires_idx", for to_regclass()
-    std::string quoted_guard;    // "ops"."locks_guard": the guard function
-    std::string channel;         // LISTEN/NOTIFY channel of this table
-    Redactor redact;             // scrubs the password out of messages
-    duration timeout;            // longest wait for one answer of the server
-    std::string conninfo;        // what libpq gets: the URL plus sqlock's time bounds
+    std::string channel;   // LISTEN/NOTIFY channel of this table
+    Redactor redact;       // scrubs the password out of messages
+    duration timeout;      // longest wait for one answer of the server
+    std::string conninfo;  // what libpq gets: the URL plus sqlock's time bounds
 
   private:
     mutable std::atomic<bool> pooling_seen_{false};

@@ -36,7 +36,7 @@ class SqliteBackend final : public Backend {
                                    const std::string& lock_name) const override {
         // Built once each, without temporaries: sqlock::guard builds the
         // statement for every guarded transaction.
-        const std::string insert = "INSERT INTO " + tables_.guard + " VALUES (";
+        const std::string insert = "INSERT INTO " + tables_.family.guard().quoted + " VALUES (";
         GuardStatement g{name(), insert + "?, ?, ?, ?)", {}, {}, lock_name};
         g.params.reserve(4);
         g.params.push_back(std::to_string(id));
@@ -66,7 +66,7 @@ class SqliteBackend final : public Backend {
                                                      duration) override {
         const std::optional<Row> holder = own.find(lock_name);
         if (holder && holder->seconds_left > 0) return std::nullopt;
-        const std::string& T = tables_.table;
+        const std::string& T = tables_.family.table().quoted;
         const std::string now = "strftime('%Y-%m-%d %H:%M:%f','now')";
         tx.run("DELETE FROM " + T + " WHERE lockstring = ? AND expires <= " + now, {lock_name});
         const auto rows = tx.run(

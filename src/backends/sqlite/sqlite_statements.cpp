@@ -97,8 +97,6 @@ Tables::Tables(const std::string& name)
     // limit to fit them to.
     : family(name, quote_table_name,
              {{common_side_tables.begin(), common_side_tables.end()}, false}),
-      table(family.table().quoted),
-      guard(family.guard().quoted),
       guard_check(quote_table_name(fit_identifier(table_basename(name), "_guard_check"))) {}
 
 std::string seconds_modifier(duration d) {
@@ -114,7 +112,7 @@ std::string duration_modifier(std::int64_t ms) {
 }
 
 std::string sql_text(Sql kind, const Tables& tables) {
-    const std::string& t = tables.table;
+    const std::string& t = tables.family.table().quoted;
     const std::string& r = tables.family.side(SideTable::runs).quoted;
     const std::string& q = tables.family.side(SideTable::queue).quoted;
     const std::string now = now_sql;
@@ -239,7 +237,7 @@ std::string sql_text(Sql kind, const Tables& tables) {
 }
 
 StatementSet statement_set(const Tables& tables) {
-    const std::string& t = tables.table;
+    const std::string& t = tables.family.table().quoted;
     const std::string& r = tables.family.side(SideTable::runs).quoted;
     const std::string& p = tables.family.side(SideTable::pauses).quoted;
     const std::string now = now_sql;
@@ -397,15 +395,15 @@ StatementSet statement_set(const Tables& tables) {
     const std::string& d = tables.family.side(SideTable::leaders).quoted;
     set.add(Query::proclaim,
             "INSERT INTO " + d + " AS d (name, fencing_id, value, proclaimed) SELECT ?1, ?2, ?4, " +
-                now + " FROM " + tables.table +
+                now + " FROM " + tables.family.table().quoted +
                 " WHERE id = ?2 AND lockstring = ?1 AND locked_by = ?3 AND expires > " + now +
                 " ON CONFLICT (name) DO UPDATE SET fencing_id = excluded.fencing_id,"
                 " value = excluded.value, proclaimed = excluded.proclaimed"
                 " WHERE d.fencing_id <= excluded.fencing_id;\n"
                 "SELECT changes() > 0");
     // The two tables share no column name: columns_sql needs no alias.
-    set.add(Query::leader, std::string("SELECT ") + columns_sql + ", d.value FROM " + tables.table +
-                               " LEFT JOIN " + d +
+    set.add(Query::leader, std::string("SELECT ") + columns_sql + ", d.value FROM " +
+                               tables.family.table().quoted + " LEFT JOIN " + d +
                                " AS d ON d.name = lockstring AND d.fencing_id = id"
                                " WHERE lockstring = ?1");
 

@@ -16,15 +16,14 @@
 namespace sqlock::detail::sqlite {
 
 /// The names of a lock table and of the tables beside it, as the SQL needs
-/// them: its family (names as given and quoted: the side tables as
-/// family.side(SideTable::runs).quoted), and the quoted names of the table,
-/// the guard and the guard's trigger, which the statements spell.
+/// them: its family (names as given and quoted: the table as
+/// family.table().quoted, the guard's view as family.guard().quoted, the
+/// side tables as family.side(SideTable::runs).quoted), and the quoted name
+/// of the guard's trigger, which the family does not name.
 struct Tables {
     explicit Tables(const std::string& table);
     TableFamily family;
-    std::string table;        // quoted
-    std::string guard;        // quoted: the guard's view
-    std::string guard_check;  // quoted: its trigger
+    std::string guard_check;  // quoted: the guard's trigger
 };
 
 /// `text` as an SQL string literal ('' doubles a quote; nothing else is
