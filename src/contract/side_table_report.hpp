@@ -19,6 +19,9 @@ struct SideTableFacts {
     std::string name;  // as given: "ops.locks_runs"
     bool exists = false;
     bool usable = true;  // this user may use it (when it exists)
+    /// The privileges it lacks, where the backend's probes name them
+    /// ("DELETE"); empty when they only say whether it may be used.
+    std::vector<std::string> lacking;
 };
 
 /// How a backend words what is common to every side table.

@@ -156,7 +156,10 @@ void MariaConnection::init_schema() {
 }
 
 void MariaConnection::check_access() {
-    const std::vector<std::string> missing = missing_privileges();
+    std::vector<std::string> missing;
+    for (const MissingPrivilege& m : missing_privileges())
+        missing.push_back(m.privilege +
+                          (m.side ? std::string(" on the ") + kind_of(*m.side).title : ""));
     if (missing.empty()) return;
     throw error(
         errc::configuration,
@@ -187,16 +190,18 @@ std::optional<std::string> MariaConnection::upgrade_schema() {
     throw_failure(*target_, f, "adding the queue's joined column");
 }
 
-std::vector<std::string> MariaConnection::missing_privileges() {
+std::vector<MariaConnection::MissingPrivilege> MariaConnection::missing_privileges() {
     const std::string& T = target_->family.table().quoted;
     // Statements that change nothing but are checked like real ones.
-    std::vector<std::pair<std::string, std::string>> probes = {
-        {"SELECT", "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
-        {"INSERT", "INSERT INTO " + T +
-                       " (lockstring, created, expires, locked_by) SELECT '', UTC_TIMESTAMP(3), "
-                       "UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
-        {"UPDATE", "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
-        {"DELETE", "DELETE FROM " + T + " WHERE 1 = 0"},
+    std::vector<std::pair<MissingPrivilege, std::string>> probes = {
+        {{"SELECT", {}},
+         "SELECT id, lockstring, created, expires, locked_by FROM " + T + " WHERE 1 = 0"},
+        {{"INSERT", {}},
+         "INSERT INTO " + T +
+             " (lockstring, created, expires, locked_by) SELECT '', "
+             "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), '' FROM DUAL WHERE 1 = 0"},
+        {{"UPDATE", {}}, "UPDATE " + T + " SET expires = UTC_TIMESTAMP(3) WHERE 1 = 0"},
+        {{"DELETE", {}}, "DELETE FROM " + T + " WHERE 1 = 0"},
     };
     // Each side table beside it needs the same, probed on the columns
     // sqlock uses (table_family.cpp). A missing one is not a question of
@@ -212,19 +217,20 @@ std::vector<std::string> MariaConnection::missing_privileges() {
         if (!used) continue;
         const SideTableKind& kind = kind_of(side);
         const std::string& Q = target_->family.side(side).quoted;
-        const std::string on = std::string(" on the ") + kind.title;
         std::string values;  // one of the right type for each column
         for (const std::string& column : split_columns(kind.columns))
             values += std::string(values.empty() ? "" : ", ") + probe_value(column);
-        probes.push_back(
-            {"SELECT" + on, std::string("SELECT ") + kind.columns + " FROM " + Q + " WHERE 1 = 0"});
-        probes.push_back({"INSERT" + on, "INSERT INTO " + Q + " (" + kind.columns + ") SELECT " +
-                                             values + " FROM DUAL WHERE 1 = 0"});
-        probes.push_back({"UPDATE" + on, "UPDATE " + Q + " SET " + kind.updated + " = " +
-                                             probe_value(kind.updated) + " WHERE 1 = 0"});
-        probes.push_back({"DELETE" + on, "DELETE FROM " + Q + " WHERE 1 = 0"});
+        probes.push_back({{"SELECT", side},
+                          std::string("SELECT ") + kind.columns + " FROM " + Q + " WHERE 1 = 0"});
+        probes.push_back({{"INSERT", side},
+                          "INSERT INTO " + Q + " (" + kind.columns + ") SELECT " + values +
+                              " FROM DUAL WHERE 1 = 0"});
+        probes.push_back({{"UPDATE", side},
+                          "UPDATE " + Q + " SET " + kind.updated + " = " +
+                              probe_value(kind.updated) + " WHERE 1 = 0"});
+        probes.push_back({{"DELETE", side}, "DELETE FROM " + Q + " WHERE 1 = 0"});
     }
-    std::vector<std::string> missing;
+    std::vector<MissingPrivilege> missing;
     const std::string what = "checking the privileges on the lock table";
     for (const auto& [privilege, statement] : probes) {
         Failure f;

@@ -39,10 +39,16 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     SQLOCK_TUNED_CLAIM_CALLS;
 
-    /// The privileges check_access() finds missing: "SELECT", ... on the
-    /// lock table, "SELECT on the run history table", "... on the pauses
-    /// table" (those two only when the table exists). Empty: all there.
-    std::vector<std::string> missing_privileges();
+    /// A privilege this user lacks: "DELETE", on the lock table or on one
+    /// of the tables beside it.
+    struct MissingPrivilege {
+        std::string privilege;
+        std::optional<SideTable> side;  // none: the lock table
+    };
+    /// The privileges check_access() finds missing, on the lock table and
+    /// on each side table in use (one that does not exist is not probed).
+    /// Empty: all there.
+    std::vector<MissingPrivilege> missing_privileges();
     /// Whether table `quoted` exists, also when information_schema does not
     /// list it (it lists only tables this user has a privilege on): a
     /// statement on it says "no such table" only when it is not there.

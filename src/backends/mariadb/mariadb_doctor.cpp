@@ -6,8 +6,7 @@
 #include <functional>
 
 #include "base/host_resolution.hpp"
-#include "contract/clock_report.hpp"
-#include "contract/side_table_report.hpp"
+#include "contract/server_report.hpp"
 #include "mariadb_connection.hpp"
 #include "mariadb_link.hpp"
 #include "mariadb_statements.hpp"
@@ -174,18 +173,14 @@ LookupReport look_up_hosts(const MariaTarget& t) {
 }
 
 // What one statement reads of the server, the lock table and the tables
-// beside it, and the database's clock.
-struct Server {
-    std::string version;
+// beside it, and the database's clock: the core doctor's facts, and the
+// server's own.
+struct Server : ServerFacts {
     bool mariadb = false;
     int major = 0, minor = 0, patch = 0;
     std::string autoinc_mode;
     bool read_only = false;
-    std::string user;
     std::string collation;  // of the lockstring column
-    bool table_exists = false;
-    std::vector<SideTableFacts> sides;
-    ClockDifference clock;
 };
 
 Server read_server(MariaConnection& c, const MariaTarget& t) {
@@ -222,39 +217,46 @@ Server read_server(MariaConnection& c, const MariaTarget& t) {
     // information_schema lists only tables this user has a privilege on.
     for (SideTable side : common_side_tables) {
         const FamilyName& n = t.family.side(side);
-        s.sides.push_back(
-            {side, n.name, text(r.at(7 + s.sides.size())) != "0" || c.table_is_there(n.quoted)});
+        s.sides.push_back({side,
+                           n.name,
+                           text(r.at(7 + s.sides.size())) != "0" || c.table_is_there(n.quoted),
+                           true,
+                           {}});
     }
     return s;
 }
 
-// The privileges this user lacks, as check_access() names them, and its
-// one line for all of them.
-struct Access {
-    std::vector<std::string> missing;
-    std::string problem;
-
-    // Whether the table lacks some: "... on the run history table" is that
-    // one's, a bare "SELECT" the lock table's (`on` empty).
-    bool lacks(const std::string& on) const {
-        for (const auto& m : missing)
-            if (on.empty() ? m.find(" on the ") == std::string::npos
-                           : m.find(" on the " + on) != std::string::npos)
-                return true;
-        return false;
-    }
-};
-
-Access read_access(MariaConnection& c, bool table_exists) {
-    Access a;
-    if (!table_exists) return a;
+// This user's access to the lock table and the tables beside it, as
+// check_access() probes it: what each lacks. A probe that failed otherwise
+// is a problem of its own, and the tables count as unusable.
+void read_access(MariaConnection& c, Server& s, const std::function<void(std::string)>& problem) {
+    if (!s.table_exists) return;
+    std::vector<MariaConnection::MissingPrivilege> missing;
     try {
-        a.missing = c.missing_privileges();
-        if (!a.missing.empty()) c.check_access();  // its message: one line for all
+        missing = c.missing_privileges();
     } catch (const error& e) {
-        a.problem = e.what();
+        problem(e.what());
+        s.table_usable = false;
+        return;
     }
-    return a;
+    for (const MariaConnection::MissingPrivilege& m : missing) {
+        if (!m.side) {
+            s.table_usable = false;
+            s.table_lacking.push_back(m.privilege);
+            continue;
+        }
+        for (SideTableFacts& side : s.sides)
+            if (side.side == *m.side) {
+                side.usable = false;
+                side.lacking.push_back(m.privilege);
+            }
+    }
+    // A queue this user may not even read is not probed (has() says no:
+    // it is there but unusable, and waits poll instead): the report must
+    // not call it usable.
+    for (SideTableFacts& side : s.sides)
+        if (side.side == SideTable::queue && side.exists && !c.has(SideTable::queue))
+            side.usable = false;
 }
 
 // The defaults a session starts with, beside what sqlock's own set
@@ -334,68 +336,41 @@ void collation_problem(const Server& s, const std::string& table,
 }  // namespace
 
 void diagnose(const MariaTarget& t, Diagnosis& out) {
-    const LookupReport lookups = look_up_hosts(t);
+    const std::function<void(std::string)> problem = [&](std::string line) {
+        out.problems.push_back(t.redact(line));
+    };
+    LookupReport lookups = look_up_hosts(t);  // before a connection needs them
     MariaConnection c(std::shared_ptr<const MariaTarget>(&t, [](const MariaTarget*) {}),
                       std::make_shared<const StatementSet>(sql::statement_set(t)));
     Server s = read_server(c, t);
-    const Access access = read_access(c, s.table_exists);
+    s.lookups = std::move(lookups);
+    s.version += s.mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)";
+    s.role = s.read_only ? "read-only (read_only = ON)" : "read-write";
+    if (s.read_only)
+        s.read_only_problem =
+            "the server is read-only (read_only = ON): locks cannot be taken here; point the "
+            "URL at the primary";
+    s.table = t.table;
+    s.table_note = " (lockstring collation " + s.collation + ")";
+    report_server(s, out, problem);
+    read_access(c, s, problem);
 
     auto fact = [&](std::string key, std::string value) {
         out.facts.push_back({std::move(key), std::move(value)});
     };
-    const std::string table = "lock table " + t.table;
-    fact("host name lookup", lookups.fact);
-    fact("server version", s.version + (s.mariadb ? " (MariaDB: tested)" : " (MySQL: not tested)"));
-    fact("server role", s.read_only ? "read-only (read_only = ON)" : "read-write");
     describe_sessions(c, t, s.mariadb, out);
     fact("fencing ids", fencing_ids(c, t, s.autoinc_mode));
     fact("wake-ups",
          "polled by the first in line (1 ms doubling to 25 ms, with jitter; to 100 ms "
-         "without a queue table); releases "
-         "in this process "
-         "wake at once");
-    out.facts.push_back(clock_fact(s.clock));
-    fact(table,
-         !s.table_exists    ? "missing"
-         : access.lacks("") ? "present; " + s.user + " lacks privileges"
-         : access.problem.empty() || !access.missing.empty()
-             ? "present (lockstring collation " + s.collation + "); " + s.user + " may use it"
-             : "present; " + s.user + " lacks privileges");
-    // The tables beside it (missing_privileges() probed those that exist;
-    // check_access()'s one line names what each lacks).
-    // A queue this user may not even read is not probed there (has() says
-    // no: it is there but unusable, and waits poll instead): the report
-    // must not call it usable.
-    for (SideTableFacts& side : s.sides)
-        side.usable = !access.lacks(kind_of(side.side).title) &&
-                      (side.side != SideTable::queue || c.has(SideTable::queue));
-    const SideTableWording wording{"present; " + s.user + " may use it",
-                                   "present; " + s.user + " lacks privileges",
-                                   " (needs CREATE on the database), then " + t.grant_hint(),
-                                   {}};
-    report_side_table_facts(s.sides, wording, out);
+         "without a queue table); releases in this process wake at once");
+    const AccessWording access{"user", "CREATE on the database",
+                               [&](std::size_t, bool) { return t.grant_hint(); },
+                               ", then " + t.grant_hint()};
+    report_tables(s, access, out, problem);
     describe_hosts(t, out);
     if (c.galera()) describe_galera(c, t, out);
-
-    const std::function<void(std::string)> problem = [&](std::string line) {
-        out.problems.push_back(t.redact(line));
-    };
-    for (const std::string& p : lookups.problems) problem(p);
-    if (s.read_only)
-        problem(
-            "the server is read-only (read_only = ON): locks cannot be taken here; point the "
-            "URL at the primary");
     version_problems(s, problem);
-    const std::string clock_line = clock_problem(s.clock);
-    if (!clock_line.empty()) problem(clock_line);
-    if (!s.table_exists)
-        problem(table + " does not exist: run `sqlock init` (needs CREATE on the database)");
-    else if (!access.problem.empty())
-        problem(access.problem);
-    // A lock table made before sqlock had them: locking works, the rest not.
-    if (s.table_exists)
-        for (const std::string& p : side_table_problems(s.sides, table, wording)) problem(p);
-    collation_problem(s, table, problem);
+    collation_problem(s, "lock table " + t.table, problem);
 }
 
 }  // namespace sqlock::detail::mariadb

@@ -12,8 +12,7 @@
 #include <utility>
 
 #include "base/host_resolution.hpp"
-#include "contract/clock_report.hpp"
-#include "contract/side_table_report.hpp"
+#include "contract/server_report.hpp"
 #include "postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 #include "postgres_link.hpp"
@@ -31,18 +30,14 @@ class Probe final : public pqxx::notification_receiver {
     bool heard = false;
 };
 
-struct Server {
-    std::string version;
+// The core doctor's facts, and the server's own.
+struct Server : ServerFacts {
     bool in_recovery = false;
     bool read_only = false;
     std::string synchronous_commit;
     std::string synchronous_standbys;
-    std::string user;
-    bool table_exists = false;
     bool table_grants = false;
     bool sequence_grants = false;
-    std::vector<SideTableFacts> sides;  // the family's, exists and usable by grants
-    ClockDifference clock;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
     long streaming_standbys = 0;  // pg_stat_replication's rows (counted without pg_monitor)
     // What a session of this role and database starts with (pg_settings'
@@ -151,7 +146,7 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     for (SideTable side : t.family.sides()) {
         const bool exists = r[0][column++].as<bool>();
         const bool grants = r[0][column++].as<bool>();
-        s.sides.push_back({side, t.family.side(side).name, exists, grants});
+        s.sides.push_back({side, t.family.side(side).name, exists, grants, {}});
     }
     s.seqscan_enabled = r[0][column++].as<bool>();
     s.streaming_standbys = r[0][column].as<long>();
@@ -361,12 +356,19 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
     auto fact = [&](std::string key, std::string value) {
         out.facts.push_back({std::move(key), std::move(value)});
     };
-    const std::string table = "lock table " + t.table;
-    fact("host name lookup", lookups.fact);
-    fact("server version", s.version);
-    fact("server role", s.in_recovery ? "standby (in recovery, read-only)"
-                        : s.read_only ? "read-only (default_transaction_read_only)"
-                                      : "primary (read-write)");
+    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
+    s.lookups = lookups;
+    s.role = s.in_recovery ? "standby (in recovery, read-only)"
+             : s.read_only ? "read-only (default_transaction_read_only)"
+                           : "primary (read-write)";
+    if (!writable)
+        s.read_only_problem =
+            "the server is read-only (a standby?): locks cannot be taken here; point the URL "
+            "at the primary, or list every host and add target_session_attrs=read-write";
+    s.table = t.table;
+    s.table_usable = s.table_grants && s.sequence_grants;
+    report_server(s, out, problem);
+
     fact("pooler in URL", pool_mode_name(t.pool_mode));
     fact("pooler detected", moves ? "transaction or statement pooling (server sessions last one "
                                     "transaction)"
@@ -376,7 +378,6 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                          : "polled by the first in line (1 ms doubling to 25 ms, with jitter; to "
                            "100 ms without a queue table)");
     fact("sequential scans", sequential_scans(t, s, moves));
-    out.facts.push_back(clock_fact(s.clock));
     fact("server defaults", defaults_text(s));
     fact("sqlock's sessions",
          sessions_text(t, s, !moves && t.session_bound(), PQserverVersion(a.raw())));
@@ -385,30 +386,18 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
                                         : "synchronous_standby_names = '" + s.synchronous_standbys +
                                               "', synchronous_commit = " + s.synchronous_commit);
     describe_hosts(t, out);
-    fact(table, !s.table_exists                       ? "missing"
-                : s.table_grants && s.sequence_grants ? "present; " + s.user + " may use it"
-                                                      : "present; " + s.user + " lacks privileges");
-    const bool lock_table_grants = s.table_grants && s.sequence_grants;
-    // A side table lacking grants while the lock table has them: its own
-    // line (else the lock table's line names it too: one GRANT fixes all).
-    const SideTableWording wording{
-        "present; " + s.user + " may use it", "present; " + s.user + " lacks privileges",
-        " (needs CREATE on the schema), then grant the roles that use the lock table the same "
-        "on it (docs/SECURITY.md)",
-        [&](const SideTableFacts& side) {
-            if (!lock_table_grants) return std::string();
-            return "role " + s.user + " lacks privileges on " + kind_of(side.side).title + " " +
-                   side.name + ": GRANT SELECT, INSERT, UPDATE, DELETE ON it" +
-                   (kind_of(side.side).serial_id ? " and USAGE ON SEQUENCE of its id" : "");
-        }};
-    report_side_table_facts(s.sides, wording, out);
+    const AccessWording access{
+        "role", "CREATE on the schema",
+        [](std::size_t tables, bool serial_ids) {
+            return tables == 1
+                       ? std::string("GRANT SELECT, INSERT, UPDATE, DELETE ON it") +
+                             (serial_ids ? " and USAGE ON SEQUENCE of its id" : "")
+                       : std::string("GRANT SELECT, INSERT, UPDATE, DELETE ON each") +
+                             (serial_ids ? " and USAGE ON the sequence of each id column" : "");
+        },
+        ", then grant the roles that use the lock table the same on it (docs/SECURITY.md)"};
+    report_tables(s, access, out, problem);
 
-    auto problem = [&](std::string line) { out.problems.push_back(t.redact(line)); };
-    for (const std::string& p : lookups.problems) problem(p);
-    if (s.in_recovery || s.read_only)
-        problem(
-            "the server is read-only (a standby?): locks cannot be taken here; point the URL "
-            "at the primary, or list every host and add target_session_attrs=read-write");
     if (moves && session_bound(t.pool_mode))
         problem(
             "a pooler in transaction or statement mode is in front of the server but the URL "
@@ -418,8 +407,6 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         problem(
             "a release notification sent through a second connection did not arrive within "
             "2 s: waiters will only notice releases by re-checking every 5 s");
-    const std::string clock_line = clock_problem(s.clock);
-    if (!clock_line.empty()) problem(clock_line);
     // A crash failover to an asynchronous standby loses the commits it had
     // not received: a lock taken then vanishes while its holder runs, and
     // the sequence hands its fencing id out again (postgres-production.md,
@@ -437,24 +424,6 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
         problem("synchronous_commit is '" + s.synchronous_commit +
                 "' though synchronous standbys are configured: a lock taken just before a "
                 "failover can vanish; set it to 'on' (or remote_apply) for the role sqlock uses");
-    // The tables beside it lacking grants too: one line for all, as one
-    // GRANT statement fixes them.
-    std::string also;
-    for (const SideTableFacts& side : s.sides)
-        if (side.exists && !side.usable) also += " and " + side.name;
-    if (!s.table_exists)
-        problem(table + " does not exist: run `sqlock init` (needs CREATE on the schema)");
-    else if (!lock_table_grants)
-        problem("role " + s.user + " lacks privileges on " + table + also +
-                (also.empty() ? ": GRANT SELECT, INSERT, UPDATE, DELETE ON it and USAGE ON "
-                                "SEQUENCE of its id"
-                              : ": GRANT SELECT, INSERT, UPDATE, DELETE ON each and USAGE ON "
-                                "the sequence of each id column"));
-    // The tables beside it, when it exists (else the line above covers them):
-    // a lock table made before sqlock had them locks as before, but what
-    // each serves does not work.
-    if (s.table_exists)
-        for (const std::string& p : side_table_problems(s.sides, table, wording)) problem(p);
 }
 
 }  // namespace sqlock::detail::postgres

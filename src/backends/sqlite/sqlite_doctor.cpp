@@ -51,7 +51,7 @@ void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
     try {
         for (SideTable side : tables.family.sides()) {
             const std::string& name = tables.family.side(side).name;
-            sides.push_back({side, name, c->has_table(name)});
+            sides.push_back({side, name, c->has_table(name), true, {}});
         }
         c->check_usable_without_writing();
     } catch (const error& e) {
