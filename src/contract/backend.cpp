@@ -30,6 +30,13 @@ bool Connection::is_held(std::int64_t id, const std::string& locked_by) {
     return !query(Query::lock_held, {Value::integer(id), Value::text(locked_by)}).rows.empty();
 }
 
+bool Connection::delete_exact(std::int64_t id, const std::string& lockstring,
+                              const std::string& locked_by) {
+    Claim row;
+    row.entries.push_back(ClaimEntry::exclusive(lockstring));
+    return release(row, {id}, locked_by, duration::zero()).lost == 0;
+}
+
 bool Connection::has(SideTable side) {
     bool& known = known_[static_cast<std::size_t>(side)];
     if (known) return true;

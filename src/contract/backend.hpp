@@ -115,11 +115,6 @@ class Connection {
     /// on the row lock instead of sleeping.
     virtual duration min_batch_pause() const { return duration::zero(); }
 
-    /// Deletes the row with this id and exact locked_by; returns whether it
-    /// did. `lockstring` as for release().
-    virtual bool delete_exact(std::int64_t id, const std::string& lockstring,
-                              const std::string& locked_by) = 0;
-
     // Everything beyond the lock's own life (run history, once-per windows,
     // pauses, counts) is written once in the core over query(): each
     // backend supplies the SQL of every Query as data (its StatementSet,
@@ -133,7 +128,8 @@ class Connection {
     virtual Rows query(Query key, const std::vector<Value>& params) = 0;
 
     // The reads of lock rows, over query() (Query::lock_row, lock_rows,
-    // lock_held): the same on every backend, only the SQL differs.
+    // lock_held), and the delete of one, over release(): the same on every
+    // backend, only the SQL differs.
 
     /// The row named `lockstring`, if any, live or not.
     std::optional<Row> find(const std::string& lockstring);
@@ -142,6 +138,10 @@ class Connection {
     std::vector<Row> list(const std::string& prefix, bool expired_only);
     /// True if the row (id, locked_by) exists and has not expired.
     bool is_held(std::int64_t id, const std::string& locked_by);
+    /// Deletes the row with this id and exact locked_by, live or not, and
+    /// returns whether it did: what a release without a minimum hold does
+    /// (release()), so that the name's waiters hear of it.
+    bool delete_exact(std::int64_t id, const std::string& lockstring, const std::string& locked_by);
 
     // The tables init() creates beside the lock table (common_side_tables,
     // table_family.hpp). A table seen stays known for the connection's life

@@ -427,8 +427,7 @@ ReleaseOutcome SqliteConnection::release_one(std::int64_t id, const std::string&
         keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
         if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
     }
-    return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
-                                                   : ReleaseOutcome::lost;
+    return delete_row(id, lockstring, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
 }
 
 // Shared holds: every step in one transaction under SQLite's write lock,
@@ -578,8 +577,8 @@ std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
     return purged;
 }
 
-bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,
-                                    const std::string& locked_by) {
+bool SqliteConnection::delete_row(std::int64_t id, const std::string& /*lockstring*/,
+                                  const std::string& locked_by) {
     Prepared st = prepare(Sql::delete_exact);
     st.bind(1, id).bind(2, locked_by).step();
     return sqlite3_changes(db_) > 0;
