@@ -30,6 +30,13 @@ bool Connection::is_held(std::int64_t id, const std::string& locked_by) {
     return !query(Query::lock_held, {Value::integer(id), Value::text(locked_by)}).rows.empty();
 }
 
+std::size_t Connection::purge_expired_batch(std::size_t batch) {
+    const Query key = has(SideTable::runs) ? Query::purge_locks_and_runs : Query::purge_locks;
+    const auto purged = static_cast<std::size_t>(
+        query_int64(*this, key, {Value::integer(static_cast<std::int64_t>(batch))}));
+    return purged + purge_more(batch, purged);
+}
+
 bool Connection::delete_exact(std::int64_t id, const std::string& lockstring,
                               const std::string& locked_by) {
     Claim row;

@@ -102,11 +102,12 @@ class Connection {
     /// (PostgreSQL), which is also the safe default.
     virtual bool failover_keeps_commits() const { return false; }
 
-    /// Deletes at most `batch` expired rows in one short transaction. When
-    /// has(SideTable::runs), the runs of the rows it deletes that are still marked
-    /// running end in the same transaction: outcome lost, ended at the row's
-    /// expiry.
-    virtual std::size_t purge_expired_batch(std::size_t batch) = 0;
+    /// What a purge batch clears beyond the expired rows the expiry index
+    /// finds (purge_expired_batch()), given how many of `batch` those were:
+    /// returns how many more lock rows it deleted. SQLite deletes rows whose
+    /// expiry another program wrote in a form its index cannot order;
+    /// MariaDB clears its fencing register's unused rows (no lock rows).
+    virtual std::size_t purge_more(std::size_t /*batch*/, std::size_t /*purged*/) { return 0; }
 
     /// The shortest pause a batched purge leaves between its batches
     /// (batch_pacing.hpp): longer than the longest sleep of this backend's
@@ -138,6 +139,12 @@ class Connection {
     std::vector<Row> list(const std::string& prefix, bool expired_only);
     /// True if the row (id, locked_by) exists and has not expired.
     bool is_held(std::int64_t id, const std::string& locked_by);
+    /// Deletes at most `batch` expired rows in one short transaction
+    /// (Query::purge_locks), then what purge_more() clears. When
+    /// has(SideTable::runs), the runs of the rows it deletes that are still
+    /// marked running end in the same transaction: outcome lost, ended at
+    /// the row's expiry (Query::purge_locks_and_runs).
+    std::size_t purge_expired_batch(std::size_t batch);
     /// Deletes the row with this id and exact locked_by, live or not, and
     /// returns whether it did: what a release without a minimum hold does
     /// (release()), so that the name's waiters hear of it.

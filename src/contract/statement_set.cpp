@@ -47,6 +47,10 @@ About about(Query key) noexcept {
             return {"lock_rows", "listing locks", 0, 2};
         case Query::lock_held:
             return {"lock_held", "checking lock id", 0, 2};
+        case Query::purge_locks:
+            return {"purge_locks", "purging expired locks", -1, 1};
+        case Query::purge_locks_and_runs:
+            return {"purge_locks_and_runs", "purging expired locks", -1, 1};
         case Query::lock_counts:
             return {"lock_counts", "counting the locks", -1, 0};
         case Query::prune_runs:

@@ -99,6 +99,15 @@ enum class Query : std::size_t {
     /// (id, locked_by): one row when the lock row (id, locked_by) is live,
     /// none otherwise. What Connection::is_held() reads.
     lock_held,
+    /// (batch): deletes at most `batch` expired lock rows, those the expiry
+    /// index finds, oldest expiry first where the dialect can say so. One
+    /// row: how many it deleted. What Connection::purge_expired_batch()
+    /// runs without a run history.
+    purge_locks,
+    /// (batch): as purge_locks, and the runs of the rows it deletes that
+    /// are still marked running end in the same transaction: outcome lost,
+    /// ended at the row's expiry. One row: how many lock rows it deleted.
+    purge_locks_and_runs,
     /// (): one row, (rows not expired, all rows) of the lock table.
     lock_counts,
     /// (retention: duration, batch): deletes at most `batch` runs started

@@ -700,18 +700,12 @@ std::optional<Row> MariaConnection::renew_one(std::int64_t id, const std::string
     return read_lock_row(last.rows[0], 0);
 }
 
-std::size_t MariaConnection::purge_expired_batch(std::size_t batch) {
+std::size_t MariaConnection::purge_more(std::size_t batch, std::size_t /*purged*/) {
     // Galera: the fencing register's rows nobody uses go with the expired
     // lock rows (their count is not the caller's).
     if (link_.galera())
         run(sql::purge_register(*target_, batch), "purging the fencing register", {});
-    if (has(SideTable::runs)) {
-        auto rs =
-            run_transaction(sql::purge_with_runs(*target_, batch), "purging expired locks", {});
-        return rs.size() < 3 ? 0 : static_cast<std::size_t>(rs[2].affected);
-    }
-    auto rs = run(sql::purge(*target_, batch), "purging expired locks", {});
-    return rs.empty() ? 0 : static_cast<std::size_t>(rs[0].affected);
+    return 0;
 }
 
 std::vector<StatementResult> MariaConnection::run_transaction(const std::string& sql,
@@ -740,11 +734,14 @@ namespace {
 
 // Galera: the core's statements that must see what another node committed
 // (a run recorded there, a pause, a leader's value, a take-over): every one
-// but the queue's, whose reads only order waiters, and the clock's.
+// but the queue's, whose reads only order waiters, the clock's and the
+// purge's (an expired row another node has not applied yet goes next time).
 bool reads_the_cluster(Query key) {
     switch (key) {
         case Query::side_tables:  // DDL is applied everywhere before it returns
         case Query::now_millis:
+        case Query::purge_locks:
+        case Query::purge_locks_and_runs:
         case Query::queue_join:
         case Query::queue_poll:
         case Query::queue_leave:

@@ -56,7 +56,7 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// The error of a statement that reads table `quoted` and changes
     /// nothing: 0 when this user may read it.
     unsigned probe_table(const std::string& quoted);
-    std::size_t purge_expired_batch(std::size_t batch) override;
+    std::size_t purge_more(std::size_t batch, std::size_t purged) override;
     Rows query(Query key, const std::vector<Value>& params) override;
 
     /// How this connection's batches take turns and draw ids

@@ -920,27 +920,7 @@ std::string purge_register(const MariaTarget& t, std::size_t batch) {
            std::to_string(batch);
 }
 
-std::string purge(const MariaTarget& t, std::size_t batch) {
-    // Oldest expiry first, through the expires index; ORDER BY also makes the
-    // LIMIT deterministic for statement-based replication.
-    return "DELETE FROM " + t.family.table().quoted + " WHERE expires <= " + now +
-           " ORDER BY expires, id LIMIT " + std::to_string(batch);
-}
-
 // clang-format on
-
-std::string purge_with_runs(const MariaTarget& t, std::size_t batch) {
-    const std::string& T = t.family.table().quoted;
-    const std::string n = std::to_string(batch);
-    return "START TRANSACTION;\n"
-           "UPDATE " +
-           t.family.side(SideTable::runs).quoted +
-           " AS r SET r.outcome = 'lost', r.ended = (SELECT l.expires FROM " + T +
-           " AS l WHERE l.id = r.fencing_id) WHERE r.outcome = 'running' AND r.fencing_id IN"
-           " (SELECT id FROM (SELECT id FROM " +
-           T + " WHERE expires <= " + now + " ORDER BY expires, id LIMIT " + n + ") AS x);\n" +
-           purge(t, batch) + ";\nCOMMIT";
-}
 
 std::string schema_script(const MariaTarget& t, const std::string& collation, bool wsrep) {
     // The guard's check on Galera (schema.sql): each row written, and then
@@ -1185,6 +1165,19 @@ void add_runs(StatementSet& set, const MariaTarget& t) {
     set.add(Query::lock_counts,
         std::string("SELECT COALESCE(SUM(CASE WHEN expires > ") + now +
         " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + T);
+    // ?1 batch size. Oldest expiry first, through the expires index; ORDER
+    // BY also makes the LIMIT deterministic for statement-based
+    // replication. With the run history, first, in the same transaction,
+    // the runs of the rows about to go end with their lease.
+    const std::string purge = "DELETE FROM " + T + " WHERE expires <= " + now +
+        " ORDER BY expires, id LIMIT ?1;\nSELECT ROW_COUNT()";
+    set.add(Query::purge_locks, purge);
+    set.add(Query::purge_locks_and_runs,
+        "UPDATE " + R + " AS r SET r.outcome = 'lost', r.ended = (SELECT l.expires FROM " + T +
+        " AS l WHERE l.id = r.fencing_id) WHERE r.outcome = 'running' AND r.fencing_id IN"
+        " (SELECT id FROM (SELECT id FROM " + T + " WHERE expires <= " + now +
+        " ORDER BY expires, id LIMIT ?1) AS x);\n" + purge,
+        QueryText::Mode::transaction);
 
     // ?1 retention (ms), ?2 batch size.
     set.add(Query::prune_runs,

@@ -241,7 +241,6 @@ std::string release_keeping(const MariaTarget& t, std::int64_t id, const std::st
 std::string renew(const MariaTarget& t, std::int64_t id, const std::string& locked_by,
                   duration lease);
 
-std::string purge(const MariaTarget& t, std::size_t batch);
 /// The fencing register's rows no lock row uses and nobody wrote for a day
 /// (a stale draw is never that old: docs/mariadb.md), at most `batch`.
 std::string purge_register(const MariaTarget& t, std::size_t batch);
@@ -262,10 +261,6 @@ std::string table_exists(const MariaTarget& t);
 /// One row: how many guard procedures (schema.sql's ${guard}) of the table
 /// information_schema lists (those this user has a privilege on).
 std::string guard_exists(const MariaTarget& t);
-
-/// Purge with the runs of the purged rows ending with their lease, in one
-/// transaction. The DELETE's affected rows are the third result's.
-std::string purge_with_runs(const MariaTarget& t, std::size_t batch);
 
 /// The core's statements (statement_set.hpp) for `t`'s table, with their
 /// parameters as ?1, ?2, ... for bind().

@@ -821,17 +821,6 @@ std::optional<Row> PgConnection::renew_one(std::int64_t id, const std::string& l
     return read_row(r[0], 0);
 }
 
-std::size_t PgConnection::purge_expired_batch(std::size_t batch) {
-    if (has(SideTable::runs)) {
-        pqxx::result r = exec("purging expired locks", {}, stmt::purge_with_runs,
-                              static_cast<std::int64_t>(batch));
-        return static_cast<std::size_t>(r[0][0].as<std::int64_t>());
-    }
-    pqxx::result r =
-        exec("purging expired locks", {}, stmt::purge, static_cast<std::int64_t>(batch));
-    return static_cast<std::size_t>(r.affected_rows());
-}
-
 Rows PgConnection::query(Query key, const std::vector<Value>& params) {
     const QueryText& text = core_->set[key];
     // As text, NULL as a null pointer: libpq's own form of parameters.

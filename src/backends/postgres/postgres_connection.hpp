@@ -52,7 +52,6 @@ class PgConnection final : public TunedConnection<PgConnection> {
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     SQLOCK_TUNED_CLAIM_CALLS;
-    std::size_t purge_expired_batch(std::size_t batch) override;
     Rows query(Query key, const std::vector<Value>& params) override;
 
   private:

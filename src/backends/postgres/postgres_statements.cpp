@@ -738,28 +738,11 @@ void release_and_admin_statements(const PgTarget& target, Entries& out) {
         " WHERE t.id = $1::bigint AND t.locked_by = $2::text AND t.expires > now()"
         " RETURNING " + cols);
 
-    // $1 batch size (in_batch()).
-    const std::string expired_batch =
-        in_batch("id", "SELECT id FROM " + T + " WHERE expires <= now() LIMIT $1::bigint") +
-        " AND expires <= now()";
-    out.emplace_back(stmt::purge, "DELETE FROM " + T + " WHERE " + expired_batch);
-
     // $1 id, $2 locked_by, $3 turn name, $4 its channel. Deleting frees the
     // lock: tell the listeners.
     out.emplace_back(stmt::delete_exact,
         "DELETE FROM " + T + " WHERE id = $1::bigint AND coalesce(locked_by, '') = $2::text"
         " RETURNING " + notify("$3::text", "$4::text"));
-
-    // The run history. R is the runs table.
-    const std::string& R = target.family.side(SideTable::runs).quoted;
-
-    // $1 batch size. purge, and the runs of the rows it deletes end with
-    // their lease, in the same statement.
-    out.emplace_back(stmt::purge_with_runs,
-        "WITH d AS (DELETE FROM " + T + " WHERE " + expired_batch + " RETURNING id, expires)"
-        ", u AS (UPDATE " + R + " AS r SET outcome = 'lost', ended = d.expires FROM d"
-            " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
-        " SELECT count(*) FROM d");
 
     // clang-format on
 }
@@ -912,6 +895,19 @@ void history_and_pause_queries(const PgTarget& target, StatementSet& set) {
         " WHERE id = $1::bigint AND locked_by = $2::text AND expires > now()");
     set.add(Query::lock_counts,
         "SELECT count(*) FILTER (WHERE expires > now()), count(*) FROM " + T);
+    // $1 batch size. With the run history, the runs of the rows deleted
+    // end with their lease, in the same statement.
+    const std::string expired_batch =
+        "DELETE FROM " + T + " WHERE " +
+        in_batch("id", "SELECT id FROM " + T + " WHERE expires <= now() LIMIT $1::bigint") +
+        " AND expires <= now() RETURNING id, expires";
+    set.add(Query::purge_locks,
+        "WITH d AS (" + expired_batch + ") SELECT count(*) FROM d");
+    set.add(Query::purge_locks_and_runs,
+        "WITH d AS (" + expired_batch + ")"
+        ", u AS (UPDATE " + R + " AS r SET outcome = 'lost', ended = d.expires FROM d"
+            " WHERE r.fencing_id = d.id AND r.outcome = 'running')"
+        " SELECT count(*) FROM d");
 
     // $1 retention (ms), $2 batch size. count_runs counts the same runs.
     // --once-per runs are kept while their window may still be current

@@ -64,10 +64,7 @@ constexpr const char* waiters_ahead = "sqlock_waiters_ahead";
 constexpr const char* slot_holder = "sqlock_slot_holder";
 constexpr const char* release = "sqlock_release";
 constexpr const char* renew = "sqlock_renew";
-constexpr const char* purge = "sqlock_purge";
 constexpr const char* delete_exact = "sqlock_delete_exact";
-/// purge, and the runs of the rows it deletes end with their lease.
-constexpr const char* purge_with_runs = "sqlock_purge_with_runs";
 }  // namespace stmt
 
 /// What the error of acquire_set says when the set could be taken only in

@@ -543,22 +543,8 @@ std::optional<Row> SqliteConnection::renew_one(std::int64_t id, const std::strin
     return row;
 }
 
-std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
-    std::size_t purged;
-    {
-        // With a history, the runs of the rows go with them, atomically.
-        std::optional<Transaction> tx;
-        if (has(SideTable::runs)) {
-            tx.emplace(*this);
-            Prepared lose = prepare(Sql::lose_purged_runs);
-            lose.bind(1, static_cast<std::int64_t>(batch)).step();
-        }
-        Prepared st = prepare(Sql::purge_batch);
-        st.bind(1, static_cast<std::int64_t>(batch)).step();
-        purged = static_cast<std::size_t>(sqlite3_changes(db_));
-        if (tx) tx->commit();
-    }
-    if (purged == batch) return purged;
+std::size_t SqliteConnection::purge_more(std::size_t batch, std::size_t purged) {
+    if (purged == batch) return 0;
     // The indexed rows are done; now the odd ones, found by a read scan.
     std::vector<std::int64_t> ids;
     {
@@ -566,15 +552,16 @@ std::size_t SqliteConnection::purge_expired_batch(std::size_t batch) {
         scan.bind(1, static_cast<std::int64_t>(batch - purged));
         while (scan.step()) ids.push_back(scan.column_int64(0));
     }
-    if (ids.empty()) return purged;
+    if (ids.empty()) return 0;
+    std::size_t more = 0;
     Transaction tx(*this);
     for (std::int64_t id : ids) {
         Prepared del = prepare(Sql::delete_id_if_dead);
         del.bind(1, id).step();
-        purged += static_cast<std::size_t>(sqlite3_changes(db_));
+        more += static_cast<std::size_t>(sqlite3_changes(db_));
     }
     tx.commit();
-    return purged;
+    return more;
 }
 
 bool SqliteConnection::delete_row(std::int64_t id, const std::string& /*lockstring*/,

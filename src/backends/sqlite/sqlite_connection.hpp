@@ -57,7 +57,7 @@ class SqliteConnection final : public TunedConnection<SqliteConnection> {
     /// statement) that the table has its columns.
     void check_usable_without_writing();
 
-    std::size_t purge_expired_batch(std::size_t batch) override;
+    std::size_t purge_more(std::size_t batch, std::size_t purged) override;
 
     Rows query(Query key, const std::vector<Value>& params) override;
 

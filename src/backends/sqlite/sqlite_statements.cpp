@@ -113,7 +113,6 @@ std::string duration_modifier(std::int64_t ms) {
 
 std::string sql_text(Sql kind, const Tables& tables) {
     const std::string& t = tables.family.table().quoted;
-    const std::string& r = tables.family.side(SideTable::runs).quoted;
     const std::string& q = tables.family.side(SideTable::queue).quoted;
     const std::string now = now_sql;
     const std::string cols = columns_sql;
@@ -134,10 +133,6 @@ std::string sql_text(Sql kind, const Tables& tables) {
         case Sql::renew:
             return "UPDATE " + t + " SET expires = strftime('%Y-%m-%d %H:%M:%f','now', ?3)" +
                    " WHERE id = ?1 AND locked_by = ?2 AND " + live + " RETURNING " + cols;
-
-        case Sql::purge_batch:
-            return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
-                   " WHERE expires <= " + now + " LIMIT ?1)";
 
         case Sql::delete_exact:
             // coalesce: rows written by other programs may have a NULL locked_by.
@@ -178,14 +173,6 @@ std::string sql_text(Sql kind, const Tables& tables) {
         case Sql::delete_id_if_dead:
             return "DELETE FROM " + t + " WHERE id = ?1 AND " + dead;
 
-        case Sql::lose_purged_runs:
-            // Before purge_batch, in its transaction: the runs of the rows it
-            // is about to delete end with their lease.
-            return "UPDATE " + r + " SET outcome = 'lost', ended = (SELECT l.expires FROM " + t +
-                   " AS l WHERE l.id = " + r +
-                   ".fencing_id) WHERE outcome = 'running' AND"
-                   " fencing_id IN (SELECT id FROM " +
-                   t + " WHERE expires <= " + now + " LIMIT ?1)";
         case Sql::waiters_ahead:
             // ?1 name, ?2 ticket: a live waiter queued before it, or any
             // at all once the ticket's own place has lapsed (its waiter,
@@ -325,6 +312,19 @@ StatementSet statement_set(const Tables& tables) {
             "SELECT 1 FROM " + t + " WHERE id = ?1 AND locked_by = ?2 AND " + live);
     set.add(Query::lock_counts, std::string("SELECT COALESCE(SUM(CASE WHEN ") + live +
                                     " THEN 1 ELSE 0 END), 0), COUNT(*) FROM " + t);
+    // The rows the expiry index finds (purge_more() does the others). With
+    // the run history, first, in the same transaction, the runs of the rows
+    // about to go end with their lease.
+    const std::string expired =
+        "SELECT id FROM " + t + " WHERE expires <= " + now_sql + " LIMIT ?1";
+    const std::string purge =
+        "DELETE FROM " + t + " WHERE id IN (" + expired + ");\nSELECT changes()";
+    set.add(Query::purge_locks, purge);
+    set.add(Query::purge_locks_and_runs,
+            "UPDATE " + r + " SET outcome = 'lost', ended = (SELECT l.expires FROM " + t +
+                " AS l WHERE l.id = " + r + ".fencing_id) WHERE outcome = 'running' AND" +
+                " fencing_id IN (" + expired + ");\n" + purge,
+            QueryText::Mode::transaction);
 
     set.add(Query::prune_runs, "DELETE FROM " + r + " WHERE id IN (SELECT r.id FROM " + r +
                                    " AS r WHERE " + prunable_runs(t) + " LIMIT ?2)");

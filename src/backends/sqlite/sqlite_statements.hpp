@@ -36,7 +36,6 @@ enum class Sql {
     delete_expired,
     keep_until_min_hold,
     renew,
-    purge_batch,
     delete_exact,
     insert_lowest_slot,
     delete_expired_slots,
@@ -44,7 +43,6 @@ enum class Sql {
     odd_expired_ids,
     delete_id_if_dead,
     has_table,
-    lose_purged_runs,
     waiters_ahead,
     /// ?1 a JSON array of names: a live waiter queued for any of them.
     set_waiters,
