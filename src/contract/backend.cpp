@@ -37,13 +37,6 @@ std::size_t Connection::purge_expired_batch(std::size_t batch) {
     return purged + purge_more(batch, purged);
 }
 
-bool Connection::delete_exact(std::int64_t id, const std::string& lockstring,
-                              const std::string& locked_by) {
-    Claim row;
-    row.entries.push_back(ClaimEntry::exclusive(lockstring));
-    return release(row, {id}, locked_by, duration::zero()).lost == 0;
-}
-
 bool Connection::has(SideTable side) {
     bool& known = known_[static_cast<std::size_t>(side)];
     if (known) return true;

@@ -116,6 +116,14 @@ class Connection {
     /// on the row lock instead of sleeping.
     virtual duration min_batch_pause() const { return duration::zero(); }
 
+    /// Deletes the row with this id and exact locked_by; returns whether it
+    /// did. `lockstring` as for release(). Not a release: on Galera a
+    /// holder's release marks MariaDB's fencing register, so that a release
+    /// sent again can tell it went through; a force release must not, or
+    /// the holder's own release afterwards would read as done, not lost.
+    virtual bool delete_exact(std::int64_t id, const std::string& lockstring,
+                              const std::string& locked_by) = 0;
+
     // Everything beyond the lock's own life (run history, once-per windows,
     // pauses, counts) is written once in the core over query(): each
     // backend supplies the SQL of every Query as data (its StatementSet,
@@ -129,8 +137,7 @@ class Connection {
     virtual Rows query(Query key, const std::vector<Value>& params) = 0;
 
     // The reads of lock rows, over query() (Query::lock_row, lock_rows,
-    // lock_held), and the delete of one, over release(): the same on every
-    // backend, only the SQL differs.
+    // lock_held): the same on every backend, only the SQL differs.
 
     /// The row named `lockstring`, if any, live or not.
     std::optional<Row> find(const std::string& lockstring);
@@ -145,10 +152,6 @@ class Connection {
     /// marked running end in the same transaction: outcome lost, ended at
     /// the row's expiry (Query::purge_locks_and_runs).
     std::size_t purge_expired_batch(std::size_t batch);
-    /// Deletes the row with this id and exact locked_by, live or not, and
-    /// returns whether it did: what a release without a minimum hold does
-    /// (release()), so that the name's waiters hear of it.
-    bool delete_exact(std::int64_t id, const std::string& lockstring, const std::string& locked_by);
 
     // The tables init() creates beside the lock table (common_side_tables,
     // table_family.hpp). A table seen stays known for the connection's life

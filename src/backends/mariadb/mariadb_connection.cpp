@@ -663,8 +663,8 @@ std::size_t MariaConnection::release_set(const std::vector<std::int64_t>& ids,
 ReleaseOutcome MariaConnection::release_one(std::int64_t id, const std::string& lockstring,
                                             const std::string& locked_by, duration min_hold) {
     if (min_hold <= duration::zero() && !link_.galera())
-        return delete_row(id, lockstring, locked_by) ? ReleaseOutcome::released
-                                                     : ReleaseOutcome::lost;
+        return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                       : ReleaseOutcome::lost;
     if (min_hold <= duration::zero()) {
         // Galera: the delete marks the register, so that a release sent
         // again after an answer that did not come (its node stopped, the
@@ -790,8 +790,8 @@ unsigned MariaConnection::probe_table(const std::string& quoted) {
     return f.code;
 }
 
-bool MariaConnection::delete_row(std::int64_t id, const std::string& /*lockstring*/,
-                                 const std::string& locked_by) {
+bool MariaConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                                   const std::string& locked_by) {
     auto rs =
         run(sql::delete_exact(*target_, id, locked_by), "deleting lock id", std::to_string(id));
     return !rs.empty() && rs[0].affected > 0;

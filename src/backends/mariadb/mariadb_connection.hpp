@@ -57,6 +57,8 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     /// nothing: 0 when this user may read it.
     unsigned probe_table(const std::string& quoted);
     std::size_t purge_more(std::size_t batch, std::size_t purged) override;
+    bool delete_exact(std::int64_t id, const std::string& lockstring,
+                      const std::string& locked_by) override;
     Rows query(Query key, const std::vector<Value>& params) override;
 
     /// How this connection's batches take turns and draw ids
@@ -81,8 +83,6 @@ class MariaConnection final : public TunedConnection<MariaConnection> {
     bool unlisted_side_table_exists(SideTable table) override;
 
   private:
-    /// Deletes the row (id, locked_by): a release without a minimum hold.
-    bool delete_row(std::int64_t id, const std::string& lockstring, const std::string& locked_by);
     /// The end of the next round trip's time: the db_timeout from now, or
     /// the deadline if sooner.
     clock::time_point limit() const;

@@ -804,8 +804,8 @@ ReleaseOutcome PgConnection::release_one(std::int64_t id, const std::string& loc
     // Without a minimum hold, the plain DELETE (+ NOTIFY) is cheaper than the
     // keep-or-delete statement (measured: about 5 us of a 60 us cycle).
     if (min_hold <= duration::zero())
-        return delete_row(id, lockstring, locked_by) ? ReleaseOutcome::released
-                                                     : ReleaseOutcome::lost;
+        return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                       : ReleaseOutcome::lost;
     const std::string turn = turn_name(lockstring);
     pqxx::result r = exec("releasing lock id", std::to_string(id), stmt::release, id, locked_by,
                           millis(min_hold), turn, name_channel(*target_, turn));
@@ -876,8 +876,8 @@ Rows PgConnection::query(Query key, const std::vector<Value>& params) {
     return out;
 }
 
-bool PgConnection::delete_row(std::int64_t id, const std::string& lockstring,
-                              const std::string& locked_by) {
+bool PgConnection::delete_exact(std::int64_t id, const std::string& lockstring,
+                                const std::string& locked_by) {
     const std::string text = std::to_string(id);
     const std::string turn = turn_name(lockstring);
     const std::string channel = name_channel(*target_, turn);

@@ -52,11 +52,11 @@ class PgConnection final : public TunedConnection<PgConnection> {
 
     // The statements tuned for each kind of claim (tuned_claims.hpp).
     SQLOCK_TUNED_CLAIM_CALLS;
+    bool delete_exact(std::int64_t id, const std::string& lockstring,
+                      const std::string& locked_by) override;
     Rows query(Query key, const std::vector<Value>& params) override;
 
   private:
-    /// Deletes the row (id, locked_by): a release without a minimum hold.
-    bool delete_row(std::int64_t id, const std::string& lockstring, const std::string& locked_by);
     /// A statement of the hot path, sent through libpq (postgres_libpq.hpp),
     /// whether it is prepared on this connection yet (our own session), and
     /// whether this client connection has sent a Parse of its name (through

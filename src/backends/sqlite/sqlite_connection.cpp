@@ -427,7 +427,8 @@ ReleaseOutcome SqliteConnection::release_one(std::int64_t id, const std::string&
         keep.bind(1, id).bind(2, locked_by).bind(3, seconds_modifier(min_hold)).step();
         if (sqlite3_changes(db_) > 0) return ReleaseOutcome::kept;
     }
-    return delete_row(id, lockstring, locked_by) ? ReleaseOutcome::released : ReleaseOutcome::lost;
+    return delete_exact(id, lockstring, locked_by) ? ReleaseOutcome::released
+                                                   : ReleaseOutcome::lost;
 }
 
 // Shared holds: every step in one transaction under SQLite's write lock,
@@ -564,8 +565,8 @@ std::size_t SqliteConnection::purge_more(std::size_t batch, std::size_t purged) 
     return more;
 }
 
-bool SqliteConnection::delete_row(std::int64_t id, const std::string& /*lockstring*/,
-                                  const std::string& locked_by) {
+bool SqliteConnection::delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                                    const std::string& locked_by) {
     Prepared st = prepare(Sql::delete_exact);
     st.bind(1, id).bind(2, locked_by).step();
     return sqlite3_changes(db_) > 0;

@@ -59,6 +59,9 @@ class SqliteConnection final : public TunedConnection<SqliteConnection> {
 
     std::size_t purge_more(std::size_t batch, std::size_t purged) override;
 
+    bool delete_exact(std::int64_t id, const std::string& /*lockstring*/,
+                      const std::string& locked_by) override;
+
     Rows query(Query key, const std::vector<Value>& params) override;
 
     /// Whether table `name` (unquoted, as given) exists in the file.
@@ -69,8 +72,6 @@ class SqliteConnection final : public TunedConnection<SqliteConnection> {
     bool writable() { return sqlite3_db_readonly(db_, "main") == 0; }
 
   private:
-    /// Deletes the row (id, locked_by): a release without a minimum hold.
-    bool delete_row(std::int64_t id, const std::string& lockstring, const std::string& locked_by);
     // Waits for another connection's write lock up to the busy timeout:
     // 1 ms, 2 ms, then 5 ms at a time. SQLite's own handler sleeps up to
     // 100 ms at a time, so a waiter tends to wake in the middle of the next
