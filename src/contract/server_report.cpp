@@ -54,7 +54,7 @@ void report_tables(const ServerFacts& s, const AccessWording& wording, Diagnosis
                                 : s.table_usable
                                     ? "present" + s.table_note + "; " + s.user + " may use it"
                                     : unusable});
-    report_side_table_facts(s.sides, {usable, unusable, "", {}}, out);
+    report_side_table_facts(s.sides, {usable, unusable, ""}, out);
     if (!s.table_exists) {
         problem(table + " does not exist: run `sqlock init` (needs " + wording.create_needs + ")");
         return;
@@ -73,8 +73,8 @@ void report_tables(const ServerFacts& s, const AccessWording& wording, Diagnosis
                 wording.grant(tables.size(), serial_ids));
     // A lock table made before sqlock had them locks as before, but what
     // each serves does not work.
-    const SideTableWording sides{
-        usable, unusable, " (needs " + wording.create_needs + ")" + wording.after_side_init, {}};
+    const SideTableWording sides{usable, unusable,
+                                 " (needs " + wording.create_needs + ")" + wording.after_side_init};
     for (const std::string& p : side_table_problems(s.sides, table, sides)) problem(p);
 }
 

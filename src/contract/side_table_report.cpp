@@ -21,10 +21,6 @@ std::vector<std::string> side_table_problems(const std::vector<SideTableFacts>& 
             problems.push_back(std::string(kind.title) + " " + t.name + " does not exist (" +
                                lock_table + " predates it): " + kind.without +
                                "; run `sqlock init`" + wording.after_init);
-        else if (!t.usable && wording.unusable_problem) {
-            std::string line = wording.unusable_problem(t);
-            if (!line.empty()) problems.push_back(std::move(line));
-        }
     }
     return problems;
 }

@@ -4,7 +4,6 @@
 // word the facts and the problems the same way on every backend.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,9 +32,6 @@ struct SideTableWording {
     /// What to do about a missing one, after "run `sqlock init`" ("
     /// (needs CREATE on the schema), then grant ...").
     std::string after_init;
-    /// The problem line of a table that exists but may not be used, or ""
-    /// when another line says it (a backend that names every grant in one).
-    std::function<std::string(const SideTableFacts&)> unusable_problem;
 };
 
 /// One fact per side table, "run history table ops.locks_runs": "missing"
@@ -45,8 +41,8 @@ void report_side_table_facts(const std::vector<SideTableFacts>& tables,
 
 /// The problems of the side tables of `lock_table` ("lock table
 /// ops.locks"): one per missing table ("... does not exist (lock table
-/// ops.locks predates it): <what fails>; run `sqlock init`..."), and one per
-/// table that may not be used where the wording words it.
+/// ops.locks predates it): <what fails>; run `sqlock init`..."). What this
+/// user may not use is a server's (server_report.hpp).
 std::vector<std::string> side_table_problems(const std::vector<SideTableFacts>& tables,
                                              const std::string& lock_table,
                                              const SideTableWording& wording);

@@ -36,8 +36,6 @@ struct Server : ServerFacts {
     bool read_only = false;
     std::string synchronous_commit;
     std::string synchronous_standbys;
-    bool table_grants = false;
-    bool sequence_grants = false;
     bool seqscan_enabled = true;  // enable_seqscan as a session of this role starts
     long streaming_standbys = 0;  // pg_stat_replication's rows (counted without pg_monitor)
     // What a session of this role and database starts with (pg_settings'
@@ -140,8 +138,8 @@ Server read_server(const PgTarget& t, pqxx::connection_base& conn) {
     s.synchronous_standbys = r[0][4].as<std::string>();
     s.user = r[0][5].as<std::string>();
     s.table_exists = r[0][6].as<bool>();
-    s.table_grants = r[0][7].as<bool>();
-    s.sequence_grants = r[0][8].as<bool>();
+    // The grants on the table, and on its id's sequence.
+    s.table_usable = r[0][7].as<bool>() && r[0][8].as<bool>();
     int column = 10;
     for (SideTable side : t.family.sides()) {
         const bool exists = r[0][column++].as<bool>();
@@ -366,7 +364,6 @@ void diagnose(const PgTarget& t, Diagnosis& out) {
             "the server is read-only (a standby?): locks cannot be taken here; point the URL "
             "at the primary, or list every host and add target_session_attrs=read-write";
     s.table = t.table;
-    s.table_usable = s.table_grants && s.sequence_grants;
     report_server(s, out, problem);
 
     fact("pooler in URL", pool_mode_name(t.pool_mode));

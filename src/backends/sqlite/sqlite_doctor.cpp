@@ -64,7 +64,7 @@ void diagnose(const SqliteUrl& url, const std::string& table, Diagnosis& out) {
     }
     fact(lock_table, access);
     // The file's access is every table's.
-    const SideTableWording wording{access, access, "", {}};
+    const SideTableWording wording{access, access, ""};
     report_side_table_facts(sides, wording, out);
     for (std::string& p : side_table_problems(sides, lock_table, wording))
         out.problems.push_back(std::move(p));
